@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the local control plane's binaries from Go modules, once per version, into a cache
+# outside the repo. Kubernetes' own go.mod replaces its staging modules with local paths, so
+# `go install k8s.io/kubernetes/cmd/...` fails; a wrapper module that replaces each staging
+# module with its published version builds them. The replace list is read from the downloaded
+# go.mod, not hard-coded, so bumping K8S_VERSION is the only change a new version needs.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+CACHE="${HELM_INSTALLER_CACHE:-$HOME/.cache/helm-installer}"
+BIN="$CACHE/bin"
+export GOFLAGS="${GOFLAGS:--mod=mod}" CGO_ENABLED=0
+export GOMODCACHE="${GOMODCACHE:-$CACHE/gomod}" GOCACHE="${GOCACHE:-$CACHE/gobuild}"
+mkdir -p "$BIN"
+
+log() { printf '[build] %s\n' "$*" >&2; }
+
+# go build inside a throwaway wrapper module; $1 = module dir name, rest = commands.
+wrapper() { local dir="$CACHE/wrappers/$1"; rm -rf "$dir"; mkdir -p "$dir"; printf '%s' "$dir"; }
+
+build_kubernetes() {
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local staging="v0.${K8S_VERSION#v1.}"
+  local want=(kube-apiserver kube-controller-manager kube-scheduler)
+  local missing=0
+  for c in "${want[@]}"; do [[ -x "$BIN/$c-$K8S_VERSION" ]] || missing=1; done
+  [[ $missing == 0 ]] && { log "kubernetes $K8S_VERSION cached"; return; }
+  local dir; dir=$(wrapper "kubernetes-$K8S_VERSION")
+  log "kubernetes $K8S_VERSION: reading its go.mod"
+  local gomod; gomod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  {
+    echo "module local/k8s-wrapper"; echo; echo "go 1.24"; echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"; echo
+    # Every `k8s.io/x => ./staging/...` line becomes `k8s.io/x => k8s.io/x v0.34.N`.
+    grep -E '^\s*k8s\.io/[^ ]+ => \./staging/' "$gomod" | awk -v v="$staging" '{print "replace " $1 " => " $1 " " v}'
+  } > "$dir/go.mod"
+  printf 'package tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n)\n' > "$dir/tools.go"
+  local ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  done
+  (cd "$dir" && log "kubernetes: resolving modules" && go mod tidy >/dev/null 2>&1 || true)
+  for c in "${want[@]}"; do
+    [[ -x "$BIN/$c-$K8S_VERSION" ]] && continue
+    log "building $c $K8S_VERSION (slow the first time)"
+    (cd "$dir" && go build -trimpath -ldflags "$ld" -o "$BIN/$c-$K8S_VERSION.tmp" "k8s.io/kubernetes/cmd/$c")
+    mv "$BIN/$c-$K8S_VERSION.tmp" "$BIN/$c-$K8S_VERSION"
+  done
+}
+
+build_etcd() {
+  [[ -x "$BIN/etcd-$ETCD_VERSION" ]] && { log "etcd $ETCD_VERSION cached"; return; }
+  local dir; dir=$(wrapper "etcd-$ETCD_VERSION")
+  printf 'module local/etcd-wrapper\n\ngo 1.24\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" > "$dir/go.mod"
+  printf 'package tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > "$dir/tools.go"
+  log "building etcd $ETCD_VERSION"
+  (cd "$dir" && go mod tidy >/dev/null 2>&1 || true; go build -trimpath -ldflags "-s -w" -o "$BIN/etcd-$ETCD_VERSION.tmp" go.etcd.io/etcd/server/v3)
+  mv "$BIN/etcd-$ETCD_VERSION.tmp" "$BIN/etcd-$ETCD_VERSION"
+}
+
+build_kwok() {
+  [[ -x "$BIN/kwok-$KWOK_VERSION" ]] && { log "kwok $KWOK_VERSION cached"; return; }
+  log "building kwok $KWOK_VERSION"
+  GOBIN="$CACHE/gobin-kwok" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  mv "$CACHE/gobin-kwok/kwok" "$BIN/kwok-$KWOK_VERSION"
+  # v0.8 wants its stages by --config; they ship in the module source.
+  local src; src=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$CACHE/kwok-stages-$KWOK_VERSION"
+  cp -r "$src/kustomize/stage/." "$CACHE/kwok-stages-$KWOK_VERSION/"
+  chmod -R u+w "$CACHE/kwok-stages-$KWOK_VERSION"
+}
+
+build_etcd
+build_kwok
+build_kubernetes
+log "all binaries in $BIN"
