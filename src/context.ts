@@ -1,0 +1,44 @@
+// What every command needs once: the secret registry, the logger, and the helm adapter bound to
+// the detected helm binary.
+import { createLogger, type Logger } from './logger.js';
+import type { CommonOptions } from './config.js';
+import { detectHelm } from './helm/helm-binary.js';
+import { HelmClient } from './helm/helm-client.js';
+import type { RunState } from './run-state.js';
+import { maskSetExpression, type SecretRegistry } from './secrets.js';
+
+/**
+ * Logs go to stdout (fd 1) for `install`; commands whose stdout is data (values, render, images)
+ * log to stderr (fd 2).
+ */
+export function createBaseContext(
+  options: Pick<CommonOptions, 'logFormat' | 'logLevel'>,
+  destination: 1 | 2,
+  state: RunState,
+): { secrets: SecretRegistry; logger: Logger } {
+  const logger = createLogger({ format: options.logFormat, level: options.logLevel, secrets: state.secrets, destination });
+  state.logger = logger;
+  return { secrets: state.secrets, logger };
+}
+
+export async function createHelmClient(
+  options: Pick<CommonOptions, 'helmBin'>,
+  base: { secrets: SecretRegistry; logger: Logger },
+): Promise<HelmClient> {
+  const binary = await detectHelm(options.helmBin);
+  base.logger.debug({ helm: binary.path, version: binary.version }, 'helm found');
+  return new HelmClient({
+    binary,
+    logger: base.logger,
+    maskArgs: (args) => maskHelmArgs(args, base.secrets),
+  });
+}
+
+/** Masks the value after --set* flags when its key looks secret, and any known secret text. */
+export function maskHelmArgs(args: string[], secrets: SecretRegistry): string[] {
+  return args.map((arg, i) => {
+    const prev = args[i - 1] ?? '';
+    const masked = /^--set(-string|-json)?$/.test(prev) ? maskSetExpression(arg, secrets) : arg;
+    return secrets.maskText(masked);
+  });
+}

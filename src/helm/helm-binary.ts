@@ -1,0 +1,57 @@
+// Finds the helm binary and its version, once per run. Order: --helm-bin / HELM_BIN, then the
+// pinned helm that `npm install` extracts into node_modules (a dev checkout needs no PATH
+// set-up), then `helm` on PATH (the container image puts it there).
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { HelmNotFoundError } from '../errors.js';
+
+export interface HelmBinary {
+  path: string;
+  version: string;
+  major: 3 | 4;
+}
+
+/** The package root: two levels above dist/src/helm or src/helm. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+export function pinnedHelmPath(major: 3 | 4 = 4): string {
+  return join(packageRoot(), 'node_modules', '.helm-installer', `helm${major}`);
+}
+
+export function chooseHelmPath(explicit?: string): string {
+  if (explicit) return explicit.includes('/') ? resolve(explicit) : explicit;
+  const pinned = pinnedHelmPath(4);
+  return existsSync(pinned) ? pinned : 'helm';
+}
+
+/** Parses `helm version --short` output such as `v4.1.4+g05fa379`. Pure. */
+export function parseHelmVersion(text: string): { version: string; major: 3 | 4 } | undefined {
+  const m = /v?(\d+)\.(\d+)\.(\d+)/.exec(text);
+  if (!m) return undefined;
+  const major = Number(m[1]);
+  if (major !== 3 && major !== 4) return undefined;
+  return { version: `v${m[1]}.${m[2]}.${m[3]}`, major };
+}
+
+export async function detectHelm(explicit?: string): Promise<HelmBinary> {
+  const path = chooseHelmPath(explicit);
+  const result = await execa(path, ['version', '--short'], { reject: false, env: { HELM_PLUGINS: '/nonexistent' } });
+  if (result.failed && (result.code === 'ENOENT' || result.code === 'EACCES')) {
+    throw new HelmNotFoundError(`helm not found: cannot run ${path} (${result.code})`, {
+      hint: 'Install helm 4 (or 3.17+) on PATH, or set --helm-bin / HELM_BIN to its path.',
+    });
+  }
+  const parsed = parseHelmVersion(result.stdout);
+  if (result.exitCode !== 0 || !parsed) {
+    throw new HelmNotFoundError(`${path} is not a usable helm 3 or 4: ${(result.stderr || result.stdout).trim().slice(0, 200)}`, {
+      hint: 'Point --helm-bin / HELM_BIN at a helm 4 (or 3.17+) binary.',
+    });
+  }
+  return { path, ...parsed };
+}

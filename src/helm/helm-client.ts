@@ -1,0 +1,103 @@
+// The helm adapter: every helm operation the installer performs, as typed methods. Argv comes
+// from helm-args (pure), running from helm-runner, failures from helm-errors (pure).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger.js';
+import { withTempDir } from '../temp-dir.js';
+import {
+  historyArgs,
+  mergedValuesArgs,
+  templateArgs,
+  type TemplateArguments,
+  upgradeInstallArgs,
+  type UpgradeArguments,
+  type ValuesArguments,
+} from './helm-args.js';
+import type { HelmBinary } from './helm-binary.js';
+import { classifyHelmFailure } from './helm-errors.js';
+import { type HistoryEntry, parseDryRunConfig, parseHistory } from './helm-results.js';
+import { HelmRunner } from './helm-runner.js';
+
+export interface HelmClientOptions {
+  binary: HelmBinary;
+  logger: Logger;
+  /** Masks secrets in argv before it is logged. */
+  maskArgs: (args: string[]) => string[];
+  /** Environment for helm (KUBECONFIG, HELM_PLUGINS, ...); inherits ours. */
+  env?: Record<string, string>;
+}
+
+export class HelmClient {
+  private readonly runner: HelmRunner;
+
+  constructor(private readonly options: HelmClientOptions) {
+    this.runner = new HelmRunner(options.binary, options.logger);
+  }
+
+  get major(): 3 | 4 {
+    return this.options.binary.major;
+  }
+
+  get version(): string {
+    return this.options.binary.version;
+  }
+
+  /**
+   * Helm's own merge of the user-supplied values. It does not depend on the chart, so an empty
+   * chart is used: no template or schema can fail, and what comes back is exactly what helm
+   * layers from these -f files and --set flags.
+   */
+  async mergedValues(values: ValuesArguments): Promise<Record<string, unknown>> {
+    return withTempDir('helm-installer-values', async (dir) => {
+      const chart = join(dir, 'values-probe');
+      await mkdir(chart);
+      await writeFile(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: values-probe\nversion: 0.0.0\n');
+      const args = mergedValuesArgs('values-probe', chart, values);
+      const out = await this.call(args, { action: 'reading values', release: 'values-probe' });
+      return parseDryRunConfig(out.stdout);
+    });
+  }
+
+  async template(a: TemplateArguments, env?: Record<string, string>): Promise<string> {
+    const out = await this.call(templateArgs(a), { action: 'rendering', release: a.release, env });
+    return out.stdout;
+  }
+
+  async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<void> {
+    await this.call(upgradeInstallArgs(a, this.major), {
+      action: a.dryRun ? 'dry-run install/upgrade' : 'install/upgrade',
+      release: a.release,
+      stream: true,
+      ...opts,
+    });
+  }
+
+  /** The release's revisions, oldest first; empty when it does not exist. */
+  async history(release: string, namespace: string | undefined, max?: number): Promise<HistoryEntry[]> {
+    const out = await this.runner.run({ args: historyArgs(release, namespace, max), env: this.env() });
+    if (!out.ok) {
+      if (/release: not found/.test(out.stderr)) return [];
+      throw classifyHelmFailure({ release, action: 'reading history', ...out });
+    }
+    return parseHistory(out.stdout);
+  }
+
+  private async call(
+    args: string[],
+    o: { action: string; release: string; stream?: boolean; signal?: AbortSignal; env?: Record<string, string> },
+  ): Promise<{ stdout: string; stderr: string }> {
+    const out = await this.runner.run({
+      args,
+      displayArgs: this.options.maskArgs(args),
+      stream: o.stream,
+      signal: o.signal,
+      env: this.env(o.env),
+    });
+    if (!out.ok) throw classifyHelmFailure({ release: o.release, action: o.action, ...out });
+    return out;
+  }
+
+  private env(extra?: Record<string, string>): Record<string, string> {
+    return { ...this.options.env, ...extra };
+  }
+}

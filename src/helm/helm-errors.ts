@@ -1,0 +1,106 @@
+// Pure classification of a failed helm call into a typed error. Helm exits 1 for every failure,
+// so the cause is read from its words; the tests pin each pattern against real helm output.
+import {
+  HelmNotFoundError,
+  HelmOperationError,
+  type InstallerError,
+  InvalidInputError,
+  PreflightError,
+  ReleaseBusyError,
+  TransientError,
+  UsageError,
+} from '../errors.js';
+
+export interface FailureContext {
+  release: string;
+  /** What we asked helm to do, for messages ("install/upgrade", "render", "read values"). */
+  action: string;
+  exitCode: number;
+  stderr: string;
+  canceled?: boolean;
+  spawnError?: string;
+}
+
+/** The lines worth showing: helm's `Error:` line(s) and the resources it names as not ready. */
+export function extractCause(stderr: string): { cause: string; details: string[] } {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const errorLines = lines.filter((l) => l.startsWith('Error:'));
+  const cause = (errorLines.at(-1) ?? lines.at(-1) ?? 'helm failed without a message').replace(/^Error:\s*/, '');
+  const details = lines.filter(
+    (l) =>
+      !l.startsWith('Error:') &&
+      /(not ready|InProgress|Failed|failed|BackoffLimitExceeded|DeadlineExceeded|Unschedulable|ImagePull|CrashLoop|timed out|context deadline)/.test(l) &&
+      !/^(level=|time=)/.test(l),
+  );
+  return { cause, details: unique(details).slice(0, 10) };
+}
+
+/** Resources helm names in its failure text: `Deployment/ns/name`, `job ns/name`, `jobs.batch "x"`. */
+export function namedResources(text: string): string[] {
+  const found = new Set<string>();
+  for (const m of text.matchAll(/\b([A-Z][A-Za-z]+)\/([a-z0-9.-]+)\/([a-z0-9.-]+)/g)) found.add(`${m[1]}/${m[3]}`);
+  for (const m of text.matchAll(/\b(jobs?|deployments?|statefulsets?|daemonsets?|pods?)(?:\.[a-z.]+)? "?([a-z0-9.-]+)"?/gi)) {
+    found.add(`${m[1]!.replace(/s$/, '').toLowerCase()}/${m[2]}`);
+  }
+  return [...found];
+}
+
+export function classifyHelmFailure(ctx: FailureContext): InstallerError {
+  const { release, action, stderr } = ctx;
+  if (ctx.spawnError) {
+    return new HelmNotFoundError(`could not start helm: ${ctx.spawnError}`, {
+      hint: 'Install helm on PATH or set --helm-bin / HELM_BIN.',
+    });
+  }
+  const { cause, details } = extractCause(stderr);
+  const message = [`${action} of release ${release} failed: ${cause}`, ...details.map((d) => `  ${d}`)].join('\n');
+  const has = (re: RegExp) => re.test(stderr);
+
+  if (ctx.canceled) {
+    return new TransientError(`${action} of release ${release} was interrupted (SIGTERM/SIGINT); helm was stopped cleanly`, {
+      hint: 'Run the installer again; the release was marked failed or rolled back, not left pending.',
+    });
+  }
+  if (has(/another operation \(install\/upgrade\/rollback\) is in progress/)) {
+    return new ReleaseBusyError(`release ${release} is busy: another install, upgrade or rollback is in progress`, {
+      hint: 'Wait for the other operation to finish (or for its pod to end), then run the installer again.',
+    });
+  }
+  if (has(/failed parsing --set|failed parsing --set-string|failed parsing --set-json|key ".*" has no value|unknown flag|unknown shorthand flag|invalid argument ".*" for/)) {
+    return new UsageError(message, { hint: 'Fix the option named above (helm syntax: --set a.b=c, lists as a[0]=x).' });
+  }
+  if (has(/[Kk]ubernetes cluster unreachable|connection refused|no such host|i\/o timeout|TLS handshake timeout|the server is currently unable to handle the request|dial tcp/)) {
+    return new TransientError(message, {
+      hint: 'Check the API server address and the network; the installer can simply be run again.',
+    });
+  }
+  if (has(/is forbidden: User|forbidden: /)) {
+    return new PreflightError(message, {
+      hint: "Grant the installer's ServiceAccount the permissions named above (see manifests/rbac.yaml).",
+    });
+  }
+  if (
+    has(/values don't meet the specifications of the schema|execution error at|parse error at|error converting YAML to JSON|YAML parse error|unable to build kubernetes objects|error validating data|chart requires kubeVersion|template: /)
+  ) {
+    return new InvalidInputError(message, {
+      hint: 'Fix the values named above (they are checked against the chart schema and templates), then run again.',
+    });
+  }
+  const rolledBack = has(/has been rolled back|rolled back due to|rollback-on-failure|atomic/);
+  const uninstalled = has(/uninstalled due to|has been uninstalled/);
+  const timedOut = has(/context deadline exceeded|timed out|timeout/);
+  const state = uninstalled
+    ? 'The failed first install was removed; nothing is left behind.'
+    : rolledBack
+      ? 'The release was rolled back to its previous revision.'
+      : 'The release is marked failed; the next run upgrades it again.';
+  const resources = namedResources(stderr);
+  const what = timedOut
+    ? `Look at the resources named above (kubectl describe ${resources[0] ?? '<resource>'}), fix the cause, then run again.`
+    : `Fix the cause above, then run again.`;
+  return new HelmOperationError(`${message}\n${state}`, { hint: what });
+}
+
+function unique<T>(xs: T[]): T[] {
+  return [...new Set(xs)];
+}

@@ -1,0 +1,51 @@
+// Pure parsers for helm's JSON answers, validated where they enter.
+
+export type ReleaseStatus =
+  | 'deployed'
+  | 'failed'
+  | 'superseded'
+  | 'uninstalled'
+  | 'uninstalling'
+  | 'pending-install'
+  | 'pending-upgrade'
+  | 'pending-rollback'
+  | 'unknown';
+
+export interface HistoryEntry {
+  revision: number;
+  status: ReleaseStatus;
+  chart: string;
+  appVersion: string;
+  description: string;
+  updated: string;
+}
+
+export function parseHistory(json: string): HistoryEntry[] {
+  const data = JSON.parse(json) as unknown;
+  if (!Array.isArray(data)) throw new Error('helm history -o json did not return a list');
+  return data.map((raw): HistoryEntry => {
+    const r = raw as Record<string, unknown>;
+    return {
+      revision: Number(r.revision),
+      status: (String(r.status ?? 'unknown') as ReleaseStatus),
+      chart: String(r.chart ?? ''),
+      appVersion: String(r.app_version ?? ''),
+      description: String(r.description ?? ''),
+      updated: String(r.updated ?? ''),
+    };
+  });
+}
+
+/** `config` from `helm install --dry-run=client -o json`: the merged user-supplied values. */
+export function parseDryRunConfig(json: string): Record<string, unknown> {
+  const data = JSON.parse(json) as { config?: unknown };
+  const config = data.config ?? {};
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new Error('helm dry-run output has no config map');
+  }
+  return config as Record<string, unknown>;
+}
+
+export function isPending(status: ReleaseStatus): boolean {
+  return status.startsWith('pending-');
+}

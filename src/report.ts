@@ -1,0 +1,98 @@
+// Stage "report": the few plain-text lines an admin reads in `kubectl describe` or the log tail.
+// The kubelet shows the termination file (at most 4096 bytes) or, when it is empty, the last
+// 2048 bytes / 80 lines of the log; so the summary is kept under both and is the last thing
+// written. Plain text, never a JSON blob cut in half.
+import { writeFileSync } from 'node:fs';
+import { ExitCode, InstallerError } from './errors.js';
+import type { SecretRegistry } from './secrets.js';
+
+export const SUMMARY_MAX_BYTES = 2000;
+export const SUMMARY_MAX_LINES = 40;
+
+export const EXIT_CODE_MEANING: Record<number, string> = {
+  [ExitCode.ok]: 'success',
+  [ExitCode.internal]: 'internal error',
+  [ExitCode.usage]: 'usage error',
+  [ExitCode.invalidInput]: 'invalid input',
+  [ExitCode.helmFailed]: 'helm operation failed',
+  [ExitCode.transient]: 'cluster unreachable or interrupted; retrying may help',
+  [ExitCode.preflightFailed]: 'preflight check failed',
+  [ExitCode.releaseBusy]: 'release busy',
+};
+
+export interface SuccessReport {
+  release: string;
+  namespace?: string;
+  action: 'installed' | 'upgraded' | 'dry run';
+  revision?: number;
+  chart: string;
+  seconds: number;
+  images?: number;
+}
+
+export function successSummary(r: SuccessReport): string {
+  return [
+    `helm-installer: ${r.action} release ${r.release}${r.namespace ? ` in namespace ${r.namespace}` : ''}`,
+    `  chart: ${r.chart}${r.revision ? `, revision ${r.revision}` : ''}, ${r.seconds.toFixed(1)}s`,
+  ].join('\n');
+}
+
+export interface FailureContext {
+  release?: string;
+  namespace?: string;
+  action: string;
+}
+
+/** The failure summary; the same text goes to the termination file. Pure. */
+export function failureSummary(error: unknown, ctx: FailureContext, secrets: SecretRegistry): string {
+  const e = toInstallerError(error);
+  const mask = (l: string) => secrets.maskText(l);
+  const head = [
+    `helm-installer FAILED (exit ${e.exitCode}: ${EXIT_CODE_MEANING[e.exitCode] ?? 'error'})`,
+    `release: ${ctx.release ?? '(not resolved)'}${ctx.namespace ? `  namespace: ${ctx.namespace}` : ''}  action: ${ctx.action}`,
+  ].map(mask);
+  const [first = '', ...rest] = e.message.split('\n');
+  const cause = [`cause: ${first}`, ...rest].map(mask);
+  const tail = [...(e.where && !e.message.includes(e.where) ? [`where: ${e.where}`] : []), ...(e.hint ? [`next: ${e.hint}`] : [])].map(mask);
+  return fitSummary(head, cause, tail);
+}
+
+export function toInstallerError(error: unknown): InstallerError {
+  if (error instanceof InstallerError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new InstallerError(ExitCode.internal, `internal error: ${message}`, {
+    hint: 'This is a bug in helm-installer; report it with the log above.',
+    cause: error,
+  });
+}
+
+/**
+ * Fits head + middle + tail within the kubelet's limits. The middle (helm's details) is what
+ * gets cut, so the cause's first line and the next step always survive.
+ */
+export function fitSummary(head: string[], middle: string[], tail: string[]): string {
+  const clip = (l: string) => (l.length > 300 ? `${l.slice(0, 297)}...` : l);
+  const fixed = [...head, ...tail].map(clip);
+  const keep: string[] = [];
+  let bytes = Buffer.byteLength(fixed.join('\n')) + 40;
+  for (const line of middle.map(clip)) {
+    const size = Buffer.byteLength(line) + 1;
+    if (bytes + size > SUMMARY_MAX_BYTES || fixed.length + keep.length + 1 >= SUMMARY_MAX_LINES) {
+      keep.push('  ... (more in the log above)');
+      break;
+    }
+    keep.push(line);
+    bytes += size;
+  }
+  return [...head.map(clip), ...keep, ...tail.map(clip)].join('\n');
+}
+
+/** Best effort: outside a pod the path usually does not exist, and that is fine. */
+export function writeTerminationMessage(path: string, text: string): boolean {
+  try {
+    writeFileSync(path, `${text}\n`);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,20 @@
+// What the one process-ending place (main.ts) needs to know about a command in flight: where
+// it got to (for the failure summary), which secrets to mask, and how to cancel it.
+import type { Logger } from './logger.js';
+import type { SecretRegistry } from './secrets.js';
+
+export interface Progress {
+  release?: string;
+  namespace?: string;
+  action: string;
+}
+
+export interface RunState {
+  signal: AbortSignal;
+  secrets: SecretRegistry;
+  progress: Progress;
+  /** Set by a command once it has a logger, so the failure is logged there too. */
+  logger?: Logger;
+  /** Set by `install`: where the kubelet reads the termination message. */
+  terminationLog?: string;
+}
