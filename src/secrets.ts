@@ -36,18 +36,16 @@ export class SecretRegistry {
     return out;
   }
 
-  /** Deep copy with secret-keyed values and known secret strings masked. */
-  maskTree(tree: unknown): unknown {
-    if (typeof tree === 'string') return this.maskText(tree);
-    if (Array.isArray(tree)) return tree.map((t) => this.maskTree(t));
+  /** Deep copy with every leaf under a secret-looking key, and every known secret string, masked. */
+  maskTree(tree: unknown, underSecret = false): unknown {
+    if (Array.isArray(tree)) return tree.map((t) => this.maskTree(t, underSecret));
     if (tree !== null && typeof tree === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(tree)) {
-        out[k] = isSecretKey(k) && v !== null && typeof v !== 'object' ? MASK : this.maskTree(v);
-      }
+      for (const [k, v] of Object.entries(tree)) out[k] = this.maskTree(v, underSecret || isSecretKey(k));
       return out;
     }
-    return tree;
+    if (underSecret && tree !== null && tree !== undefined && tree !== '') return MASK;
+    return typeof tree === 'string' ? this.maskText(tree) : tree;
   }
 }
 

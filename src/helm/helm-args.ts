@@ -83,11 +83,12 @@ export function templateArgs(a: TemplateArguments): string[] {
 }
 
 /**
- * `helm install --dry-run=client -o json` on a chart: its `config` is the merged user-supplied
- * values exactly as helm layered them (nulls kept). Needs no cluster.
+ * Renders a probe chart whose only template is `{{ toJson .Values }}`. With no chart defaults,
+ * .Values is exactly helm's merge of the user-supplied layers (nulls kept). Unlike
+ * `install --dry-run=client -o json`, this needs no cluster on helm 3 either.
  */
-export function mergedValuesArgs(release: string, chart: string, values: ValuesArguments): string[] {
-  return ['install', release, chart, '--dry-run=client', '-o', 'json', ...valuesArgs(values)];
+export function mergedValuesArgs(release: string, probeChart: string, values: ValuesArguments): string[] {
+  return ['template', release, probeChart, ...valuesArgs(values)];
 }
 
 export function historyArgs(release: string, namespace: string | undefined, max?: number): string[] {

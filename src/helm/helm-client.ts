@@ -15,7 +15,7 @@ import {
 } from './helm-args.js';
 import type { HelmBinary } from './helm-binary.js';
 import { classifyHelmFailure } from './helm-errors.js';
-import { type HistoryEntry, parseDryRunConfig, parseHistory } from './helm-results.js';
+import { type HistoryEntry, parseHistory, parseProbeValues } from './helm-results.js';
 import { HelmRunner } from './helm-runner.js';
 
 export interface HelmClientOptions {
@@ -43,18 +43,18 @@ export class HelmClient {
   }
 
   /**
-   * Helm's own merge of the user-supplied values. It does not depend on the chart, so an empty
-   * chart is used: no template or schema can fail, and what comes back is exactly what helm
-   * layers from these -f files and --set flags.
+   * Helm's own merge of the user-supplied values. It does not depend on the chart, so a probe
+   * chart with no defaults is rendered: no vendor template or schema can fail, and what comes
+   * back is exactly what helm layers from these -f files and --set flags.
    */
   async mergedValues(values: ValuesArguments): Promise<Record<string, unknown>> {
     return withTempDir('helm-installer-values', async (dir) => {
       const chart = join(dir, 'values-probe');
-      await mkdir(chart);
+      await mkdir(join(chart, 'templates'), { recursive: true });
       await writeFile(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: values-probe\nversion: 0.0.0\n');
-      const args = mergedValuesArgs('values-probe', chart, values);
-      const out = await this.call(args, { action: 'reading values', release: 'values-probe' });
-      return parseDryRunConfig(out.stdout);
+      await writeFile(join(chart, 'templates', 'values.yaml'), '{{ toJson .Values }}\n');
+      const out = await this.call(mergedValuesArgs('values-probe', chart, values), { action: 'reading values', release: 'values-probe' });
+      return parseProbeValues(out.stdout);
     });
   }
 

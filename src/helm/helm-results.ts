@@ -36,14 +36,12 @@ export function parseHistory(json: string): HistoryEntry[] {
   });
 }
 
-/** `config` from `helm install --dry-run=client -o json`: the merged user-supplied values. */
-export function parseDryRunConfig(json: string): Record<string, unknown> {
-  const data = JSON.parse(json) as { config?: unknown };
-  const config = data.config ?? {};
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    throw new Error('helm dry-run output has no config map');
-  }
-  return config as Record<string, unknown>;
+/** The JSON line the values probe chart renders (after helm's `---` and `# Source:` lines). */
+export function parseProbeValues(rendered: string): Record<string, unknown> {
+  const line = rendered.split('\n').find((l) => l.startsWith('{'));
+  const data = line ? (JSON.parse(line) as unknown) : {};
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('values probe rendered no map');
+  return data as Record<string, unknown>;
 }
 
 export function isPending(status: ReleaseStatus): boolean {

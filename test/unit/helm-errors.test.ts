@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/errors.js';
+import { classifyHelmFailure, extractCause, namedResources } from '../../src/helm/helm-errors.js';
+
+const base = { release: 'shop', action: 'install/upgrade', exitCode: 1 };
+
+describe('classifyHelmFailure', () => {
+  const cases: [string, string, number][] = [
+    ['busy', 'Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress', ExitCode.releaseBusy],
+    ['unreachable v4', 'Error: kubernetes cluster unreachable: Get "https://127.0.0.1:6443/version": dial tcp 127.0.0.1:6443: connect: connection refused', ExitCode.transient],
+    ['unreachable v3', 'Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials', ExitCode.transient],
+    ['bad --set', 'Error: failed parsing --set data: key "a" has no value', ExitCode.usage],
+    ['unknown flag', 'Error: unknown flag: --bogus', ExitCode.usage],
+    ['schema', "Error: values don't meet the specifications of the schema(s) in the following chart(s):\nstorefront:\n- web.replicaCount: Invalid type. Expected: integer, given: string", ExitCode.invalidInput],
+    ['template', 'Error: template: storefront/templates/web.yaml:12:3: executing "x" at <.Values.a.b>: nil pointer evaluating interface {}.b', ExitCode.invalidInput],
+    ['rbac', 'Error: UPGRADE FAILED: deployments.apps "web" is forbidden: User "system:serviceaccount:x:y" cannot patch resource', ExitCode.preflightFailed],
+    ['rolled back', 'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: context deadline exceeded', ExitCode.helmFailed],
+    ['hook failed', 'Error: UPGRADE FAILED: pre-upgrade hooks failed: 1 error occurred:\n\t* job shop-migrate failed: BackoffLimitExceeded', ExitCode.helmFailed],
+  ];
+  for (const [name, stderr, code] of cases) {
+    it(`${name} -> exit ${code}`, () => {
+      expect(classifyHelmFailure({ ...base, stderr }).exitCode).toBe(code);
+    });
+  }
+
+  it('says the release was rolled back and names the timed-out resource', () => {
+    const err = classifyHelmFailure({
+      ...base,
+      stderr:
+        'resource Deployment/shop/shop-web not ready. status: InProgress, message: Available: 0/1\nError: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: context deadline exceeded',
+    });
+    expect(err.message).toContain('rolled back to its previous revision');
+    expect(err.message).toContain('Deployment/shop/shop-web not ready');
+    expect(err.hint).toContain('kubectl describe Deployment/shop-web');
+  });
+
+  it('an interrupted helm is transient, and a spawn failure is "helm not found"', () => {
+    expect(classifyHelmFailure({ ...base, stderr: '', canceled: true }).exitCode).toBe(ExitCode.transient);
+    const notFound = classifyHelmFailure({ ...base, stderr: '', spawnError: 'ENOENT' });
+    expect(notFound.name).toBe('HelmNotFoundError');
+  });
+});
+
+describe('extractCause / namedResources', () => {
+  it('takes the last Error: line as the cause', () => {
+    expect(extractCause('W1 warning\nError: first\nError: UPGRADE FAILED: boom\n').cause).toBe('UPGRADE FAILED: boom');
+  });
+  it('finds resources in kstatus and job forms', () => {
+    expect(namedResources('resource StatefulSet/ns1/db not ready; job "migrate" failed')).toEqual(['StatefulSet/db', 'job/migrate']);
+  });
+});
