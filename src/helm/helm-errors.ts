@@ -21,18 +21,19 @@ export interface FailureContext {
   spawnError?: string;
 }
 
-/** The lines worth showing: helm's `Error:` line(s) and the resources it names as not ready. */
+/**
+ * The lines worth showing: helm's last `Error:` line, the lines that continue it (schema
+ * violations, hook errors), and the resources it named as not ready before it.
+ */
 export function extractCause(stderr: string): { cause: string; details: string[] } {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
-  const errorLines = lines.filter((l) => l.startsWith('Error:'));
-  const cause = (errorLines.at(-1) ?? lines.at(-1) ?? 'helm failed without a message').replace(/^Error:\s*/, '');
-  const details = lines.filter(
-    (l) =>
-      !l.startsWith('Error:') &&
-      /(not ready|InProgress|Failed|failed|BackoffLimitExceeded|DeadlineExceeded|Unschedulable|ImagePull|CrashLoop|timed out|context deadline)/.test(l) &&
-      !/^(level=|time=)/.test(l),
-  );
-  return { cause, details: unique(details).slice(0, 10) };
+  const lines = stderr.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim());
+  const at = lines.findLastIndex((l) => l.startsWith('Error:'));
+  const cause = (at >= 0 ? lines[at]! : (lines.at(-1) ?? 'helm failed without a message')).replace(/^Error:\s*/, '').trim();
+  const continuation = at >= 0 ? lines.slice(at + 1).map((l) => l.trim()) : [];
+  const before = (at >= 0 ? lines.slice(0, at) : lines.slice(0, -1))
+    .map((l) => l.trim())
+    .filter((l) => /(not ready|InProgress|BackoffLimitExceeded|DeadlineExceeded|Unschedulable|ImagePull|CrashLoop|timed out|context deadline)/.test(l));
+  return { cause, details: unique([...before, ...continuation]).slice(0, 30) };
 }
 
 /** Resources helm names in its failure text: `Deployment/ns/name`, `job ns/name`, `jobs.batch "x"`. */
@@ -83,7 +84,7 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
     has(/values don't meet the specifications of the schema|execution error at|parse error at|error converting YAML to JSON|YAML parse error|unable to build kubernetes objects|error validating data|chart requires kubeVersion|template: /)
   ) {
     return new InvalidInputError(message, {
-      hint: 'Fix the values named above (they are checked against the chart schema and templates), then run again.',
+      hint: 'Fix the values named above (checked against the chart schema and templates); `helm-installer values --explain` shows which file or --set gave each key.',
     });
   }
   const rolledBack = has(/has been rolled back|rolled back due to|rollback-on-failure|atomic/);

@@ -1,0 +1,163 @@
+// Bad input, through the built CLI: a documented exit code, a message naming what to fix, and
+// helm upgrade never started. A spy wrapper around the REAL helm records every helm call.
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as tar from 'tar';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { appDir, chartDir, helm4, runCli, tempDir } from '../helpers.js';
+
+const dir = tempDir('bad-input');
+const spyLog = join(dir, 'helm-calls.log');
+const spy = join(dir, 'helm-spy');
+// A cluster address nothing listens on: if an upgrade ever started it would fail with exit 5.
+const kubeconfig = join(dir, 'kubeconfig');
+const env = { HELM_BIN: spy, KUBECONFIG: kubeconfig };
+
+function helmCalls(): string[] {
+  return existsSync(spyLog) ? readFileSync(spyLog, 'utf8').trim().split('\n').filter(Boolean) : [];
+}
+
+beforeAll(() => {
+  writeFileSync(spy, `#!/bin/sh\necho "$*" >> '${spyLog}'\nexec '${helm4}' "$@"\n`);
+  chmodSync(spy, 0o755);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`,
+  );
+});
+
+async function expectRefused(args: string[], code: number, ...mentions: (string | RegExp)[]) {
+  const before = helmCalls().length;
+  const r = await runCli(['install', ...args], { env });
+  expect(r.exitCode, r.stderr).toBe(code);
+  for (const m of mentions) expect(r.stderr).toMatch(m);
+  expect(r.stderr).toMatch(/^next: /m);
+  expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
+  return r;
+}
+
+function packChart(name: string, extra: (root: string) => string[], opts: { preservePaths?: boolean } = {}): string {
+  const root = tempDir('chart');
+  mkdirSync(join(root, 'work', name, 'templates'), { recursive: true });
+  writeFileSync(join(root, 'work', name, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: 0.1.0\n`);
+  const entries = [`${name}/Chart.yaml`, ...extra(root)];
+  const file = join(root, `${name}.tgz`);
+  tar.c({ gzip: true, file, cwd: join(root, 'work'), sync: true, preservePaths: opts.preservePaths ?? false }, entries);
+  return file;
+}
+
+describe('bad input is refused before helm upgrade starts', () => {
+  it('malformed YAML in a values file names the file and the line (exit 3)', async () => {
+    const f = join(dir, 'broken.yaml');
+    writeFileSync(f, 'web:\n  replicaCount: 2\n  hostname: [shop.example\nother: 1\n');
+    await expectRefused(['--values', f], 3, /broken\.yaml:\d+/, /invalid YAML/);
+  });
+
+  it('a values file whose top level is a list (exit 3)', async () => {
+    const f = join(dir, 'list.yaml');
+    writeFileSync(f, '- web\n- db\n');
+    await expectRefused(['--values', f], 3, /list\.yaml:1: the top level of a values file must be a map/);
+  });
+
+  it('a bad --set expression (exit 2)', async () => {
+    await expectRefused(['--set', 'web.replicaCount'], 2, /--set/, /has no value/);
+  });
+
+  it('a value the chart schema refuses (exit 3)', async () => {
+    await expectRefused(['--set', 'web.replicaCount=many'], 3, /schema/, /replicaCount/);
+  });
+
+  it('a missing chart (exit 3)', async () => {
+    await expectRefused(['--chart', join(dir, 'nope.tgz')], 3, /chart not found: .*nope\.tgz/);
+  });
+
+  it('a missing values path (exit 3)', async () => {
+    await expectRefused(['--values', join(dir, 'configmap-not-mounted')], 3, /values path not found: .*configmap-not-mounted/);
+  });
+
+  it('a chart archive with .. in a path (exit 3)', async () => {
+    const file = packChart('dots', (root) => {
+      writeFileSync(join(root, 'evil.txt'), 'x');
+      return ['../evil.txt'];
+    }, { preservePaths: true });
+    await expectRefused(['--chart', file], 3, /unsafe chart archive/, /path with \.\./);
+  });
+
+  it('a chart archive with an absolute path (exit 3)', async () => {
+    const file = packChart('abs', (root) => {
+      writeFileSync(join(root, 'abs.txt'), 'x');
+      return [join(root, 'abs.txt')];
+    }, { preservePaths: true });
+    await expectRefused(['--chart', file], 3, /unsafe chart archive/, /absolute path/);
+  });
+
+  it('a chart archive with a link escaping the chart (exit 3)', async () => {
+    const file = packChart('link', (root) => {
+      symlinkSync('../../../../etc/passwd', join(root, 'work', 'link', 'templates', 'passwd.yaml'));
+      return ['link/templates/passwd.yaml'];
+    });
+    await expectRefused(['--chart', file], 3, /unsafe chart archive/, /escapes the chart/);
+  });
+
+  it('a bad --timeout, from the environment as a Job sets it (exit 2)', async () => {
+    const r = await runCli(['install'], { env: { ...env, HELM_INSTALLER_TIMEOUT: 'soon' } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('invalid --timeout "soon"');
+    expect(helmCalls().filter((c) => c.startsWith('upgrade'))).toEqual([]);
+  });
+
+  it('an unknown option (exit 2)', async () => {
+    const r = await runCli(['install', '--bogus'], { env });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("unknown option '--bogus'");
+  });
+});
+
+describe('edges that are fine or have their own error', () => {
+  it('an empty values directory is fine', async () => {
+    const empty = join(dir, 'empty-configmap');
+    mkdirSync(empty);
+    const r = await runCli(['values', '--values', empty, '-o', 'json'], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveProperty('web');
+  });
+
+  it('helm missing is its own error (exit 1), not a helm failure', async () => {
+    const r = await runCli(['install', '--helm-bin', join(dir, 'no-such-helm')], { env: { KUBECONFIG: kubeconfig } });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/helm not found: cannot run .*no-such-helm \(ENOENT\)/);
+    expect(r.stderr).toMatch(/next: Install helm/);
+  });
+
+  it('an unreachable cluster is exit 5, with the summary last and in the termination file, secrets masked', async () => {
+    const secretValues = join(dir, 'secret.yaml');
+    writeFileSync(secretValues, 'database:\n  password: "Xyzzy-Secret-42"\n');
+    const termination = join(dir, 'termination-log');
+    writeFileSync(termination, '');
+    const r = await runCli(
+      ['install', '--app-dir', appDir, '--values', secretValues, '--set', 'database.password=Other-Secret-77', '--log-level', 'debug'],
+      { env: { ...env, HELM_INSTALLER_TERMINATION_LOG: termination } },
+    );
+    expect(r.exitCode).toBe(5);
+    const message = readFileSync(termination, 'utf8');
+    expect(message).toMatch(/^helm-installer FAILED \(exit 5/);
+    expect(message).toContain('release: storefront');
+    expect(message).toMatch(/cluster unreachable|connection refused/);
+    expect(Buffer.byteLength(message)).toBeLessThan(2048);
+    // The last lines of the log (what the kubelet falls back to) are the same summary.
+    expect(r.stderr.trimEnd().endsWith(message.trimEnd())).toBe(true);
+    for (const out of [r.stdout, r.stderr, message]) {
+      expect(out).not.toContain('Xyzzy-Secret-42');
+      expect(out).not.toContain('Other-Secret-77');
+    }
+    // JSON log lines on stdout, each a whole object.
+    for (const line of r.stdout.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+    expect(r.stdout).toContain('database.password=[REDACTED]');
+  });
+
+  it('--version prints the package version', async () => {
+    const r = await runCli(['--version']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(chartDir, '..', '..', 'package.json'), 'utf8')).version);
+  });
+});
