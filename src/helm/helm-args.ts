@@ -52,7 +52,9 @@ export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): strin
     a.timeout,
     '--history-max',
     String(a.historyMax),
-    ...(a.takeOwnership ? ['--take-ownership'] : []),
+    // Adopting objects made by `kubectl apply`: helm 4 applies server-side, where kubectl's
+    // field manager owns the fields and would make every changed field a conflict.
+    ...(a.takeOwnership ? ['--take-ownership', ...(helmMajor === 4 ? ['--force-conflicts'] : [])] : []),
     ...(a.dryRun ? ['--dry-run=server'] : []),
     ...valuesArgs(a.values),
     ...a.postRendererArgs,

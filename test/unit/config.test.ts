@@ -39,7 +39,7 @@ describe('helm argv', () => {
   it('helm 4 uses --wait=watcher and --rollback-on-failure', () => {
     expect(upgradeInstallArgs(args, 4)).toEqual([
       'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
-      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--take-ownership',
+      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--take-ownership', '--force-conflicts',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1', '--debug',
     ]);
   });

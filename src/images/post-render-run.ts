@@ -1,0 +1,135 @@
+// What the post-renderer process does, apart from touching its own stdio: read the plan, rewrite
+// the stream, and append a report line. Helm 4 throws a post-renderer plugin's stderr away, so
+// the report file is the only channel that reliably reaches the installer.
+import { appendFile, readFile } from 'node:fs/promises';
+import { InstallerError, UsageError } from '../errors.js';
+import { parseRegistryAddress } from './image-reference.js';
+import type { ExtraImagePath, ImageOccurrence } from './manifest-images.js';
+import { rewriteManifests, type ImageRewrite, type RewritePlan } from './rewrite-manifests.js';
+
+/** The JSON file handed to the post-renderer with `--plan`. */
+export interface PostRenderPlanFile {
+  version: 1;
+  /** KOTS LocalRegistryAddress; absent: leave images alone. */
+  registry?: string;
+  extraPaths: ExtraImagePath[];
+  imagePullSecret?: string;
+  /** JSON-lines file the post-renderer appends one report to per run. */
+  reportFile: string;
+}
+
+export type PostRenderReport =
+  | { ok: true; at: string; images: ImageOccurrence[]; rewrites: ImageRewrite[] }
+  | {
+      ok: false;
+      at: string;
+      error: { name: string; message: string; exitCode: number; hint?: string; file?: string; key?: string; line?: number };
+    };
+
+export interface PostRenderOutcome {
+  exitCode: 0 | 1;
+  stdout: string;
+  stderr: string;
+}
+
+/** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
+const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
+
+export function parsePlanArgument(argv: string[]): string {
+  let plan: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--plan') plan = argv[++i];
+    else if (arg.startsWith('--plan=')) plan = arg.slice('--plan='.length);
+    else throw new UsageError(`post-render: unexpected argument "${arg}"`, { hint: 'Run it as post-render.js --plan <file>.' });
+  }
+  if (!plan) throw new UsageError('post-render: --plan <file> is required', { hint: 'Run it as post-render.js --plan <file>.' });
+  return plan;
+}
+
+export async function readPlanFile(file: string): Promise<PostRenderPlanFile> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, 'utf8'));
+  } catch (cause) {
+    throw new UsageError(`post-render: cannot read the plan ${file}: ${(cause as Error).message}`, { file, cause });
+  }
+  const plan = data as Partial<PostRenderPlanFile> | null;
+  if (
+    !plan ||
+    plan.version !== 1 ||
+    typeof plan.reportFile !== 'string' ||
+    !Array.isArray(plan.extraPaths) ||
+    (plan.registry !== undefined && typeof plan.registry !== 'string') ||
+    (plan.imagePullSecret !== undefined && typeof plan.imagePullSecret !== 'string')
+  ) {
+    throw new UsageError(`post-render: the plan ${file} is not a version 1 plan`, { file });
+  }
+  return plan as PostRenderPlanFile;
+}
+
+export function toRewritePlan(plan: PostRenderPlanFile): RewritePlan {
+  return {
+    ...(plan.registry !== undefined ? { registry: parseRegistryAddress(plan.registry) } : {}),
+    extraPaths: plan.extraPaths,
+    ...(plan.imagePullSecret !== undefined ? { imagePullSecret: plan.imagePullSecret } : {}),
+  };
+}
+
+/** Never throws: every failure becomes exit 1, no stdout, a message on stderr and in the report. */
+export async function runPostRender(argv: string[], input: string): Promise<PostRenderOutcome> {
+  let reportFile: string | undefined;
+  try {
+    const plan = await readPlanFile(parsePlanArgument(argv));
+    reportFile = plan.reportFile;
+    const result = rewriteManifests(input, toRewritePlan(plan));
+    await appendReport(reportFile, { ok: true, at: new Date().toISOString(), images: result.images, rewrites: result.rewrites });
+    const stdout = result.output.trim() === '' ? EMPTY_STREAM : result.output;
+    return { exitCode: 0, stdout, stderr: '' };
+  } catch (error) {
+    const e = error instanceof InstallerError ? error : undefined;
+    const message = error instanceof Error ? error.message : String(error);
+    const report: PostRenderReport = {
+      ok: false,
+      at: new Date().toISOString(),
+      error: {
+        name: error instanceof Error ? error.name : 'Error',
+        message,
+        exitCode: e?.exitCode ?? 1,
+        ...(e?.hint ? { hint: e.hint } : {}),
+        ...(e?.file ? { file: e.file } : {}),
+        ...(e?.key ? { key: e.key } : {}),
+        ...(e?.line ? { line: e.line } : {}),
+      },
+    };
+    let stderr = `helm-installer post-render: ${e?.where ? `${e.where}: ` : ''}${message}\n`;
+    if (reportFile) {
+      try {
+        await appendReport(reportFile, report);
+      } catch (writeError) {
+        stderr += `helm-installer post-render: cannot write the report ${reportFile}: ${(writeError as Error).message}\n`;
+      }
+    }
+    return { exitCode: 1, stdout: '', stderr };
+  }
+}
+
+async function appendReport(file: string, report: PostRenderReport): Promise<void> {
+  // One write per run keeps each line whole even if helm ever ran two post-renders at once.
+  await appendFile(file, `${JSON.stringify(report)}\n`, 'utf8');
+}
+
+/** Reads every report line the post-renderer appended (none yet: an empty list). */
+export async function readPostRenderReports(file: string): Promise<PostRenderReport[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as PostRenderReport);
+}

@@ -1,0 +1,66 @@
+// Helpers for the integration tests: run the built CLI against the test cluster, and read the
+// cluster itself (helm's release records, the API) rather than the installer's own words.
+import { cpSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { inject } from 'vitest';
+import { getJson } from '../cluster/kube.js';
+import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
+
+export const kubeconfig = (): string => inject('kubeconfig');
+
+export async function install(release: string, namespace: string, args: string[] = [], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(['install', '--release', release, '--namespace', namespace, '--timeout', '120s', ...args], {
+    env: { KUBECONFIG: kubeconfig(), ...env },
+  });
+}
+
+export interface Revision {
+  revision: number;
+  status: string;
+  chart: string;
+  description: string;
+}
+
+export async function history(release: string, namespace: string, bin = helm4): Promise<Revision[]> {
+  const r = await execa(bin, ['history', release, '--namespace', namespace, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() }, reject: false });
+  if (r.exitCode !== 0) {
+    if (/not found/.test(r.stderr)) return [];
+    throw new Error(r.stderr);
+  }
+  return JSON.parse(r.stdout) as Revision[];
+}
+
+/** helm's stored release (hooks with their last run, the values, the manifest). */
+export async function releaseRecord(release: string, namespace: string): Promise<{
+  version: number;
+  info: { status: string };
+  config: Record<string, unknown>;
+  hooks?: { name: string; kind: string; last_run?: { phase: string } }[];
+}> {
+  const r = await execa(helm4, ['status', release, '--namespace', namespace, '-o', 'json', '--show-resources=false'], {
+    env: { KUBECONFIG: kubeconfig() },
+    reject: false,
+  });
+  if (r.exitCode !== 0) {
+    const fallback = await execa(helm4, ['status', release, '--namespace', namespace, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() } });
+    return JSON.parse(fallback.stdout);
+  }
+  return JSON.parse(r.stdout);
+}
+
+export async function kinds(namespace: string, kind: string): Promise<any[]> {
+  return (await getJson<{ items: any[] }>(['get', kind], { namespace, kubeconfig: kubeconfig() })).items;
+}
+
+/** A copy of the bundled chart to change (a newer version, a dropped resource). */
+export function copyChart(change: (dir: string) => void): string {
+  const dir = join(tempDir('chart-copy'), 'storefront');
+  cpSync(chartDir, dir, { recursive: true });
+  change(dir);
+  return dir;
+}
+
+export function removeFile(dir: string, rel: string): void {
+  rmSync(join(dir, rel));
+}
