@@ -70,7 +70,7 @@ export interface ManifestStream {
   lineCounter: LineCounter;
 }
 
-type Segment = { key: string; each: boolean } | { key: '*'; each: true };
+export type Segment = { key: string; each: boolean } | { key: '*'; each: true };
 
 // Where the pod spec sits, per built-in kind, and the API groups that own the kind ('' = core).
 const WORKLOADS: Record<string, { groups: string[]; specPath: string[] }> = {
@@ -146,8 +146,10 @@ export function locateImages(stream: ManifestStream, extraPaths: ExtraImagePath[
         const target = resolve(node, ctx.doc);
         if (isScalar(target)) addImage(found, target, path, ctx, stream);
         else if (target !== null && target !== undefined) {
+          const what = isMap(target) ? 'map' : 'list';
           throw new InvalidInputError(
-            `Extra image path "${extra.path}" in ${ctx.kind} "${ctx.name}" points at a ${isMap(target) ? 'map' : 'list'}, not an image string (${path}, line ${lineOf(stream, target)} of the rendered manifests)`,
+            `Extra image path "${extra.path}" in ${ctx.kind} "${ctx.name}" points at a ${what}, not an image string ` +
+              `(${path}, line ${lineOf(stream, target)} of the rendered manifests)`,
             { file: ctx.source, key: path, hint: 'Point the path at the string that holds the image.' },
           );
         }
@@ -244,7 +246,8 @@ function addImage(found: ImageLocation[], node: Scalar, path: string, ctx: Objec
   if (node.value === null || node.value === '') return; // no image set: nothing to rewrite
   if (typeof node.value !== 'string') {
     throw new InvalidInputError(
-      `The image at ${path} in ${ctx.kind} "${ctx.name}" is ${JSON.stringify(node.value)}, not a string (line ${line} of the rendered manifests)`,
+      `The image at ${path} in ${ctx.kind} "${ctx.name}" is ${JSON.stringify(node.value)}, not a string ` +
+        `(line ${line} of the rendered manifests)`,
       { file: ctx.source, key: path, hint: 'Quote the image in the template or values.' },
     );
   }

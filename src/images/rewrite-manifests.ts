@@ -8,7 +8,7 @@
 // API and splice new text into the original at their source ranges: every byte we did not mean
 // to change stays as helm wrote it.
 import { isMap, isScalar, isSeq, type Node, type Scalar, type YAMLMap } from 'yaml';
-import { InstallerError, InvalidInputError, UsageError } from '../errors.js';
+import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
 import { parseImageReference, planImageRewrites, type LocalRegistry } from './image-reference.js';
 import {
   get,
@@ -183,12 +183,12 @@ function addPullSecret(stream: ManifestStream, spec: PodSpecLocation, secret: st
 
 function keyOf(map: YAMLMap): Node {
   const key = map.items[0]?.key;
-  if (!key || !isScalar(key)) throw new InstallerError(1, 'Internal error: a pod spec map without a plain first key');
+  if (!key || !isScalar(key)) throw new InstallerError(ExitCode.internal, 'Internal error: a pod spec map without a plain first key');
   return key;
 }
 
 function rangeOf(node: Node): [number, number] {
-  if (!node.range) throw new InstallerError(1, 'Internal error: a parsed YAML node without a source range');
+  if (!node.range) throw new InstallerError(ExitCode.internal, 'Internal error: a parsed YAML node without a source range');
   return [node.range[0], node.range[1]];
 }
 
@@ -198,7 +198,7 @@ function columnOf(text: string, offset: number): number {
 
 function expectChar(text: string, offset: number, char: string, spec: PodSpecLocation): void {
   if (text[offset] !== char) {
-    throw new InstallerError(1, `Internal error: expected "${char}" at line ${spec.line} of ${spec.kind} "${spec.name}"`);
+    throw new InstallerError(ExitCode.internal, `Internal error: expected "${char}" at line ${spec.line} of ${spec.kind} "${spec.name}"`);
   }
 }
 
@@ -207,7 +207,7 @@ function applyEdits(text: string, edits: TextEdit[]): string {
   let out = '';
   let cursor = 0;
   for (const edit of sorted) {
-    if (edit.start < cursor) throw new InstallerError(1, 'Internal error: overlapping manifest edits');
+    if (edit.start < cursor) throw new InstallerError(ExitCode.internal, 'Internal error: overlapping manifest edits');
     out += text.slice(cursor, edit.start) + edit.text;
     cursor = edit.end;
   }
