@@ -1,16 +1,131 @@
-// Stage "images": everything --registry changes. Filled in by the airgap work.
+// Stage "images": everything --registry (and --image-pull-secret, --image-path) changes, for one
+// run: a values layer of registry hints for charts that follow the common conventions, the
+// post-renderer that rewrites every image (the guarantee), and the registry preflight.
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ChartInfo } from './chart.js';
 import type { CommonOptions } from './config.js';
+import { InvalidInputError, PreflightError, UsageError } from './errors.js';
+import type { HelmClient } from './helm/helm-client.js';
+import type { ValuesArguments } from './helm/helm-args.js';
+import { parseRegistryAddress, rewriteImageReference, type LocalRegistry } from './images/image-reference.js';
+import { collectImages, type ExtraImagePath } from './images/manifest-images.js';
+import { preparePostRenderer } from './images/post-renderer-setup.js';
+import { checkImagesExist } from './images/registry-preflight.js';
+import { buildValuesHints } from './images/values-hints.js';
 import type { Logger } from './logger.js';
 
+export interface PreflightSettings {
+  pullSecretFile?: string;
+  caFile?: string;
+}
+
 export interface AirgapSetup {
+  registry?: LocalRegistry;
+  extraPaths: ExtraImagePath[];
+  /** Generated values layers, placed above the customer's files and below --set. */
   generated: { file: string; label: string }[];
   postRendererArgs: string[];
   env: Record<string, string>;
-  preflight?: (renderedManifests: string, logger: Logger) => Promise<void>;
+  /** Checks that every image of the rendered manifests is in the local registry. */
+  preflight?: (renderedManifests: string, logger: Logger, settings: PreflightSettings) => Promise<void>;
 }
 
-export async function prepareAirgap(o: CommonOptions, _chart: ChartInfo, _helmMajor: 3 | 4, _workDir: string): Promise<AirgapSetup> {
-  void o;
-  return { generated: [], postRendererArgs: [], env: {} };
+/** `Kind:path` or `group/version/Kind:path` (README), e.g. `Promotion:spec.image`. */
+export function parseImagePath(spec: string): ExtraImagePath {
+  const m = /^(?:([^:]+)\/)?([A-Za-z][A-Za-z0-9]*):([A-Za-z0-9_.\-[\]*]+)$/.exec(spec.trim());
+  if (!m) {
+    throw new UsageError(`invalid --image-path "${spec}": expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image`, {
+      key: 'image-path',
+    });
+  }
+  return { kind: m[2]!, path: m[3]!, ...(m[1] ? { apiVersion: m[1] } : {}) };
+}
+
+export async function prepareAirgap(
+  o: CommonOptions,
+  chart: ChartInfo,
+  helm: HelmClient,
+  userValues: ValuesArguments,
+  workDir: string,
+): Promise<AirgapSetup> {
+  const extraPaths = o.imagePaths.map(parseImagePath);
+  const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
+  if (!registry && !o.imagePullSecret) return { extraPaths, generated: [], postRendererArgs: [], env: {} };
+
+  const generated: AirgapSetup['generated'] = [];
+  if (registry) {
+    // Hints follow the values the chart will really see (a vendor layer may have moved an image).
+    const effective = mergeForHints(chart.defaultValues, await helm.mergedValues(userValues));
+    const hints = buildValuesHints(effective, registry);
+    if (Object.keys(hints).length > 0) {
+      // JSON is YAML that go-yaml reads without dialect surprises.
+      const file = join(workDir, 'registry-hints.json');
+      await writeFile(file, JSON.stringify(hints, null, 2));
+      generated.push({ file, label: 'registry hints' });
+    }
+  }
+  const postRenderer = await preparePostRenderer({
+    workDir,
+    plan: { registry, extraPaths, imagePullSecret: o.imagePullSecret },
+    helmMajor: helm.major,
+  });
+  return {
+    registry,
+    extraPaths,
+    generated,
+    postRendererArgs: postRenderer.helmArgs,
+    env: postRenderer.env,
+    preflight: registry ? (manifests, logger, settings) => checkRegistry(manifests, registry, extraPaths, logger, settings) : undefined,
+  };
+}
+
+async function checkRegistry(
+  manifests: string,
+  registry: LocalRegistry,
+  extraPaths: ExtraImagePath[],
+  logger: Logger,
+  settings: PreflightSettings,
+): Promise<void> {
+  // Rewriting again is a no-op for images the post-renderer already moved; it also covers hooks,
+  // which helm 3 does not post-render.
+  const images = [...new Set(collectImages(manifests, extraPaths).map((o) => rewriteImageReference(o.image, registry)))].sort();
+  const dockerConfigJson = settings.pullSecretFile ? readPullSecret(settings.pullSecretFile) : undefined;
+  const result = await checkImagesExist(images, { dockerConfigJson, caFile: settings.caFile });
+  logger.info({ registry: registry.address, present: result.present.length, missing: result.missing.length }, 'registry preflight');
+  if (result.missing.length > 0) {
+    throw new PreflightError(
+      [
+        `${result.missing.length} of ${images.length} images are missing from the registry ${registry.address}:`,
+        ...result.missing.map((m) => `  ${m.image} (${m.reason})`),
+      ].join('\n'),
+      { hint: 'Push the airgap bundle to the registry (KOTS does on upload), or fix --registry; --skip-preflight skips this check.' },
+    );
+  }
+}
+
+function readPullSecret(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(`cannot read the pull secret file ${file}: ${(err as Error).message}`, {
+      file,
+      hint: 'Mount the pull secret (its .dockerconfigjson key) at that path, or unset --pull-secret-file.',
+    });
+  }
+}
+
+/** Chart defaults overlaid with the user's merged values: maps merge, the rest replaces. */
+function mergeForHints(base: unknown, over: unknown): unknown {
+  if (isMap(base) && isMap(over)) {
+    const out: Record<string, unknown> = { ...base };
+    for (const [k, v] of Object.entries(over)) out[k] = v === null ? undefined : mergeForHints(base[k], v);
+    return out;
+  }
+  return over === undefined ? base : over;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

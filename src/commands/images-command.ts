@@ -1,5 +1,65 @@
+// `helm-installer images`: every image the chart deploys with the given values (hooks, subcharts
+// and configured custom-resource paths included), from helm's own rendering. Union passes
+// (--union-values, --union-set) add images that sit behind value toggles. `--format kots` prints
+// the Application's additionalImages block; `--check` fails when an Application misses one.
+import { parseImagePath } from '../airgap.js';
+import { loadChart } from '../chart.js';
+import { createBaseContext, createHelmClient } from '../context.js';
+import { PreflightError } from '../errors.js';
+import type { ValuesArguments } from '../helm/helm-args.js';
+import { parseImageReference, parseRegistryAddress, planImageRewrites } from '../images/image-reference.js';
+import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
+import { collectImages } from '../images/manifest-images.js';
 import type { ImagesOptions } from '../program.js';
 import type { RunState } from '../run-state.js';
-export async function imagesCommand(_o: ImagesOptions, _state: RunState): Promise<number> {
-  throw new Error('not yet');
+import { expandValuesPath, readValuesFile, resolveValues, toValuesArguments } from '../values.js';
+
+export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
+  const base = createBaseContext(o, 2, state);
+  state.progress.action = 'reading the chart';
+  const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
+  state.progress.release = o.release ?? chart.name;
+  state.progress.action = 'reading values';
+  const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, base.secrets);
+  const extraPaths = o.imagePaths.map(parseImagePath);
+  const helm = await createHelmClient(o, base);
+
+  const main = toValuesArguments(resolved);
+  const unionFiles = o.unionValues.flatMap(expandValuesPath);
+  for (const f of unionFiles) readValuesFile(f);
+  const passes: ValuesArguments[] = [
+    main,
+    ...unionFiles.map((f) => ({ files: [...main.files, f], sets: main.sets })),
+    ...o.unionSets.map((expression) => ({ files: main.files, sets: [...main.sets, { kind: 'set' as const, expression }] })),
+  ];
+
+  state.progress.action = 'rendering';
+  // One spelling per image: `nginx` and `docker.io/library/nginx:latest` are the same image.
+  const images = new Map<string, string>();
+  for (const values of passes) {
+    const manifests = await helm.template({ release: state.progress.release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
+    for (const occurrence of collectImages(manifests, extraPaths)) {
+      const key = parseImageReference(occurrence.image).normalized;
+      if (!images.has(key)) images.set(key, occurrence.image);
+    }
+  }
+  const originals = [...images.values()].sort();
+
+  if (o.check) {
+    state.progress.action = `checking ${o.check}`;
+    const missing = await checkKotsApplication(o.check, originals);
+    if (missing.length > 0) {
+      throw new PreflightError([`${o.check} lists ${originals.length - missing.length} of ${originals.length} images; additionalImages misses:`, ...missing.map((m) => `  ${m}`)].join('\n'), {
+        file: o.check,
+        key: 'spec.additionalImages',
+        hint: 'Add them (helm-installer images --format kots prints the whole block), or the airgap bundle will lack them.',
+      });
+    }
+    process.stdout.write(`${o.check}: all ${originals.length} images are listed in additionalImages\n`);
+    return 0;
+  }
+  // With --registry: the names the local registry must hold (two sources on one name are refused).
+  const listed = o.registry ? [...planImageRewrites(originals, parseRegistryAddress(o.registry)).values()].sort() : originals;
+  process.stdout.write(o.format === 'kots' ? formatKotsAdditionalImages(listed) : listed.map((i) => `${i}\n`).join(''));
+  return 0;
 }

@@ -34,7 +34,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const helm = await createHelmClient(o, { logger, secrets });
   logger.info({ helm: helm.version }, 'helm found');
 
-  return withAirgap(o, chart, helm.major, async (airgap) => {
+  return withAirgap(o, chart, helm, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
 
     progress.action = 'render check';
@@ -45,7 +45,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 
     if (airgap.preflight && !o.skipPreflight) {
       progress.action = 'registry preflight';
-      await airgap.preflight(manifests, logger);
+      await airgap.preflight(manifests, logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile });
     }
 
     progress.action = 'reading release state';

@@ -4,6 +4,8 @@
 import type { ChartInfo } from '../chart.js';
 import type { CommonOptions } from '../config.js';
 import { prepareAirgap, type AirgapSetup } from '../airgap.js';
+import type { HelmClient } from '../helm/helm-client.js';
+import type { ValuesArguments } from '../helm/helm-args.js';
 import { withTempDir } from '../temp-dir.js';
 
 export type { AirgapSetup };
@@ -11,8 +13,9 @@ export type { AirgapSetup };
 export async function withAirgap<T>(
   o: CommonOptions,
   chart: ChartInfo,
-  helmMajor: 3 | 4,
+  helm: HelmClient,
+  userValues: ValuesArguments,
   fn: (setup: AirgapSetup) => Promise<T>,
 ): Promise<T> {
-  return withTempDir('helm-installer', async (workDir) => fn(await prepareAirgap(o, chart, helmMajor, workDir)));
+  return withTempDir('helm-installer', async (workDir) => fn(await prepareAirgap(o, chart, helm, userValues, workDir)));
 }

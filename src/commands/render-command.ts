@@ -13,7 +13,7 @@ export async function renderCommand(o: CommonOptions, state: RunState): Promise<
   const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
   const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, base.secrets);
   const helm = await createHelmClient(o, base);
-  return withAirgap(o, chart, helm.major, async (airgap) => {
+  return withAirgap(o, chart, helm, toValuesArguments(resolved), async (airgap) => {
     const manifests = await helm.template(
       {
         release: o.release ?? chart.name,

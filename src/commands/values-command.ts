@@ -17,7 +17,7 @@ export async function valuesCommand(o: ValuesCommandOptions, state: RunState): P
   const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
   const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, base.secrets);
   const helm = await createHelmClient(o, base);
-  return withAirgap(o, chart, helm.major, async ({ generated }) => {
+  return withAirgap(o, chart, helm, toValuesArguments(resolved), async ({ generated }) => {
     const args = toValuesArguments(resolved, generated.map((g) => g.file));
     const merged = await helm.mergedValues(args);
     // Secrets are masked unless asked for: this output often lands in a log or a ticket.
