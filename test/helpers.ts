@@ -2,10 +2,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa, type Options } from 'execa';
+import { packageRoot } from '../src/helm/helm-binary.js';
 
-export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+// The package root whether this runs from test/ (vitest) or dist/test/ (bench scripts).
+export const repoRoot = packageRoot();
 export const cliPath = join(repoRoot, 'dist', 'src', 'cli.js');
 export const helm4 = join(repoRoot, 'node_modules', '.helm-installer', 'helm4');
 export const helm3 = join(repoRoot, 'node_modules', '.helm-installer', 'helm3');
