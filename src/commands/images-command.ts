@@ -3,8 +3,6 @@
 // (--union-values, --union-set) add images that sit behind value toggles. `--format kots` prints
 // the Application's additionalImages block; `--check` fails when an Application misses one.
 import { parseImagePath } from '../airgap.js';
-import { loadChart } from '../chart.js';
-import { createBaseContext, createHelmClient } from '../context.js';
 import { PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 import { parseImageReference, parseRegistryAddress, planImageRewrites } from '../images/image-reference.js';
@@ -12,17 +10,12 @@ import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots
 import { collectImages } from '../images/manifest-images.js';
 import type { ImagesOptions } from '../program.js';
 import type { RunState } from '../run-state.js';
-import { expandValuesPath, readValuesFile, resolveValues, toValuesArguments } from '../values.js';
+import { expandValuesPath, readValuesFile, toValuesArguments } from '../values.js';
+import { startCommand } from './prepare.js';
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
-  const base = createBaseContext(o, 2, state);
-  state.progress.action = 'reading the chart';
-  const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
-  state.progress.release = o.release ?? chart.name;
-  state.progress.action = 'reading values';
-  const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, base.secrets);
+  const { chart, release, resolved, helm } = await startCommand(o, state, 2);
   const extraPaths = o.imagePaths.map(parseImagePath);
-  const helm = await createHelmClient(o, base);
 
   const main = toValuesArguments(resolved);
   const unionFiles = o.unionValues.flatMap(expandValuesPath);
@@ -37,7 +30,7 @@ export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<
   // One spelling per image: `nginx` and `docker.io/library/nginx:latest` are the same image.
   const images = new Map<string, string>();
   for (const values of passes) {
-    const manifests = await helm.template({ release: state.progress.release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
+    const manifests = await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
     for (const occurrence of collectImages(manifests, extraPaths)) {
       const key = parseImageReference(occurrence.image).normalized;
       if (!images.has(key)) images.set(key, occurrence.image);

@@ -3,36 +3,23 @@
 // release state -> helm upgrade --install -> report. Failures propagate as typed errors to
 // main.ts, which writes the summary and the exit code.
 import { writeSync } from 'node:fs';
-import { loadChart } from '../chart.js';
 import type { InstallOptions } from '../config.js';
-import { createBaseContext, createHelmClient } from '../context.js';
 import { ReleaseBusyError } from '../errors.js';
 import { isPending } from '../helm/helm-results.js';
 import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
-import { resolveValues, toValuesArguments } from '../values.js';
-import { withAirgap } from './prepare.js';
+import { toValuesArguments } from '../values.js';
+import { startCommand, withAirgap } from './prepare.js';
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
   const started = Date.now();
   state.terminationLog = o.terminationLog;
-  const { logger, secrets } = createBaseContext(o, 1, state);
+  const { logger, chart, release, resolved, helm } = await startCommand(o, state, 1);
   const progress = state.progress;
-  progress.namespace = o.namespace;
-
-  progress.action = 'reading the chart';
-  const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
-  const release = o.release ?? chart.name;
-  progress.release = release;
-
-  progress.action = 'reading values';
-  const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, secrets);
   logger.info(
-    { chart: `${chart.name}-${chart.version}`, release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length },
+    { chart: `${chart.name}-${chart.version}`, release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version },
     'starting',
   );
-  const helm = await createHelmClient(o, { logger, secrets });
-  logger.info({ helm: helm.version }, 'helm found');
 
   return withAirgap(o, chart, helm, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));

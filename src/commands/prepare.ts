@@ -1,14 +1,45 @@
 // The per-run working directory shared by values, render, images and install: generated values
 // layers (registry hints) and the post-renderer that rewrites images, both scoped to one
 // callback and removed afterwards.
-import type { ChartInfo } from '../chart.js';
+import { loadChart, type ChartInfo } from '../chart.js';
 import type { CommonOptions } from '../config.js';
 import { prepareAirgap, type AirgapSetup } from '../airgap.js';
+import { createBaseContext, createHelmClient } from '../context.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
+import type { Logger } from '../logger.js';
+import type { RunState } from '../run-state.js';
+import type { SecretRegistry } from '../secrets.js';
 import { withTempDir } from '../temp-dir.js';
+import { resolveValues, type ResolvedValues } from '../values.js';
 
 export type { AirgapSetup };
+
+export interface CommandStart {
+  logger: Logger;
+  secrets: SecretRegistry;
+  chart: ChartInfo;
+  release: string;
+  resolved: ResolvedValues;
+  helm: HelmClient;
+}
+
+/**
+ * The stages every command runs first: logger, chart, value layers, helm. Logs go to stdout
+ * (fd 1) for `install`, to stderr (fd 2) where stdout is data.
+ */
+export async function startCommand(o: CommonOptions, state: RunState, logTo: 1 | 2): Promise<CommandStart> {
+  const { logger, secrets } = createBaseContext(o, logTo, state);
+  state.progress.namespace = o.namespace;
+  state.progress.action = 'reading the chart';
+  const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
+  const release = o.release ?? chart.name;
+  state.progress.release = release;
+  state.progress.action = 'reading values';
+  const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, secrets);
+  const helm = await createHelmClient(o, { logger, secrets });
+  return { logger, secrets, chart, release, resolved, helm };
+}
 
 export async function withAirgap<T>(
   o: CommonOptions,

@@ -3,25 +3,19 @@
 import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import type { RunState } from '../run-state.js';
-import { loadChart } from '../chart.js';
-import { createBaseContext, createHelmClient } from '../context.js';
 import type { ValuesCommandOptions } from '../program.js';
 import { maskSetExpression } from '../secrets.js';
 import { explainLeaves, readLayerValues } from '../values-explain.js';
-import { resolveValues, toValuesArguments } from '../values.js';
-import { withAirgap } from './prepare.js';
+import { toValuesArguments } from '../values.js';
+import { startCommand, withAirgap } from './prepare.js';
 
 export async function valuesCommand(o: ValuesCommandOptions, state: RunState): Promise<number> {
-  const base = createBaseContext(o, 2, state);
-  state.progress.action = 'reading the chart';
-  const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
-  const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, base.secrets);
-  const helm = await createHelmClient(o, base);
+  const { chart, resolved, helm, secrets } = await startCommand(o, state, 2);
   return withAirgap(o, chart, helm, toValuesArguments(resolved), async ({ generated }) => {
     const args = toValuesArguments(resolved, generated.map((g) => g.file));
     const merged = await helm.mergedValues(args);
     // Secrets are masked unless asked for: this output often lands in a log or a ticket.
-    const shown = (o.showSecrets ? merged : base.secrets.maskTree(merged)) as Record<string, unknown>;
+    const shown = (o.showSecrets ? merged : secrets.maskTree(merged)) as Record<string, unknown>;
     if (!o.explain) {
       process.stdout.write(o.output === 'json' ? `${JSON.stringify(shown, null, 2)}\n` : printYaml(shown));
       return 0;
@@ -32,7 +26,7 @@ export async function valuesCommand(o: ValuesCommandOptions, state: RunState): P
         ...resolved.layers.map((l) => ({ file: l.file, label: `${l.source} ${l.file}` })),
         ...generated.map((g) => ({ file: g.file, label: `generated ${g.label}` })),
       ],
-      resolved.sets.map((set) => ({ set, label: `--${set.kind} ${maskSetExpression(set.expression, base.secrets)}` })),
+      resolved.sets.map((set) => ({ set, label: `--${set.kind} ${maskSetExpression(set.expression, secrets)}` })),
     );
     const explained = explainLeaves(shown, layers);
     for (const r of explained) process.stdout.write(`${r.path} = ${JSON.stringify(r.value)}    # ${shortLabel(r.layer)}\n`);
