@@ -84,8 +84,8 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
 
   for (const mb of targetsMb) {
-    // About 1.27 KB per item once rendered.
-    const count = Math.max(1, Math.round((mb * 1024 * 1024) / 1300));
+    // About 925 bytes per item once rendered.
+    const count = Math.max(1, Math.round((mb * 1024 * 1024) / 925));
     const chart = makeChart(join(dir, `c${mb}`), count);
     const rendered = join(dir, `rendered-${mb}.yaml`);
     const plain = await measure(helm4, ['template', 'bench', chart], { outputFile: rendered });
