@@ -12,10 +12,13 @@ KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 CACHE="${HELM_INSTALLER_CACHE:-$HOME/.cache/helm-installer}"
 BIN="$CACHE/bin"
 export GOFLAGS="${GOFLAGS:--mod=mod}" CGO_ENABLED=0
-export GOMODCACHE="${GOMODCACHE:-$CACHE/gomod}" GOCACHE="${GOCACHE:-$CACHE/gobuild}"
+export GOMODCACHE="${GOMODCACHE:-$CACHE/gomod}" GOCACHE="${GOCACHE:-$CACHE/gobuild}" GOWORK=off
 mkdir -p "$BIN"
+cd "$CACHE" # never inside some other Go module, whose go.mod -mod=mod could rewrite
 
 log() { printf '[build] %s\n' "$*" >&2; }
+
+command -v go >/dev/null || { log "go not found: these binaries are built from Go modules (Go >= 1.26 for kwok $KWOK_VERSION and etcd $ETCD_VERSION)"; exit 1; }
 
 # go build inside a throwaway wrapper module; $1 = module dir name, rest = commands.
 wrapper() { local dir="$CACHE/wrappers/$1"; rm -rf "$dir"; mkdir -p "$dir"; printf '%s' "$dir"; }
@@ -61,15 +64,22 @@ build_etcd() {
 }
 
 build_kwok() {
-  [[ -x "$BIN/kwok-$KWOK_VERSION" ]] && { log "kwok $KWOK_VERSION cached"; return; }
-  log "building kwok $KWOK_VERSION"
-  GOBIN="$CACHE/gobin-kwok" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-  mv "$CACHE/gobin-kwok/kwok" "$BIN/kwok-$KWOK_VERSION"
-  # v0.8 wants its stages by --config; they ship in the module source.
+  local stages="$CACHE/kwok-stages-$KWOK_VERSION"
+  if [[ -x "$BIN/kwok-$KWOK_VERSION" ]]; then
+    log "kwok $KWOK_VERSION cached"
+  else
+    log "building kwok $KWOK_VERSION"
+    GOBIN="$CACHE/gobin-kwok" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+    mv "$CACHE/gobin-kwok/kwok" "$BIN/kwok-$KWOK_VERSION"
+  fi
+  [[ -f "$stages/pod/fast/pod-ready.yaml" ]] && return
+  # v0.8 wants its stages by --config; they ship in the module source. Copied to a temp dir
+  # first, so an interrupted copy is never mistaken for a complete one.
   local src; src=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
-  mkdir -p "$CACHE/kwok-stages-$KWOK_VERSION"
-  cp -r "$src/kustomize/stage/." "$CACHE/kwok-stages-$KWOK_VERSION/"
-  chmod -R u+w "$CACHE/kwok-stages-$KWOK_VERSION"
+  rm -rf "$stages.tmp" && mkdir -p "$stages.tmp"
+  cp -r "$src/kustomize/stage/." "$stages.tmp/"
+  chmod -R u+w "$stages.tmp"
+  rm -rf "$stages" && mv "$stages.tmp" "$stages"
 }
 
 build_etcd

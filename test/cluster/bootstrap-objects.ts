@@ -1,0 +1,47 @@
+// Objects every test cluster starts with: the fake Node KWOK manages and a default
+// StorageClass (the PersistentVolume pool is in volume-pool.ts).
+import { stringify } from 'yaml';
+
+export const FAKE_NODE_NAME = 'kwok-node-0';
+export const STORAGE_CLASS = 'standard';
+
+/**
+ * No taints, so charts need no toleration; KWOK's node-initialize stage fills in allocatable
+ * (cpu 1k, memory 1Ti, pods 1M) when the status has none. The well-known labels let charts
+ * that pin `kubernetes.io/os: linux` or spread over zones schedule as on a real node.
+ */
+function fakeNode(): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: FAKE_NODE_NAME,
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        type: 'kwok',
+        'kubernetes.io/hostname': FAKE_NODE_NAME,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'node-role.kubernetes.io/agent': '',
+        'topology.kubernetes.io/region': 'local',
+        'topology.kubernetes.io/zone': 'local-a',
+      },
+    },
+  };
+}
+
+function defaultStorageClass(): object {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+    provisioner: 'kubernetes.io/no-provisioner',
+    reclaimPolicy: 'Retain',
+    volumeBindingMode: 'Immediate',
+    allowVolumeExpansion: true,
+  };
+}
+
+export function bootstrapManifest(): string {
+  return [fakeNode(), defaultStorageClass()].map((o) => stringify(o)).join('---\n');
+}
