@@ -111,6 +111,12 @@ describe('airgap install', () => {
       expect(await history('storefront', ns)).toEqual([]);
       expect(await kinds(ns, 'deployments')).toEqual([]);
       process.stderr.write(`[figure] preflight failure reported in ${seconds.toFixed(1)}s\n`);
+      // A registry that refuses HEAD: --skip-preflight lets the install go on (KWOK pulls nothing).
+      const skipped = await install('storefront', ns, ['--registry', `${empty.host}/acme`, '--image-path', 'Promotion:spec.image', '--skip-preflight']);
+      expect(skipped.exitCode, skipped.stderr).toBe(0);
+      expect(skipped.stdout).not.toMatch(/"msg":"registry preflight"/);
+      const web = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });
+      expect(web.spec.template.spec.containers[0].image).toBe(`${empty.host}/acme/storefront-web:2.3.1`);
     } finally {
       await empty.stop();
     }
