@@ -78,6 +78,14 @@ async function main(): Promise<void> {
   const dir = tempDir('bench');
   const registry = parseRegistryAddress('registry.local:5000/acme');
   const pr = await preparePostRenderer({ workDir: dir, plan: { registry, extraPaths: [], imagePullSecret: 'regcred' }, helmMajor: 4 });
+  // A no-op post-renderer (cat) separates helm's own cost of any post-renderer (helm 4 re-reads
+  // and re-serialises its output) from ours.
+  const noopPlugins = join(dir, 'noop-plugins');
+  mkdirSync(join(noopPlugins, 'noop'), { recursive: true });
+  writeFileSync(
+    join(noopPlugins, 'noop', 'plugin.yaml'),
+    'apiVersion: v1\nname: noop\nversion: 1.0.0\ntype: postrenderer/v1\nruntime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: /bin/cat\n',
+  );
   const node = process.execPath;
   const script = join(repoRoot, 'dist', 'src', 'post-render.js');
   const planFile = pr.planFile;
@@ -90,21 +98,23 @@ async function main(): Promise<void> {
     const rendered = join(dir, `rendered-${mb}.yaml`);
     const plain = await measure(helm4, ['template', 'bench', chart], { outputFile: rendered });
     const bytes = statSync(rendered).size;
+    const noop = await measure(helm4, ['template', 'bench', chart, '--post-renderer', 'noop'], { env: { HELM_PLUGINS: noopPlugins }, outputFile: join(dir, 'noop.yaml') });
     const withPr = await measure(helm4, ['template', 'bench', chart, ...pr.helmArgs], { env: pr.env, outputFile: join(dir, 'with.yaml') });
     const alone = await measure(node, [script, '--plan', planFile], { inputFile: rendered, outputFile: join(dir, 'alone.yaml') });
     const sizeMb = bytes / 1024 / 1024;
     rows.push([
       `${sizeMb.toFixed(1)} MB (${count} Deployments)`,
       `${plain.seconds.toFixed(2)}s / ${plain.rssMb.toFixed(0)} MB`,
+      `${noop.seconds.toFixed(2)}s / ${noop.rssMb.toFixed(0)} MB`,
       `${withPr.seconds.toFixed(2)}s / ${withPr.rssMb.toFixed(0)} MB`,
-      `${(withPr.seconds / plain.seconds).toFixed(2)}x`,
+      `${(withPr.seconds / plain.seconds).toFixed(2)}x / ${(withPr.seconds / noop.seconds).toFixed(2)}x`,
       `${alone.seconds.toFixed(2)}s`,
       `${(sizeMb / alone.seconds).toFixed(1)} MB/s`,
       `${alone.rssMb.toFixed(0)} MB (${(alone.rssMb / sizeMb).toFixed(1)}x input)`,
     ]);
     process.stderr.write(`done ${mb} MB\n`);
   }
-  const head = ['manifests', 'helm template (time / peak RSS)', 'helm template + post-render', 'time ratio', 'post-render alone', 'throughput', 'post-render peak RSS'];
+  const head = ['manifests', 'helm template (time / peak RSS)', 'helm + no-op post-renderer', 'helm + our post-renderer', 'time ratio vs plain / vs no-op', 'post-render alone', 'throughput', 'post-render peak RSS'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   process.stdout.write(`${[fmt(head), fmt(widths.map((w) => '-'.repeat(w))), ...rows.map(fmt)].join('\n')}\n`);
