@@ -68,7 +68,7 @@ export interface TemplateArguments {
   namespace?: string;
   values: ValuesArguments;
   postRendererArgs: string[];
-  /** Render hooks too (the default); tests and the image lister want everything. */
+  /** Also print crds/ (render and images show everything helm would install). */
   includeCrds?: boolean;
 }
 
