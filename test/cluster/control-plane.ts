@@ -16,6 +16,7 @@ import { httpStatus } from './http-probe.js';
 import { applyYaml, conditionOf, getJson, kubectl } from './kube.js';
 import { writeKwokConfig } from './kwok-stages.js';
 import { withLock } from './lock.js';
+import { ensureDebianPackages } from '../setup/debian-packages.js';
 import { topUpVolumePool } from './volume-pool.js';
 import { addTestRun, keepRunning, liveTestRuns, removeTestRun } from './usage.js';
 import {
@@ -51,6 +52,8 @@ const quiet = () => {};
 export async function ensureCluster(opts: EnsureClusterOptions = {}): Promise<ClusterInfo> {
   const log = opts.log ?? quiet;
   return withLock(log, async () => {
+    // Cheap when all are there; the registry tests need them even when a cluster is running.
+    await ensureDebianPackages(log);
     const info = await reuseOrStart(log);
     if (opts.usage === 'test-run') await addTestRun(info.stateDir, info.startedNow);
     if (opts.usage === 'keep') await keepRunning(info.stateDir);

@@ -3,7 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { checkImagesExist } from '../../src/images/registry-preflight.js';
 import { PreflightError } from '../../src/errors.js';
-import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from './registry.js';
+import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from '../images/registry.js';
 
 const creds = { user: 'kots', password: 'pa:ss word' };
 const dockerConfig = (host: string, user: string, password: string) =>
