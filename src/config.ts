@@ -1,11 +1,155 @@
-// Stage "config": the typed options every command runs on, and the validators that turn flag or
-// environment strings into them. Every option has an environment variable because a Job sets
-// env, not argv; the CLI (program.ts) only wires names to these.
+// Stage "config": the options every command shares, declared once (flag, env var, parser,
+// default), and the parsers that turn a flag or an environment string into a typed value.
+// Every option has an environment variable because a Job sets env, not argv. A parser throws
+// OptionValueError saying what it expected; options.ts adds which flag and env var it was.
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { UsageError } from './errors.js';
 import type { SetArgument } from './helm/helm-args.js';
+import { packageRoot } from './helm/helm-binary.js';
+import { parseRegistryAddress } from './images/image-reference.js';
 import type { LogFormat } from './logger.js';
+import { list, optionalList, OptionValueError, type OptionsOf, value } from './options.js';
+import { maskSetArgument, setExpression } from './set-expressions.js';
+
+export { splitWords } from './options.js';
+export type { InstallOptions } from './commands/install-command.js';
+
+/** Go duration syntax, which is what helm's --timeout parses (`90s`, `5m`, `1h30m`). */
+const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+
+export function parseTimeout(raw: string): string {
+  const v = raw.trim();
+  if (v.length > 40 || !GO_DURATION.test(v)) throw new OptionValueError('expected a duration such as 300s, 10m or 1h30m');
+  return v;
+}
+
+export function parseHistoryMax(raw: string): number {
+  const n = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 0 || n > 1_000_000) {
+    throw new OptionValueError('expected a whole number >= 0 (0 keeps every revision)');
+  }
+  return n;
+}
+
+export function parseLogFormat(raw: string): LogFormat {
+  if (raw !== 'json' && raw !== 'pretty') throw new OptionValueError('expected json or pretty');
+  return raw;
+}
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export function parseLogLevel(raw: string): string {
+  const v = raw.trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new OptionValueError(`expected one of ${LOG_LEVELS.join(', ')}`);
+  return v;
+}
+
+export function oneOf<T extends string>(...choices: T[]) {
+  return (raw: string): T => {
+    if (!(choices as string[]).includes(raw)) throw new OptionValueError(`expected ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`);
+    return raw as T;
+  };
+}
+
+export type TakeOwnership = 'first-install' | 'always' | 'never';
+export const parseTakeOwnership = oneOf<TakeOwnership>('first-install', 'always', 'never');
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function parseReleaseName(raw: string): string {
+  // Helm's rule: a DNS-1123 subdomain of at most 53 characters (it becomes part of object names).
+  if (raw.length > 53 || !DNS_SUBDOMAIN.test(raw)) {
+    throw new OptionValueError("expected a release name: lowercase letters, digits, '-' and '.', at most 53 characters");
+  }
+  return raw;
+}
+
+export function parseNamespace(raw: string): string {
+  if (raw.length > 63 || !DNS_LABEL.test(raw)) {
+    throw new OptionValueError("expected a namespace name: lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit");
+  }
+  return raw;
+}
+
+export function parseSecretName(raw: string): string {
+  if (raw.length > 253 || !DNS_SUBDOMAIN.test(raw)) {
+    throw new OptionValueError("expected a Secret name: lowercase letters, digits, '-' and '.', at most 253 characters");
+  }
+  return raw;
+}
+
+export function parseRegistry(raw: string): string {
+  if (raw.length > 255) throw new OptionValueError('expected host[:port][/namespace] of at most 255 characters');
+  try {
+    return parseRegistryAddress(raw).address;
+  } catch (err) {
+    throw new OptionValueError((err as Error).message.replace(/^Local registry address "[^"]*":? ?/, '').trim() + ' (expected host[:port][/namespace], e.g. registry.local:5000/myapp, no https://)');
+  }
+}
+
+/** A path: non-empty, no NUL, bounded. Whether it exists is checked where it is read (exit 3). */
+export function parsePath(raw: string): string {
+  if (raw.trim() === '' || raw.includes('\0') || raw.length > 4096) throw new OptionValueError('expected a file or directory path');
+  return raw;
+}
+
+/**
+ * Repeatable list options. From the environment a list is one string: paths are separated like
+ * PATH/KUBECONFIG (`:`); --set expressions by newlines (a single one may hold commas, as in helm).
+ */
+export function splitPathList(raw: string): string[] {
+  return raw.split(delimiter).map((s) => s.trim()).filter(Boolean);
+}
+
+export function splitLines(raw: string): string[] {
+  return raw.split('\n').map((s) => s.trim()).filter(Boolean);
+}
+
+export function defaultBaseValues(appDir: string): string[] {
+  const dir = join(appDir, 'values');
+  return existsSync(dir) ? [dir] : [];
+}
+
+const maskedSet = (kind: SetArgument['kind']) => (raw: string, ctx: { secrets: import('./secrets.js').SecretRegistry }) => maskSetArgument(kind, raw, ctx.secrets);
+
+/** The options every command takes (chart, release, values, registry, helm, logging). */
+export const commonOptionTable = {
+  chart: value('--chart <path>', 'CHART', 'chart directory or .tgz (default: the one chart under the app directory)', parsePath),
+  appDir: value('--app-dir <dir>', 'APP_DIR', 'where the bundled chart and vendor values live', parsePath, join(packageRoot(), 'app'), '<package>/app'),
+  baseValues: optionalList('--base-values <path>', 'BASE_VALUES', "vendor base values, file or directory (repeatable; ':'-separated in env; default: <app-dir>/values)", {
+    split: splitPathList,
+    parse: parsePath,
+  }),
+  values: list('-f, --values <path>', 'VALUES', "customer values, file or directory of *.yaml (repeatable, in order; ':'-separated in env)", {
+    split: splitPathList,
+    parse: parsePath,
+  }),
+  set: list('--set <expr>', 'SET', 'helm --set (repeatable; one per line in env)', { split: splitLines, parse: setExpression('set'), echo: maskedSet('set') }),
+  setString: list('--set-string <expr>', 'SET_STRING', 'helm --set-string (repeatable; one per line in env)', {
+    split: splitLines,
+    parse: setExpression('set-string'),
+    echo: maskedSet('set-string'),
+  }),
+  setJson: list('--set-json <expr>', 'SET_JSON', 'helm --set-json (repeatable; one per line in env)', {
+    split: splitLines,
+    parse: setExpression('set-json'),
+    echo: maskedSet('set-json'),
+  }),
+  release: value('--release <name>', 'RELEASE', 'release name (default: the chart name)', parseReleaseName),
+  namespace: value('-n, --namespace <ns>', 'NAMESPACE', "target namespace (default: helm's: the pod's own namespace in a Job)", parseNamespace),
+  registry: value('--registry <address>', 'REGISTRY', 'local registry host[:port][/namespace] (KOTS LocalRegistryAddress); unset = no rewrite', parseRegistry),
+  imagePullSecret: value('--image-pull-secret <name>', 'IMAGE_PULL_SECRET', 'pull secret added to every pod spec when rewriting', parseSecretName),
+  imagePath: list('--image-path <kind:path>', 'IMAGE_PATHS', 'extra image location in a custom resource, e.g. Prometheus:spec.image (repeatable)', {
+    split: (v) => v.split(/[\s,]+/).filter(Boolean),
+    parse: parseImagePathSpec,
+    max: 200,
+  }),
+  helmBin: { ...value('--helm-bin <path>', 'HELM_BIN', 'helm binary (default: pinned helm in a dev checkout, else helm on PATH)', parsePath), env: 'HELM_BIN' },
+  logFormat: value('--log-format <format>', 'LOG_FORMAT', 'json (one object per line) or pretty', parseLogFormat, 'json' as LogFormat),
+  logLevel: value('--log-level <level>', 'LOG_LEVEL', LOG_LEVELS.join(', '), parseLogLevel, 'info'),
+};
+
+export type CommonOptionValues = OptionsOf<typeof commonOptionTable>;
 
 export interface CommonOptions {
   chart?: string;
@@ -24,86 +168,31 @@ export interface CommonOptions {
   logLevel: string;
 }
 
-export type TakeOwnership = 'first-install' | 'always' | 'never';
-
-export interface InstallOptions extends CommonOptions {
-  timeout: string;
-  historyMax: number;
-  dryRun: boolean;
-  terminationLog: string;
-  takeOwnership: TakeOwnership;
-  skipPreflight: boolean;
-  registryCaFile?: string;
-  pullSecretFile?: string;
-  /** Passed to helm verbatim (after `--`). */
-  helmArgs: string[];
+/** The common options as the stages use them: --set* in helm's order, base values defaulted. */
+export function toCommonOptions(raw: CommonOptionValues): CommonOptions {
+  return {
+    chart: raw.chart,
+    appDir: raw.appDir,
+    baseValues: raw.baseValues ?? defaultBaseValues(raw.appDir),
+    values: raw.values,
+    // helm applies --set-json, then --set, then --set-string, whatever the argv order.
+    sets: [...raw.setJson, ...raw.set, ...raw.setString],
+    release: raw.release,
+    namespace: raw.namespace,
+    registry: raw.registry,
+    imagePullSecret: raw.imagePullSecret,
+    imagePaths: raw.imagePath,
+    helmBin: raw.helmBin,
+    logFormat: raw.logFormat,
+    logLevel: raw.logLevel,
+  };
 }
 
-/** Go duration syntax, which is what helm's --timeout parses (`90s`, `5m`, `1h30m`). */
-const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
-
-export function parseTimeout(value: string): string {
-  if (!GO_DURATION.test(value.trim())) {
-    throw new UsageError(`invalid --timeout "${value}": expected a duration such as 300s, 10m or 1h30m`, {
-      key: 'timeout',
-      hint: 'Set --timeout / HELM_INSTALLER_TIMEOUT to a number with a unit (s, m, h).',
-    });
+/** `Kind:path` or `group/version/Kind:path`, checked here; airgap.ts parses it for use. */
+function parseImagePathSpec(raw: string): string {
+  if (raw.length > 500 || !/^(?:([^:]+)\/)?([A-Za-z][A-Za-z0-9]*):([A-Za-z0-9_.\-[\]*]+)$/.test(raw.trim())) {
+    throw new OptionValueError('expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image');
   }
-  return value.trim();
+  return raw.trim();
 }
 
-export function parseHistoryMax(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) {
-    throw new UsageError(`invalid --history-max "${value}": expected a whole number >= 0 (0 keeps every revision)`, {
-      key: 'history-max',
-    });
-  }
-  return n;
-}
-
-export function parseLogFormat(value: string): LogFormat {
-  if (value !== 'json' && value !== 'pretty') {
-    throw new UsageError(`invalid --log-format "${value}": expected json or pretty`, { key: 'log-format' });
-  }
-  return value;
-}
-
-export function parseTakeOwnership(value: string): TakeOwnership {
-  if (value !== 'first-install' && value !== 'always' && value !== 'never') {
-    throw new UsageError(`invalid --take-ownership "${value}": expected first-install, always or never`, { key: 'take-ownership' });
-  }
-  return value;
-}
-
-export function parseReleaseName(value: string): string {
-  // Helm's rule: DNS-1123 label-ish, at most 53 characters.
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(value) || value.length > 53) {
-    throw new UsageError(`invalid release name "${value}": lowercase letters, digits and '-', at most 53 characters`, {
-      key: 'release',
-    });
-  }
-  return value;
-}
-
-/**
- * Repeatable list options. From the environment a list is one string: paths are separated like
- * PATH/KUBECONFIG (`:`); --set expressions by newlines (a single one may hold commas, as in helm).
- */
-export function splitPathList(value: string): string[] {
-  return value.split(delimiter).map((s) => s.trim()).filter(Boolean);
-}
-
-export function splitLines(value: string): string[] {
-  return value.split('\n').map((s) => s.trim()).filter(Boolean);
-}
-
-/** Anything after `--`, or HELM_INSTALLER_HELM_ARGS split on white space. */
-export function splitWords(value: string): string[] {
-  return value.split(/\s+/).filter(Boolean);
-}
-
-export function defaultBaseValues(appDir: string): string[] {
-  const dir = join(appDir, 'values');
-  return existsSync(dir) ? [dir] : [];
-}

@@ -4,6 +4,7 @@ import { createLogger, type Logger } from './logger.js';
 import type { CommonOptions } from './config.js';
 import { detectHelm } from './helm/helm-binary.js';
 import { HelmClient } from './helm/helm-client.js';
+import type { SetKind } from './helm/helm-args.js';
 import type { RunState } from './run-state.js';
 import { maskSetExpression, type SecretRegistry } from './secrets.js';
 
@@ -38,7 +39,8 @@ export async function createHelmClient(
 export function maskHelmArgs(args: string[], secrets: SecretRegistry): string[] {
   return args.map((arg, i) => {
     const prev = args[i - 1] ?? '';
-    const masked = /^--set(-string|-json)?$/.test(prev) ? maskSetExpression(arg, secrets) : arg;
+    const kind = /^--(set|set-string|set-json)$/.exec(prev)?.[1] as SetKind | undefined;
+    const masked = kind ? maskSetExpression(arg, secrets, kind) : arg;
     return secrets.maskText(masked);
   });
 }

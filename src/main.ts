@@ -4,14 +4,15 @@
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
-import { installCommand } from './commands/install-command.js';
-import { renderCommand } from './commands/render-command.js';
-import { valuesCommand } from './commands/values-command.js';
-import { imagesCommand } from './commands/images-command.js';
-import { ExitCode } from './errors.js';
+import type { CommandDefinition } from './command.js';
+import { installDefinition } from './commands/install-command.js';
+import { renderDefinition } from './commands/render-command.js';
+import { valuesDefinition } from './commands/values-command.js';
+import { imagesDefinition } from './commands/images-command.js';
+import { ExitCode, UsageError } from './errors.js';
 import { packageRoot } from './helm/helm-binary.js';
 import { buildProgram } from './program.js';
-import { failureSummary, toInstallerError, writeTerminationMessage } from './report.js';
+import { failureSummary, terminationLogPath, toInstallerError, writeTerminationMessage } from './report.js';
 import type { RunState } from './run-state.js';
 import { SecretRegistry } from './secrets.js';
 
@@ -23,28 +24,24 @@ export async function main(argv: string[]): Promise<number> {
     state.logger?.warn({ signal }, 'signal received: stopping helm cleanly');
     controller.abort();
   };
-  const state: RunState = { signal: controller.signal, secrets: new SecretRegistry(), progress: { action: 'parsing options' } };
+  const state: RunState = {
+    signal: controller.signal,
+    secrets: new SecretRegistry(),
+    progress: { action: 'parsing options' },
+    // Known before the options are parsed, so that a bad option leaves a termination message too.
+    terminationLog: terminationLogPath(argv.slice(2), process.env),
+  };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const { program, exitCode } = buildProgram(
-      {
-        install: (o) => installCommand(o, state),
-        values: (o) => valuesCommand(o, state),
-        render: (o) => renderCommand(o, state),
-        images: (o) => imagesCommand(o, state),
-      },
-      readVersion(),
-      argv.slice(2),
-    );
+    const commands = [installDefinition, valuesDefinition, renderDefinition, imagesDefinition] as unknown as CommandDefinition[];
+    const { program, exitCode } = buildProgram(commands, readVersion(), argv.slice(2), state);
     await program.parseAsync(argv);
     return exitCode();
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // --help and --version "fail" with exit code 0; everything else commander rejects is usage.
-      return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    }
-    const error = toInstallerError(err);
+    // --help and --version "fail" with exit code 0.
+    if (err instanceof CommanderError && err.exitCode === 0) return ExitCode.ok;
+    const error = toInstallerError(err instanceof CommanderError ? commanderUsageError(err, argv) : err);
     const summary = failureSummary(error, state.progress, state.secrets);
     state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, release: state.progress.release }, error.message.split('\n')[0]);
     if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
@@ -54,6 +51,15 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/** Commander's complaint (unknown option, missing value, unknown command) as a usage error. */
+function commanderUsageError(err: CommanderError, argv: string[]): UsageError {
+  const command = argv.slice(2).find((a) => !a.startsWith('-'));
+  const message = err.code === 'commander.help' || err.code === 'commander.helpDisplayed' ? 'no command given' : err.message.replace(/^error: /, '');
+  return new UsageError(message, {
+    hint: `Run \`helm-installer ${command && !message.startsWith('unknown command') ? `${command} ` : ''}--help\` for the commands and options (each option also has an environment variable).`,
+  });
 }
 
 function readVersion(): string {

@@ -2,7 +2,7 @@
 // The kubelet shows the termination file (at most 4096 bytes) or, when it is empty, the last
 // 2048 bytes / 80 lines of the log; so the summary is kept under both and is the last thing
 // written. Plain text, never a JSON blob cut in half.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { ExitCode, InstallerError } from './errors.js';
 import type { SecretRegistry } from './secrets.js';
 
@@ -95,4 +95,25 @@ export function writeTerminationMessage(path: string, text: string): boolean {
   } catch {
     return false;
   }
+}
+
+export const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
+
+/**
+ * Where the termination message goes, read from argv and env before any option is parsed: a
+ * usage error must leave a message too. The default path is only used where the kubelet made it,
+ * so a run on a workstation does not create /dev/termination-log.
+ */
+export function terminationLogPath(args: string[], env: NodeJS.ProcessEnv): string | undefined {
+  const end = args.indexOf('--');
+  const own = end < 0 ? args : args.slice(0, end);
+  let fromFlag: string | undefined;
+  own.forEach((a, i) => {
+    if (a === '--termination-log' && own[i + 1] !== undefined) fromFlag = own[i + 1];
+    else if (a.startsWith('--termination-log=')) fromFlag = a.slice('--termination-log='.length);
+  });
+  const fromEnv = env.HELM_INSTALLER_TERMINATION_LOG?.trim();
+  const path = fromFlag ?? (fromEnv ? fromEnv : undefined);
+  if (path) return path;
+  return existsSync(DEFAULT_TERMINATION_LOG) ? DEFAULT_TERMINATION_LOG : undefined;
 }

@@ -1,11 +1,26 @@
 // Secret handling: which keys look secret, and masking their values wherever text is emitted
 // (logs, helm's echoed output, summaries, termination messages).
+import type { SetKind } from './helm/helm-args.js';
+import { maskSetArgument, parseSetArgument } from './set-expressions.js';
 
 const SECRET_KEY = /(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key)/i;
 export const MASK = '[REDACTED]';
 
+// Keys that NAME a secret rather than hold one: `existingSecret: my-db`, `imagePullSecrets`,
+// `secretName`, `passwordKey` (which key of a Secret to read). Masking them hides causes.
+const SECRET_REFERENCE =
+  /^(existing|use)|(secret|password|token|credentials?|auth)s?(name|names|ref|keyref|file|path|filename|mountpath|key|keys)$|^(image)?pullsecrets?$|secretkeyref|^secretkeys$|^(kind|type)$/i;
+// ...except where the "key" suffix is the secret itself (S3's secretKey, an API key).
+const SECRET_ITSELF = /^(secret|private|api|access|encryption|signing|license|master|client)[-_]?key$/i;
+
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+  if (SECRET_ITSELF.test(key)) return true;
+  return SECRET_KEY.test(key) && !SECRET_REFERENCE.test(key);
+}
+
+/** A key that names a secret (its value stays readable, even under a secret-looking map). */
+export function isSecretReference(key: string): boolean {
+  return SECRET_REFERENCE.test(key) && !SECRET_ITSELF.test(key);
 }
 
 /** A set of literal secret values to mask in free text, filled as values layers are read. */
@@ -23,7 +38,7 @@ export class SecretRegistry {
     if (Array.isArray(tree)) {
       for (const item of tree) this.collectFrom(item, underSecret);
     } else if (tree !== null && typeof tree === 'object') {
-      for (const [k, v] of Object.entries(tree)) this.collectFrom(v, underSecret || isSecretKey(k));
+      for (const [k, v] of Object.entries(tree)) this.collectFrom(v, !isSecretReference(k) && (underSecret || isSecretKey(k)));
     } else if (underSecret) {
       this.add(tree);
     }
@@ -41,31 +56,24 @@ export class SecretRegistry {
     if (Array.isArray(tree)) return tree.map((t) => this.maskTree(t, underSecret));
     if (tree !== null && typeof tree === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(tree)) out[k] = this.maskTree(v, underSecret || isSecretKey(k));
+      for (const [k, v] of Object.entries(tree)) out[k] = this.maskTree(v, !isSecretReference(k) && (underSecret || isSecretKey(k)));
       return out;
     }
-    if (underSecret && tree !== null && tree !== undefined && tree !== '') return MASK;
+    // true/false under `auth:` say whether auth is on: never a secret, and useful to read.
+    if (underSecret && tree !== null && tree !== undefined && tree !== '' && typeof tree !== 'boolean') return MASK;
     return typeof tree === 'string' ? this.maskText(tree) : tree;
   }
 }
 
 /**
- * Masks the value of `--set`-style arguments whose key looks secret: `a.password=x` -> `a.password=[REDACTED]`.
- * Helm's --set takes comma-separated pairs; each pair is checked.
+ * Masks the value of `--set`-style arguments whose key looks secret: `a.password=x` -> `a.password=[REDACTED]`,
+ * and secrets inside JSON values. Registers what it finds.
  */
-export function maskSetExpression(expr: string, secrets: SecretRegistry): string {
-  return expr
-    .split(/,(?=[^,=]+=)/)
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      if (eq < 0) return pair;
-      const key = pair.slice(0, eq);
-      const value = pair.slice(eq + 1);
-      if (isSecretKey(key)) {
-        secrets.add(value);
-        return `${key}=${MASK}`;
-      }
-      return pair;
-    })
-    .join(',');
+export function maskSetExpression(expr: string, secrets: SecretRegistry, kind: SetKind = 'set'): string {
+  try {
+    parseSetArgument(kind, expr, secrets);
+  } catch {
+    // Invalid expressions are refused elsewhere; what could be found is registered by now.
+  }
+  return maskSetArgument(kind, expr, secrets);
 }

@@ -37,7 +37,7 @@ export function resolveValues(input: ValuesInput, secrets: SecretRegistry): Reso
     ...input.customerValues.flatMap((p) => expandValuesPath(p).map((file) => ({ file, source: 'customer' as const }))),
   ];
   for (const layer of layers) secrets.collectFrom(readValuesFile(layer.file));
-  for (const s of input.sets) maskSetExpression(s.expression, secrets);
+  for (const s of input.sets) maskSetExpression(s.expression, secrets, s.kind);
   return { layers, sets: input.sets };
 }
 

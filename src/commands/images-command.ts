@@ -8,10 +8,41 @@ import type { ValuesArguments } from '../helm/helm-args.js';
 import { parseImageReference, parseRegistryAddress, planImageRewrites } from '../images/image-reference.js';
 import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
 import { collectImages } from '../images/manifest-images.js';
-import type { ImagesOptions } from '../program.js';
+import { defineCommand } from '../command.js';
+import { type CommonOptions, commonOptionTable, oneOf, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
+import { list, value } from '../options.js';
 import type { RunState } from '../run-state.js';
 import { expandValuesPath, readValuesFile, toValuesArguments } from '../values.js';
+import { maskSetArgument, setExpression } from '../set-expressions.js';
 import { startCommand } from './prepare.js';
+
+export interface ImagesOptions extends CommonOptions {
+  format: 'list' | 'kots';
+  check?: string;
+  unionValues: string[];
+  unionSets: string[];
+}
+
+export const imagesDefinition = defineCommand({
+  name: 'images',
+  description: 'list every image the chart deploys (hooks and subcharts included)',
+  options: {
+    ...commonOptionTable,
+    format: value('--format <format>', 'IMAGES_FORMAT', 'list (one per line) or kots (Application additionalImages)', oneOf('list', 'kots'), 'list' as 'list' | 'kots'),
+    check: value('--check <file>', 'IMAGES_CHECK', "exit 6 when this KOTS Application's additionalImages misses an image", parsePath),
+    unionValues: list('--union-values <file>', 'UNION_VALUES', 'extra values file to render too, for images behind toggles (repeatable)', {
+      split: splitPathList,
+      parse: parsePath,
+    }),
+    unionSet: list('--union-set <expr>', 'UNION_SET', 'extra --set to render too, each its own pass (repeatable)', {
+      split: splitLines,
+      parse: (raw, ctx) => setExpression('set')(raw, ctx).expression,
+      echo: (raw, ctx) => maskSetArgument('set', raw, ctx.secrets),
+    }),
+  },
+  run: (o, state) =>
+    imagesCommand({ ...toCommonOptions(o), format: o.format, check: o.check, unionValues: o.unionValues, unionSets: o.unionSet }, state),
+});
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
   const { chart, release, resolved, helm } = await startCommand(o, state, 2);

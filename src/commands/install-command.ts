@@ -3,13 +3,43 @@
 // release state -> helm upgrade --install -> report. Failures propagate as typed errors to
 // main.ts, which writes the summary and the exit code.
 import { writeSync } from 'node:fs';
-import type { InstallOptions } from '../config.js';
+import { defineCommand } from '../command.js';
+import { type CommonOptions, commonOptionTable, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout, toCommonOptions } from '../config.js';
 import { ReleaseBusyError } from '../errors.js';
+import { type OptionsOf, rest, switchOption, value } from '../options.js';
 import { isPending } from '../helm/helm-results.js';
 import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
 import { toValuesArguments } from '../values.js';
 import { startCommand, withAirgap } from './prepare.js';
+
+export const installOptionTable = {
+  ...commonOptionTable,
+  timeout: value('--timeout <duration>', 'TIMEOUT', 'how long helm waits for resources (Go duration)', parseTimeout, '10m'),
+  historyMax: value('--history-max <n>', 'HISTORY_MAX', 'revisions helm keeps (0 = all)', parseHistoryMax, 5),
+  dryRun: switchOption('--dry-run', 'DRY_RUN', "helm's server-side dry run: nothing changes"),
+  terminationLog: value('--termination-log <path>', 'TERMINATION_LOG', 'where the failure summary is written', parsePath, '/dev/termination-log'),
+  takeOwnership: value(
+    '--take-ownership <when>',
+    'TAKE_OWNERSHIP',
+    'adopt existing objects without helm annotations: first-install, always, never',
+    parseTakeOwnership,
+    'first-install',
+  ),
+  skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'do not check that rewritten images exist in the registry'),
+  registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parsePath),
+  pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePath),
+  helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),
+};
+
+export type InstallOptions = CommonOptions & Omit<OptionsOf<typeof installOptionTable>, keyof typeof commonOptionTable>;
+
+export const installDefinition = defineCommand({
+  name: 'install',
+  description: 'helm upgrade --install the chart with --wait, rolling back on failure',
+  options: installOptionTable,
+  run: (o, state) => installCommand({ ...o, ...toCommonOptions(o) }, state),
+});
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
   const started = Date.now();

@@ -1,9 +1,17 @@
 // `helm-installer render`: the final manifests, exactly what install would apply (helm template
 // with the same layers and the same image rewrite), with no cluster.
-import type { CommonOptions } from '../config.js';
+import { defineCommand } from '../command.js';
+import { type CommonOptions, commonOptionTable, toCommonOptions } from '../config.js';
 import type { RunState } from '../run-state.js';
 import { toValuesArguments } from '../values.js';
 import { startCommand, withAirgap } from './prepare.js';
+
+export const renderDefinition = defineCommand({
+  name: 'render',
+  description: 'print the final manifests (helm template plus the image rewrite); no cluster needed',
+  options: commonOptionTable,
+  run: (o, state) => renderCommand(toCommonOptions(o), state),
+});
 
 export async function renderCommand(o: CommonOptions, state: RunState): Promise<number> {
   const { chart, release, resolved, helm } = await startCommand(o, state, 2);

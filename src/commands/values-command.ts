@@ -2,12 +2,32 @@
 // of helm itself; `--explain` names the layer of each leaf.
 import { basename } from 'node:path';
 import { stringify } from 'yaml';
+import { defineCommand } from '../command.js';
+import { type CommonOptions, commonOptionTable, oneOf, toCommonOptions } from '../config.js';
+import { switchOption, value } from '../options.js';
 import type { RunState } from '../run-state.js';
-import type { ValuesCommandOptions } from '../program.js';
 import { maskSetExpression } from '../secrets.js';
 import { explainLeaves, readLayerValues } from '../values-explain.js';
 import { toValuesArguments } from '../values.js';
 import { startCommand, withAirgap } from './prepare.js';
+
+export interface ValuesCommandOptions extends CommonOptions {
+  explain: boolean;
+  output: 'yaml' | 'json';
+  showSecrets: boolean;
+}
+
+export const valuesDefinition = defineCommand({
+  name: 'values',
+  description: 'print the merged user-supplied values exactly as helm receives them',
+  options: {
+    ...commonOptionTable,
+    explain: switchOption('--explain', 'EXPLAIN', 'show, per leaf, which layer set it'),
+    output: value('-o, --output <format>', 'OUTPUT', 'yaml or json', oneOf('yaml', 'json'), 'yaml' as 'yaml' | 'json'),
+    showSecrets: switchOption('--show-secrets', 'SHOW_SECRETS', 'print values of secret-looking keys instead of [REDACTED]'),
+  },
+  run: (o, state) => valuesCommand({ ...toCommonOptions(o), explain: o.explain, output: o.output, showSecrets: o.showSecrets }, state),
+});
 
 export async function valuesCommand(o: ValuesCommandOptions, state: RunState): Promise<number> {
   const { chart, resolved, helm, secrets } = await startCommand(o, state, 2);
@@ -26,7 +46,7 @@ export async function valuesCommand(o: ValuesCommandOptions, state: RunState): P
         ...resolved.layers.map((l) => ({ file: l.file, label: `${l.source} ${l.file}` })),
         ...generated.map((g) => ({ file: g.file, label: `generated ${g.label}` })),
       ],
-      resolved.sets.map((set) => ({ set, label: `--${set.kind} ${maskSetExpression(set.expression, secrets)}` })),
+      resolved.sets.map((set) => ({ set, label: `--${set.kind} ${maskSetExpression(set.expression, secrets, set.kind)}` })),
     );
     const explained = explainLeaves(shown, layers);
     for (const r of explained) process.stdout.write(`${r.path} = ${JSON.stringify(r.value)}    # ${shortLabel(r.layer)}\n`);

@@ -1,25 +1,95 @@
 import { describe, expect, it } from 'vitest';
-import { parseHistoryMax, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
+import { commonOptionTable, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
+import { installOptionTable } from '../../src/commands/install-command.js';
 import { ExitCode } from '../../src/errors.js';
 import { upgradeInstallArgs } from '../../src/helm/helm-args.js';
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
+import { OptionValueError, parseBoolean, resolveOptions, type GivenValue } from '../../src/options.js';
+import { MASK, SecretRegistry } from '../../src/secrets.js';
 
-describe('option validators', () => {
-  it('accepts Go durations and rejects the rest with a usage error', () => {
+describe('option parsers', () => {
+  it('accepts Go durations and rejects the rest', () => {
     for (const t of ['300s', '10m', '1h30m', '1.5h', '500ms']) expect(parseTimeout(t)).toBe(t);
-    for (const t of ['5', '5x', '', 'ten minutes', '-5m']) {
-      expect(() => parseTimeout(t)).toThrow(expect.objectContaining({ exitCode: ExitCode.usage }));
-    }
+    for (const t of ['5', '5x', '', 'ten minutes', '-5m']) expect(() => parseTimeout(t)).toThrow(OptionValueError);
   });
-  it('validates history-max and release names', () => {
+  it('validates history-max, release, namespace and registry', () => {
     expect(parseHistoryMax('0')).toBe(0);
     expect(() => parseHistoryMax('-1')).toThrow(/whole number/);
+    expect(() => parseHistoryMax('')).toThrow(/whole number/);
     expect(parseReleaseName('storefront-prod')).toBe('storefront-prod');
-    expect(() => parseReleaseName('Storefront_Prod')).toThrow(/invalid release name/);
+    expect(() => parseReleaseName('Storefront_Prod')).toThrow(/release name/);
+    expect(() => parseReleaseName('a'.repeat(54))).toThrow(/53/);
+    expect(parseNamespace('shop-prod')).toBe('shop-prod');
+    for (const ns of ['Shop', 'a.b', '-a', 'a'.repeat(64), '']) expect(() => parseNamespace(ns)).toThrow(/namespace name/);
+    expect(parseRegistry('Registry.Local:5000/app/')).toBe('registry.local:5000/app');
+    expect(() => parseRegistry('https://registry.local')).toThrow(/scheme/);
+  });
+  it('reads booleans the way people write them in env', () => {
+    for (const v of ['true', 'TRUE', '1', 'yes', 'on']) expect(parseBoolean(v)).toBe(true);
+    for (const v of ['false', 'False', '0', 'no', 'off', '', ' ']) expect(parseBoolean(v)).toBe(false);
+    for (const v of ['maybe', '2', 'y']) expect(() => parseBoolean(v)).toThrow(OptionValueError);
   });
   it('splits environment lists', () => {
     expect(splitPathList('/a.yaml:/b:')).toEqual(['/a.yaml', '/b']);
     expect(splitLines('a=1,b=2\n c=3 \n')).toEqual(['a=1,b=2', 'c=3']);
+  });
+});
+
+describe('resolving options: flag, else env, else default, by the same parsers', () => {
+  const resolve = (given: Record<string, GivenValue>, env: Record<string, string>, secrets = new SecretRegistry()) =>
+    resolveOptions(installOptionTable, { given, env, ctx: { secrets } });
+
+  it('a switch set to false in the env is off; true is on; the flag wins', () => {
+    expect(resolve({}, { HELM_INSTALLER_DRY_RUN: 'false' }).dryRun).toBe(false);
+    expect(resolve({}, { HELM_INSTALLER_DRY_RUN: '' }).dryRun).toBe(false);
+    expect(resolve({}, { HELM_INSTALLER_DRY_RUN: 'yes' }).dryRun).toBe(true);
+    expect(resolve({ dryRun: true }, { HELM_INSTALLER_DRY_RUN: 'false' }).dryRun).toBe(true);
+  });
+
+  it('defaults, env values parsed to their types, an empty env value as unset', () => {
+    const o = resolve({}, { HELM_INSTALLER_HISTORY_MAX: '7', HELM_INSTALLER_NAMESPACE: '', HELM_INSTALLER_VALUES: '/a.yaml:/b' });
+    expect(o.historyMax).toBe(7);
+    expect(o.timeout).toBe('10m');
+    expect(o.namespace).toBeUndefined();
+    expect(o.values).toEqual(['/a.yaml', '/b']);
+    expect(o.baseValues).toBeUndefined();
+    expect(o.takeOwnership).toBe('first-install');
+  });
+
+  it('every error names the flag and the env var, all errors at once, exit 2', () => {
+    let error: unknown;
+    try {
+      resolve({ namespace: 'Bad_NS' }, { HELM_INSTALLER_HISTORY_MAX: '-1', HELM_INSTALLER_TIMEOUT: 'soon' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toMatchObject({ exitCode: ExitCode.usage });
+    const lines = (error as Error).message.split('\n');
+    expect(lines).toEqual([
+      'invalid --namespace "Bad_NS" (or env HELM_INSTALLER_NAMESPACE): expected a namespace name: lowercase letters, digits and \'-\', at most 63 characters, starting and ending with a letter or digit',
+      'invalid HELM_INSTALLER_TIMEOUT="soon" (env for --timeout): expected a duration such as 300s, 10m or 1h30m',
+      'invalid HELM_INSTALLER_HISTORY_MAX="-1" (env for --history-max): expected a whole number >= 0 (0 keeps every revision)',
+    ]);
+  });
+
+  it('a bad --set-json never echoes the secret it holds', () => {
+    const secrets = new SecretRegistry();
+    expect(() => resolve({ setJson: ['db={"password":"Hunter-22-Secret","user":"app"'] }, {}, secrets)).toThrow(
+      `invalid --set-json "db={\\"password\\":\\"${MASK}\\",\\"user\\":\\"app\\"" (or env HELM_INSTALLER_SET_JSON): the value of "db" is not valid JSON (syntax error at position 42)`,
+    );
+    expect(secrets.maskText('x Hunter-22-Secret y')).toBe(`x ${MASK} y`);
+  });
+
+  it('lists are bounded', () => {
+    expect(() => resolve({}, { HELM_INSTALLER_SET: Array.from({ length: 1001 }, (_, i) => `k${i}=1`).join('\n') })).toThrow(
+      'HELM_INSTALLER_SET (env for --set) has 1001 items; at most 1000 are accepted',
+    );
+  });
+
+  it('the common table gives every option its own env var', () => {
+    const envs = Object.values(installOptionTable).map((s) => s.env);
+    expect(new Set(envs).size).toBe(envs.length);
+    expect(Object.keys(commonOptionTable).every((k) => k in installOptionTable)).toBe(true);
   });
 });
 
