@@ -9,7 +9,7 @@ export const MASK = '[REDACTED]';
 // Keys that NAME a secret rather than hold one: `existingSecret: my-db`, `imagePullSecrets`,
 // `secretName`, `passwordKey` (which key of a Secret to read). Masking them hides causes.
 const SECRET_REFERENCE =
-  /^(existing|use)|(secret|password|token|credentials?|auth)s?(name|names|ref|keyref|file|path|filename|mountpath|key|keys)$|^(image)?pullsecrets?$|secretkeyref|^secretkeys$|^(kind|type)$/i;
+  /^(existing|use(password|secret|auth|token))|(secret|password|token|credentials?|auth)s?(name|names|ref|keyref|file|path|filename|mountpath|key|keys)$|^(image)?pullsecrets?$|secretkeyref|^secretkeys$|^(kind|type)$/i;
 // ...except where the "key" suffix is the secret itself (S3's secretKey, an API key).
 const SECRET_ITSELF = /^(secret|private|api|access|encryption|signing|license|master|client)[-_]?key$/i;
 

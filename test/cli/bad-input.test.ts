@@ -99,10 +99,10 @@ describe('bad input is refused before helm upgrade starts', () => {
     await expectRefused(['--chart', file], 3, /unsafe chart archive/, /escapes the chart/);
   });
 
-  it('a bad --timeout, from the environment as a Job sets it (exit 2)', async () => {
+  it('a bad --timeout, from the environment as a Job sets it (exit 2), names the env var and the flag', async () => {
     const r = await runCli(['install'], { env: { ...env, HELM_INSTALLER_TIMEOUT: 'soon' } });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain('invalid --timeout "soon"');
+    expect(r.stderr).toContain('invalid HELM_INSTALLER_TIMEOUT="soon" (env for --timeout): expected a duration');
     expect(helmCalls().filter((c) => c.startsWith('upgrade'))).toEqual([]);
   });
 

@@ -75,7 +75,7 @@ describe('resolving options: flag, else env, else default, by the same parsers',
   it('a bad --set-json never echoes the secret it holds', () => {
     const secrets = new SecretRegistry();
     expect(() => resolve({ setJson: ['db={"password":"Hunter-22-Secret","user":"app"'] }, {}, secrets)).toThrow(
-      `invalid --set-json "db={\\"password\\":\\"${MASK}\\",\\"user\\":\\"app\\"" (or env HELM_INSTALLER_SET_JSON): the value of "db" is not valid JSON (syntax error at position 42)`,
+      `invalid --set-json "db={\\"password\\":\\"${MASK}\\",\\"user\\":\\"app\\"" (or env HELM_INSTALLER_SET_JSON): the value of "db" is not valid JSON (syntax error at position 43)`,
     );
     expect(secrets.maskText('x Hunter-22-Secret y')).toBe(`x ${MASK} y`);
   });
