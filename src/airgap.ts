@@ -6,11 +6,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChartInfo } from './chart.js';
 import type { CommonOptions } from './config.js';
-import { InvalidInputError, PreflightError, UsageError } from './errors.js';
+import { type InstallerError, InvalidInputError, PreflightError, UsageError } from './errors.js';
 import type { HelmClient } from './helm/helm-client.js';
 import type { ValuesArguments } from './helm/helm-args.js';
 import { parseRegistryAddress, rewriteImageReference, type LocalRegistry } from './images/image-reference.js';
 import { collectImages, type ExtraImagePath } from './images/manifest-images.js';
+import { postRenderFailure } from './images/post-render-run.js';
 import { preparePostRenderer } from './images/post-renderer-setup.js';
 import { checkImagesExist } from './images/registry-preflight.js';
 import { buildValuesHints } from './images/values-hints.js';
@@ -28,6 +29,8 @@ export interface AirgapSetup {
   generated: { file: string; label: string }[];
   postRendererArgs: string[];
   env: Record<string, string>;
+  /** The post-renderer's own failure, when it reported one (see post-render-run.ts). */
+  postRenderFailure?: () => Promise<InstallerError | undefined>;
   /** Checks that every image of the rendered manifests is in the local registry. */
   preflight?: (renderedManifests: string, logger: Logger, settings: PreflightSettings) => Promise<void>;
 }
@@ -77,6 +80,7 @@ export async function prepareAirgap(
     generated,
     postRendererArgs: postRenderer.helmArgs,
     env: postRenderer.env,
+    postRenderFailure: () => postRenderFailure(postRenderer.reportFile),
     preflight: registry ? (manifests, logger, settings) => checkRegistry(manifests, registry, extraPaths, logger, settings) : undefined,
   };
 }

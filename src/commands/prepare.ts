@@ -48,5 +48,14 @@ export async function withAirgap<T>(
   userValues: ValuesArguments,
   fn: (setup: AirgapSetup) => Promise<T>,
 ): Promise<T> {
-  return withTempDir('helm-installer', async (workDir) => fn(await prepareAirgap(o, chart, helm, userValues, workDir)));
+  return withTempDir('helm-installer', async (workDir) => {
+    const setup = await prepareAirgap(o, chart, helm, userValues, workDir);
+    try {
+      return await fn(setup);
+    } catch (error) {
+      // Helm only knows that its post-renderer failed; our post-renderer's report says why, and
+      // helm stops before it touches a release when its post-renderer fails.
+      throw (await setup.postRenderFailure?.()) ?? error;
+    }
+  });
 }

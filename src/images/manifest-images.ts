@@ -1,20 +1,11 @@
 // Finds every image in helm's rendered manifest stream: the containers of every pod template of
 // the built-in workload kinds (hooks are ordinary documents here), plus user-configured paths for
-// custom resources. Works on the `yaml` Document tree so that the rewriter can edit the exact
-// source ranges of what it finds and leave every other byte alone.
-import {
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseAllDocuments,
-  type Document,
-  type Node,
-  type Scalar,
-  type YAMLMap,
-} from 'yaml';
+// custom resources. Works on the `yaml` Document tree of one document at a time (see
+// manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit the
+// exact source ranges of what it finds and leave every other byte alone.
+import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../errors.js';
+import { parsePiece, sourceComment, splitManifestStream, type ParsedPiece } from './manifest-stream.js';
 
 /**
  * An extra place that holds an image, for custom resources. `path` is dot-separated keys from
@@ -36,7 +27,7 @@ export interface ImageOccurrence {
   namespace?: string;
   /** Where in the object, e.g. `spec.template.spec.containers[0].image` (`items[2].…` in a List). */
   path: string;
-  /** 0-based index of the document in the stream. */
+  /** 0-based index of the document in the stream (of its `---` piece, see manifest-stream.ts). */
   document: number;
   /**
    * 1-based line of the image in the stream helm handed over (not a line of the template: helm
@@ -56,6 +47,7 @@ export interface ImageLocation extends ImageOccurrence {
 
 export interface PodSpecLocation {
   node: YAMLMap;
+  doc: Document.Parsed;
   kind: string;
   name: string;
   path: string;
@@ -64,11 +56,8 @@ export interface PodSpecLocation {
   source?: string;
 }
 
-export interface ManifestStream {
-  text: string;
-  docs: Document.Parsed[];
-  lineCounter: LineCounter;
-}
+/** One document of the stream, parsed: node ranges index into `text`. */
+export type ManifestStream = ParsedPiece;
 
 export type Segment = { key: string; each: boolean } | { key: '*'; each: true };
 
@@ -87,26 +76,9 @@ const WORKLOADS: Record<string, { groups: string[]; specPath: string[] }> = {
 const CONTAINER_LISTS = ['containers', 'initContainers', 'ephemeralContainers'];
 const HELM4_SOURCE_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
 
-/**
- * Parses the stream as YAML 1.1 (what helm's go-yaml speaks, merge keys included). Any syntax
- * error stops everything: rewriting a half-understood stream could ship an unrewritten image.
- */
-export function parseManifestStream(text: string): ManifestStream {
-  const lineCounter = new LineCounter();
-  // uniqueKeys off: go-yaml v2 (sigs.k8s.io/yaml, what the Kubernetes client decodes with)
-  // accepts a repeated key and keeps the last one, and so does `get` below.
-  const docs = parseAllDocuments(text, { version: '1.1', lineCounter, prettyErrors: false, uniqueKeys: false });
-  for (const [index, doc] of docs.entries()) {
-    const error = doc.errors[0];
-    if (error) {
-      const line = lineCounter.linePos(error.pos[0]).line;
-      throw new InvalidInputError(
-        `The rendered manifests are not valid YAML (document ${index + 1}, line ${line} of the stream): ${error.message.split('\n')[0]}`,
-        { file: sourceOf(text, doc), hint: 'Render the chart with `helm template` and fix the template named.' },
-      );
-    }
-  }
-  return { text, docs, lineCounter };
+/** The documents of a whole stream, parsed one at a time (only one tree alive at a time). */
+export function* manifestDocuments(text: string): Generator<ManifestStream> {
+  for (const piece of splitManifestStream(text)) yield parsePiece(piece);
 }
 
 /** Validates an extra path's syntax; a bad one is a configuration mistake. */
@@ -168,6 +140,7 @@ export function locatePodSpecs(stream: ManifestStream): PodSpecLocation[] {
     seen.add(spec.node);
     found.push({
       node: spec.node,
+      doc: ctx.doc,
       kind: ctx.kind,
       name: ctx.name,
       path: spec.path,
@@ -181,7 +154,11 @@ export function locatePodSpecs(stream: ManifestStream): PodSpecLocation[] {
 
 /** Every image in the rendered stream, in document order, without the tree nodes. */
 export function collectImages(text: string, extraPaths: ExtraImagePath[] = []): ImageOccurrence[] {
-  return locateImages(parseManifestStream(text), extraPaths).map(({ node: _node, ...occurrence }) => occurrence);
+  const found: ImageOccurrence[] = [];
+  for (const stream of manifestDocuments(text)) {
+    for (const { node: _node, ...occurrence } of locateImages(stream, extraPaths)) found.push(occurrence);
+  }
+  return found;
 }
 
 interface ObjectContext {
@@ -198,7 +175,8 @@ interface ObjectContext {
 }
 
 function visitObjects(stream: ManifestStream, fn: (obj: YAMLMap, ctx: ObjectContext) => void): void {
-  stream.docs.forEach((doc, document) => {
+  const document = stream.index;
+  stream.docs.forEach((doc) => {
     const source = sourceOf(stream.text, doc);
     const visit = (node: unknown, prefix: string): void => {
       const obj = resolve(node, doc);
@@ -339,14 +317,12 @@ function stringAt(map: YAMLMap, keys: string[], doc: Document.Parsed): string | 
   return isScalar(node) && typeof node.value === 'string' ? node.value : undefined;
 }
 
+/** 1-based line of the node in the whole stream. */
 export function lineOf(stream: ManifestStream, node: { range?: [number, number, number] | null }): number {
-  return node.range ? stream.lineCounter.linePos(node.range[0]).line : 0;
+  return node.range ? stream.line - 1 + stream.lineCounter.linePos(node.range[0]).line : 0;
 }
 
-/** Helm starts every document with `# Source: <chart>/templates/<file>`. */
+/** Helm 3 starts every document with `# Source: <chart>/templates/<file>`. */
 function sourceOf(text: string, doc: Document.Parsed): string | undefined {
-  const start = doc.range[0];
-  const end = doc.contents?.range?.[0] ?? doc.range[1];
-  const match = /^#\s*Source:\s*(\S.*?)\s*$/m.exec(text.slice(start, end));
-  return match?.[1];
+  return sourceComment(text.slice(doc.range[0]), (doc.contents?.range?.[0] ?? doc.range[1]) - doc.range[0]);
 }

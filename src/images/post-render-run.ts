@@ -1,11 +1,13 @@
 // What the post-renderer process does, apart from touching its own stdio: read the plan, rewrite
 // the stream, and append a report line. Helm 4 throws a post-renderer plugin's stderr away, so
-// the report file is the only channel that reliably reaches the installer.
+// the report file is the only channel that reliably reaches the installer. The report stays
+// small (counts and each distinct rewrite once), whatever the stream's size.
 import { appendFile, readFile } from 'node:fs/promises';
-import { InstallerError, UsageError } from '../errors.js';
+import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
 import { parseRegistryAddress } from './image-reference.js';
-import type { ExtraImagePath, ImageOccurrence } from './manifest-images.js';
-import { rewriteManifests, type ImageRewrite, type RewritePlan } from './rewrite-manifests.js';
+import type { ExtraImagePath } from './manifest-images.js';
+import { ManifestSplitter, type ManifestPiece } from './manifest-stream.js';
+import { prepareRewrite, type RewritePlan, type RewriteSummary } from './rewrite-manifests.js';
 
 /** The JSON file handed to the post-renderer with `--plan`. */
 export interface PostRenderPlanFile {
@@ -19,7 +21,7 @@ export interface PostRenderPlanFile {
 }
 
 export type PostRenderReport =
-  | { ok: true; at: string; images: ImageOccurrence[]; rewrites: ImageRewrite[] }
+  | ({ ok: true; at: string } & RewriteSummary)
   | {
       ok: false;
       at: string;
@@ -76,16 +78,47 @@ export function toRewritePlan(plan: PostRenderPlanFile): RewritePlan {
   };
 }
 
-/** Never throws: every failure becomes exit 1, no stdout, a message on stderr and in the report. */
-export async function runPostRender(argv: string[], input: string): Promise<PostRenderOutcome> {
+/** Splits a byte stream into documents as it arrives (UTF-8 decoded across chunk edges). */
+export async function readPieces(input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): Promise<ManifestPiece[]> {
+  const decoder = new TextDecoder('utf-8');
+  const splitter = new ManifestSplitter();
+  const pieces: ManifestPiece[] = [];
+  for await (const chunk of input) {
+    pieces.push(...splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })));
+  }
+  pieces.push(...splitter.push(decoder.decode()), ...splitter.end());
+  return pieces;
+}
+
+/**
+ * Never throws: every failure becomes exit 1, no stdout, a message on stderr and in the report.
+ * Output goes to `write` document by document when given (the process's stdout), else into
+ * `stdout` of the outcome. Nothing is written unless the whole stream could be rewritten.
+ */
+export async function runPostRender(
+  argv: string[],
+  input: string | AsyncIterable<Uint8Array | string>,
+  write?: (chunk: string) => void | Promise<void>,
+): Promise<PostRenderOutcome> {
   let reportFile: string | undefined;
   try {
     const plan = await readPlanFile(parsePlanArgument(argv));
     reportFile = plan.reportFile;
-    const result = rewriteManifests(input, toRewritePlan(plan));
-    await appendReport(reportFile, { ok: true, at: new Date().toISOString(), images: result.images, rewrites: result.rewrites });
-    const stdout = result.output.trim() === '' ? EMPTY_STREAM : result.output;
-    return { exitCode: 0, stdout, stderr: '' };
+    const pieces = await readPieces(typeof input === 'string' ? [input] : input);
+    const prepared = prepareRewrite(pieces, toRewritePlan(plan));
+    await appendReport(reportFile, { ok: true, at: new Date().toISOString(), ...prepared.summary });
+    const chunks: string[] = [];
+    let empty = true;
+    for (const chunk of prepared.output()) {
+      if (empty && chunk.trim() !== '') empty = false;
+      if (write) await write(chunk);
+      else chunks.push(chunk);
+    }
+    if (empty) {
+      if (write) await write(EMPTY_STREAM);
+      return { exitCode: 0, stdout: write ? '' : EMPTY_STREAM, stderr: '' };
+    }
+    return { exitCode: 0, stdout: chunks.join(''), stderr: '' };
   } catch (error) {
     const e = error instanceof InstallerError ? error : undefined;
     const message = error instanceof Error ? error.message : String(error);
@@ -117,6 +150,22 @@ export async function runPostRender(argv: string[], input: string): Promise<Post
 async function appendReport(file: string, report: PostRenderReport): Promise<void> {
   // One write per run keeps each line whole even if helm ever ran two post-renders at once.
   await appendFile(file, `${JSON.stringify(report)}\n`, 'utf8');
+}
+
+/**
+ * The post-renderer's own failure, as the error the installer reports, when its report holds one:
+ * helm only says "plugin exited with error" (helm 4) or passes our stderr along (helm 3), and a
+ * helm failure would be reported as a failed release although helm stopped before touching it.
+ */
+export async function postRenderFailure(reportFile: string): Promise<InstallerError | undefined> {
+  const failed = (await readPostRenderReports(reportFile)).findLast((r) => !r.ok);
+  if (!failed || failed.ok) return undefined;
+  const { message, exitCode, hint, file, key, line } = failed.error;
+  const text = `The image rewrite (post-renderer) stopped before helm touched the cluster: ${message}`;
+  const details = { hint: hint ?? 'Fix the template named above, or run without --registry.', file, key, line };
+  if (exitCode === ExitCode.invalidInput) return new InvalidInputError(text, details);
+  if (exitCode === ExitCode.usage) return new UsageError(text, details);
+  return new InstallerError(ExitCode.internal, text, details);
 }
 
 /** Reads every report line the post-renderer appended (none yet: an empty list). */

@@ -1,12 +1,10 @@
 // Rewrites the images of helm's rendered manifest stream for the local registry and adds the
-// image pull secret to every pod spec.
+// image pull secret to every pod spec, by text edits at node ranges (see text-edits.ts for why).
 //
-// Why text edits at node ranges instead of Document.toString(): the `yaml` printer re-renders
-// every scalar from its value (0x1F -> 0x1f, 1e3 -> 1e+3, folded `>` blocks refolded, sequences
-// re-indented, comment placement shifted). Helm's consumers read YAML 1.1 through go-yaml, so a
-// re-rendered `0777`, `yes` or `12:30` could change meaning. We locate nodes with the Document
-// API and splice new text into the original at their source ranges: every byte we did not mean
-// to change stays as helm wrote it.
+// Two passes over the documents, one parsed tree alive at a time: the first finds every image and
+// pod spec and remembers only where to edit; the plan needs every image of the stream before it
+// can name one (collisions), then the second pass splices the edits into each document's text.
+// Memory is the input's text plus the largest document's tree, whatever the stream's size.
 import { isMap, isScalar, isSeq, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
 import { parseImageReference, planImageRewrites, type LocalRegistry } from './image-reference.js';
@@ -14,7 +12,6 @@ import {
   get,
   locateImages,
   locatePodSpecs,
-  parseManifestStream,
   resolve,
   type ExtraImagePath,
   type ImageLocation,
@@ -22,6 +19,8 @@ import {
   type ManifestStream,
   type PodSpecLocation,
 } from './manifest-images.js';
+import { parsePiece, splitManifestStream, type ManifestPiece } from './manifest-stream.js';
+import { applyEdits, rangeOf, scalarEdit, type TextEdit } from './text-edits.js';
 
 export interface RewritePlan {
   /** Where images go; without it images are left alone (pull secrets may still be added). */
@@ -46,93 +45,151 @@ export interface RewriteResult {
   images: ImageOccurrence[];
 }
 
-interface TextEdit {
-  start: number;
-  end: number;
-  text: string;
+/** What a run did, small whatever the stream's size: counts, and each distinct rewrite once. */
+export interface RewriteSummary {
+  documents: number;
+  /** Image fields found, and how many distinct references they hold. */
+  images: { occurrences: number; distinct: number };
+  /** One entry per distinct rewritten reference, with its first place and how often it occurs. */
+  rewrites: (ImageRewrite & { count: number; document: number; source?: string })[];
+  pullSecretsAdded: number;
 }
 
-// Rewritten references that can stay plain scalars in block and flow context alike.
-const SAFE_PLAIN = /^[a-z0-9][a-zA-Z0-9._\-/:@+]*$/;
+export interface PreparedRewrite {
+  summary: RewriteSummary;
+  /** Every occurrence and rewrite, only when asked for (`collect`): they grow with the stream. */
+  images?: ImageOccurrence[];
+  rewrites?: ImageRewrite[];
+  /** The rewritten stream, one document at a time, in order. */
+  output(): Generator<string>;
+}
+
+/** Where to write one image once the plan names its new reference. */
+interface PendingImage {
+  start: number;
+  end: number;
+  type: Scalar['type'];
+  image: string;
+}
+
+// Rewritten references are validated object names, pull secret names must be too.
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function rewriteManifests(text: string, plan: RewritePlan): RewriteResult {
+  const prepared = prepareRewrite(splitManifestStream(text), plan, { collect: true });
+  return { output: [...prepared.output()].join(''), rewrites: prepared.rewrites!, images: prepared.images! };
+}
+
+export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, options: { collect?: boolean } = {}): PreparedRewrite {
   if (plan.imagePullSecret !== undefined && !(DNS_SUBDOMAIN.test(plan.imagePullSecret) && plan.imagePullSecret.length <= 253)) {
     throw new UsageError(`Image pull secret name "${plan.imagePullSecret}" is not a valid Kubernetes object name`, {
       hint: 'Use the name of an existing docker-registry Secret: lowercase letters, digits, "-" and ".".',
     });
   }
-  const stream = parseManifestStream(text);
-  const locations = locateImages(stream, plan.extraPaths);
-  const images = locations.map(({ node: _node, ...occurrence }) => occurrence);
-  const edits: TextEdit[] = [];
-  const rewrites: ImageRewrite[] = [];
+  const collect = options.collect === true;
+  const images: ImageOccurrence[] = [];
+  const perImage = new Map<string, { count: number; first: ImageLocation }>();
+  const pendingImages = new Map<number, PendingImage[]>();
+  const pieceEdits = new Map<number, TextEdit[]>();
+  let occurrences = 0;
+  let pullSecretsAdded = 0;
 
-  if (plan.registry) {
-    for (const location of locations) validateAt(location);
-    const rewriteMap = planImageRewrites(
-      locations.map((l) => l.image),
-      plan.registry,
-    );
+  // Pass 1: find, validate, remember where to edit; the tree is dropped after each document.
+  for (const piece of pieces) {
+    const stream = parsePiece(piece);
+    const locations = locateImages(stream, plan.extraPaths);
     const edited = new Set<Scalar>();
     for (const location of locations) {
-      const to = rewriteMap.get(location.image);
-      if (to === undefined) continue;
-      rewrites.push({ from: location.image, to, kind: location.kind, name: location.name, path: location.path });
+      occurrences++;
+      if (collect) {
+        const { node: _node, ...occurrence } = location;
+        images.push(occurrence);
+      }
+      const seen = perImage.get(location.image);
+      if (seen) seen.count++;
+      else perImage.set(location.image, { count: 1, first: location });
+      if (!plan.registry) continue;
+      validateAt(location);
       // One anchored scalar may be reached through several aliases: edit it once.
       if (edited.has(location.node)) continue;
       edited.add(location.node);
-      edits.push(replaceScalar(location.node, to));
+      const [start, end] = rangeOf(location.node);
+      listAt(pendingImages, piece.index).push({ start, end, type: location.node.type, image: location.image });
+    }
+    if (plan.imagePullSecret !== undefined) {
+      for (const spec of locatePodSpecs(stream)) {
+        const edit = addPullSecret(stream, spec, plan.imagePullSecret);
+        if (edit) {
+          listAt(pieceEdits, piece.index).push(edit);
+          pullSecretsAdded++;
+        }
+      }
     }
   }
-  if (plan.imagePullSecret !== undefined) {
-    for (const spec of locatePodSpecs(stream)) {
-      const edit = addPullSecret(stream, spec, plan.imagePullSecret);
-      if (edit) edits.push(edit);
+
+  const rewriteMap = plan.registry ? planImageRewrites(perImage.keys(), plan.registry) : new Map<string, string>();
+  const summary: RewriteSummary = {
+    documents: pieces.length,
+    images: { occurrences, distinct: perImage.size },
+    rewrites: [...rewriteMap].map(([from, to]) => {
+      const { count, first } = perImage.get(from)!;
+      return {
+        from,
+        to,
+        kind: first.kind,
+        name: first.name,
+        path: first.path,
+        count,
+        document: first.document,
+        ...(first.source !== undefined ? { source: first.source } : {}),
+      };
+    }),
+    pullSecretsAdded,
+  };
+  const rewrites = collect
+    ? images.flatMap((o) => {
+        const to = rewriteMap.get(o.image);
+        return to === undefined ? [] : [{ from: o.image, to, kind: o.kind, name: o.name, path: o.path }];
+      })
+    : undefined;
+
+  // Pass 2: splice each document's edits into its text.
+  function* output(): Generator<string> {
+    for (const piece of pieces) {
+      const edits = pieceEdits.get(piece.index) ?? [];
+      for (const pending of pendingImages.get(piece.index) ?? []) {
+        const to = rewriteMap.get(pending.image);
+        if (to === undefined) continue;
+        edits.push(scalarEdit({ type: pending.type, range: [pending.start, pending.end, pending.end] }, to, piece.text));
+      }
+      yield applyEdits(piece.text, edits);
     }
   }
-  return { output: applyEdits(text, edits), rewrites, images };
+  return { summary, ...(collect ? { images, rewrites } : {}), output };
 }
 
-/** Invalid references are reported with the object and line they came from. */
+function listAt<T>(map: Map<number, T[]>, key: number): T[] {
+  let list = map.get(key);
+  if (!list) map.set(key, (list = []));
+  return list;
+}
+
+/** Invalid references are reported with the document, object and line they came from. */
 function validateAt(location: ImageLocation): void {
   try {
     parseImageReference(location.image);
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error;
     throw new InvalidInputError(
-      `${error.message} (${location.kind} "${location.name}", ${location.path}, line ${location.line} of the rendered manifests)`,
+      `${error.message} (document ${location.document + 1}: ${location.kind} "${location.name}", ${location.path}, line ${location.line} of the rendered manifests)`,
       { file: location.source, key: location.path, hint: error.hint },
     );
   }
 }
 
-function replaceScalar(node: Scalar, value: string): TextEdit {
-  const [start, end] = rangeOf(node);
-  let text: string;
-  switch (node.type) {
-    case 'QUOTE_SINGLE':
-      text = `'${value.replaceAll("'", "''")}'`;
-      break;
-    case 'PLAIN':
-      text = SAFE_PLAIN.test(value) ? value : JSON.stringify(value);
-      break;
-    case 'BLOCK_FOLDED':
-    case 'BLOCK_LITERAL':
-      // A block scalar's range runs through its final line break; keep one.
-      text = `${JSON.stringify(value)}\n`;
-      break;
-    default:
-      // JSON strings are valid YAML double-quoted scalars.
-      text = JSON.stringify(value);
-  }
-  return { start, end, text };
-}
-
 function addPullSecret(stream: ManifestStream, spec: PodSpecLocation, secret: string): TextEdit | undefined {
   const { text } = stream;
-  const doc = stream.docs[spec.document];
-  if (!doc) return undefined;
+  const doc = spec.doc;
   const entry = `{name: ${JSON.stringify(secret)}}`;
   const existing = get(spec.node, 'imagePullSecrets', doc);
   const pair = spec.node.items.findLast((p) => isScalar(p.key) && p.key.value === 'imagePullSecrets');
@@ -187,11 +244,6 @@ function keyOf(map: YAMLMap): Node {
   return key;
 }
 
-function rangeOf(node: Node): [number, number] {
-  if (!node.range) throw new InstallerError(ExitCode.internal, 'Internal error: a parsed YAML node without a source range');
-  return [node.range[0], node.range[1]];
-}
-
 function columnOf(text: string, offset: number): number {
   return offset - (text.lastIndexOf('\n', offset - 1) + 1);
 }
@@ -200,16 +252,4 @@ function expectChar(text: string, offset: number, char: string, spec: PodSpecLoc
   if (text[offset] !== char) {
     throw new InstallerError(ExitCode.internal, `Internal error: expected "${char}" at line ${spec.line} of ${spec.kind} "${spec.name}"`);
   }
-}
-
-function applyEdits(text: string, edits: TextEdit[]): string {
-  const sorted = [...edits].sort((a, b) => a.start - b.start);
-  let out = '';
-  let cursor = 0;
-  for (const edit of sorted) {
-    if (edit.start < cursor) throw new InstallerError(ExitCode.internal, 'Internal error: overlapping manifest edits');
-    out += text.slice(cursor, edit.start) + edit.text;
-    cursor = edit.end;
-  }
-  return out + text.slice(cursor);
 }

@@ -55,10 +55,24 @@ describe('runPostRender', () => {
     await runPostRender([`--plan=${plan}`], POD);
     const reports = await readPostRenderReports(reportFile);
     expect(reports).toHaveLength(2);
-    expect(reports[0]).toMatchObject({
+    expect(reports[0]).toEqual({
       ok: true,
-      images: [{ image: 'nginx:1.27', kind: 'Pod', name: 'p', source: 'demo/templates/pod.yaml' }],
-      rewrites: [{ from: 'nginx:1.27', to: 'registry.local:5000/app/nginx:1.27' }],
+      at: expect.any(String),
+      documents: 1,
+      images: { occurrences: 1, distinct: 1 },
+      rewrites: [
+        {
+          from: 'nginx:1.27',
+          to: 'registry.local:5000/app/nginx:1.27',
+          count: 1,
+          kind: 'Pod',
+          name: 'p',
+          path: 'spec.containers[0].image',
+          document: 0,
+          source: 'demo/templates/pod.yaml',
+        },
+      ],
+      pullSecretsAdded: 0,
     });
   });
 

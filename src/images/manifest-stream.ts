@@ -1,0 +1,178 @@
+// How helm's rendered manifest stream is read: split into documents at `---` lines, each document
+// parsed on its own with the `yaml` package, lenient where go-yaml is. One document's tree is alive
+// at a time, so memory follows the largest document, not the stream.
+//
+// Why a lexer override: helm 4 re-serialises every manifest with go-yaml before the post-renderer
+// sees it, and go-yaml writes a single-quoted string that ends in a line break with its closing
+// quote (and any trailing empty lines) at column 0, even deep inside a block:
+//
+//       description: 'first line
+//
+//         second line
+//
+//   '
+//
+// go-yaml, PyYAML and js-yaml read that; the `yaml` package's lexer ends the scalar at the
+// unindented line and reports "Missing closing 'quote" (a popular monitoring chart's alert rules
+// gave 78 errors). go-yaml's rule is simply "a quoted scalar runs to its closing quote", and the
+// indentation of its continuation lines never changes its value (leading blanks are folded away),
+// so reading it that way is exact. Only the quoted-scalar step of the lexer is replaced; the rest of
+// YAML stays the library's.
+import { Composer, LineCounter, Lexer, Parser, type Document } from 'yaml';
+import { ExitCode, InstallerError, InvalidInputError } from '../errors.js';
+
+/** One document's text, cut from the stream; the stream is the concatenation of these, in order. */
+export interface ManifestPiece {
+  /** 0-based index of the piece (the document) in the stream. */
+  index: number;
+  /** The text, from its `---` line (when it has one) up to the next `---` line. */
+  text: string;
+  /** 1-based line of the stream where `text` starts. */
+  line: number;
+}
+
+/** One parsed piece. Node ranges index into `text`; `lineCounter` counts lines of `text`. */
+export interface ParsedPiece extends ManifestPiece {
+  /** Usually one; a `...` end marker followed by content makes more. */
+  docs: Document.Parsed[];
+  lineCounter: LineCounter;
+}
+
+// YAML's document start marker: `---` at column 0, then a blank, a line end or the end.
+const DOCUMENT_START = /^---(?=[ \t\r\n]|$)/gm;
+
+/** Cuts the stream at every `---` line. Text before the first marker is a piece of its own. */
+export function splitManifestStream(text: string): ManifestPiece[] {
+  const splitter = new ManifestSplitter();
+  const pieces = splitter.push(text);
+  pieces.push(...splitter.end());
+  return pieces;
+}
+
+/**
+ * The same cut for a stream that arrives in chunks (the post-renderer's stdin): complete pieces
+ * come out as soon as the next `---` line is seen, so no second copy of the stream is needed.
+ */
+export class ManifestSplitter {
+  private pending = '';
+  private index = 0;
+  private line = 1;
+  private scanned = 0;
+
+  push(chunk: string): ManifestPiece[] {
+    this.pending += chunk;
+    const out: ManifestPiece[] = [];
+    // Only whole lines can be judged: a chunk may end inside `--`.
+    const lastBreak = this.pending.lastIndexOf('\n');
+    if (lastBreak === -1) return out;
+    let start = 0;
+    // A marker at offset 0 starts the current piece; lines before `scanned` held no marker.
+    DOCUMENT_START.lastIndex = Math.max(1, this.scanned);
+    for (let m = DOCUMENT_START.exec(this.pending); m && m.index <= lastBreak; m = DOCUMENT_START.exec(this.pending)) {
+      if (m.index > 0) out.push(this.cut(start, m.index));
+      start = m.index;
+      DOCUMENT_START.lastIndex = m.index + 3;
+    }
+    this.pending = this.pending.slice(start);
+    this.scanned = lastBreak + 1 - start;
+    return out;
+  }
+
+  end(): ManifestPiece[] {
+    const out = this.pending === '' ? [] : [this.cut(0, this.pending.length)];
+    this.pending = '';
+    this.scanned = 0;
+    return out;
+  }
+
+  private cut(start: number, end: number): ManifestPiece {
+    const text = this.pending.slice(start, end);
+    const piece = { index: this.index++, text, line: this.line };
+    this.line += countLines(text);
+    return piece;
+  }
+}
+
+function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * Parses one piece as YAML 1.1 (what helm's go-yaml speaks, merge keys included). A syntax error
+ * stops everything: rewriting a half-understood stream could ship an unrewritten image.
+ */
+export function parsePiece(piece: ManifestPiece): ParsedPiece {
+  const lineCounter = new LineCounter();
+  const parser = new Parser(lineCounter.addNewLine);
+  (parser as unknown as { lexer: Lexer }).lexer = new GoYamlLexer();
+  // uniqueKeys off: go-yaml v2 (sigs.k8s.io/yaml, what the Kubernetes client decodes with)
+  // accepts a repeated key and keeps the last one.
+  const composer = new Composer({ version: '1.1', uniqueKeys: false, prettyErrors: false });
+  const docs = Array.from(composer.compose(parser.parse(piece.text)));
+  for (const doc of docs) {
+    const error = doc.errors[0];
+    if (error) {
+      const line = piece.line - 1 + lineCounter.linePos(error.pos[0]).line;
+      throw new InvalidInputError(
+        `The rendered manifests are not valid YAML (document ${piece.index + 1}, line ${line} of the stream): ${error.message.split('\n')[0]}`,
+        { file: sourceComment(piece.text), hint: 'Render the chart with `helm template` and fix the template named.' },
+      );
+    }
+  }
+  return { ...piece, docs, lineCounter };
+}
+
+/** Helm 3 starts every document with `# Source: <chart>/templates/<file>`. */
+export function sourceComment(text: string, end = text.length): string | undefined {
+  const head = text.slice(0, Math.min(end, 4096));
+  const match = /^#\s*Source:\s*(\S.*?)\s*$/m.exec(head);
+  return match?.[1];
+}
+
+// The library's lexer, with go-yaml's rule for quoted scalars (see the top of this file). The
+// members used are private in the library's typings, so they are reached through a cast; the
+// guard below turns a library change into a clear internal error instead of a silent misread,
+// and the tests run real helm 4 output through it.
+type LexerInternals = {
+  buffer: string;
+  pos: number;
+  atEnd: boolean;
+  flowLevel: number;
+  charAt(n: number): string | undefined;
+  setNext(state: string): string;
+  pushToIndex(i: number, allowEmpty: boolean): Generator<string, number>;
+};
+
+class GoYamlLexer extends Lexer {}
+
+function* parseQuotedScalar(this: LexerInternals): Generator<string, string> {
+  const buffer = this.buffer;
+  const quote = this.charAt(0)!;
+  let end = buffer.indexOf(quote, this.pos + 1);
+  if (quote === "'") {
+    while (end !== -1 && buffer[end + 1] === "'") end = buffer.indexOf("'", end + 2);
+  } else {
+    while (end !== -1) {
+      let backslashes = 0;
+      while (buffer[end - 1 - backslashes] === '\\') backslashes += 1;
+      if (backslashes % 2 === 0) break;
+      end = buffer.indexOf('"', end + 1);
+    }
+  }
+  if (end === -1) {
+    if (!this.atEnd) return this.setNext('quoted-scalar');
+    end = buffer.length;
+  }
+  yield* this.pushToIndex(end + 1, false);
+  return this.flowLevel ? 'flow' : 'doc';
+}
+Object.defineProperty(GoYamlLexer.prototype, 'parseQuotedScalar', { value: parseQuotedScalar });
+
+const internals = Lexer.prototype as unknown as Record<string, unknown>;
+for (const member of ['parseQuotedScalar', 'charAt', 'setNext', 'pushToIndex']) {
+  if (typeof internals[member] !== 'function') {
+    throw new InstallerError(ExitCode.internal, `Internal error: the yaml package's Lexer has no ${member}(); the go-yaml quoted-scalar rule needs updating`);
+  }
+}
