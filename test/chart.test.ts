@@ -301,6 +301,14 @@ describe.each(['helm4', 'helm3'] as const)('the storefront chart with %s', (name
     }
   });
 
+  it('keeps the database on an emptyDir and creates no claim with database.storage.enabled=false', () => {
+    const db = find(render(name, ['--set', 'database.storage.enabled=false']), 'StatefulSet', 'storefront-db');
+    expect(db.spec).not.toHaveProperty('volumeClaimTemplates');
+    expect(db.spec.template.spec.volumes).toContainEqual({ name: 'data', emptyDir: {} });
+    const mounts = db.spec.template.spec.containers[0].volumeMounts.map((m: { name: string }) => m.name);
+    expect(mounts).toContain('data');
+  });
+
   it('uses database.existingSecret instead of creating Secrets, and a storage class when given', () => {
     const objects = render(name, [
       '--set', 'database.existingSecret=customer-db',

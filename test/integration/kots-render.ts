@@ -48,6 +48,8 @@ export interface KotsRenderResult {
   dropped: { source: string; error: string }[];
   /** The same documents as one stream for `kubectl apply -f -`. */
   yaml: string;
+  /** The Application's statusInformers as KOTS renders them (empty ones left out). */
+  statusInformers: string[];
 }
 
 /** The ConfigValues file kots-render (and `kots install --config-values`) reads. */
@@ -70,8 +72,8 @@ export async function kotsRender(o: KotsRenderOptions): Promise<KotsRenderResult
   if (o.airgap) args.push('--airgap');
   args.push(...(o.files ?? [join(repoRoot, 'kots')]));
   const r = await execa(bin, args, { reject: false });
-  if (r.exitCode !== 0) return { exitCode: r.exitCode ?? 1, stderr: r.stderr, documents: [], dropped: [], yaml: '' };
-  const out = JSON.parse(r.stdout) as { documents: KotsRenderResult['documents']; dropped: KotsRenderResult['dropped'] };
+  if (r.exitCode !== 0) return { exitCode: r.exitCode ?? 1, stderr: r.stderr, documents: [], dropped: [], yaml: '', statusInformers: [] };
+  const out = JSON.parse(r.stdout) as Pick<KotsRenderResult, 'documents' | 'dropped' | 'statusInformers'>;
   return {
     exitCode: 0,
     stderr: r.stderr,

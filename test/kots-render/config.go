@@ -18,12 +18,12 @@ type ItemValue struct {
 }
 
 type configItem struct {
-	Name     string      `yaml:"name"`
-	Type     string      `yaml:"type"`
-	Default  interface{} `yaml:"default"`
-	Value    interface{} `yaml:"value"`
-	Filename string      `yaml:"filename"`
-	ReadOnly bool        `yaml:"readonly"`
+	Name     string       `yaml:"name"`
+	Type     string       `yaml:"type"`
+	Default  interface{}  `yaml:"default"`
+	Value    interface{}  `yaml:"value"`
+	Filename string       `yaml:"filename"`
+	ReadOnly bool         `yaml:"readonly"`
 	Items    []configItem `yaml:"items"` // radio/select children
 }
 

@@ -40,6 +40,9 @@ type droppedDoc struct {
 type result struct {
 	Documents []renderedDoc `json:"documents"`
 	Dropped   []droppedDoc  `json:"dropped"`
+	// The Application's statusInformers as KOTS's operator renders them (applyStatusInformers):
+	// each through the builder, an empty result left out.
+	StatusInformers []string `json:"statusInformers"`
 }
 
 func main() {
@@ -147,6 +150,7 @@ type upstreamFile struct {
 func render(paths []string, answered map[string]ItemValue, s *Settings, pullSecret bool) (*result, error) {
 	var files []upstreamFile
 	var config *configDoc
+	var informers []string
 	for _, p := range paths {
 		raw, err := os.ReadFile(p)
 		if err != nil {
@@ -165,8 +169,19 @@ func render(paths []string, answered map[string]ItemValue, s *Settings, pullSecr
 					return nil, fmt.Errorf("%s: the Config: %w", p, err)
 				}
 				config = &c
-			case head.APIVersion == "kots.io/v1beta1" && head.Kind == "Application" && s.AppSlug == "":
-				s.AppSlug = head.Metadata.Name
+			case head.APIVersion == "kots.io/v1beta1" && head.Kind == "Application":
+				if s.AppSlug == "" {
+					s.AppSlug = head.Metadata.Name
+				}
+				var app struct {
+					Spec struct {
+						StatusInformers []string `yaml:"statusInformers"`
+					} `yaml:"spec"`
+				}
+				if err := yaml.Unmarshal(doc, &app); err != nil {
+					return nil, fmt.Errorf("%s: the Application: %w", p, err)
+				}
+				informers = append(informers, app.Spec.StatusInformers...)
 			}
 		}
 	}
@@ -178,7 +193,18 @@ func render(paths []string, answered map[string]ItemValue, s *Settings, pullSecr
 		return nil, err
 	}
 
-	res := &result{Documents: []renderedDoc{}, Dropped: []droppedDoc{}}
+	res := &result{Documents: []renderedDoc{}, Dropped: []droppedDoc{}, StatusInformers: []string{}}
+	for _, informer := range informers {
+		rendered, err := b.String(informer)
+		if err != nil {
+			// KOTS logs the error and skips the informer.
+			fmt.Fprintf(os.Stderr, "kots-render: warning: status informer %q: %v\n", informer, err)
+			continue
+		}
+		if rendered != "" {
+			res.StatusInformers = append(res.StatusInformers, rendered)
+		}
+	}
 	for _, f := range files {
 		// ExcludeKotsKinds: KOTS's own kinds are taken out before rendering (they are read by KOTS
 		// itself and need not be valid YAML once rendered).

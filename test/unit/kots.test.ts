@@ -34,18 +34,49 @@ describe('kots/', () => {
     expect(validate('application-kots-v1beta1.json', { ...app, spec: { ...app.spec, additionalImages: 'nginx' } })).not.toEqual([]);
   });
 
-  it('every ConfigOption the installer Job reads is a config item', () => {
+  it('every ConfigOption the KOTS files read is a config item, and every item is read', () => {
     const [config] = docs('kots-config.yaml');
     const items = new Set(config.spec.groups.flatMap((g: any) => g.items.map((i: any) => i.name)));
-    const used = [...read('installer-job.yaml').matchAll(/ConfigOption(?:Equals)? "([a-z_]+)"/g)].map((m) => m[1]);
-    expect(used.length).toBeGreaterThan(4);
+    const used = ['installer-job.yaml', 'kots-app.yaml', 'kots-config.yaml'].flatMap((f) => [...read(f).matchAll(/ConfigOption\w* "([a-z_]+)"/g)].map((m) => m[1]));
     for (const name of used) expect(items, name).toContain(name);
+    // An item no template reads is a question whose answer goes nowhere.
+    const readByJob = new Set([...read('installer-job.yaml').matchAll(/ConfigOption\w* "([a-z_]+)"/g)].map((m) => m[1]));
+    expect([...items].filter((i) => !readByJob.has(i as string))).toEqual([]);
     const password = config.spec.groups.flatMap((g: any) => g.items).find((i: any) => i.name === 'database_password');
     expect(password.type).toBe('password');
     // The password goes to a Secret, not the ConfigMap.
     const objects = docs('installer-job.yaml');
     expect(objects.find((o) => o.kind === 'ConfigMap').data['values.yaml']).not.toContain('database_password');
     expect(objects.find((o) => o.kind === 'Secret').stringData['values.yaml']).toContain('database_password');
+  });
+
+  it('prints every free-text answer through toJson (any string survives; squote does not escape a quote)', () => {
+    const [config] = docs('kots-config.yaml');
+    const freeText = new Set(
+      config.spec.groups.flatMap((g: any) => g.items).filter((i: any) => ['text', 'textarea', 'password'].includes(i.type ?? 'text')).map((i: any) => i.name),
+    );
+    const actions = [...read('installer-job.yaml').matchAll(/repl\{\{(.*?)\}\}/g)].map((m) => m[1]!.trim());
+    const printing = actions.filter((a) => [...a.matchAll(/ConfigOption "([a-z_]+)"/g)].some((m) => freeText.has(m[1])));
+    expect(printing.length).toBeGreaterThan(4);
+    // web_replicas is validated as digits by the Config and printed as a number.
+    for (const a of printing) expect(a, a).toMatch(/\| (toJson|ParseInt)$/);
+    expect(actions.filter((a) => /\bs?quote\b/.test(a))).toEqual([]);
+    // The other delimiter's output is parsed again by KOTS: not used.
+    expect(read('installer-job.yaml')).not.toContain('{{repl');
+  });
+
+  it('the Job is named per release, keeps a failed run readable, and its image is in the airgap bundle', () => {
+    const raw = read('installer-job.yaml');
+    expect(raw).toMatch(/^  name: storefront-installer-repl\{\{ Sequence \}\}$/m);
+    const job = docs('installer-job.yaml').find((o) => o.kind === 'Job');
+    // hook-failed would delete the Job between a failed attempt and its retry (KOTS's informer
+    // deletes on active == 0 && failed > 0).
+    expect(job.metadata.annotations['kots.io/hook-delete-policy']).toBe('hook-succeeded');
+    expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThanOrEqual(86400);
+    const image = /image: repl\{\{ LocalImageName "([^"]+)" \}\}/.exec(raw)?.[1];
+    expect(image).toBe('ghcr.io/acme-shop/storefront-installer:1.4.0');
+    const [app] = docs('kots-app.yaml');
+    expect(app.spec.additionalImages).toContain(image);
   });
 
   it("the Job's podFailurePolicy fails at once exactly on the exit codes a retry cannot fix", () => {

@@ -1,0 +1,229 @@
+// kots/ rendered as KOTS renders it (test/kots-render) for the scenarios a customer meets: the
+// API server accepts every rendered object (server-side dry run), the installer accepts the
+// rendered values, and running the installer exactly as the rendered Job would (its env, its
+// mounts as files) installs what the answers asked for.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
+import { helm4, runCli, tempDir, type CliResult } from '../helpers.js';
+import { kinds, kubeconfig } from './cluster-helpers.js';
+import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
+
+const opts = () => ({ kubeconfig: kubeconfig() });
+const namespaces: string[] = [];
+afterAll(async () => {
+  for (const ns of namespaces) await deleteNamespace(ns, opts());
+});
+
+async function namespace(prefix: string): Promise<string> {
+  const ns = await createNamespace(prefix, opts());
+  namespaces.push(ns);
+  return ns;
+}
+
+const objects = (r: KotsRenderResult) => r.documents.map((d) => parse(d.content) as any);
+const find = (r: KotsRenderResult, kind: string, name?: string) => {
+  const o = objects(r).find((x) => x.kind === kind && (name === undefined || x.metadata.name === name));
+  if (!o) throw new Error(`no ${kind} ${name ?? ''} among ${r.documents.map((d) => d.source).join(', ')}`);
+  return o;
+};
+
+/** Renders, checks KOTS keeps every document, and runs the server-side dry run of all of them. */
+async function renderAndDryRun(o: KotsRenderOptions): Promise<KotsRenderResult> {
+  const r = await kotsRender(o);
+  expect(r.exitCode, r.stderr).toBe(0);
+  expect(r.dropped).toEqual([]);
+  const dry = await kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], { ...opts(), namespace: o.namespace, input: r.yaml, reject: false });
+  expect(dry.exitCode, dry.stderr).toBe(0);
+  return r;
+}
+
+/**
+ * Runs the built CLI as the rendered Job's container would: its args and env, with the mounts
+ * (/config/...) materialised as files from the rendered ConfigMap and Secrets.
+ */
+async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  const job = find(r, 'Job');
+  const pod = job.spec.template.spec;
+  const container = pod.containers[0];
+  const root = tempDir('kots-job');
+  for (const mount of container.volumeMounts as { name: string; mountPath: string }[]) {
+    const volume = pod.volumes.find((v: any) => v.name === mount.name);
+    const dir = join(root, mount.mountPath);
+    mkdirSync(dir, { recursive: true });
+    let files: Record<string, string> = {};
+    if (volume.configMap) files = find(r, 'ConfigMap', volume.configMap.name).data ?? {};
+    if (volume.secret) {
+      const secret = objects(r).find((x) => x.kind === 'Secret' && x.metadata.name === volume.secret.secretName);
+      if (!secret && !volume.secret.optional) throw new Error(`Secret ${volume.secret.secretName} missing: the pod would never start`);
+      files = { ...secret?.stringData };
+      for (const [k, v] of Object.entries<string>(secret?.data ?? {})) files[k] = Buffer.from(v, 'base64').toString();
+    }
+    for (const [k, v] of Object.entries(files)) writeFileSync(join(dir, k), v);
+  }
+  const env: Record<string, string> = {};
+  for (const e of container.env as { name: string; value: string }[]) env[e.name] = e.value.replaceAll('/config/', `${root}/config/`);
+  // The Job runs `install`; `values` and `render` read the same env and files.
+  expect(container.args).toEqual(['install']);
+  return runCli([command], {
+    env: { ...env, KUBECONFIG: kubeconfig(), HELM_INSTALLER_TIMEOUT: '120s', HELM_INSTALLER_TERMINATION_LOG: join(root, 'termination-log'), ...extraEnv },
+  });
+}
+
+async function userValues(release: string, ns: string): Promise<any> {
+  return JSON.parse(execFileSync(helm4, ['get', 'values', release, '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString());
+}
+
+const PASSWORD = 'it\'s "q" #x: {y} - z \\';
+const required = (extra: Record<string, ConfigValue> = {}): Record<string, ConfigValue> => ({ database_password: { valuePlaintext: 'pw-1' }, ...extra });
+
+describe('kots/ rendered by KOTS, applied and installed', () => {
+  it('online defaults: the Job as shipped, a PVC of the default size, status informers that name real workloads', async () => {
+    const ns = await namespace('kots-online');
+    const r = await renderAndDryRun({ namespace: ns, sequence: 3, values: required() });
+    const job = find(r, 'Job');
+    expect(job.metadata.name).toBe('storefront-installer-3');
+    expect(job.spec.template.spec.containers[0].image).toBe('ghcr.io/acme-shop/storefront-installer:1.4.0');
+    expect(objects(r).filter((o) => o.metadata.name === 'storefront-tls')).toEqual([]); // excluded: no HTTPS chosen
+    const env = Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    expect(env).toMatchObject({ HELM_INSTALLER_NAMESPACE: ns, HELM_INSTALLER_REGISTRY: '', HELM_INSTALLER_IMAGE_PULL_SECRET: '' });
+
+    const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
+    expect(values.exitCode, values.stderr).toBe(0);
+    expect(parse(values.stdout)).toMatchObject({
+      web: { hostname: 'shop.example.com', replicaCount: 2, ingress: { enabled: false, tls: false } },
+      database: { storage: { enabled: true, size: '20Gi' } },
+      cache: { enabled: true },
+      report: { recipients: [] },
+    });
+
+    const install = await runAsJob(r, 'install');
+    expect(install.exitCode, install.stderr).toBe(0);
+    const claims = await kinds(ns, 'pvc');
+    expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage])).toEqual([['data-storefront-db-0', '20Gi']]);
+    expect(r.stderr).toBe('');
+    // Each informer (kind/name, in the namespace KOTS deploys to) names a workload the install created.
+    const informers = (await kotsRender({ namespace: ns, values: required() })).statusInformers;
+    expect(informers).toEqual(['deployment/storefront-web', 'statefulset/storefront-db', 'deployment/storefront-cache']);
+    for (const informer of informers) await getJson(['get', informer], { namespace: ns, ...opts() });
+  });
+
+  it('airgap: the installer image and every chart image come from the local registry, with KOTS pull secret', async () => {
+    const ns = await namespace('kots-airgap');
+    const registry = { host: 'registry.internal:5443', namespace: 'acme', username: 'kots', password: 'pull-pass' };
+    const r = await renderAndDryRun({ namespace: ns, sequence: 4, values: required(), registry, airgap: true });
+    const job = find(r, 'Job');
+    const pod = job.spec.template.spec;
+    expect(pod.containers[0].image).toBe('registry.internal:5443/acme/storefront-installer:1.4.0');
+    expect(pod.imagePullSecrets).toEqual([{ name: 'storefront-registry' }]);
+    const env = Object.fromEntries(pod.containers[0].env.map((e: any) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      HELM_INSTALLER_REGISTRY: 'registry.internal:5443/acme',
+      HELM_INSTALLER_IMAGE_PULL_SECRET: 'storefront-registry',
+      HELM_INSTALLER_PULL_SECRET_FILE: '/config/pull-secret/.dockerconfigjson',
+    });
+    expect(find(r, 'Secret', 'storefront-registry').type).toBe('kubernetes.io/dockerconfigjson');
+
+    // No registry here holds the images: the preflight is the one step skipped (KWOK pulls nothing).
+    const install = await runAsJob(r, 'install', { HELM_INSTALLER_SKIP_PREFLIGHT: 'true' });
+    expect(install.exitCode, install.stderr).toBe(0);
+    const deploy = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });
+    expect(deploy.spec.template.spec.containers.map((c: any) => c.image)).toEqual(['registry.internal:5443/acme/storefront-web:2.3.1']);
+    expect(deploy.spec.template.spec.initContainers.map((c: any) => c.image)).toEqual(['registry.internal:5443/acme/busybox:1.36.1']);
+    expect(deploy.spec.template.spec.imagePullSecrets).toContainEqual({ name: 'storefront-registry' });
+    const db = await getJson(['get', 'statefulset', 'storefront-db'], { namespace: ns, ...opts() });
+    expect(db.spec.template.spec.containers[0].image).toBe('registry.internal:5443/acme/postgres:16.4');
+  });
+
+  it('persistence off: no PVC, the database on an emptyDir', async () => {
+    const ns = await namespace('kots-nopvc');
+    const r = await renderAndDryRun({ namespace: ns, values: required({ persistence_enabled: { value: '0' } }) });
+    const install = await runAsJob(r, 'install');
+    expect(install.exitCode, install.stderr).toBe(0);
+    expect(await kinds(ns, 'pvc')).toEqual([]);
+    const db = await getJson(['get', 'statefulset', 'storefront-db'], { namespace: ns, ...opts() });
+    expect(db.spec.volumeClaimTemplates).toBeUndefined();
+    expect(db.spec.template.spec.volumes).toContainEqual({ name: 'data', emptyDir: {} });
+  });
+
+  it('a password made of YAML-special characters reaches the release and its Secret exactly', async () => {
+    const ns = await namespace('kots-password');
+    const r = await renderAndDryRun({ namespace: ns, values: required({ database_password: { valuePlaintext: PASSWORD } }) });
+    // Not in the ConfigMap, not in the installer's output.
+    expect(JSON.stringify(find(r, 'ConfigMap'))).not.toContain('#x: {y}');
+    const install = await runAsJob(r, 'install');
+    expect(install.exitCode, install.stderr).toBe(0);
+    expect(install.stdout + install.stderr).not.toContain('#x: {y}');
+    expect((await userValues('storefront', ns)).database.password).toBe(PASSWORD);
+    const secret = await getJson(['get', 'secret', 'storefront-db'], { namespace: ns, ...opts() });
+    expect(Buffer.from(secret.data.password, 'base64').toString()).toBe(PASSWORD);
+  });
+
+  it('newlines: KOTS keeps every document; a password keeps them exactly, a hostname is refused by the chart schema', async () => {
+    const ns = await namespace('kots-newline');
+    const password = `${PASSWORD}\nline two: [x]\n`;
+    const r = await renderAndDryRun({ namespace: ns, values: required({ database_password: { valuePlaintext: password } }) });
+    expect(parse(find(r, 'Secret', 'storefront-customer-secrets').stringData['values.yaml'])).toEqual({ database: { password } });
+    const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
+    expect(values.exitCode, values.stderr).toBe(0);
+    expect(values.stdout).not.toContain('line two');
+
+    const bad = await renderAndDryRun({ namespace: ns, values: required({ hostname: { value: 'a\nb: c' } }) });
+    expect(parse(find(bad, 'ConfigMap').data['values.yaml']).web.hostname).toBe('a\nb: c');
+    const refused = await runAsJob(bad, 'install');
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stderr).toMatch(/at '\/web\/hostname'/);
+  });
+
+  it('advanced: a values override wins over the screen, HTTPS from uploaded certificate files, report recipients as a list', async () => {
+    const ns = await namespace('kots-advanced');
+    const dir = tempDir('tls');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=shop.customer.example', '-days', '2', '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt')], { stdio: 'ignore' });
+    const cert = readFileSync(join(dir, 'tls.crt'));
+    const key = readFileSync(join(dir, 'tls.key'));
+    const override = '# from the Advanced group\nweb:\n  replicaCount: 3\n  config:\n    logLevel: "debug"\n';
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({
+        hostname: { value: 'shop.customer.example' },
+        web_replicas: { value: '2' },
+        expose_with_ingress: { value: '1' },
+        ingress_tls: { value: '1' },
+        tls_certificate: { value: cert.toString('base64'), filename: 'tls.crt' },
+        tls_private_key: { value: key.toString('base64'), filename: 'tls.key' },
+        report_recipients: { value: 'finance@customer.example, ops@customer.example' },
+        values_override: { value: override },
+      }),
+    });
+    const tls = find(r, 'Secret', 'storefront-tls');
+    expect(Buffer.from(tls.data['tls.crt'], 'base64').equals(cert)).toBe(true);
+    expect(Buffer.from(tls.data['tls.key'], 'base64').equals(key)).toBe(true);
+    expect(find(r, 'ConfigMap').data['override.yaml']).toBe(override);
+
+    const install = await runAsJob(r, 'install');
+    expect(install.exitCode, install.stderr).toBe(0);
+    const deploy = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });
+    expect(deploy.spec.replicas).toBe(3);
+    const config = await getJson(['get', 'configmap', 'storefront-web'], { namespace: ns, ...opts() });
+    expect(config.data.STOREFRONT_LOG_LEVEL).toBe('debug');
+    expect(config.data.STOREFRONT_PUBLIC_URL).toBe('https://shop.customer.example');
+    const ingress = await getJson(['get', 'ingress', 'storefront-web'], { namespace: ns, ...opts() });
+    expect(ingress.spec.tls).toEqual([{ hosts: ['shop.customer.example'], secretName: 'storefront-tls' }]);
+    const cron = await getJson(['get', 'cronjob'], { namespace: ns, ...opts() });
+    const recipients = cron.items[0].spec.jobTemplate.spec.template.spec.containers[0].env.find((e: any) => e.name === 'REPORT_RECIPIENTS').value;
+    expect(JSON.parse(recipients)).toEqual(['finance@customer.example', 'ops@customer.example']);
+  });
+
+  it('invalid YAML in the override: the installer refuses it naming the file and line, and installs nothing', async () => {
+    const ns = await namespace('kots-badoverride');
+    const r = await renderAndDryRun({ namespace: ns, values: required({ values_override: { value: 'web:\n  replicaCount: 3\n   bad: [\n' } }) });
+    const install = await runAsJob(r, 'install');
+    expect(install.exitCode).toBe(3);
+    expect(install.stderr).toMatch(/override\.yaml:\d+: invalid YAML/);
+    expect(execFileSync(helm4, ['list', '--namespace', ns, '-q'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString().trim()).toBe('');
+  });
+});
+
