@@ -4,7 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers.js';
+import { parse } from 'yaml';
+import { runCli, tempDir } from '../helpers.js';
 import { kotsRender, type KotsRenderOptions } from './kots-render.js';
 
 const config = `apiVersion: kots.io/v1beta1
@@ -57,6 +58,8 @@ describe('kots-render: the template engine', () => {
           '  h: repl{{ ConfigOption "shown" }}',
           '  i: repl{{ ConfigOption "replicas" | ParseInt | add 1 }}',
           '  j: repl{{ "a\\nb" | toJson }}',
+          // Not base64: ConfigOptionData prints nothing.
+          '  k: x/repl{{ ConfigOptionData "host" }}',
         ].join('\n'),
       ),
       {
@@ -82,6 +85,7 @@ describe('kots-render: the template engine', () => {
           '  h: from the Config',
           '  i: 3',
           '  j: "a\\nb"',
+          '  k: x/',
         ].join('\n'),
       ),
     );
@@ -135,6 +139,24 @@ describe('kots-render: the template engine', () => {
     expect(r.stderr).toMatch(/doc\.yaml \(document 1\): KOTS drops this document/);
     // The value never reaches stderr.
     expect(r.stderr).not.toContain('line one');
+  });
+
+  it("why kots/ uses toJson: squote leaves a ' unescaped and the installer refuses the values file", async () => {
+    const block = (pipe: string) => `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  values.yaml: |\n    database:\n      password: repl{{ ConfigOption "host" | ${pipe} }}\n`;
+    const password = `it's "q" #x: {y} - z \\`;
+    for (const [pipe, accepted] of [['squote', false], ['toJson', true]] as const) {
+      const r = await renderOne(block(pipe), { values: { host: { value: password } } });
+      const file = join(tempDir('kots-values'), 'values.yaml');
+      writeFileSync(file, (parse(r.documents[0]!.content) as any).stringData['values.yaml']);
+      const v = await runCli(['values', '--values', file, '--show-secrets', '-o', 'json', '--log-level', 'error']);
+      if (accepted) {
+        expect(v.exitCode, v.stderr).toBe(0);
+        expect(JSON.parse(v.stdout).database.password).toBe(password);
+      } else {
+        expect(v.exitCode).toBe(3);
+        expect(v.stderr).toContain(`${file}:2: invalid YAML`);
+      }
+    }
   });
 
   it('fails naming a function KOTS does not have', async () => {
