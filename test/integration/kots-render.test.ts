@@ -167,6 +167,32 @@ describe('kots-render: the template engine', () => {
     expect(r.stderr).toMatch(/doc\.yaml: failed to get template: .*function "NoSuchFunction" not defined/);
   });
 
+  it('online, private images go through the Replicated proxy under the app slug (RewritePrivateImage)', async () => {
+    const dir = tempDir('kots-render');
+    writeFileSync(join(dir, 'app.yaml'), 'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n');
+    writeFileSync(
+      join(dir, 'doc.yaml'),
+      cm(
+        [
+          '  a: repl{{ LocalImageName "docker.io/grafana/grafana:7.3.5" }}',
+          '  b: repl{{ LocalImageName "nginx" }}',
+          '  c: repl{{ LocalImageName "quay.io/org/app:1.0@sha256:0000000000000000000000000000000000000000000000000000000000000000" }}',
+          '  d: repl{{ LocalImageName "proxy.example.com/proxy/shopapp/x:1" }}',
+        ].join('\n'),
+      ),
+    );
+    const r = await kotsRender({ namespace: 'shop', files: [dir], proxyPrivateImages: 'proxy.example.com' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.documents[0]!.content).toContain(
+      [
+        '  a: proxy.example.com/proxy/shopapp/docker.io/grafana/grafana:7.3.5',
+        '  b: proxy.example.com/proxy/shopapp/nginx:latest',
+        '  c: proxy.example.com/proxy/shopapp/quay.io/org/app@sha256:0000000000000000000000000000000000000000000000000000000000000000',
+        '  d: proxy.example.com/proxy/shopapp/x:1',
+      ].join('\n'),
+    );
+  });
+
   it('adds the pull secret KOTS creates for a local registry, named after the app slug', async () => {
     const dir = tempDir('kots-render');
     writeFileSync(join(dir, 'app.yaml'), 'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n');

@@ -35,6 +35,8 @@ export interface KotsRenderOptions {
   /** The local registry the admin set up (airgap). */
   registry?: { host: string; namespace?: string; username?: string; password?: string };
   airgap?: boolean;
+  /** Online: treat every image as private and proxy it through this host, as KOTS does. */
+  proxyPrivateImages?: string;
   /** Files or directories to render; kots/ by default. */
   files?: string[];
 }
@@ -70,6 +72,7 @@ export async function kotsRender(o: KotsRenderOptions): Promise<KotsRenderResult
     if (o.registry.password) args.push('--registry-password', o.registry.password);
   }
   if (o.airgap) args.push('--airgap');
+  if (o.proxyPrivateImages) args.push('--proxy-private-images', o.proxyPrivateImages);
   args.push(...(o.files ?? [join(repoRoot, 'kots')]));
   const r = await execa(bin, args, { reject: false });
   if (r.exitCode !== 0) return { exitCode: r.exitCode ?? 1, stderr: r.stderr, documents: [], dropped: [], yaml: '', statusInformers: [] };

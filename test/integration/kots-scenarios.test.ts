@@ -87,6 +87,9 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const job = find(r, 'Job');
     expect(job.metadata.name).toBe('storefront-installer-3');
     expect(job.spec.template.spec.containers[0].image).toBe('ghcr.io/acme-shop/storefront-installer:1.4.0');
+    // The vendor's image is private: online, KOTS pulls it through the Replicated proxy.
+    const proxied = await renderAndDryRun({ namespace: ns, sequence: 3, values: required(), proxyPrivateImages: 'proxy.replicated.com' });
+    expect(find(proxied, 'Job').spec.template.spec.containers[0].image).toBe('proxy.replicated.com/proxy/storefront/ghcr.io/acme-shop/storefront-installer:1.4.0');
     expect(objects(r).filter((o) => o.metadata.name === 'storefront-tls')).toEqual([]); // excluded: no HTTPS chosen
     const env = Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
     expect(env).toMatchObject({ HELM_INSTALLER_NAMESPACE: ns, HELM_INSTALLER_REGISTRY: '', HELM_INSTALLER_IMAGE_PULL_SECRET: '' });

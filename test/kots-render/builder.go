@@ -35,6 +35,9 @@ type Settings struct {
 	RegistryPassword  string
 	VersionLabel      string
 	ChannelName       string
+	// ProxyHost, when set, makes every image private (KOTS asks each image's registry; this
+	// renderer has no network) and LocalImageName proxies it through this host online.
+	ProxyHost string
 }
 
 type Builder struct {
@@ -171,10 +174,19 @@ func (b *Builder) optionValue(name string) (string, bool) {
 
 // localImageName: with a local registry every image is rewritten (DestImage). Without one KOTS
 // asks the image's registry whether it is private and proxies private images through
-// Replicated; this renderer has no network, so it keeps the image as given (a public image).
+// Replicated; this renderer has no network: an image is public (kept as given) unless
+// --proxy-private-images names the proxy host.
 func (b *Builder) localImageName(image string) (string, error) {
 	if b.settings.RegistryHost == "" {
-		return image, nil
+		if b.settings.ProxyHost == "" {
+			return image, nil
+		}
+		proxied, err := proxiedImage(b.settings.ProxyHost, b.settings.AppSlug, image)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kots-render: warning: LocalImageName %q: %v\n", image, err)
+			return "", nil
+		}
+		return proxied, nil
 	}
 	dest, err := destImage(b.settings.RegistryHost, b.settings.RegistryNamespace, image)
 	if err != nil {

@@ -38,3 +38,28 @@ func dockerConfigJSON(s Settings) []byte {
 	out, _ := json.Marshal(map[string]interface{}{"auths": map[string]interface{}{host: map[string]string{"auth": auth}}})
 	return out
 }
+
+// proxiedImage is image.RewritePrivateImage with registry.MakeProxiedImageURL:
+// <proxy>/proxy/<slug>/<image without tag or digest>, then the digest, else the tag (":latest"
+// when the reference had neither, as ParseDockerRef adds it).
+func proxiedImage(proxyHost, appSlug, image string) (string, error) {
+	parsed, err := reference.ParseDockerRef(image)
+	if err != nil {
+		return "", fmt.Errorf("failed to parse docker ref %q: %w", image, err)
+	}
+	parts := strings.Split(image, "/")
+	last := strings.Split(strings.Split(parts[len(parts)-1], "@")[0], ":")[0]
+	parts[len(parts)-1] = last
+	untagged := strings.Join(parts, "/")
+	proxied := untagged
+	if strings.Split(untagged, "/")[0] != proxyHost {
+		proxied = strings.Join([]string{proxyHost, "proxy", appSlug, untagged}, "/")
+	}
+	if c, ok := parsed.(reference.Canonical); ok {
+		return proxied + "@" + c.Digest().String(), nil
+	}
+	if t, ok := parsed.(reference.Tagged); ok {
+		return proxied + ":" + t.Tag(), nil
+	}
+	return proxied, nil
+}

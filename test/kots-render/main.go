@@ -63,6 +63,7 @@ func run(args []string) int {
 	fs.StringVar(&s.RegistryPassword, "registry-password", "", "the local registry password")
 	fs.StringVar(&s.VersionLabel, "version-label", "", "the release's version label")
 	fs.StringVar(&s.ChannelName, "channel", "", "the release channel")
+	fs.StringVar(&s.ProxyHost, "proxy-private-images", "", "online (no local registry): treat every image as private and proxy it through this host (e.g. proxy.replicated.com), as KOTS does for private images")
 	pullSecret := fs.Bool("pull-secret", true, "with a local registry, also print the <slug>-registry pull secret KOTS creates in the namespace")
 	output := fs.String("o", "yaml", "output: yaml (a stream kubectl apply -f - takes) or json ({documents, dropped})")
 	strict := fs.Bool("strict", false, "exit 3 when KOTS would drop a document")
