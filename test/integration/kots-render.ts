@@ -3,7 +3,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { stringify } from 'yaml';
 import { repoRoot, tempDir } from '../helpers.js';
 
 let built: Promise<string> | undefined;
@@ -57,7 +56,9 @@ export interface KotsRenderResult {
 /** The ConfigValues file kots-render (and `kots install --config-values`) reads. */
 export function configValuesFile(values: Record<string, ConfigValue>): string {
   const file = join(tempDir('kots-config-values'), 'config-values.yaml');
-  writeFileSync(file, stringify({ apiVersion: 'kots.io/v1beta1', kind: 'ConfigValues', spec: { values } }));
+  // JSON (which YAML reads) with U+2028/U+2029 escaped: go-yaml reads those raw as line breaks.
+  const json = JSON.stringify({ apiVersion: 'kots.io/v1beta1', kind: 'ConfigValues', spec: { values } }, null, 2);
+  writeFileSync(file, json.replaceAll('\u2028', '\\u2028').replaceAll('\u2029', '\\u2029'));
   return file;
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
-import { helm4, runCli, tempDir, type CliResult } from '../helpers.js';
+import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
 import { kinds, kubeconfig } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
 
@@ -167,12 +167,18 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
 
   it('newlines: KOTS keeps every document; a password keeps them exactly, a hostname is refused by the chart schema', async () => {
     const ns = await namespace('kots-newline');
-    const password = `${PASSWORD}\nline two: [x]\n`;
+    // Newlines, a tab, characters Go's JSON escapes (<>& and U+2028) and one beyond the BMP.
+    const password = `${PASSWORD}\nline two: [x]\t<a&b> \u2028 \u{1F600}\n`;
     const r = await renderAndDryRun({ namespace: ns, values: required({ database_password: { valuePlaintext: password } }) });
     expect(parse(find(r, 'Secret', 'storefront-customer-secrets').stringData['values.yaml'])).toEqual({ database: { password } });
     const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
     expect(values.exitCode, values.stderr).toBe(0);
     expect(values.stdout).not.toContain('line two');
+    // What helm itself reads from the mounted file, exactly.
+    const secretsFile = join(tempDir('helm-read'), 'values.yaml');
+    writeFileSync(secretsFile, find(r, 'Secret', 'storefront-customer-secrets').stringData['values.yaml']);
+    const rendered = execFileSync(helm4, ['template', 'x', chartDir, '-f', secretsFile, '--show-only', 'templates/database/secret.yaml']).toString();
+    expect(Buffer.from(parse(rendered).data.password, 'base64').toString()).toBe(password);
 
     const bad = await renderAndDryRun({ namespace: ns, values: required({ hostname: { value: 'a\nb: c' } }) });
     expect(parse(find(bad, 'ConfigMap').data['values.yaml']).web.hostname).toBe('a\nb: c');
