@@ -26,7 +26,8 @@ wrapper() { local dir="$CACHE/wrappers/$1"; rm -rf "$dir"; mkdir -p "$dir"; prin
 build_kubernetes() {
   local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
   local staging="v0.${K8S_VERSION#v1.}"
-  local want=(kube-apiserver kube-controller-manager kube-scheduler)
+  # kubelet runs the real node's pods; it needs cgo (the rest is built static).
+  local want=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
   local missing=0
   for c in "${want[@]}"; do [[ -x "$BIN/$c-$K8S_VERSION" ]] || missing=1; done
   [[ $missing == 0 ]] && { log "kubernetes $K8S_VERSION cached"; return; }
@@ -48,7 +49,8 @@ build_kubernetes() {
   for c in "${want[@]}"; do
     [[ -x "$BIN/$c-$K8S_VERSION" ]] && continue
     log "building $c $K8S_VERSION (slow the first time)"
-    (cd "$dir" && go build -trimpath -ldflags "$ld" -o "$BIN/$c-$K8S_VERSION.tmp" "k8s.io/kubernetes/cmd/$c")
+    local cgo=0; [[ $c == kubelet ]] && cgo=1
+    (cd "$dir" && CGO_ENABLED=$cgo go build -trimpath -ldflags "$ld" -o "$BIN/$c-$K8S_VERSION.tmp" "k8s.io/kubernetes/cmd/$c")
     mv "$BIN/$c-$K8S_VERSION.tmp" "$BIN/$c-$K8S_VERSION"
   done
 }

@@ -1,6 +1,7 @@
 // `npm run cluster:up` / `npm run cluster:down`. Progress goes to stderr; `up` prints the
 // kubeconfig path as the last line of stdout, so `export KUBECONFIG=$(npm run -s cluster:up | tail -1)` works.
 import { ensureCluster, stopCluster } from './control-plane.js';
+import { REAL_NODE_KEY, REAL_NODE_NAME } from './real-node.js';
 
 const log = (line: string) => process.stderr.write(`[cluster] ${line}\n`);
 
@@ -9,6 +10,7 @@ async function main(command: string | undefined): Promise<number> {
     case 'up': {
       const info = await ensureCluster({ log, usage: 'keep' });
       log(`${info.startedNow ? 'started' : 'already running'}: ${info.apiServerUrl}`);
+      log(`real node ${REAL_NODE_NAME} (pods select and tolerate ${REAL_NODE_KEY}=true); its registry: ${info.registry} (plain HTTP)`);
       log(`use it with: export KUBECONFIG=${info.kubeconfig}`);
       process.stdout.write(`${info.kubeconfig}\n`);
       return 0;

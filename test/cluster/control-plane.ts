@@ -18,6 +18,7 @@ import { writeKwokConfig } from './kwok-stages.js';
 import { withLock } from './lock.js';
 import { ensureDebianPackages } from '../setup/debian-packages.js';
 import { topUpVolumePool } from './volume-pool.js';
+import { realNodeHealthy, startRealNode, stopRealNode } from './real-node.js';
 import { addTestRun, keepRunning, liveTestRuns, removeTestRun } from './usage.js';
 import {
   binaryPaths, buildScriptPath, cacheRoot, pinnedVersions, statePaths, type BinaryPaths, type StatePaths,
@@ -31,6 +32,10 @@ export interface ClusterInfo {
   kubeconfig: string;
   apiServerUrl: string;
   stateDir: string;
+  /** `127.0.0.1:PORT`: the loopback registry the real node pulls from (plain HTTP; push there). */
+  registry: string;
+  /** The API server's port on 127.0.0.1 (what a hostNetwork pod on the real node connects to). */
+  apiServerPort: number;
   /** True when this call started the processes (so its caller may stop them). */
   startedNow: boolean;
 }
@@ -82,14 +87,62 @@ async function reuseOrStart(log: (line: string) => void): Promise<ClusterInfo> {
     log(`reusing the cluster at ${previous.apiServerUrl} (state in ${paths.stateDir})`);
     const added = await topUpVolumePool(paths.kubeconfig);
     if (added) log(`added ${added} PersistentVolumes to the pool (claims left behind hold the others)`);
-    return { kubeconfig: paths.kubeconfig, apiServerUrl: previous.apiServerUrl, stateDir: paths.stateDir, startedNow: false };
+    // A cluster started before the real node existed (or whose node died) gets one added in place.
+    await ensureRealNode(paths, previous, log);
+    return clusterInfo(paths, previous, false);
   }
   if (previous) {
     if (sameVersions) log('the recorded cluster is not healthy: stopping what is left of it');
+    await stopRealNode(paths.node, previous.node, log);
     await stopProcesses(previous.components);
   }
   const bins = await ensureBinaries(log);
-  return startCluster(paths, bins, log);
+  const record = await startCluster(paths, bins, log);
+  await ensureRealNode(paths, record, log);
+  return clusterInfo(paths, record, true);
+}
+
+function clusterInfo(paths: StatePaths, record: PidsFile, startedNow: boolean): ClusterInfo {
+  return {
+    kubeconfig: paths.kubeconfig,
+    apiServerUrl: record.apiServerUrl,
+    apiServerPort: Number(new URL(record.apiServerUrl).port),
+    registry: record.node!.registry,
+    stateDir: paths.stateDir,
+    startedNow,
+  };
+}
+
+/** Reuses the recorded real node when it is healthy, else (re)starts it; the record is saved as it goes. */
+async function ensureRealNode(paths: StatePaths, record: PidsFile, log: (line: string) => void): Promise<void> {
+  if (await realNodeHealthy(record.node, paths.kubeconfig)) return;
+  if (record.node) log('the real node is not healthy: restarting it');
+  await stopRealNode(paths.node, record.node, log);
+  delete record.node;
+  await writePids(paths.pids, record);
+  const bins = await ensureBinaries(log);
+  const [registry, kubelet] = await freeLoopbackPorts(2);
+  try {
+    record.node = await startRealNode({
+      paths: paths.node,
+      bins,
+      kubeconfig: paths.kubeconfig,
+      logDir: paths.logs,
+      ports: { registry: registry!, kubelet: kubelet! },
+      record: async (node) => {
+        record.node = node;
+        await writePids(paths.pids, record);
+      },
+      log,
+    });
+    await writePids(paths.pids, record);
+  } catch (error) {
+    // The control plane stays (others may use it); the half-started node goes, its logs stay.
+    await stopRealNode(paths.node, record.node, log);
+    delete record.node;
+    await writePids(paths.pids, record);
+    throw error;
+  }
 }
 
 /** Stops the recorded processes (SIGTERM, then SIGKILL after a grace period) and removes the state dir. */
@@ -105,6 +158,9 @@ export async function stopCluster(opts: EnsureClusterOptions = {}): Promise<void
 
 async function stopRecorded(paths: StatePaths, log: (line: string) => void): Promise<void> {
   const recorded = await readPids(paths.pids);
+  // The node first: its containers and mounts go before containerd does, and before the state
+  // dir is removed (even with no record, whatever is mounted under it is unmounted).
+  await stopRealNode(paths.node, recorded?.node, log);
   if (recorded) {
     log(`stopping ${recorded.components.map((c) => `${c.name} (${c.pid})`).join(', ')}`);
     await stopProcesses(recorded.components);
@@ -122,7 +178,7 @@ async function isHealthy(pids: PidsFile, paths: StatePaths): Promise<boolean> {
 /** Builds whatever binary is missing with build-binaries.sh (slow the first time), streaming its output. */
 async function ensureBinaries(log: (line: string) => void): Promise<BinaryPaths> {
   const bins = binaryPaths(pinnedVersions());
-  const needed = [bins.etcd, bins.kubeApiserver, bins.kubeControllerManager, bins.kubeScheduler, bins.kwok, `${bins.kwokStages}/pod/fast/pod-ready.yaml`];
+  const needed = [bins.etcd, bins.kubeApiserver, bins.kubeControllerManager, bins.kubeScheduler, bins.kubelet, bins.kwok, `${bins.kwokStages}/pod/fast/pod-ready.yaml`];
   if (needed.every((p) => existsSync(p))) return bins;
   log('control-plane binaries missing: running test/cluster/build-binaries.sh (10-25 minutes the first time)');
   const build = execa('bash', [buildScriptPath()], {
@@ -139,7 +195,7 @@ async function ensureBinaries(log: (line: string) => void): Promise<BinaryPaths>
   return bins;
 }
 
-async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: string) => void): Promise<ClusterInfo> {
+async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: string) => void): Promise<PidsFile> {
   const began = Date.now();
   await rm(paths.stateDir, { recursive: true, force: true });
   await mkdir(paths.logs, { recursive: true });
@@ -186,8 +242,8 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
       const got = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'], { kubeconfig: paths.kubeconfig, reject: false });
       return got.exitCode === 0;
     });
-    log(`cluster ready in ${((Date.now() - began) / 1000).toFixed(1)} s; logs in ${paths.logs}`);
-    return { kubeconfig: paths.kubeconfig, apiServerUrl, stateDir: paths.stateDir, startedNow: true };
+    log(`control plane ready in ${((Date.now() - began) / 1000).toFixed(1)} s; logs in ${paths.logs}`);
+    return record;
   } catch (error) {
     // Leave the state dir (its logs explain the failure); the next ensureCluster starts afresh.
     await stopProcesses(record.components);

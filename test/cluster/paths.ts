@@ -17,6 +17,8 @@ export interface BinaryPaths {
   kubeApiserver: string;
   kubeControllerManager: string;
   kubeScheduler: string;
+  /** The real node's kubelet (built with cgo). */
+  kubelet: string;
   kwok: string;
   /** kwok's stage files, copied from its module source by build-binaries.sh */
   kwokStages: string;
@@ -70,6 +72,7 @@ export function binaryPaths(versions: Versions = pinnedVersions()): BinaryPaths 
     kubeApiserver: join(bin, `kube-apiserver-${versions.kubernetes}`),
     kubeControllerManager: join(bin, `kube-controller-manager-${versions.kubernetes}`),
     kubeScheduler: join(bin, `kube-scheduler-${versions.kubernetes}`),
+    kubelet: join(bin, `kubelet-${versions.kubernetes}`),
     kwok: join(bin, `kwok-${versions.kwok}`),
     kwokStages: join(cacheRoot(), `kwok-stages-${versions.kwok}`),
   };
@@ -94,7 +97,33 @@ export function statePaths(stateDir: string = clusterStateDir()) {
     kubeconfig: join(stateDir, 'kubeconfig'),
     kwokConfig: join(stateDir, 'kwok.yaml'),
     pids: join(stateDir, 'pids.json'),
+    node: realNodePaths(join(stateDir, 'node')),
   };
 }
 
 export type StatePaths = ReturnType<typeof statePaths>;
+
+/** The real node's state: registry storage, containerd's root and state, the kubelet's root dir. */
+export function realNodePaths(nodeDir: string) {
+  const containerd = join(nodeDir, 'containerd');
+  const kubelet = join(nodeDir, 'kubelet');
+  return {
+    nodeDir,
+    registryConfig: join(nodeDir, 'registry', 'config.yml'),
+    registryData: join(nodeDir, 'registry', 'data'),
+    containerdConfig: join(containerd, 'config.toml'),
+    containerdRoot: join(containerd, 'root'),
+    containerdState: join(containerd, 'state'),
+    containerdSocket: join(containerd, 'containerd.sock'),
+    /** containerd's CRI registry config_path: one hosts.toml per registry host. */
+    registryHosts: join(containerd, 'certs.d'),
+    cniConfDir: join(containerd, 'cni'),
+    runcRoot: join(containerd, 'runc'),
+    kubeletConfig: join(kubelet, 'config.yaml'),
+    kubeletRoot: join(kubelet, 'root'),
+    podLogs: join(kubelet, 'pod-logs'),
+    volumePlugins: join(kubelet, 'volume-plugins'),
+  };
+}
+
+export type RealNodePaths = ReturnType<typeof realNodePaths>;

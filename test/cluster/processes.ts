@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { RealNodeRecord } from './real-node.js';
 
 export interface ComponentProcess {
   name: string;
@@ -20,6 +21,8 @@ export interface PidsFile {
   versions: Record<string, string>;
   startedAt: string;
   components: ComponentProcess[];
+  /** The real node (registry, containerd, kubelet), kept apart so the control plane's health ignores it. */
+  node?: RealNodeRecord;
 }
 
 /** Starts `bin` in its own session with stdout/stderr appended to logs/<name>.log; survives our exit. */

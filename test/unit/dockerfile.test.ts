@@ -1,0 +1,46 @@
+// The Dockerfile's promises that no build is needed to check: helm pinned by the sha256 of the
+// very binary the tests run, a numeric non-root user, a read-only-root-friendly environment, the
+// CLI as entrypoint with `install` by default, a base a vendor can swap.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { helm4, repoRoot } from '../helpers.js';
+
+const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .filter((l) => !/^\s*#/.test(l));
+const stages = dockerfile.join('\n').split(/^FROM /m).slice(1);
+const final = stages[stages.length - 1]!;
+
+describe('Dockerfile', () => {
+  it('verifies helm against the sha256 of the pinned helm 4 the tests run', () => {
+    const pinned = createHash('sha256').update(readFileSync(helm4)).digest('hex');
+    const arg = /ARG HELM_SHA256=([0-9a-f]{64})/.exec(dockerfile.join('\n'));
+    expect(arg?.[1]).toBe(pinned);
+    expect(dockerfile.join('\n')).toMatch(/echo "\$\{HELM_SHA256\}  node_modules\/\.helm-installer\/helm4" \| sha256sum -c -/);
+  });
+
+  it('is multi-stage, the base a build argument, production dependencies only in the final stage', () => {
+    expect(dockerfile[dockerfile.findIndex((l) => l.startsWith('ARG BASE_IMAGE='))]).toBe('ARG BASE_IMAGE=docker.io/library/node:24-bookworm-slim');
+    expect(stages.map((s) => s.split('\n')[0])).toEqual(['${BASE_IMAGE} AS deps', '${BASE_IMAGE} AS build', '${BASE_IMAGE}']);
+    expect(stages[0]).toMatch(/npm ci --omit=dev --ignore-scripts/);
+    expect(final).toMatch(/^COPY --from=deps \/src\/node_modules node_modules$/m);
+    expect(final).not.toMatch(/npm (ci|install)/);
+  });
+
+  it('runs as a numeric non-root user, writes only under /tmp, starts the CLI with install', () => {
+    expect(final).toMatch(/^USER 65532:65532$/m);
+    const env = /^ENV (.*)$/m.exec(final)![1]!;
+    for (const v of ['HOME', 'HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME']) expect(env).toMatch(new RegExp(`${v}=/tmp(/|\\s)`));
+    expect(final).toMatch(/^ENTRYPOINT \["node", "\/opt\/helm-installer\/dist\/src\/cli\.js"\]$/m);
+    expect(final).toMatch(/^CMD \["install"\]$/m);
+  });
+
+  it('carries the OCI labels', () => {
+    for (const label of ['title', 'description', 'version', 'revision', 'licenses', 'base.name']) {
+      expect(final).toContain(`org.opencontainers.image.${label}=`);
+    }
+  });
+});
