@@ -6,6 +6,7 @@ import {
   applyYaml, conditionOf, createNamespace, deleteNamespace, FAKE_NODE_NAME, getJson, KWOK_PHASE_ANNOTATION, kubectl,
   STORAGE_CLASS, waitFor, type KubectlOptions,
 } from './kube.js';
+import { REAL_NODE_NAME } from './real-node.js';
 
 const kubeconfig = inject('kubeconfig');
 const opts: KubectlOptions = { kubeconfig };
@@ -55,10 +56,10 @@ describe.concurrent('local control plane', () => {
     expect(version.serverVersion).toMatchObject({ gitVersion: 'v1.34.4', major: '1', minor: '34' });
   });
 
-  test('has one Ready, untainted fake node', async ({ expect }) => {
+  test('has one Ready, untainted fake node (and the tainted real node, see real-node.test.ts)', async ({ expect }) => {
     const nodes = await getJson<{ items: any[] }>(['get', 'nodes'], opts);
-    expect(nodes.items.map((n) => n.metadata.name)).toEqual([FAKE_NODE_NAME]);
-    const [node] = nodes.items;
+    expect(nodes.items.map((n) => n.metadata.name).sort()).toEqual([FAKE_NODE_NAME, REAL_NODE_NAME].sort());
+    const node = nodes.items.find((n) => n.metadata.name === FAKE_NODE_NAME);
     expect(conditionOf(node, 'Ready')?.status).toBe('True');
     expect(node.spec.taints ?? []).toEqual([]);
     expect(node.metadata.annotations['kwok.x-k8s.io/node']).toBe('fake');

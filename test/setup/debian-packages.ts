@@ -16,6 +16,13 @@ export const DEBIAN_PACKAGES: readonly DebianPackage[] = [
   { name: 'ca-certificates', provides: '/etc/ssl/certs/ca-certificates.crt', why: 'TLS trust store' },
   { name: 'docker-registry', provides: '/usr/bin/docker-registry', why: 'the real local registry (airgap tests, demo)' },
   { name: 'apache2-utils', provides: '/usr/bin/htpasswd', why: 'credentials for the registry behind htpasswd' },
+  { name: 'containerd', provides: '/usr/bin/containerd', why: "the real node's container runtime (CRI)" },
+  { name: 'runc', provides: '/usr/sbin/runc', why: "the real node's OCI runtime" },
+  { name: 'containernetworking-plugins', provides: '/usr/lib/cni/loopback', why: "the real node's CNI config (NetworkReady)" },
+  { name: 'gcc', provides: '/usr/bin/gcc', why: "the kubelet (cgo) and the real node's static pause program" },
+  { name: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a', why: 'static linking of the pause program' },
+  { name: 'buildah', provides: '/usr/bin/buildah', why: 'npm run image:build (the installer image)' },
+  { name: 'debootstrap', provides: '/usr/sbin/debootstrap', why: "the installer image's Debian base, assembled locally" },
 ];
 
 export function missingPackages(packages: readonly DebianPackage[] = DEBIAN_PACKAGES): DebianPackage[] {

@@ -1,0 +1,158 @@
+// The product as a customer's cluster runs it: the image built by `npm run image:build`, pulled by
+// a real kubelet from the loopback registry, run as the Job in manifests/ exactly as shipped. The
+// only changes: the image reference, and what the test cluster's network needs (no kube-proxy, no
+// pod network: hostNetwork with the API server on loopback) plus the real node's selector and
+// toleration (the node is tainted so that nothing else lands there).
+// The cases share the manifests' own namespace and names, so they run one after the other.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { getJson, kubectl, waitFor, type KubectlOptions } from '../cluster/kube.js';
+import { REAL_NODE_NAME, realNodePlacement } from '../cluster/real-node.js';
+import { buildImage } from '../image/image-build.js';
+import { helm4, repoRoot } from '../helpers.js';
+import { history, releaseRecord } from './cluster-helpers.js';
+
+const kubeconfig = inject('kubeconfig');
+const registry = inject('registry');
+const apiServerPort = inject('apiServerPort');
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: any;
+}
+
+export function shippedManifests(): K8sObject[] {
+  const text = readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8');
+  return parseAllDocuments(text).map((d) => d.toJS() as K8sObject).filter(Boolean);
+}
+
+/** The shipped manifests with only the changes this cluster needs (see the file's head). */
+export function forRealNode(docs: K8sObject[], image: string, customerValues?: string): K8sObject[] {
+  return structuredClone(docs).map((doc) => {
+    if (doc.kind === 'ConfigMap' && customerValues !== undefined) doc.data = { 'values.yaml': customerValues };
+    if (doc.kind !== 'Job') return doc;
+    const pod = doc.spec.template.spec;
+    const { env, ...placement } = realNodePlacement(apiServerPort);
+    Object.assign(pod, placement);
+    pod.containers[0].image = image;
+    pod.containers[0].env = [...(pod.containers[0].env ?? []), ...env];
+    return doc;
+  });
+}
+
+const shipped = shippedManifests();
+const job = shipped.find((d) => d.kind === 'Job')!;
+const namespace = job.metadata.namespace!;
+const release = job.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'HELM_INSTALLER_RELEASE').value as string;
+const ns: KubectlOptions = { kubeconfig, namespace };
+let image = '';
+
+async function apply(docs: K8sObject[]): Promise<void> {
+  await kubectl(['apply', '-f', '-'], { kubeconfig, input: docs.map((d) => stringify(d)).join('---\n') });
+}
+
+/** Removes what a previous case left: the Job (with its pods) and the release. */
+async function reset(): Promise<void> {
+  await kubectl(['delete', 'job', job.metadata.name, '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
+  await execa(helm4, ['uninstall', release, '--namespace', namespace, '--ignore-not-found', '--wait', '--timeout', '90s'], { env: { KUBECONFIG: kubeconfig }, reject: false });
+}
+
+async function finishedJob(timeoutMs = 240_000): Promise<any> {
+  return waitFor(`Job ${job.metadata.name} finished`, async () => {
+    const j = await getJson(['get', 'job', job.metadata.name], ns);
+    return (j.status?.conditions ?? []).some((c: any) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True') ? j : undefined;
+  }, { timeoutMs, intervalMs: 1000 });
+}
+
+async function jobPods(): Promise<any[]> {
+  const pods = await getJson<{ items: any[] }>(['get', 'pods', '-l', `job-name=${job.metadata.name}`], ns);
+  return pods.items.sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp));
+}
+
+const terminatedOf = (pod: any) => pod.status?.containerStatuses?.[0]?.state?.terminated;
+
+beforeAll(async () => {
+  await kubectl(['create', 'namespace', namespace], { kubeconfig, reject: false });
+  image = (await buildImage({ log: () => undefined, registry, quietBuild: true })).reference;
+}, 900_000);
+
+afterAll(async () => {
+  await reset();
+});
+
+describe('the installer Job on the real node', () => {
+  it('installs the chart through its ServiceAccount: the Job completes, the release is deployed with the ConfigMap values', async () => {
+    await reset();
+    await apply(forRealNode(shipped, image));
+    const done = await finishedJob();
+    const [pod] = await jobPods();
+    expect(pod.spec.nodeName).toBe(REAL_NODE_NAME);
+    expect(pod.status.containerStatuses[0].image).toBe(image);
+    expect(terminatedOf(pod)?.exitCode, terminatedOf(pod)?.message).toBe(0);
+    expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+    // Non-root with a read-only root filesystem, as shipped, and it still did its work.
+    const container = pod.spec.containers[0];
+    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+
+    const h = await history(release, namespace);
+    expect(h.map((r) => r.status)).toEqual(['deployed']);
+    const customer = parseAllDocuments(shipped.find((d) => d.kind === 'ConfigMap')!.data['values.yaml'])[0]!.toJS();
+    const record = await releaseRecord(release, namespace);
+    expect(record.config).toMatchObject(customer);
+    const web = await getJson(['get', 'deployment', `${release}-web`], ns);
+    expect(web.spec.replicas).toBe(customer.web.replicaCount);
+    const started = Date.parse(terminatedOf(pod).startedAt);
+    const finished = Date.parse(terminatedOf(pod).finishedAt);
+    process.stderr.write(`[figure] installer container ran ${(finished - started) / 1000} s; Job ${done.status.startTime} -> ${done.status.completionTime}\n`);
+  });
+
+  it('invalid customer values: exit 3, the Job fails at once (PodFailurePolicy, no retry), describe shows the summary', async () => {
+    await reset();
+    await apply(forRealNode(shipped, image, 'web:\n  replicaCount: many\n'));
+    const done = await finishedJob();
+    const failed = done.status.conditions.find((c: any) => c.type === 'Failed');
+    expect(failed).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
+    const pods = await jobPods();
+    expect(pods).toHaveLength(1);
+    const term = terminatedOf(pods[0]);
+    expect(term.exitCode).toBe(3);
+    expect(term.message).toMatch(/^helm-installer FAILED \(exit 3: /);
+    expect(term.message).toContain(`release: ${release}  namespace: ${namespace}`);
+    expect(term.message).toMatch(/replicaCount/);
+    const describe = await kubectl(['describe', 'pod', pods[0].metadata.name], ns);
+    for (const line of term.message.trim().split('\n')) expect(describe.stdout).toContain(line.trim());
+    expect(await history(release, namespace)).toEqual([]);
+  });
+
+  it('release busy (another helm holds it): the pod fails with 7 and the Job retries', async () => {
+    await reset();
+    // A first install, then an upgrade left waiting for a pod that can never schedule: pending-upgrade.
+    const env = { KUBECONFIG: kubeconfig };
+    const chart = join(repoRoot, 'app', 'storefront');
+    await execa(helm4, ['upgrade', '--install', release, chart, '--namespace', namespace], { env });
+    let holder: ResultPromise | undefined;
+    try {
+      holder = execa(helm4, ['upgrade', release, chart, '--namespace', namespace, '--reuse-values', '--set', 'web.nodeSelector.zone=nowhere', '--wait', '--timeout', '10m'], { env, reject: false });
+      await waitFor('pending-upgrade', async () => (await history(release, namespace)).at(-1)?.status === 'pending-upgrade', { timeoutMs: 60_000 });
+      await apply(forRealNode(shipped, image));
+      const retried = await waitFor('two failed pods', async () => {
+        const j = await getJson(['get', 'job', job.metadata.name], ns);
+        return (j.status?.failed ?? 0) >= 2 ? j : undefined;
+      }, { timeoutMs: 180_000, intervalMs: 1000 });
+      expect((retried.status.conditions ?? []).filter((c: any) => c.type === 'Failed' && c.status === 'True')).toEqual([]);
+      const pods = await jobPods();
+      const exits = pods.map(terminatedOf).filter(Boolean).map((t: any) => t.exitCode);
+      expect(exits.slice(0, 2)).toEqual([7, 7]);
+      expect(terminatedOf(pods[0]).message).toMatch(/^helm-installer FAILED \(exit 7: /);
+    } finally {
+      holder?.kill('SIGTERM');
+      await holder;
+    }
+  });
+});
