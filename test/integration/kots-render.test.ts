@@ -159,6 +159,34 @@ describe('kots-render: the template engine', () => {
     }
   });
 
+  it('refuses, as KOTS does, while a shown required item has no value and no default', async () => {
+    const dir = tempDir('kots-render');
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      `apiVersion: kots.io/v1beta1
+kind: Config
+metadata: {name: c}
+spec:
+  groups:
+    - name: g
+      title: G
+      items:
+        - {name: tls, title: TLS, type: bool, default: "0"}
+        - {name: cert, title: Cert, type: file, required: true, when: 'repl{{ ConfigOptionEquals "tls" "1" }}'}
+        - {name: pw, title: Password, type: password, required: true}
+        - {name: host, title: Host, type: text, required: true, default: a.example}
+`,
+    );
+    writeFileSync(join(dir, 'doc.yaml'), cm('  a: "1"'));
+    const unset = await kotsRender({ namespace: 'shop', files: [dir], values: {} });
+    expect(unset.exitCode).toBe(3);
+    expect(unset.stderr).toContain('KOTS does not deploy while required config items are unset: pw (give them in --config-values)');
+    const shown = await kotsRender({ namespace: 'shop', files: [dir], values: { tls: { value: '1' }, pw: { valuePlaintext: 'x' } } });
+    expect(shown.stderr).toContain('required config items are unset: cert ');
+    const ok = await kotsRender({ namespace: 'shop', files: [dir], values: { pw: { valuePlaintext: 'x' } } });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+  });
+
   it('fails naming a function KOTS does not have', async () => {
     const dir = tempDir('kots-render');
     writeFileSync(join(dir, 'doc.yaml'), cm('  a: repl{{ NoSuchFunction }}'));

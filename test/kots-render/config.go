@@ -24,6 +24,9 @@ type configItem struct {
 	Value    interface{}  `yaml:"value"`
 	Filename string       `yaml:"filename"`
 	ReadOnly bool         `yaml:"readonly"`
+	Required bool         `yaml:"required"`
+	Hidden   bool         `yaml:"hidden"`
+	When     interface{}  `yaml:"when"`
 	Items    []configItem `yaml:"items"` // radio/select children
 }
 
@@ -33,6 +36,7 @@ type configDoc struct {
 	Spec       struct {
 		Groups []struct {
 			Name  string       `yaml:"name"`
+			When  interface{}  `yaml:"when"`
 			Items []configItem `yaml:"items"`
 		} `yaml:"groups"`
 	} `yaml:"spec"`
@@ -126,4 +130,36 @@ func resolveItems(b *Builder, config *configDoc, answered map[string]ItemValue) 
 		}
 	}
 	return nil
+}
+
+// missingRequired is kotsadmconfig.GetMissingRequiredConfig on the rendered Config: a required
+// item that is shown (not hidden, its `when` and its group's not "false") with neither a value
+// nor a default. KOTS does not deploy a version while one is missing.
+func missingRequired(b *Builder, config *configDoc) ([]string, error) {
+	var missing []string
+	for _, g := range config.Spec.Groups {
+		when, err := b.String(scalarString(g.When))
+		if err != nil {
+			return nil, fmt.Errorf("config group %s: when: %w", g.Name, err)
+		}
+		if when == "false" {
+			continue
+		}
+		for _, item := range g.Items {
+			if !item.Required || item.Hidden {
+				continue
+			}
+			when, err := b.String(scalarString(item.When))
+			if err != nil {
+				return nil, fmt.Errorf("config item %s: when: %w", item.Name, err)
+			}
+			if when == "false" {
+				continue
+			}
+			if v := b.items[item.Name]; v.Value == "" && v.Default == "" {
+				missing = append(missing, item.Name)
+			}
+		}
+	}
+	return missing, nil
 }

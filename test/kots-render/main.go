@@ -193,6 +193,13 @@ func render(paths []string, answered map[string]ItemValue, s *Settings, pullSecr
 	if err := resolveItems(b, config, answered); err != nil {
 		return nil, err
 	}
+	missing, err := missingRequired(b, config)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("KOTS does not deploy while required config items are unset: %s (give them in --config-values)", strings.Join(missing, ", "))
+	}
 
 	res := &result{Documents: []renderedDoc{}, Dropped: []droppedDoc{}, StatusInformers: []string{}}
 	for _, informer := range informers {
