@@ -19,7 +19,8 @@ if [[ ! -x "$out" ]]; then
   mkdir -p "$BIN"
   (cd "$HERE" && go build -trimpath -ldflags "-s -w" -o "$out.tmp.$$" .)
   mv "$out.tmp.$$" "$out"
-  # Builds of older sources pile up as the renderer changes; one unused for a week is gone.
+  # Builds of older sources pile up as the renderer changes: those built over a week ago go
+  # (a checkout that still needs one rebuilds it here).
   find "$BIN" -maxdepth 1 -name 'kots-render-*' ! -name "kots-render-$hash" -mtime +7 -delete 2>/dev/null || true
 fi
 printf '%s\n' "$out"
