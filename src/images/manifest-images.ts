@@ -319,7 +319,7 @@ function stringAt(map: YAMLMap, keys: string[], doc: Document.Parsed): string | 
 
 /** 1-based line of the node in the whole stream. */
 export function lineOf(stream: ManifestStream, node: { range?: [number, number, number] | null }): number {
-  return node.range ? stream.line - 1 + stream.lineCounter.linePos(node.range[0]).line : 0;
+  return node.range ? stream.lineAt(node.range[0]) : 0;
 }
 
 /** Helm 3 starts every document with `# Source: <chart>/templates/<file>`. */

@@ -20,6 +20,7 @@
 // YAML stays the library's.
 import { Composer, LineCounter, Lexer, Parser, type Document } from 'yaml';
 import { ExitCode, InstallerError, InvalidInputError } from '../errors.js';
+import { fastParseDocument } from './fast-yaml.js';
 
 /** One document's text, cut from the stream; the stream is the concatenation of these, in order. */
 export interface ManifestPiece {
@@ -31,11 +32,12 @@ export interface ManifestPiece {
   line: number;
 }
 
-/** One parsed piece. Node ranges index into `text`; `lineCounter` counts lines of `text`. */
+/** One parsed piece. Node ranges index into `text`. */
 export interface ParsedPiece extends ManifestPiece {
   /** Usually one; a `...` end marker followed by content makes more. */
   docs: Document.Parsed[];
-  lineCounter: LineCounter;
+  /** 1-based line in the whole stream of an offset into `text`. */
+  lineAt(offset: number): number;
 }
 
 // YAML's document start marker: `---` at column 0, then a blank, a line end or the end.
@@ -104,6 +106,26 @@ function countLines(text: string): number {
  * stops everything: rewriting a half-understood stream could ship an unrewritten image.
  */
 export function parsePiece(piece: ManifestPiece): ParsedPiece {
+  const fast = fastParseDocument(piece.text);
+  if (fast) return { ...piece, docs: [fast], lineAt: lineAtFn(piece) };
+  return parseWithLibrary(piece);
+}
+
+/** Line numbers are rarely asked for (reports, errors): count them only then. */
+function lineAtFn(piece: ManifestPiece): (offset: number) => number {
+  let counter: LineCounter | undefined;
+  return (offset) => {
+    if (!counter) {
+      counter = new LineCounter();
+      counter.addNewLine(0);
+      for (let i = piece.text.indexOf('\n'); i !== -1; i = piece.text.indexOf('\n', i + 1)) counter.addNewLine(i + 1);
+    }
+    return piece.line - 1 + counter.linePos(offset).line;
+  };
+}
+
+/** The library's parser, with go-yaml's quoted scalars: for what the fast reader leaves. */
+export function parseWithLibrary(piece: ManifestPiece): ParsedPiece {
   const lineCounter = new LineCounter();
   const parser = new Parser(lineCounter.addNewLine);
   (parser as unknown as { lexer: Lexer }).lexer = new GoYamlLexer();
@@ -121,7 +143,7 @@ export function parsePiece(piece: ManifestPiece): ParsedPiece {
       );
     }
   }
-  return { ...piece, docs, lineCounter };
+  return { ...piece, docs, lineAt: (offset) => piece.line - 1 + lineCounter.linePos(offset).line };
 }
 
 /** Helm 3 starts every document with `# Source: <chart>/templates/<file>`. */

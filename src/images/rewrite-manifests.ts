@@ -64,13 +64,35 @@ export interface PreparedRewrite {
   output(): Generator<string>;
 }
 
-/** Where to write one image once the plan names its new reference. */
-interface PendingImage {
-  start: number;
-  end: number;
-  type: Scalar['type'];
-  image: string;
+/**
+ * Every edit of pass 1, in stream order, in flat arrays: a stream of 50 MB holds a few hundred
+ * thousand, and an object plus a list per document cost several times what the input does.
+ * An image edit's text is its image (the new reference is known only after the plan); a pull
+ * secret edit's text is final (and shared: it only varies with the indentation).
+ */
+class PendingEdits {
+  readonly piece: number[] = [];
+  readonly start: number[] = [];
+  readonly end: number[] = [];
+  /** -1: `text` is the final text; else the index in SCALAR_TYPES of the image scalar's style. */
+  readonly style: number[] = [];
+  readonly text: string[] = [];
+  private readonly interned = new Map<string, string>();
+
+  add(piece: number, start: number, end: number, style: number, text: string): void {
+    this.piece.push(piece);
+    this.start.push(start);
+    this.end.push(end);
+    this.style.push(style);
+    if (style === -1) {
+      const shared = this.interned.get(text);
+      if (shared === undefined) this.interned.set(text, text);
+      else text = shared;
+    }
+    this.text.push(text);
+  }
 }
+const SCALAR_TYPES: Scalar['type'][] = ['PLAIN', 'QUOTE_SINGLE', 'QUOTE_DOUBLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED', undefined];
 
 // Rewritten references are validated object names, pull secret names must be too.
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -89,8 +111,7 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
   const collect = options.collect === true;
   const images: ImageOccurrence[] = [];
   const perImage = new Map<string, { count: number; first: ImageLocation }>();
-  const pendingImages = new Map<number, PendingImage[]>();
-  const pieceEdits = new Map<number, TextEdit[]>();
+  const pending = new PendingEdits();
   let occurrences = 0;
   let pullSecretsAdded = 0;
 
@@ -114,13 +135,13 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
       if (edited.has(location.node)) continue;
       edited.add(location.node);
       const [start, end] = rangeOf(location.node);
-      listAt(pendingImages, piece.index).push({ start, end, type: location.node.type, image: location.image });
+      pending.add(piece.index, start, end, SCALAR_TYPES.indexOf(location.node.type), location.image);
     }
     if (plan.imagePullSecret !== undefined) {
       for (const spec of locatePodSpecs(stream)) {
         const edit = addPullSecret(stream, spec, plan.imagePullSecret);
         if (edit) {
-          listAt(pieceEdits, piece.index).push(edit);
+          pending.add(piece.index, edit.start, edit.end, -1, edit.text);
           pullSecretsAdded++;
         }
       }
@@ -155,23 +176,22 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
 
   // Pass 2: splice each document's edits into its text.
   function* output(): Generator<string> {
+    let next = 0;
     for (const piece of pieces) {
-      const edits = pieceEdits.get(piece.index) ?? [];
-      for (const pending of pendingImages.get(piece.index) ?? []) {
-        const to = rewriteMap.get(pending.image);
-        if (to === undefined) continue;
-        edits.push(scalarEdit({ type: pending.type, range: [pending.start, pending.end, pending.end] }, to, piece.text));
+      const edits: TextEdit[] = [];
+      for (; next < pending.piece.length && pending.piece[next] === piece.index; next++) {
+        const [start, end, style, text] = [pending.start[next]!, pending.end[next]!, pending.style[next]!, pending.text[next]!];
+        if (style === -1) {
+          edits.push({ start, end, text });
+          continue;
+        }
+        const to = rewriteMap.get(text);
+        if (to !== undefined) edits.push(scalarEdit({ type: SCALAR_TYPES[style], range: [start, end, end] }, to, piece.text));
       }
       yield applyEdits(piece.text, edits);
     }
   }
   return { summary, ...(collect ? { images, rewrites } : {}), output };
-}
-
-function listAt<T>(map: Map<number, T[]>, key: number): T[] {
-  let list = map.get(key);
-  if (!list) map.set(key, (list = []));
-  return list;
 }
 
 /** Invalid references are reported with the document, object and line they came from. */

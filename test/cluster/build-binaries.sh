@@ -9,6 +9,9 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.34.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+# Only for `npm run bench` (post-render against mikefarah's yq): `build-binaries.sh yq`.
+# v4.54.x needs a go.yaml.in/yaml/v4 release candidate the module proxy does not serve.
+YQ_VERSION="${YQ_VERSION:-v4.53.6}"
 CACHE="${HELM_INSTALLER_CACHE:-$HOME/.cache/helm-installer}"
 BIN="$CACHE/bin"
 export GOFLAGS="${GOFLAGS:--mod=mod}" CGO_ENABLED=0
@@ -84,7 +87,19 @@ build_kwok() {
   rm -rf "$stages" && mv "$stages.tmp" "$stages"
 }
 
-build_etcd
-build_kwok
-build_kubernetes
-log "all binaries in $BIN"
+build_yq() {
+  [[ -x "$BIN/yq-$YQ_VERSION" ]] && { log "yq $YQ_VERSION cached"; return; }
+  log "building yq $YQ_VERSION"
+  GOBIN="$CACHE/gobin-yq" go install -trimpath -ldflags "-s -w" "github.com/mikefarah/yq/v4@$YQ_VERSION"
+  mv "$CACHE/gobin-yq/yq" "$BIN/yq-$YQ_VERSION"
+}
+
+# No argument: the control plane's binaries. Otherwise only the ones named (etcd kwok kubernetes yq).
+if [[ $# -eq 0 ]]; then set -- etcd kwok kubernetes; fi
+for component in "$@"; do
+  case "$component" in
+    etcd|kwok|kubernetes|yq) "build_$component" ;;
+    *) log "unknown component $component (etcd, kwok, kubernetes, yq)"; exit 2 ;;
+  esac
+done
+log "binaries in $BIN"
