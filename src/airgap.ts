@@ -1,7 +1,6 @@
 // Stage "images": everything --registry (and --image-pull-secret, --image-path) changes, for one
 // run: a values layer of registry hints for charts that follow the common conventions, the
 // post-renderer that rewrites every image (the guarantee), and the registry preflight.
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChartInfo } from './chart.js';
@@ -16,10 +15,14 @@ import { preparePostRenderer } from './images/post-renderer-setup.js';
 import { checkImagesExist } from './images/registry-preflight.js';
 import { buildValuesHints } from './images/values-hints.js';
 import type { Logger } from './logger.js';
+import { MiB, readInputFile } from './read-input.js';
+import type { SecretRegistry } from './secrets.js';
 
 export interface PreflightSettings {
   pullSecretFile?: string;
   caFile?: string;
+  /** The credentials read from the pull secret file are registered here, to be masked. */
+  secrets?: SecretRegistry;
 }
 
 export interface AirgapSetup {
@@ -95,7 +98,7 @@ async function checkRegistry(
   // Rewriting again is a no-op for images the post-renderer already moved; it also covers hooks,
   // which helm 3 does not post-render.
   const images = [...new Set(collectImages(manifests, extraPaths).map((o) => rewriteImageReference(o.image, registry)))].sort();
-  const dockerConfigJson = settings.pullSecretFile ? readPullSecret(settings.pullSecretFile) : undefined;
+  const dockerConfigJson = settings.pullSecretFile ? readPullSecret(settings.pullSecretFile, settings.secrets) : undefined;
   const result = await checkImagesExist(images, { dockerConfigJson, caFile: settings.caFile });
   logger.info({ registry: registry.address, present: result.present.length, missing: result.missing.length }, 'registry preflight');
   if (result.missing.length > 0) {
@@ -109,15 +112,43 @@ async function checkRegistry(
   }
 }
 
-function readPullSecret(file: string): string {
+const PULL_SECRET_HINT = 'Mount the pull secret (its .dockerconfigjson key) at that path, or unset --pull-secret-file (HELM_INSTALLER_PULL_SECRET_FILE).';
+
+function readPullSecret(file: string, secrets: SecretRegistry | undefined): string {
+  let text: string;
   try {
-    return readFileSync(file, 'utf8');
+    text = readInputFile(file, { what: 'pull secret file', maxBytes: MiB, hint: PULL_SECRET_HINT });
   } catch (err) {
-    throw new InvalidInputError(`cannot read the pull secret file ${file}: ${(err as Error).message}`, {
-      file,
-      hint: 'Mount the pull secret (its .dockerconfigjson key) at that path, or unset --pull-secret-file.',
-    });
+    if (err instanceof InvalidInputError) throw err;
+    throw new InvalidInputError(`cannot read the pull secret file ${file}: ${(err as Error).message}`, { file, hint: PULL_SECRET_HINT });
   }
+  if (secrets) registerPullSecret(text, secrets);
+  return text;
+}
+
+/** Every credential in a .dockerconfigjson, base64 `auth` and its decoded password included. */
+export function registerPullSecret(text: string, secrets: SecretRegistry): void {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    // The preflight reports the format error; mask every quoted string that could be a credential.
+    for (const m of text.matchAll(/"(auth|password|identitytoken|registrytoken)"\s*:\s*"([^"]*)"/gi)) secrets.add(m[2]);
+    return;
+  }
+  secrets.collectFrom(data);
+  const walk = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'auth' && typeof v === 'string') {
+        const decoded = Buffer.from(v, 'base64').toString('utf8');
+        const colon = decoded.indexOf(':');
+        if (colon >= 0) secrets.add(decoded.slice(colon + 1));
+        secrets.add(decoded);
+      } else walk(v);
+    }
+  };
+  walk(data);
 }
 
 /** Chart defaults overlaid with the user's merged values: maps merge, the rest replaces. */

@@ -1,11 +1,14 @@
 // Stage "chart": find the bundled chart and read its metadata. A chart archive comes from the
 // vendor's image, but the same code reads any --chart path, so archives are checked before helm
 // sees them: no absolute paths, no "..", no links leaving the chart, no devices, no absurd sizes.
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { createGunzip } from 'node:zlib';
 import { isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
 import * as tar from 'tar';
 import { parseDocument } from 'yaml';
 import { InvalidInputError } from './errors.js';
+import { formatBytes, kindOf, MiB, readInputFile, requireRegularFile } from './read-input.js';
+import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
 
 export interface ChartInput {
   /** Explicit --chart; otherwise the one chart under appDir. */
@@ -23,9 +26,18 @@ export interface ChartInfo {
   defaultValues: Record<string, unknown>;
 }
 
-const MAX_ENTRIES = 20_000;
-const MAX_TOTAL_BYTES = 200 * 1024 * 1024;
-const MAX_FILE_BYTES = 20 * 1024 * 1024;
+// Helm's own loader limits (MaxDecompressedChartSize, MaxDecompressedFileSize): a chart within
+// them is one helm loads; beyond them it is refused here, before anything is unpacked in memory.
+export const MAX_TOTAL_BYTES = 100 * MiB;
+export const MAX_FILE_BYTES = 5 * MiB;
+export const MAX_ENTRIES = 10_000;
+/** The .tgz itself: a chart this large compressed is not a chart. */
+export const MAX_ARCHIVE_BYTES = 50 * MiB;
+/** Extended headers and end blocks: what a real archive holds beyond its entries' headers and bodies. */
+const OUTSIDE_ENTRIES_BYTES = 1 * MiB;
+/** Tar headers and padding on top of the files' bytes. */
+const TAR_OVERHEAD = 16 * MiB;
+const CHART_HINT = 'Pass --chart (HELM_INSTALLER_CHART) with a chart directory or a .tgz made by `helm package`.';
 
 export async function loadChart(input: ChartInput): Promise<ChartInfo> {
   const path = input.chart ? resolve(input.chart) : findBundledChart(input.appDir);
@@ -35,7 +47,10 @@ export async function loadChart(input: ChartInput): Promise<ChartInfo> {
       hint: 'Pass --chart (HELM_INSTALLER_CHART) with a chart directory or .tgz archive that exists.',
     });
   }
-  return statSync(path).isDirectory() ? readChartDirectory(path) : readChartArchive(path);
+  const st = statSync(path);
+  if (st.isDirectory()) return readChartDirectory(path);
+  if (!st.isFile()) throw new InvalidInputError(`the chart ${path} is ${kindOf(st)}, not a directory or a .tgz file`, { file: path, hint: CHART_HINT });
+  return readChartArchive(path);
 }
 
 /** The one chart under app/: a directory holding Chart.yaml, or a .tgz file. */
@@ -70,15 +85,34 @@ function readChartDirectory(dir: string): ChartInfo {
   }
   checkDirectoryLinks(dir);
   const valuesFile = join(dir, 'values.yaml');
-  return describeChart(dir, 'directory', readFileSync(chartFile, 'utf8'), chartFile, existsSync(valuesFile) ? readFileSync(valuesFile, 'utf8') : '', valuesFile);
+  const read = (file: string) => readInputFile(file, { what: 'chart file', maxBytes: MAX_FILE_BYTES, hint: 'Fix the chart.' });
+  return describeChart(dir, 'directory', read(chartFile), chartFile, existsSync(valuesFile) ? read(valuesFile) : '', valuesFile);
 }
 
 /** Symlinks inside a chart directory must stay inside it (helm follows them). */
 function checkDirectoryLinks(root: string): void {
   const realRoot = realpathSync(root);
+  let entries = 0;
+  let total = 0;
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
+      entries += 1;
+      if (entries > MAX_ENTRIES) {
+        throw new InvalidInputError(`the chart directory ${root} holds more than ${MAX_ENTRIES} entries`, { file: root, hint: 'Fix the chart.' });
+      }
+      if (e.isFile()) {
+        const size = lstatSync(p).size;
+        total += size;
+        if (size > MAX_FILE_BYTES || total > MAX_TOTAL_BYTES) {
+          throw new InvalidInputError(
+            size > MAX_FILE_BYTES
+              ? `chart file ${p} is ${formatBytes(size)} (helm's limit is ${formatBytes(MAX_FILE_BYTES)} per file)`
+              : `the chart directory ${root} holds more than ${formatBytes(MAX_TOTAL_BYTES)} (helm's limit)`,
+            { file: p, hint: 'Fix the chart.' },
+          );
+        }
+      }
       if (e.isSymbolicLink()) {
         const target = resolve(dir, readlinkSync(p));
         const real = existsSync(target) ? realpathSync(target) : target;
@@ -99,52 +133,112 @@ function checkDirectoryLinks(root: string): void {
 }
 
 async function readChartArchive(file: string): Promise<ChartInfo> {
-  const texts = new Map<string, string>();
-  let entries = 0;
-  let total = 0;
-  const problems: string[] = [];
-  try {
-    await tar.t({
-      file,
-      strict: true,
-      onReadEntry: (entry) => {
-        entries += 1;
-        total += entry.size ?? 0;
-        const raw = entry.header?.path ?? entry.path;
-        const problem = archiveEntryProblem(raw, entry.type, entry.linkpath, entry.size ?? 0);
-        if (problem) problems.push(problem);
-        // Keep the top-level Chart.yaml and values.yaml (first path component is the chart name).
-        const parts = posix.normalize(raw).split('/');
-        if (parts.length === 2 && (parts[1] === 'Chart.yaml' || parts[1] === 'values.yaml') && entry.type === 'File') {
-          const chunks: Buffer[] = [];
-          entry.on('data', (c: Buffer) => chunks.push(c));
-          entry.on('end', () => texts.set(parts[1]!, Buffer.concat(chunks).toString('utf8')));
-        }
-      },
-    });
-  } catch (err) {
-    throw new InvalidInputError(`cannot read chart archive ${file}: ${(err as Error).message}`, {
-      file,
-      cause: err,
-      hint: 'Rebuild the archive with `helm package`.',
-    });
+  const st = requireRegularFile(file, { what: 'chart archive', hint: CHART_HINT });
+  if (st.size > MAX_ARCHIVE_BYTES) {
+    throw new InvalidInputError(`chart archive ${file} is ${formatBytes(st.size)}, over the limit of ${formatBytes(MAX_ARCHIVE_BYTES)}`, { file, hint: CHART_HINT });
   }
-  if (entries > MAX_ENTRIES) problems.push(`${entries} entries (limit ${MAX_ENTRIES})`);
-  if (total > MAX_TOTAL_BYTES) problems.push(`${total} bytes unpacked (limit ${MAX_TOTAL_BYTES})`);
-  if (problems.length > 0) {
-    throw new InvalidInputError(`unsafe chart archive ${file}: ${problems.slice(0, 5).join('; ')}`, {
+  let scan: ArchiveScan;
+  try {
+    scan = await scanArchive(file);
+  } catch (err) {
+    const message = (err as Error).message;
+    const what = /header check|incorrect header|unknown compression/i.test(message) ? 'it is not a gzip archive' : message;
+    throw new InvalidInputError(`cannot read chart archive ${file}: ${what}`, { file, cause: err, hint: 'Rebuild the archive with `helm package`.' });
+  }
+  if (scan.problems.length > 0) {
+    throw new InvalidInputError(`unsafe chart archive ${file}: ${scan.problems.slice(0, 5).join('; ')}`, {
       file,
       hint: 'Rebuild the archive with `helm package` from a clean chart directory.',
     });
   }
-  const chartYaml = texts.get('Chart.yaml');
+  const chartYaml = scan.texts.get('Chart.yaml');
   if (chartYaml === undefined) {
     throw new InvalidInputError(`chart archive ${file} has no <name>/Chart.yaml`, {
       file,
       hint: 'Package the chart with `helm package`.',
     });
   }
-  return describeChart(file, 'archive', chartYaml, `${file}:Chart.yaml`, texts.get('values.yaml') ?? '', `${file}:values.yaml`);
+  return describeChart(file, 'archive', chartYaml, `${file}:Chart.yaml`, scan.texts.get('values.yaml') ?? '', `${file}:values.yaml`);
+}
+
+interface ArchiveScan {
+  texts: Map<string, string>;
+  problems: string[];
+}
+
+/**
+ * Streams the archive once: gunzip -> byte counter -> tar headers. Stops at the first header or
+ * byte count past a limit, so a gzip bomb costs what the limit allows, not what it claims. Only
+ * Chart.yaml and values.yaml are kept, each within the per-file limit.
+ */
+function scanArchive(file: string): Promise<ArchiveScan> {
+  return new Promise((resolvePromise, reject) => {
+    const texts = new Map<string, string>();
+    const problems: string[] = [];
+    let entries = 0;
+    let declared = 0;
+    let unpacked = 0;
+    // Bytes the headers seen so far account for (header + padded body); anything well past that
+    // is data outside any entry: zeros after the end marker, or not a tar at all.
+    let accounted = 0;
+    let finished = false;
+    const source = createReadStream(file);
+    const gunzip = createGunzip();
+    const parser = new tar.Parser({ strict: true, maxMetaEntrySize: 64 * 1024 });
+    const finish = (err?: Error) => {
+      if (finished) return;
+      finished = true;
+      source.destroy();
+      gunzip.destroy();
+      if (err && problems.length === 0) reject(err);
+      else resolvePromise({ texts, problems });
+    };
+    const stop = (problem: string) => {
+      problems.push(problem);
+      finish();
+    };
+    parser.on('entry', (entry: tar.ReadEntry) => {
+      entries += 1;
+      const size = entry.size ?? 0;
+      declared += size;
+      accounted += 512 + Math.ceil(size / 512) * 512;
+      const raw = entry.header?.path ?? entry.path;
+      const problem = archiveEntryProblem(raw, entry.type, entry.linkpath, size);
+      if (size > MAX_FILE_BYTES) return stop(problem!);
+      if (problem) problems.push(problem);
+      if (entries > MAX_ENTRIES) return stop(`more than ${MAX_ENTRIES} entries`);
+      if (declared > MAX_TOTAL_BYTES) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
+      // Keep the top-level Chart.yaml and values.yaml (first path component is the chart name).
+      const parts = posix.normalize(raw).split('/');
+      if (parts.length === 2 && (parts[1] === 'Chart.yaml' || parts[1] === 'values.yaml') && entry.type === 'File') {
+        const chunks: Buffer[] = [];
+        entry.on('data', (c: Buffer) => chunks.push(c));
+        entry.on('end', () => texts.set(parts[1]!, Buffer.concat(chunks).toString('utf8')));
+      } else {
+        entry.resume();
+      }
+    });
+    parser.on('error', (err: Error) => finish(err));
+    parser.on('end', () => finish());
+    source.on('error', (err) => finish(err));
+    gunzip.on('error', (err) => finish(err));
+    gunzip.on('data', (chunk: Buffer) => {
+      if (finished) return;
+      unpacked += chunk.length;
+      if (unpacked > MAX_TOTAL_BYTES + TAR_OVERHEAD) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
+      if (unpacked - accounted > OUTSIDE_ENTRIES_BYTES) {
+        return stop(`more than ${formatBytes(OUTSIDE_ENTRIES_BYTES)} of data outside any tar entry (not an archive made by \`helm package\`)`);
+      }
+      if (!parser.write(chunk)) {
+        gunzip.pause();
+        parser.once('drain', () => gunzip.resume());
+      }
+    });
+    gunzip.on('end', () => {
+      if (!finished) parser.end();
+    });
+    source.pipe(gunzip);
+  });
 }
 
 /** Why one archive entry is unsafe, or undefined when it is fine. Pure, for unit tests. */
@@ -152,7 +246,7 @@ export function archiveEntryProblem(path: string, type: string, linkpath: string
   if (isAbsolute(path) || /^[a-zA-Z]:[\\/]/.test(path)) return `absolute path ${path}`;
   if (path.split(/[\\/]/).includes('..')) return `path with .. ${path}`;
   if (['CharacterDevice', 'BlockDevice', 'FIFO'].includes(type)) return `device or FIFO ${path}`;
-  if (size > MAX_FILE_BYTES) return `file ${path} is ${size} bytes (limit ${MAX_FILE_BYTES})`;
+  if (size > MAX_FILE_BYTES) return `file ${path} is ${formatBytes(size)} (helm's limit is ${formatBytes(MAX_FILE_BYTES)} per file)`;
   if (type === 'SymbolicLink' || type === 'Link') {
     if (!linkpath) return `link ${path} without a target`;
     if (isAbsolute(linkpath)) return `link ${path} points to absolute ${linkpath}`;
@@ -193,12 +287,18 @@ function describeChart(
 }
 
 function parseYamlMap(text: string, file: string): Record<string, unknown> {
+  checkYamlBounds(text, file);
   const doc = parseDocument(text, { version: '1.1', uniqueKeys: false });
   const err = doc.errors[0];
   if (err) {
     throw new InvalidInputError(`${file}: ${err.message.split('\n')[0]}`, { file, line: err.linePos?.[0].line, hint: 'Fix the YAML syntax.' });
   }
-  const data = doc.toJS() as unknown;
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  } catch (e) {
+    throw new InvalidInputError(`${file}: cannot be read (${(e as Error).message.split('\n')[0]!.slice(0, 120)})`, { file, hint: 'Fix the chart (an alias bomb?).' });
+  }
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) {
     throw new InvalidInputError(`${file} must be a YAML map at the top level`, { file, line: 1, hint: 'Fix the file.' });

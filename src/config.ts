@@ -17,9 +17,16 @@ export type { InstallOptions } from './commands/install-command.js';
 /** Go duration syntax, which is what helm's --timeout parses (`90s`, `5m`, `1h30m`). */
 const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
+const UNIT_SECONDS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+/** A wait beyond a day is a mistake (and Go's duration overflows near 292 years). */
+export const MAX_TIMEOUT_SECONDS = 24 * 3600;
+
 export function parseTimeout(raw: string): string {
   const v = raw.trim();
   if (v.length > 40 || !GO_DURATION.test(v)) throw new OptionValueError('expected a duration such as 300s, 10m or 1h30m');
+  let seconds = 0;
+  for (const m of v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) seconds += Number(m[1]) * UNIT_SECONDS[m[2]!]!;
+  if (seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) throw new OptionValueError('expected a duration above 0 and at most 24h');
   return v;
 }
 
@@ -80,6 +87,8 @@ export function parseSecretName(raw: string): string {
 
 export function parseRegistry(raw: string): string {
   if (raw.length > 255) throw new OptionValueError('expected host[:port][/namespace] of at most 255 characters');
+  const port = /^[^/]*:(\d+)(\/|$)/.exec(raw.trim())?.[1];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new OptionValueError(`port ${port.slice(0, 12)} is out of range (1-65535)`);
   try {
     return parseRegistryAddress(raw).address;
   } catch (err) {

@@ -62,7 +62,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 
     if (airgap.preflight && !o.skipPreflight) {
       progress.action = 'registry preflight';
-      await airgap.preflight(manifests, logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile });
+      await airgap.preflight(manifests, logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets });
     }
 
     progress.action = 'reading release state';

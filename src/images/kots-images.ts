@@ -2,7 +2,7 @@
 // installed by our Job is invisible to it, so every image must be listed in the Application's
 // `spec.additionalImages`. We generate that list from the rendered chart and check a vendor's
 // Application file against it.
-import { readFile } from 'node:fs/promises';
+import { MiB, readInputFile } from '../read-input.js';
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { InvalidInputError } from '../errors.js';
 import { parseImageReference, type ImageReference } from './image-reference.js';
@@ -33,8 +33,9 @@ export function formatKotsAdditionalImages(images: string[]): string {
 export async function checkKotsApplication(file: string, images: string[]): Promise<string[]> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = readInputFile(file, { what: 'KOTS Application file', maxBytes: 4 * MiB, hint: 'Check --check (HELM_INSTALLER_IMAGES_CHECK).' });
   } catch (error) {
+    if (error instanceof InvalidInputError) throw error;
     throw new InvalidInputError(`Cannot read the KOTS Application file ${file}: ${(error as Error).message}`, { file });
   }
   const listed = readAdditionalImages(text, file);

@@ -1,7 +1,7 @@
 // Before installing, ask the local registry whether every rewritten image is there (Registry HTTP
 // API v2: HEAD /v2/<repository>/manifests/<tag|digest>). A missing image otherwise surfaces as
 // ImagePullBackOff minutes into a helm --wait, far from its cause.
-import { readFile } from 'node:fs/promises';
+import { MiB, readInputFile } from '../read-input.js';
 import { InvalidInputError, PreflightError, UsageError } from '../errors.js';
 import { DOCKER_HUB, parseImageReference, type ImageReference } from './image-reference.js';
 import { httpRequest, type HttpResponse } from './registry-http.js';
@@ -262,11 +262,11 @@ function registryKey(key: string): string {
 
 async function readCaFile(file: string): Promise<string> {
   try {
-    return await readFile(file, 'utf8');
+    return readInputFile(file, { what: 'registry CA file', maxBytes: MiB, hint: 'Mount the CA certificate (PEM) and give its path.' });
   } catch (error) {
     throw new UsageError(`Cannot read the registry CA file ${file}: ${(error as Error).message}`, {
       file,
-      hint: 'Mount the CA certificate (PEM) and give its path.',
+      hint: 'Mount the CA certificate (PEM) and give its path (--registry-ca-file / HELM_INSTALLER_REGISTRY_CA_FILE).',
     });
   }
 }

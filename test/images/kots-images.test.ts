@@ -104,6 +104,6 @@ spec:
   });
 
   it('says when the file cannot be read', async () => {
-    await expect(checkKotsApplication(join(dir, 'missing.yaml'), [])).rejects.toThrow(/Cannot read the KOTS Application file/);
+    await expect(checkKotsApplication(join(dir, 'missing.yaml'), [])).rejects.toThrow(/cannot read the KOTS Application file/i);
   });
 });
