@@ -141,8 +141,9 @@ class Reader {
       from = this.lineAfter(3);
     }
     const first = this.nextContent(from);
+    if (first === -1) throw UNSUPPORTED; // only comments: the library's empty document, rare
     let contents: Node | null = null;
-    if (first !== -1) {
+    {
       contents = this.blockNode(first, this.indentOf(first), -1);
       if (this.nextContent(this.pos) !== -1) throw UNSUPPORTED; // `...`, a second root node
       contents.range = [contents.range![0], this.n, this.n];
@@ -309,7 +310,8 @@ class Reader {
         if (indent === col && this.isSeqDash(next)) return this.blockSeq(next, col);
       }
       this.pos = this.lineAfter(v);
-      return scalar(null, 'PLAIN', v, v, '');
+      // Where the library puts an empty value: after the blanks that follow the colon.
+      return scalar(null, 'PLAIN', w, w, '');
     }
     return this.inlineValue(w, col);
   }

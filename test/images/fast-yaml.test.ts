@@ -86,6 +86,10 @@ spec:
         - {name: A, value: "1"}
         - name: B
           value:
+        - name: C
+          value:   
+        - name: D
+          value:  # a comment
       initContainers: []
 `);
   });
@@ -177,6 +181,7 @@ kw: {a: 1, "b": [c, d], e: {}}
       'a: 1\n...\n',
       'a: 1\r\nb: 2\r\n',
       'a: b: c\n',
+      '---\n# Source: only/comments.yaml\n',
     ];
     for (const text of refused) expect(fastParseDocument(text), JSON.stringify(text)).toBeUndefined();
   });
