@@ -48,10 +48,15 @@ export async function buildImage(opts: { log: (line: string) => void; registry?:
   const registry = opts.registry ?? (await ensureCluster({ log, usage: 'keep' })).registry;
   const reference = `${registry}/${REPOSITORY}:${version}-${imageId.replace(/^sha256:/, '').slice(0, 12)}`;
   log(`pushing ${reference}`);
-  await buildah(['push', '--tls-verify=false', '--format', 'oci', LOCAL_IMAGE, `docker://${reference}`]);
+  await pushImage(imageId, reference);
   const t3 = Date.now();
   const compressed = layerBytes(await pushedManifest(reference));
   return { reference, imageId, bytes: { uncompressed, compressed }, seconds: { base: (t1 - t0) / 1000, build: (t2 - t1) / 1000, push: (t3 - t2) / 1000 } };
+}
+
+/** Pushes a built image (by id: a concurrent build may move the tag) to a plain-HTTP registry. */
+export async function pushImage(imageId: string, reference: string): Promise<void> {
+  await buildah(['push', '--tls-verify=false', '--format', 'oci', imageId, `docker://${reference}`]);
 }
 
 /**

@@ -10,10 +10,11 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { getJson, kubectl, waitFor, type KubectlOptions } from '../cluster/kube.js';
-import { REAL_NODE_NAME, realNodePlacement } from '../cluster/real-node.js';
+import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
 import { history, releaseRecord } from './cluster-helpers.js';
+import { finishedJob, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
 const registry = inject('registry');
@@ -26,22 +27,16 @@ interface K8sObject {
   [key: string]: any;
 }
 
-export function shippedManifests(): K8sObject[] {
+function shippedManifests(): K8sObject[] {
   const text = readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8');
   return parseAllDocuments(text).map((d) => d.toJS() as K8sObject).filter(Boolean);
 }
 
 /** The shipped manifests with only the changes this cluster needs (see the file's head). */
-export function forRealNode(docs: K8sObject[], image: string, customerValues?: string): K8sObject[] {
+function forRealNode(docs: K8sObject[], image: string, customerValues?: string): K8sObject[] {
   return structuredClone(docs).map((doc) => {
     if (doc.kind === 'ConfigMap' && customerValues !== undefined) doc.data = { 'values.yaml': customerValues };
-    if (doc.kind !== 'Job') return doc;
-    const pod = doc.spec.template.spec;
-    const { env, ...placement } = realNodePlacement(apiServerPort);
-    Object.assign(pod, placement);
-    pod.containers[0].image = image;
-    pod.containers[0].env = [...(pod.containers[0].env ?? []), ...env];
-    return doc;
+    return doc.kind === 'Job' ? onRealNode(doc, apiServerPort, image) : doc;
   });
 }
 
@@ -62,19 +57,8 @@ async function reset(): Promise<void> {
   await execa(helm4, ['uninstall', release, '--namespace', namespace, '--ignore-not-found', '--wait', '--timeout', '90s'], { env: { KUBECONFIG: kubeconfig }, reject: false });
 }
 
-async function finishedJob(timeoutMs = 240_000): Promise<any> {
-  return waitFor(`Job ${job.metadata.name} finished`, async () => {
-    const j = await getJson(['get', 'job', job.metadata.name], ns);
-    return (j.status?.conditions ?? []).some((c: any) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True') ? j : undefined;
-  }, { timeoutMs, intervalMs: 1000 });
-}
-
-async function jobPods(): Promise<any[]> {
-  const pods = await getJson<{ items: any[] }>(['get', 'pods', '-l', `job-name=${job.metadata.name}`], ns);
-  return pods.items.sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp));
-}
-
-const terminatedOf = (pod: any) => pod.status?.containerStatuses?.[0]?.state?.terminated;
+const finishedInstaller = () => finishedJob(job.metadata.name, ns);
+const installerPods = () => jobPods(job.metadata.name, ns);
 
 beforeAll(async () => {
   await kubectl(['create', 'namespace', namespace], { kubeconfig, reject: false });
@@ -89,10 +73,11 @@ describe('the installer Job on the real node', () => {
   it('installs the chart through its ServiceAccount: the Job completes, the release is deployed with the ConfigMap values', async () => {
     await reset();
     await apply(forRealNode(shipped, image));
-    const done = await finishedJob();
-    const [pod] = await jobPods();
+    const done = await finishedInstaller();
+    const [pod] = await installerPods();
     expect(pod.spec.nodeName).toBe(REAL_NODE_NAME);
-    expect(pod.status.containerStatuses[0].image).toBe(image);
+    expect(pod.spec.containers[0].image).toBe(image);
+    expect(ranDigest(pod)).toBe(await registryDigest(image));
     expect(terminatedOf(pod)?.exitCode, terminatedOf(pod)?.message).toBe(0);
     expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
     // Non-root with a read-only root filesystem, as shipped, and it still did its work.
@@ -115,10 +100,10 @@ describe('the installer Job on the real node', () => {
   it('invalid customer values: exit 3, the Job fails at once (PodFailurePolicy, no retry), describe shows the summary', async () => {
     await reset();
     await apply(forRealNode(shipped, image, 'web:\n  replicaCount: many\n'));
-    const done = await finishedJob();
+    const done = await finishedInstaller();
     const failed = done.status.conditions.find((c: any) => c.type === 'Failed');
     expect(failed).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
-    const pods = await jobPods();
+    const pods = await installerPods();
     expect(pods).toHaveLength(1);
     const term = terminatedOf(pods[0]);
     expect(term.exitCode).toBe(3);
@@ -146,7 +131,7 @@ describe('the installer Job on the real node', () => {
         return (j.status?.failed ?? 0) >= 2 ? j : undefined;
       }, { timeoutMs: 180_000, intervalMs: 1000 });
       expect((retried.status.conditions ?? []).filter((c: any) => c.type === 'Failed' && c.status === 'True')).toEqual([]);
-      const pods = await jobPods();
+      const pods = await installerPods();
       const exits = pods.map(terminatedOf).filter(Boolean).map((t: any) => t.exitCode);
       expect(exits.slice(0, 2)).toEqual([7, 7]);
       expect(terminatedOf(pods[0]).message).toMatch(/^helm-installer FAILED \(exit 7: /);

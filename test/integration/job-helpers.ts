@@ -1,0 +1,54 @@
+// Running the installer Job on the real node: the one change a test makes to a shipped (or
+// KOTS-rendered) Job, and reading how it ended.
+import { httpRequest } from '../../src/images/registry-http.js';
+import { getJson, waitFor, type KubectlOptions } from '../cluster/kube.js';
+import { realNodePlacement } from '../cluster/real-node.js';
+
+/**
+ * What this cluster needs and a customer's does not: no kube-proxy and no pod network (so
+ * hostNetwork, and the API server on loopback), and the real node's selector and toleration (it is
+ * tainted so that nothing else lands there). The image too, when given. Returns a changed copy.
+ */
+export function onRealNode<T extends { kind: string; spec?: any }>(job: T, apiServerPort: number, image?: string): T {
+  const copy = structuredClone(job);
+  const pod = copy.spec.template.spec;
+  const { env, ...placement } = realNodePlacement(apiServerPort);
+  Object.assign(pod, placement);
+  if (image) pod.containers[0].image = image;
+  pod.containers[0].env = [...(pod.containers[0].env ?? []), ...env];
+  return copy;
+}
+
+export async function finishedJob(name: string, o: KubectlOptions, timeoutMs = 240_000): Promise<any> {
+  return waitFor(`Job ${name} finished`, async () => {
+    const j = await getJson(['get', 'job', name], o);
+    return (j.status?.conditions ?? []).some((c: any) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True') ? j : undefined;
+  }, { timeoutMs, intervalMs: 1000 });
+}
+
+/** The Job's pods, oldest first. */
+export async function jobPods(name: string, o: KubectlOptions): Promise<any[]> {
+  const pods = await getJson<{ items: any[] }>(['get', 'pods', '-l', `job-name=${name}`], o);
+  return pods.items.sort((a, b) => a.metadata.creationTimestamp.localeCompare(b.metadata.creationTimestamp));
+}
+
+export const terminatedOf = (pod: any) => pod.status?.containerStatuses?.[0]?.state?.terminated;
+
+/** The manifest digest a plain-HTTP registry serves for `host:port/name:tag`. */
+export async function registryDigest(reference: string): Promise<string> {
+  const slash = reference.indexOf('/');
+  const colon = reference.lastIndexOf(':');
+  const [host, name, tag] = [reference.slice(0, slash), reference.slice(slash + 1, colon), reference.slice(colon + 1)];
+  const response = await httpRequest({
+    url: new URL(`http://${host}/v2/${name}/manifests/${tag}`),
+    method: 'HEAD',
+    headers: { Accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
+    timeoutMs: 10_000,
+  });
+  const digest = response.headers['docker-content-digest'];
+  if (response.status !== 200 || typeof digest !== 'string') throw new Error(`${reference}: HTTP ${response.status}, no digest`);
+  return digest;
+}
+
+/** The digest the kubelet ran (containerd reports `repo@digest`; the repo may be any name of that image). */
+export const ranDigest = (pod: any): string => String(pod.status.containerStatuses[0].imageID).split('@')[1] ?? '';
