@@ -40,7 +40,13 @@ export function maskHelmArgs(args: string[], secrets: SecretRegistry): string[] 
   return args.map((arg, i) => {
     const prev = args[i - 1] ?? '';
     const kind = /^--(set|set-string|set-json)$/.exec(prev)?.[1] as SetKind | undefined;
-    const masked = kind ? maskSetExpression(arg, secrets, kind) : arg;
+    // `--set=expr` (one argument) is how helm args after `--` may spell it.
+    const joined = /^--(set|set-string|set-json)=(.*)$/s.exec(arg);
+    const masked = kind
+      ? maskSetExpression(arg, secrets, kind)
+      : joined
+        ? `--${joined[1]}=${maskSetExpression(joined[2]!, secrets, joined[1] as SetKind)}`
+        : arg;
     return secrets.maskText(masked);
   });
 }

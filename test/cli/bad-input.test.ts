@@ -111,6 +111,27 @@ describe('bad input is refused before helm upgrade starts', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("unknown option '--bogus'");
   });
+
+  it('usage errors leave a termination message, and the log ends with the summary, not the help text', async () => {
+    for (const [args, extraEnv, cause] of [
+      [['install'], { HELM_INSTALLER_TIMEOUT: 'soon' }, 'cause: invalid HELM_INSTALLER_TIMEOUT="soon" (env for --timeout)'],
+      [['install', '--bogus'], {}, "cause: unknown option '--bogus'"],
+      [[], {}, 'cause: no command given'],
+      [['install', '--termination-log', join(dir, 'from-flag'), '--history-max', 'x'], {}, 'cause: invalid --history-max "x" (or env HELM_INSTALLER_HISTORY_MAX)'],
+    ] as const) {
+      const termination = join(dir, `usage-termination-${Math.random()}`);
+      writeFileSync(termination, '');
+      const fromFlag = args.includes('--termination-log');
+      const r = await runCli([...args], { env: { ...env, ...extraEnv, HELM_INSTALLER_TERMINATION_LOG: termination } });
+      expect(r.exitCode).toBe(2);
+      const message = readFileSync(fromFlag ? join(dir, 'from-flag') : termination, 'utf8');
+      expect(message).toMatch(/^helm-installer FAILED \(exit 2: usage error\)\n/);
+      expect(message).toContain(cause);
+      expect(message).toMatch(/^next: /m);
+      expect(r.stderr).not.toContain('Usage:');
+      expect(r.stderr.trimEnd().endsWith(message.trimEnd())).toBe(true);
+    }
+  });
 });
 
 describe('edges that are fine or have their own error', () => {

@@ -21,4 +21,28 @@ describe('secrets', () => {
     expect(maskHelmArgs(['upgrade', '--set', 'token=zzzz9999', '-f', 'x.yaml'], s)).toEqual(['upgrade', '--set', `token=${MASK}`, '-f', 'x.yaml']);
     expect(s.maskText('echo zzzz9999')).toBe(`echo ${MASK}`);
   });
+
+  it('keeps references to secrets readable, and booleans under auth', () => {
+    for (const k of ['existingSecret', 'imagePullSecrets', 'pullSecrets', 'secretName', 'tlsSecretName', 'secretPasswordKey', 'existingSecretPasswordKey', 'usePasswordFiles', 'passwordFile']) {
+      expect(isSecretKey(k), k).toBe(false);
+    }
+    for (const k of ['secretKey', 'accessKey', 'clientSecret', 'password', 'auth']) expect(isSecretKey(k), k).toBe(true);
+    const s = new SecretRegistry();
+    expect(s.maskTree({ auth: { enabled: true, password: 'hunter22', existingSecret: 'my-db' }, imagePullSecrets: [{ name: 'regcred' }] })).toEqual({
+      auth: { enabled: true, password: MASK, existingSecret: 'my-db' },
+      imagePullSecrets: [{ name: 'regcred' }],
+    });
+  });
+
+  it('finds secrets inside --set-json, JSON in --set and helm lists, and masks them in argv', () => {
+    const s = new SecretRegistry();
+    expect(maskSetExpression('db={"password":"pw-json-1","user":"app"}', s, 'set-json')).toBe(`db={"password":"${MASK}","user":"app"}`);
+    expect(maskSetExpression('cfg={"apiKey":"key-in-set-2"}', s, 'set')).toBe(`cfg={"apiKey":"${MASK}"}`);
+    expect(maskSetExpression('tokens={tok-aaaa,tok-bbbb}', s, 'set')).toBe(`tokens=${MASK}`);
+    expect(maskHelmArgs(['upgrade', '--set-json=db={"password":"pw-json-3"}'], s)).toEqual(['upgrade', `--set-json=db={"password":"${MASK}"}`]);
+    expect(s.maskText('pw-json-1 key-in-set-2 tok-aaaa tok-bbbb pw-json-3')).toBe(Array(5).fill(MASK).join(' '));
+    // Invalid JSON: the value after a secret-looking key is still found.
+    maskSetExpression('db={"password":"pw-broken-4"', s, 'set-json');
+    expect(s.maskText('echo pw-broken-4')).toBe(`echo ${MASK}`);
+  });
 });
