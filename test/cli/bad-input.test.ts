@@ -121,7 +121,7 @@ describe('bad input is refused before helm upgrade starts', () => {
     ] as const) {
       const termination = join(dir, `usage-termination-${Math.random()}`);
       writeFileSync(termination, '');
-      const fromFlag = args.includes('--termination-log');
+      const fromFlag = (args as readonly string[]).includes('--termination-log');
       const r = await runCli([...args], { env: { ...env, ...extraEnv, HELM_INSTALLER_TERMINATION_LOG: termination } });
       expect(r.exitCode).toBe(2);
       const message = readFileSync(fromFlag ? join(dir, 'from-flag') : termination, 'utf8');
