@@ -4,13 +4,9 @@
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
-import type { CommandDefinition } from './command.js';
-import { installDefinition } from './commands/install-command.js';
-import { renderDefinition } from './commands/render-command.js';
-import { valuesDefinition } from './commands/values-command.js';
-import { imagesDefinition } from './commands/images-command.js';
+import { loadCommands } from './commands/catalog.js';
 import { ExitCode, UsageError } from './errors.js';
-import { packageRoot } from './helm/helm-binary.js';
+import { packageRoot } from './package-root.js';
 import { buildProgram } from './program.js';
 import { failureSummary, terminationLogPath, toInstallerError, writeTerminationMessage } from './report.js';
 import type { RunState } from './run-state.js';
@@ -34,7 +30,8 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const commands = [installDefinition, valuesDefinition, renderDefinition, imagesDefinition] as unknown as CommandDefinition[];
+    // Only the command argv names is loaded (see commands/catalog.ts): startup stays light.
+    const commands = await loadCommands(argv.slice(2));
     const { program, exitCode } = buildProgram(commands, readVersion(), argv.slice(2), state);
     await program.parseAsync(argv);
     return exitCode();

@@ -2,10 +2,10 @@
 // pinned helm that `npm install` extracts into node_modules (a dev checkout needs no PATH
 // set-up), then `helm` on PATH (the container image puts it there).
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { HelmNotFoundError } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 
 export interface HelmBinary {
   path: string;
@@ -13,12 +13,7 @@ export interface HelmBinary {
   major: 3 | 4;
 }
 
-/** The package root: two levels above dist/src/helm or src/helm. */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
-}
+export { packageRoot };
 
 export function pinnedHelmPath(major: 3 | 4 = 4): string {
   return join(packageRoot(), 'node_modules', '.helm-installer', `helm${major}`);

@@ -1,0 +1,70 @@
+// Startup stays light (issue 10: `--version` within 2x `helm version`): `--version` and `--help`
+// load no command module and none of the heavy libraries; a command's own help loads that command
+// only. Checked by the modules node really loads (a load hook), not by timing, which is noisy.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { commandCatalog, namedCommand } from '../../src/commands/catalog.js';
+import { cliPath, tempDir } from '../helpers.js';
+
+const hook = join(tempDir('startup'), 'record-loads.mjs');
+writeFileSync(
+  hook,
+  `import { registerHooks } from 'node:module';
+const loaded = [];
+registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded) + '\\n'));
+`,
+);
+
+async function loadedModules(args: string[]): Promise<{ exitCode: number; stdout: string; modules: string[] }> {
+  const r = await execa(process.execPath, ['--import', hook, cliPath, ...args], { reject: false, env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' } });
+  const line = String(r.stderr).split('\n').find((l) => l.startsWith('LOADED '));
+  if (!line) throw new Error(`no module list in stderr: ${r.stderr}`);
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), modules: JSON.parse(line.slice('LOADED '.length)) as string[] };
+}
+
+const HEAVY = ['/node_modules/pino/', '/node_modules/pino-pretty/', '/node_modules/yaml/', '/node_modules/execa/', '/node_modules/tar/'];
+const heavyIn = (modules: string[]) => modules.filter((m) => HEAVY.some((h) => m.includes(h)));
+const commandModulesIn = (modules: string[]) => modules.filter((m) => /\/dist\/src\/commands\/(?!catalog\.js)/.test(m)).map((m) => m.replace(/.*\/dist\/src\//, ''));
+
+describe('startup', () => {
+  it('--version prints the package version and loads no command module or heavy library', async () => {
+    const { exitCode, stdout, modules } = await loadedModules(['--version']);
+    expect(exitCode).toBe(0);
+    expect(stdout.trim()).toBe('0.1.0');
+    expect(commandModulesIn(modules)).toEqual([]);
+    expect(heavyIn(modules)).toEqual([]);
+  });
+
+  it('--help lists every command and loads none of them', async () => {
+    const { exitCode, stdout, modules } = await loadedModules(['--help']);
+    expect(exitCode).toBe(0);
+    for (const name of ['install', 'values', 'render', 'images']) expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    expect(commandModulesIn(modules)).toEqual([]);
+    expect(heavyIn(modules)).toEqual([]);
+  });
+
+  it("a command's help loads that command and shows its options", async () => {
+    const { exitCode, stdout, modules } = await loadedModules(['install', '--help']);
+    expect(exitCode).toBe(0);
+    expect(stdout).toContain('--history-max <n>');
+    expect(commandModulesIn(modules)).toContain('commands/install-command.js');
+    expect(commandModulesIn(modules)).not.toContain('commands/values-command.js');
+  });
+
+  it('the catalog lists each command with the description its definition declares', async () => {
+    for (const entry of commandCatalog) {
+      const definition = await entry.load();
+      expect({ name: definition.name, description: definition.description }).toEqual({ name: entry.name, description: entry.description });
+    }
+  });
+
+  it('finds the command argv names', () => {
+    expect(namedCommand(['--version'])).toBeUndefined();
+    expect(namedCommand(['install', '--namespace', 'x'])).toBe('install');
+    expect(namedCommand(['help', 'render'])).toBe('render');
+    expect(namedCommand(['--', 'install'])).toBeUndefined();
+  });
+});
