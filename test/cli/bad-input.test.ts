@@ -176,6 +176,18 @@ describe('edges that are fine or have their own error', () => {
     expect(r.stdout).toContain('database.password=[REDACTED]');
   });
 
+  it('boolean env vars mean what they say: HELM_INSTALLER_SHOW_SECRETS=false masks, =true shows, =maybe is exit 2', async () => {
+    const args = ['values', '--app-dir', appDir, '--set', 'database.password=Plain-Show-4242', '-o', 'json'];
+    for (const [value, shown] of [['false', false], ['0', false], ['no', false], ['', false], ['true', true], ['1', true]] as const) {
+      const r = await runCli(args, { env: { ...env, HELM_INSTALLER_SHOW_SECRETS: value } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).database.password).toBe(shown ? 'Plain-Show-4242' : '[REDACTED]');
+    }
+    const bad = await runCli(args, { env: { ...env, HELM_INSTALLER_SHOW_SECRETS: 'maybe' } });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('invalid HELM_INSTALLER_SHOW_SECRETS="maybe" (env for --show-secrets): expected true or false');
+  });
+
   it('--version prints the package version', async () => {
     const r = await runCli(['--version']);
     expect(r.exitCode).toBe(0);
