@@ -9,7 +9,11 @@ export const MASK = '[REDACTED]';
 // Keys that NAME a secret rather than hold one: `existingSecret: my-db`, `imagePullSecrets`,
 // `secretName`, `passwordKey` (which key of a Secret to read). Masking them hides causes.
 const SECRET_REFERENCE =
-  /^(existing|use(password|secret|auth|token))|(secret|password|token|credentials?|auth)s?(name|names|ref|keyref|file|path|filename|mountpath|key|keys)$|^(image)?pullsecrets?$|secretkeyref|^secretkeys$|^(kind|type)$/i;
+  /existing|^use(password|secret|auth|token)|(secret|password|token|credentials?|auth)s?(name|names|ref|keyref|file|path|filename|mountpath|key|keys)$|^(image)?pullsecrets?$|secretkeyref|^secretkeys$|^(kind|type)$|(envvars|env|certificates?|certs|scripts|configuration|config|tls|passwords|objstore)secrets?$|^name$|(selector|annotations|labels)$/i;
+// Maps whose every leaf is secret material (`auth: {user, password}`, argo-cd's `secret:`). Any
+// other secret-looking key holding a map (`authProxy:`) has its leaves judged by their own keys,
+// or its image and resources would be masked too.
+const SECRET_CONTAINER = /^(auth|credentials?|secrets?|passwords?|tokens?|.*(secrets|credentials|passwords|tokens))$/i;
 // ...except where the "key" suffix is the secret itself (S3's secretKey, an API key).
 const SECRET_ITSELF = /^(secret|private|api|access|encryption|signing|license|master|client)[-_]?key$/i;
 
@@ -21,6 +25,13 @@ export function isSecretKey(key: string): boolean {
 /** A key that names a secret (its value stays readable, even under a secret-looking map). */
 export function isSecretReference(key: string): boolean {
   return SECRET_REFERENCE.test(key) && !SECRET_ITSELF.test(key);
+}
+
+/** Whether the value under `key` is secret, given whether its parent map is. */
+function childIsSecret(key: string, value: unknown, underSecret: boolean): boolean {
+  if (isSecretReference(key)) return false;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return underSecret || (isSecretKey(key) && SECRET_CONTAINER.test(key));
+  return underSecret || isSecretKey(key);
 }
 
 /** A set of literal secret values to mask in free text, filled as values layers are read. */
@@ -38,7 +49,7 @@ export class SecretRegistry {
     if (Array.isArray(tree)) {
       for (const item of tree) this.collectFrom(item, underSecret);
     } else if (tree !== null && typeof tree === 'object') {
-      for (const [k, v] of Object.entries(tree)) this.collectFrom(v, !isSecretReference(k) && (underSecret || isSecretKey(k)));
+      for (const [k, v] of Object.entries(tree)) this.collectFrom(v, childIsSecret(k, v, underSecret));
     } else if (underSecret) {
       this.add(tree);
     }
@@ -56,7 +67,7 @@ export class SecretRegistry {
     if (Array.isArray(tree)) return tree.map((t) => this.maskTree(t, underSecret));
     if (tree !== null && typeof tree === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(tree)) out[k] = this.maskTree(v, !isSecretReference(k) && (underSecret || isSecretKey(k)));
+      for (const [k, v] of Object.entries(tree)) out[k] = this.maskTree(v, childIsSecret(k, v, underSecret));
       return out;
     }
     // true/false under `auth:` say whether auth is on: never a secret, and useful to read.

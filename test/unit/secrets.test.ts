@@ -34,6 +34,26 @@ describe('secrets', () => {
     });
   });
 
+  it('masks whole maps only under secret containers (auth, secret, credentials), as public charts use them', () => {
+    const s = new SecretRegistry();
+    // Shapes from bitnami/postgresql, argo-cd (configs.secret, notifications.secret) and oauth2 proxies.
+    expect(
+      s.maskTree({
+        auth: { username: 'app', database: 'shop', postgresPassword: 'pg-pass-1', existingSecret: '', secretKeys: { adminPasswordKey: 'postgres-password' } },
+        configs: { secret: { createSecret: true, githubSecret: 'gh-hook-2', extra: { 'webhook.token': 'wh-3' } } },
+        notifications: { secret: { name: 'argocd-notifications-secret', create: true } },
+        authProxy: { image: { repository: 'oauth2-proxy', tag: 'v7' }, clientSecret: 'cs-4', extraEnvVarsSecret: 'proxy-env' },
+        prometheusOperator: { secretFieldSelector: 'type!=kubernetes.io/dockercfg' },
+      }),
+    ).toEqual({
+      auth: { username: MASK, database: MASK, postgresPassword: MASK, existingSecret: '', secretKeys: { adminPasswordKey: 'postgres-password' } },
+      configs: { secret: { createSecret: true, githubSecret: MASK, extra: { 'webhook.token': MASK } } },
+      notifications: { secret: { name: 'argocd-notifications-secret', create: true } },
+      authProxy: { image: { repository: 'oauth2-proxy', tag: 'v7' }, clientSecret: MASK, extraEnvVarsSecret: 'proxy-env' },
+      prometheusOperator: { secretFieldSelector: 'type!=kubernetes.io/dockercfg' },
+    });
+  });
+
   it('finds secrets inside --set-json, JSON in --set and helm lists, and masks them in argv', () => {
     const s = new SecretRegistry();
     expect(maskSetExpression('db={"password":"pw-json-1","user":"app"}', s, 'set-json')).toBe(`db={"password":"${MASK}","user":"app"}`);
