@@ -31,7 +31,8 @@ COPY test/tools test/tools
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --no-audit --no-fund \
  && echo "${HELM_SHA256}  node_modules/.helm-installer/helm4" | sha256sum -c - \
- && install -m 0755 node_modules/.helm-installer/helm4 /tmp/helm
+ && install -m 0755 node_modules/.helm-installer/helm4 /tmp/helm \
+ && cp node_modules/.helm-installer/helm4.version /tmp/helm.version
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
 RUN npx tsc -p tsconfig.build.json
@@ -46,6 +47,9 @@ LABEL org.opencontainers.image.title="helm-installer" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="${BASE_IMAGE}"
 COPY --from=build /tmp/helm /usr/local/bin/helm
+# Its version stamp (written by test/tools/install-helm.mjs): the installer reads it instead of
+# running `helm version` on every run.
+COPY --from=build /tmp/helm.version /usr/local/bin/helm.version
 WORKDIR /opt/helm-installer
 COPY --from=deps /src/node_modules node_modules
 COPY --from=build /src/dist dist

@@ -78,7 +78,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 
     progress.action = o.dryRun ? 'dry run' : everDeployed ? 'upgrade' : 'install';
     logger.info({ release, action: progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
-    await helm.upgradeInstall(
+    const { revision } = await helm.upgradeInstall(
       {
         release,
         chart: chart.path,
@@ -94,7 +94,6 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       { signal: state.signal, env: airgap.env },
     );
 
-    const revision = o.dryRun ? undefined : (await helm.history(release, o.namespace, 1)).at(-1)?.revision;
     const summary = successSummary({
       release,
       namespace: o.namespace,

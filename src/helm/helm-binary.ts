@@ -1,7 +1,10 @@
 // Finds the helm binary and its version, once per run. Order: --helm-bin / HELM_BIN, then the
 // pinned helm that `npm install` extracts into node_modules (a dev checkout needs no PATH
 // set-up), then `helm` on PATH (the container image puts it there).
-import { existsSync } from 'node:fs';
+// The version comes from a stamp file beside the binary when there is one (written where the
+// binary is installed: test/tools/install-helm.mjs, the Dockerfile), so a run spawns no
+// `helm version` (issue 10: no helm call the result does not need); otherwise helm is asked.
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { HelmNotFoundError } from '../errors.js';
@@ -34,8 +37,30 @@ export function parseHelmVersion(text: string): { version: string; major: 3 | 4 
   return { version: `v${m[1]}.${m[2]}.${m[3]}`, major };
 }
 
+/** `<binary>.version`: `{"version": "v4.1.4+g05fa379", "size": <bytes of the binary>}`. */
+export function versionStampPath(binary: string): string {
+  return `${binary}.version`;
+}
+
+/**
+ * The version a stamp beside the binary records, if the stamp is there, parses, and was written
+ * for a binary of this size (a replaced binary, even without its stamp, is asked instead).
+ */
+export function readVersionStamp(binary: string): { version: string; major: 3 | 4 } | undefined {
+  if (!binary.includes('/')) return undefined;
+  try {
+    const stamp = JSON.parse(readFileSync(versionStampPath(binary), 'utf8')) as { version?: unknown; size?: unknown };
+    if (typeof stamp.version !== 'string' || stamp.size !== statSync(binary).size) return undefined;
+    return parseHelmVersion(stamp.version);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function detectHelm(explicit?: string): Promise<HelmBinary> {
   const path = chooseHelmPath(explicit);
+  const stamped = readVersionStamp(path);
+  if (stamped) return { path, ...stamped };
   const result = await execa(path, ['version', '--short'], { reject: false, env: { HELM_PLUGINS: '/nonexistent' } });
   if (result.failed && (result.code === 'ENOENT' || result.code === 'EACCES')) {
     throw new HelmNotFoundError(`helm not found: cannot run ${path} (${result.code})`, {

@@ -15,7 +15,7 @@ import {
 } from './helm-args.js';
 import type { HelmBinary } from './helm-binary.js';
 import { classifyHelmFailure } from './helm-errors.js';
-import { type HistoryEntry, parseHistory, parseProbeValues } from './helm-results.js';
+import { type HistoryEntry, parseHistory, parseProbeValues, parseUpgradeRevision } from './helm-results.js';
 import { HelmRunner } from './helm-runner.js';
 
 export interface HelmClientOptions {
@@ -63,13 +63,16 @@ export class HelmClient {
     return out.stdout;
   }
 
-  async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<void> {
-    await this.call(upgradeInstallArgs(a, this.major), {
+  /** The revision made (none for a dry run): read from helm's own output, else from its history. */
+  async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<{ revision?: number }> {
+    const out = await this.call(upgradeInstallArgs(a, this.major), {
       action: a.dryRun ? 'dry-run install/upgrade' : 'install/upgrade',
       release: a.release,
       stream: true,
       ...opts,
     });
+    if (a.dryRun) return {};
+    return { revision: parseUpgradeRevision(out.stdout) ?? (await this.history(a.release, a.namespace, 1)).at(-1)?.revision };
   }
 
   /** The release's revisions, oldest first; empty when it does not exist. */

@@ -44,6 +44,25 @@ export function parseProbeValues(rendered: string): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
+/**
+ * The revision `helm upgrade --install` made, from its own output: the `REVISION: N` line of its
+ * status text (before any NOTES), or the release's `version` when `-o json` / `-o yaml` was passed
+ * through. So learning it costs no second `helm history`. Undefined when there is none.
+ */
+export function parseUpgradeRevision(stdout: string): number | undefined {
+  const text = stdout.trimStart();
+  if (text.startsWith('{')) {
+    try {
+      const version = (JSON.parse(text) as { version?: unknown }).version;
+      return typeof version === 'number' && Number.isInteger(version) && version > 0 ? version : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const m = /^REVISION: (\d+)$/m.exec(text) ?? /^version: (\d+)$/m.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
 export function isPending(status: ReleaseStatus): boolean {
   return status.startsWith('pending-');
 }

@@ -41,3 +41,6 @@ for (const { pkg, entries } of layers) {
     chmodSync(target, 0o755);
   }
 }
+// The version stamps the installer reads instead of running `helm version` on every run.
+const { stampPinnedHelms } = await import('./stamp-helm.mjs');
+stampPinnedHelms(root);

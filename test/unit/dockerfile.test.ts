@@ -38,6 +38,13 @@ describe('Dockerfile', () => {
     expect(final).toMatch(/^CMD \["install"\]$/m);
   });
 
+  it('puts the version stamp of the verified helm beside it, so no run asks helm its version', () => {
+    expect(stages[1]).toMatch(/install -m 0755 node_modules\/\.helm-installer\/helm4 \/tmp\/helm\s+&& cp node_modules\/\.helm-installer\/helm4\.version \/tmp\/helm\.version/);
+    expect(final).toMatch(/^COPY --from=build \/tmp\/helm \/usr\/local\/bin\/helm$/m);
+    expect(final).toMatch(/^COPY --from=build \/tmp\/helm\.version \/usr\/local\/bin\/helm\.version$/m);
+    expect(/^ENV .*HELM_BIN=\/usr\/local\/bin\/helm\s/m.test(final)).toBe(true);
+  });
+
   it('carries the OCI labels', () => {
     for (const label of ['title', 'description', 'version', 'revision', 'licenses', 'base.name']) {
       expect(final).toContain(`org.opencontainers.image.${label}=`);
