@@ -19,6 +19,7 @@ export function createBaseContext(
 ): { secrets: SecretRegistry; logger: Logger } {
   const logger = createLogger({ format: options.logFormat, level: options.logLevel, secrets: state.secrets, destination });
   state.logger = logger;
+  for (const warning of state.warnings ?? []) logger.warn(warning);
   return { secrets: state.secrets, logger };
 }
 

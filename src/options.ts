@@ -211,3 +211,34 @@ function echo(spec: OptionSpec, raw: string, ctx: ParseContext): string {
 export function splitWords(raw: string): string[] {
   return raw.split(/\s+/).filter(Boolean);
 }
+
+/** Variables with our prefix that are read outside the options tables. */
+const ENV_READ_ELSEWHERE = new Set(['TERMINATION_LOG', 'TMPDIR', 'CACHE'].map((n) => ENV_PREFIX + n));
+
+/**
+ * HELM_INSTALLER_* variables the command does not read: a typo (HELM_INSTALLER_DRYRUN) would
+ * otherwise be ignored in silence and the option not mean what the Job says. Warnings, not
+ * errors: a Job may carry variables for another command.
+ */
+export function unknownEnvVars(table: OptionTable, env: NodeJS.ProcessEnv, command: string): string[] {
+  const known = new Set(Object.values(table).map((spec) => spec.env));
+  const squash = (name: string) => name.replace(/_/g, '');
+  return Object.keys(env)
+    .filter((name) => name.startsWith(ENV_PREFIX) && !known.has(name) && !ENV_READ_ELSEWHERE.has(name))
+    .sort()
+    .map((name) => {
+      const near = [...known].find((k) => squash(k) === squash(name) || editDistance(k, name) <= 2);
+      return `${name} is not an option of ${command} and is ignored${near ? `; did you mean ${near}?` : ''}`;
+    });
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i += 1) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j += 1) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}

@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import type { CommandDefinition } from './command.js';
 import { UsageError } from './errors.js';
-import { type GivenValue, type OptionTable, resolveOptions } from './options.js';
+import { type GivenValue, type OptionTable, resolveOptions, unknownEnvVars } from './options.js';
 import type { RunState } from './run-state.js';
 
 /** The program and the exit code its action reported (commander itself only throws). */
@@ -35,6 +35,7 @@ export function buildProgram(
       const given: Record<string, GivenValue> = {};
       for (const [key, attribute] of attributes) given[key] = attribute === REST ? restArguments(command, argv) : raw[attribute];
       const options = resolveOptions(definition.options, { given, env, ctx: { secrets: state.secrets } });
+      state.warnings = unknownEnvVars(definition.options, env, definition.name);
       exitCode = await definition.run(options, state);
     });
   }

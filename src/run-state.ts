@@ -17,4 +17,6 @@ export interface RunState {
   logger?: Logger;
   /** Set by `install`: where the kubelet reads the termination message. */
   terminationLog?: string;
+  /** Found while reading options (unknown HELM_INSTALLER_* variables), logged once a logger exists. */
+  warnings?: string[];
 }

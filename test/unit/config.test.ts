@@ -4,7 +4,7 @@ import { installOptionTable } from '../../src/commands/install-command.js';
 import { ExitCode } from '../../src/errors.js';
 import { upgradeInstallArgs } from '../../src/helm/helm-args.js';
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
-import { OptionValueError, parseBoolean, resolveOptions, type GivenValue } from '../../src/options.js';
+import { OptionValueError, parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options.js';
 import { MASK, SecretRegistry } from '../../src/secrets.js';
 
 describe('option parsers', () => {
@@ -84,6 +84,15 @@ describe('resolving options: flag, else env, else default, by the same parsers',
     expect(() => resolve({}, { HELM_INSTALLER_SET: Array.from({ length: 1001 }, (_, i) => `k${i}=1`).join('\n') })).toThrow(
       'HELM_INSTALLER_SET (env for --set) has 1001 items; at most 1000 are accepted',
     );
+  });
+
+  it('names HELM_INSTALLER_* variables the command does not read, with the likely intended one', () => {
+    expect(
+      unknownEnvVars(installOptionTable, { HELM_INSTALLER_DRYRUN: 'true', HELM_INSTALLER_TIMEOT: '5m', HELM_INSTALLER_TERMINATION_LOG: '/x', HELM_INSTALLER_TIMEOUT: '5m', HOME: '/root' }, 'install'),
+    ).toEqual([
+      'HELM_INSTALLER_DRYRUN is not an option of install and is ignored; did you mean HELM_INSTALLER_DRY_RUN?',
+      'HELM_INSTALLER_TIMEOT is not an option of install and is ignored; did you mean HELM_INSTALLER_TIMEOUT?',
+    ]);
   });
 
   it('the common table gives every option its own env var', () => {
