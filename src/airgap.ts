@@ -1,19 +1,22 @@
 // Stage "images": everything --registry (and --image-pull-secret, --image-path) changes, for one
-// run: a values layer of registry hints for charts that follow the common conventions, the
-// post-renderer that rewrites every image (the guarantee), and the registry preflight.
-import { writeFile } from 'node:fs/promises';
+// run: the image plan (from the chart's own rendering), a values layer of registry hints checked
+// against that plan, the post-renderer that rewrites every image (the guarantee), and the
+// registry preflight on the plan's local names.
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChartInfo } from './chart.js';
 import type { CommonOptions } from './config.js';
 import { type InstallerError, InvalidInputError, PreflightError, UsageError } from './errors.js';
 import type { HelmClient } from './helm/helm-client.js';
 import type { ValuesArguments } from './helm/helm-args.js';
-import { parseRegistryAddress, rewriteImageReference, type LocalRegistry } from './images/image-reference.js';
-import { collectImages, type ExtraImagePath } from './images/manifest-images.js';
+import { isKotsLocalName, parseImageReference, parseRegistryAddress, type LocalRegistry } from './images/image-reference.js';
+import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, type ImagePlan } from './images/image-plan.js';
+import { collectAll, type ExtraImagePath, type ImageOccurrence } from './images/manifest-images.js';
 import { postRenderFailure } from './images/post-render-run.js';
 import { preparePostRenderer } from './images/post-renderer-setup.js';
 import { checkImagesExist } from './images/registry-preflight.js';
-import { buildValuesHints } from './images/values-hints.js';
+import { buildHints, withoutGlobalRegistry } from './images/values-hints.js';
+import { compareHintedImages } from './images/verify-hints.js';
 import type { Logger } from './logger.js';
 import { MiB, readInputFile } from './read-input.js';
 import type { SecretRegistry } from './secrets.js';
@@ -34,8 +37,22 @@ export interface AirgapSetup {
   env: Record<string, string>;
   /** The post-renderer's own failure, when it reported one (see post-render-run.ts). */
   postRenderFailure?: () => Promise<InstallerError | undefined>;
-  /** Checks that every image of the rendered manifests is in the local registry. */
-  preflight?: (renderedManifests: string, logger: Logger, settings: PreflightSettings) => Promise<void>;
+  /** The run's image plan (with --registry): what the chart deploys and each image's local name. */
+  plan?: ImagePlan;
+  /**
+   * Hook images that reach the cluster under a name that is not their KOTS name: helm 3 never
+   * post-renders hooks, so only an exact values hint fixes them.
+   */
+  unrewrittenHooks: ImageOccurrence[];
+  /** Checks that every image of the plan is in the local registry under its KOTS name. */
+  preflight?: (logger: Logger, settings: PreflightSettings) => Promise<void>;
+}
+
+export interface AirgapContext {
+  chart: ChartInfo;
+  helm: HelmClient;
+  release: string;
+  logger: Logger;
 }
 
 /** `Kind:path` or `group/version/Kind:path` (README), e.g. `Promotion:spec.image`. */
@@ -49,27 +66,47 @@ export function parseImagePath(spec: string): ExtraImagePath {
   return { kind: m[2]!, path: m[3]!, ...(m[1] ? { apiVersion: m[1] } : {}) };
 }
 
-export async function prepareAirgap(
+/** Renders the chart (no hints, no post-renderer) and plans its images: `images` and `--registry` alike. */
+export async function planChartImages(
   o: CommonOptions,
-  chart: ChartInfo,
-  helm: HelmClient,
-  userValues: ValuesArguments,
-  workDir: string,
-): Promise<AirgapSetup> {
+  ctx: Omit<AirgapContext, 'logger'>,
+  values: ValuesArguments,
+  registry: LocalRegistry | undefined,
+): Promise<{ plan: ImagePlan; occurrences: ImageOccurrence[] }> {
+  const manifests = await ctx.helm.template({ release: ctx.release, chart: ctx.chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
+  const located = collectAll(manifests, o.imagePaths.map(parseImagePath));
+  const occurrences = located.images;
+  return { plan: buildImagePlan({ occurrences, registries: located.registries, annotated: ctx.chart.annotatedImages, registry }), occurrences };
+}
+
+export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userValues: ValuesArguments, workDir: string): Promise<AirgapSetup> {
+  const { chart, helm, logger } = ctx;
   const extraPaths = o.imagePaths.map(parseImagePath);
   const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
-  if (!registry && !o.imagePullSecret) return { extraPaths, generated: [], postRendererArgs: [], env: {} };
+  if (!registry && !o.imagePullSecret) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
 
   const generated: AirgapSetup['generated'] = [];
+  let plan: ImagePlan | undefined;
+  let unrewrittenHooks: ImageOccurrence[] = [];
   if (registry) {
+    // The plan comes from what the chart deploys WITHOUT hints: the truth every rewrite must keep.
+    const planned = await planChartImages(o, ctx, userValues, registry);
+    plan = planned.plan;
+    for (const r of plan.registries) logger.warn({ registryOnly: r.value, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
+
     // Hints follow the values the chart will really see (a vendor layer may have moved an image).
     const effective = mergeForHints(chart.defaultValues, await helm.mergedValues(userValues));
-    const hints = buildValuesHints(effective, registry);
-    if (Object.keys(hints).length > 0) {
-      // JSON is YAML that go-yaml reads without dialect surprises.
-      const file = join(workDir, 'registry-hints.json');
-      await writeFile(file, JSON.stringify(hints, null, 2));
-      generated.push({ file, label: 'registry hints' });
+    const file = join(workDir, 'registry-hints.json');
+    const hinted = await chooseHints(o, ctx, userValues, registry, effective, planned.occurrences, file);
+    if (hinted) generated.push({ file, label: 'registry hints' });
+    const final = hinted?.occurrences ?? planned.occurrences;
+    // `helm test` hooks do not run at install; every other hook does, un-post-rendered on helm 3.
+    const runsAtInstall = (hook: string) => hook.split(',').some((h) => !h.trim().startsWith('test'));
+    if (helm.major === 3) {
+      unrewrittenHooks = final.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !isKotsLocalName(parseImageReference(h.image), registry));
+    }
+    for (const h of unrewrittenHooks) {
+      logger.warn({ image: h.image, hook: h.hook, kind: h.kind, name: h.name }, `helm 3 does not post-render hooks: ${h.image} (${describeOccurrence(h)}) is not rewritten`);
     }
   }
   const postRenderer = await preparePostRenderer({
@@ -84,20 +121,75 @@ export async function prepareAirgap(
     postRendererArgs: postRenderer.helmArgs,
     env: postRenderer.env,
     postRenderFailure: () => postRenderFailure(postRenderer.reportFile),
-    preflight: registry ? (manifests, logger, settings) => checkRegistry(manifests, registry, extraPaths, logger, settings) : undefined,
+    ...(plan ? { plan } : {}),
+    unrewrittenHooks,
+    preflight: registry && plan ? (logger, settings) => checkRegistry(plan, unrewrittenHooks, registry, logger, settings) : undefined,
   };
 }
 
-async function checkRegistry(
-  manifests: string,
+/**
+ * Builds the hints, renders with them and keeps them only when every image is still the one the
+ * chart deploys (unchanged or under its exact KOTS name). Tries without `global.imageRegistry`
+ * before giving up: charts that prefix it to a multi-segment repository get the rest.
+ */
+async function chooseHints(
+  o: CommonOptions,
+  ctx: AirgapContext,
+  userValues: ValuesArguments,
   registry: LocalRegistry,
-  extraPaths: ExtraImagePath[],
+  effective: unknown,
+  plain: ImageOccurrence[],
+  file: string,
+): Promise<{ occurrences: ImageOccurrence[] } | undefined> {
+  const { logger } = ctx;
+  const built = buildHints(effective, registry);
+  if (Object.keys(built.values).length === 0) return undefined;
+  const candidates = [built.values];
+  const bare = withoutGlobalRegistry(built.values);
+  if (JSON.stringify(bare) !== JSON.stringify(built.values)) candidates.push(bare);
+  for (const [i, hints] of candidates.entries()) {
+    // JSON is YAML that go-yaml reads without dialect surprises.
+    await writeFile(file, JSON.stringify(hints, null, 2));
+    let occurrences: ImageOccurrence[];
+    try {
+      occurrences = (await planChartImages(o, ctx, { files: [...userValues.files, file], sets: userValues.sets }, registry)).occurrences;
+    } catch (error) {
+      logger.warn({ attempt: i + 1, cause: (error as Error).message.split('\n')[0] }, 'the chart does not render with registry hints; trying without');
+      continue;
+    }
+    const mismatches = compareHintedImages(plain, occurrences, registry);
+    if (mismatches.length === 0) {
+      for (const path of built.allowSwitches) logger.info({ value: path }, `registry hints change images of a chart that verifies them: set ${path}=true`);
+      logger.info({ file, globalRegistry: i === 0 && 'global' in hints }, 'registry hints applied');
+      return { occurrences };
+    }
+    logger.warn(
+      { attempt: i + 1, mismatches: mismatches.slice(0, 5) },
+      `registry hints would change ${mismatches.length} image(s) (e.g. ${mismatches[0]!.expected ?? 'nothing'} -> ${mismatches[0]!.got}); ${i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites'}`,
+    );
+  }
+  await rm(file, { force: true });
+  return undefined;
+}
+
+async function checkRegistry(
+  plan: ImagePlan,
+  unrewrittenHooks: ImageOccurrence[],
+  registry: LocalRegistry,
   logger: Logger,
   settings: PreflightSettings,
 ): Promise<void> {
-  // Rewriting again is a no-op for images the post-renderer already moved; it also covers hooks,
-  // which helm 3 does not post-render.
-  const images = [...new Set(collectImages(manifests, extraPaths).map((o) => rewriteImageReference(o.image, registry)))].sort();
+  if (unrewrittenHooks.length > 0) {
+    throw new PreflightError(
+      [
+        `${unrewrittenHooks.length} hook image(s) would be pulled from outside ${registry.address}: helm 3 does not post-render hooks`,
+        ...unrewrittenHooks.map((h) => `  ${h.image} (${describeOccurrence(h)})`),
+      ].join('\n'),
+      { hint: 'Set the chart value behind each image to its local name (helm-installer images --registry prints them), or run with helm 4, which post-renders hooks; --skip-preflight skips this check.' },
+    );
+  }
+  // The same names the post-renderer writes: the plan's KOTS names.
+  const images = requiredLocalImages(plan);
   const dockerConfigJson = settings.pullSecretFile ? readPullSecret(settings.pullSecretFile, settings.secrets) : undefined;
   const result = await checkImagesExist(images, { dockerConfigJson, caFile: settings.caFile });
   logger.info({ registry: registry.address, present: result.present.length, missing: result.missing.length }, 'registry preflight');

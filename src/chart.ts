@@ -5,10 +5,11 @@ import { createReadStream, existsSync, lstatSync, readdirSync, readlinkSync, rea
 import { createGunzip } from 'node:zlib';
 import { isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
 import * as tar from 'tar';
-import { parseDocument } from 'yaml';
+import { parse, parseDocument } from 'yaml';
 import { InvalidInputError } from './errors.js';
 import { formatBytes, kindOf, MiB, readInputFile, requireRegularFile } from './read-input.js';
 import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
+import { parseImagesAnnotation, type AnnotatedImage } from './images/image-plan.js';
 
 export interface ChartInput {
   /** Explicit --chart; otherwise the one chart under appDir. */
@@ -24,6 +25,8 @@ export interface ChartInfo {
   appVersion?: string;
   /** The chart's own values.yaml as parsed data (used for image hints). */
   defaultValues: Record<string, unknown>;
+  /** Images its Chart.yaml (and unpacked subcharts' Chart.yaml) declare in `helm.sh/images`. */
+  annotatedImages: AnnotatedImage[];
 }
 
 // Helm's own loader limits (MaxDecompressedChartSize, MaxDecompressedFileSize): a chart within
@@ -86,7 +89,33 @@ function readChartDirectory(dir: string): ChartInfo {
   checkDirectoryLinks(dir);
   const valuesFile = join(dir, 'values.yaml');
   const read = (file: string) => readInputFile(file, { what: 'chart file', maxBytes: MAX_FILE_BYTES, hint: 'Fix the chart.' });
-  return describeChart(dir, 'directory', read(chartFile), chartFile, existsSync(valuesFile) ? read(valuesFile) : '', valuesFile);
+  const info = describeChart(dir, 'directory', read(chartFile), chartFile, existsSync(valuesFile) ? read(valuesFile) : '', valuesFile);
+  return { ...info, annotatedImages: [...info.annotatedImages, ...subchartAnnotatedImages(dir, read)] };
+}
+
+/** `helm.sh/images` of the unpacked subcharts under charts/ (archived ones are not read). */
+function subchartAnnotatedImages(dir: string, read: (file: string) => string): AnnotatedImage[] {
+  const charts = join(dir, 'charts');
+  if (!existsSync(charts)) return [];
+  return readdirSync(charts, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(charts, e.name, 'Chart.yaml')))
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((e) => {
+      const file = join(charts, e.name, 'Chart.yaml');
+      const meta = parseYamlMap(read(file), file);
+      return [...annotatedImagesOf(meta, file), ...subchartAnnotatedImages(join(charts, e.name), read)];
+    });
+}
+
+function annotatedImagesOf(meta: Record<string, unknown>, file: string): AnnotatedImage[] {
+  const annotations = meta.annotations as Record<string, unknown> | undefined;
+  const name = typeof meta.name === 'string' ? meta.name : file;
+  try {
+    return parseImagesAnnotation(annotations?.['helm.sh/images'], name, (text) => parse(text, { version: '1.1' }));
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new InvalidInputError(error.message, { file, key: error.key, hint: error.hint });
+    throw error;
+  }
 }
 
 /** Symlinks inside a chart directory must stay inside it (helm follows them). */
@@ -283,6 +312,7 @@ function describeChart(
     version,
     appVersion: typeof meta.appVersion === 'string' ? meta.appVersion : undefined,
     defaultValues: parseYamlMap(valuesYaml, valuesFile),
+    annotatedImages: annotatedImagesOf(meta, chartFile),
   };
 }
 

@@ -3,7 +3,7 @@
 // Every option has an environment variable because a Job sets env, not argv. A parser throws
 // OptionValueError saying what it expected; options.ts adds which flag and env var it was.
 import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import type { SetArgument } from './helm/helm-args.js';
 import { packageRoot } from './helm/helm-binary.js';
 import { parseRegistryAddress } from './images/image-reference.js';
@@ -114,7 +114,16 @@ export function splitLines(raw: string): string[] {
   return raw.split('\n').map((s) => s.trim()).filter(Boolean);
 }
 
-export function defaultBaseValues(appDir: string): string[] {
+/**
+ * Vendor base values belong to the bundled chart: `<app-dir>/values` is the default only when the
+ * chart is the one under the app directory. A `--chart` from elsewhere gets none unless
+ * `--base-values` names them (a demo chart's values mixed into another chart break its schema).
+ */
+export function defaultBaseValues(appDir: string, chart?: string): string[] {
+  if (chart !== undefined) {
+    const inside = relative(resolve(appDir), resolve(chart));
+    if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) return [];
+  }
   const dir = join(appDir, 'values');
   return existsSync(dir) ? [dir] : [];
 }
@@ -125,7 +134,7 @@ const maskedSet = (kind: SetArgument['kind']) => (raw: string, ctx: { secrets: i
 export const commonOptionTable = {
   chart: value('--chart <path>', 'CHART', 'chart directory or .tgz (default: the one chart under the app directory)', parsePath),
   appDir: value('--app-dir <dir>', 'APP_DIR', 'where the bundled chart and vendor values live', parsePath, join(packageRoot(), 'app'), '<package>/app'),
-  baseValues: optionalList('--base-values <path>', 'BASE_VALUES', "vendor base values, file or directory (repeatable; ':'-separated in env; default: <app-dir>/values)", {
+  baseValues: optionalList('--base-values <path>', 'BASE_VALUES', "vendor base values, file or directory (repeatable; ':'-separated in env; default: <app-dir>/values, for the bundled chart only)", {
     split: splitPathList,
     parse: parsePath,
   }),
@@ -182,7 +191,7 @@ export function toCommonOptions(raw: CommonOptionValues): CommonOptions {
   return {
     chart: raw.chart,
     appDir: raw.appDir,
-    baseValues: raw.baseValues ?? defaultBaseValues(raw.appDir),
+    baseValues: raw.baseValues ?? defaultBaseValues(raw.appDir, raw.chart),
     values: raw.values,
     // helm applies --set-json, then --set, then --set-string, whatever the argv order.
     sets: [...raw.setJson, ...raw.set, ...raw.setString],

@@ -2,12 +2,13 @@
 // and configured custom-resource paths included), from helm's own rendering. Union passes
 // (--union-values, --union-set) add images that sit behind value toggles. `--format kots` prints
 // the Application's additionalImages block; `--check` fails when an Application misses one.
-import { parseImagePath } from '../airgap.js';
-import { PreflightError } from '../errors.js';
+import { planChartImages } from '../airgap.js';
+import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { parseImageReference, parseRegistryAddress, planImageRewrites } from '../images/image-reference.js';
+import { parseRegistryAddress } from '../images/image-reference.js';
+import { buildImagePlan, describeRegistryOnly, requiredLocalImages, whyImage } from '../images/image-plan.js';
 import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
-import { collectImages } from '../images/manifest-images.js';
+import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, oneOf, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
 import { list, value } from '../options.js';
@@ -19,6 +20,8 @@ import { startCommand } from './prepare.js';
 export interface ImagesOptions extends CommonOptions {
   format: 'list' | 'kots';
   check?: string;
+  /** Print every place this reference comes from instead of the list. */
+  why?: string;
   unionValues: string[];
   unionSets: string[];
 }
@@ -30,6 +33,7 @@ export const imagesDefinition = defineCommand({
     ...commonOptionTable,
     format: value('--format <format>', 'IMAGES_FORMAT', 'list (one per line) or kots (Application additionalImages)', oneOf('list', 'kots'), 'list' as 'list' | 'kots'),
     check: value('--check <file>', 'IMAGES_CHECK', "exit 6 when this KOTS Application's additionalImages misses an image", parsePath),
+    why: value('--why <image>', 'IMAGES_WHY', 'print every place (object, field, flag, env var, ConfigMap key, chart annotation) this image comes from', (raw: string) => raw.trim()),
     unionValues: list('--union-values <file>', 'UNION_VALUES', 'extra values file to render too, for images behind toggles (repeatable)', {
       split: splitPathList,
       parse: parsePath,
@@ -41,12 +45,11 @@ export const imagesDefinition = defineCommand({
     }),
   },
   run: (o, state) =>
-    imagesCommand({ ...toCommonOptions(o), format: o.format, check: o.check, unionValues: o.unionValues, unionSets: o.unionSet }, state),
+    imagesCommand({ ...toCommonOptions(o), format: o.format, check: o.check, why: o.why, unionValues: o.unionValues, unionSets: o.unionSet }, state),
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
   const { chart, release, resolved, helm } = await startCommand(o, state, 2);
-  const extraPaths = o.imagePaths.map(parseImagePath);
 
   const main = toValuesArguments(resolved);
   const unionFiles = o.unionValues.flatMap(expandValuesPath);
@@ -58,16 +61,30 @@ export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<
   ];
 
   state.progress.action = 'rendering';
-  // One spelling per image: `nginx` and `docker.io/library/nginx:latest` are the same image.
-  const images = new Map<string, string>();
+  const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
+  // One plan over every pass: the same function the post-renderer and the preflight use.
+  const occurrences: ImageOccurrence[] = [];
+  const registries: RegistryOnlyOccurrence[] = [];
   for (const values of passes) {
-    const manifests = await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
-    for (const occurrence of collectImages(manifests, extraPaths)) {
-      const key = parseImageReference(occurrence.image).normalized;
-      if (!images.has(key)) images.set(key, occurrence.image);
-    }
+    const { plan } = await planChartImages(o, { chart, helm, release }, values, undefined);
+    for (const image of plan.images) occurrences.push(...image.occurrences);
+    registries.push(...plan.registries);
   }
-  const originals = [...images.values()].sort();
+  const plan = buildImagePlan({ occurrences, registries, annotated: chart.annotatedImages, registry });
+  for (const r of plan.registries) process.stderr.write(`warning: registry-only reference: ${describeRegistryOnly(r, registry)}\n`);
+
+  if (o.why !== undefined) {
+    const places = whyImage(plan, o.why);
+    if (places.length === 0) {
+      throw new InvalidInputError(`${o.why} is not an image of this chart (with these values)`, {
+        hint: 'Run helm-installer images to list them; --why takes a reference as listed, as written in the chart, or its local name.',
+      });
+    }
+    process.stdout.write(places.map((p) => `${p}\n`).join(''));
+    return 0;
+  }
+  // One spelling per image: `nginx` and `docker.io/library/nginx:latest` are the same image.
+  const originals = plan.images.map((i) => i.spellings[0]!).sort();
 
   if (o.check) {
     state.progress.action = `checking ${o.check}`;
@@ -83,7 +100,7 @@ export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<
     return 0;
   }
   // With --registry: the names the local registry must hold (two sources on one name are refused).
-  const listed = o.registry ? [...planImageRewrites(originals, parseRegistryAddress(o.registry)).values()].sort() : originals;
+  const listed = registry ? requiredLocalImages(plan) : originals;
   process.stdout.write(o.format === 'kots' ? formatKotsAdditionalImages(listed) : listed.map((i) => `${i}\n`).join(''));
   return 0;
 }

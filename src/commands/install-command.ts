@@ -51,7 +51,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     'starting',
   );
 
-  return withAirgap(o, chart, helm, toValuesArguments(resolved), async (airgap) => {
+  return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
 
     progress.action = 'render check';
@@ -62,7 +62,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 
     if (airgap.preflight && !o.skipPreflight) {
       progress.action = 'registry preflight';
-      await airgap.preflight(manifests, logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets });
+      await airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets });
     }
 
     progress.action = 'reading release state';

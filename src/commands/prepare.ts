@@ -43,13 +43,12 @@ export async function startCommand(o: CommonOptions, state: RunState, logTo: 1 |
 
 export async function withAirgap<T>(
   o: CommonOptions,
-  chart: ChartInfo,
-  helm: HelmClient,
+  start: Pick<CommandStart, 'chart' | 'helm' | 'release' | 'logger'>,
   userValues: ValuesArguments,
   fn: (setup: AirgapSetup) => Promise<T>,
 ): Promise<T> {
   return withTempDir('helm-installer', async (workDir) => {
-    const setup = await prepareAirgap(o, chart, helm, userValues, workDir);
+    const setup = await prepareAirgap(o, start, userValues, workDir);
     try {
       return await fn(setup);
     } catch (error) {

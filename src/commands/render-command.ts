@@ -14,9 +14,10 @@ export const renderDefinition = defineCommand({
 });
 
 export async function renderCommand(o: CommonOptions, state: RunState): Promise<number> {
-  const { chart, release, resolved, helm } = await startCommand(o, state, 2);
+  const start = await startCommand(o, state, 2);
+  const { chart, release, resolved, helm } = start;
   state.progress.action = 'rendering';
-  return withAirgap(o, chart, helm, toValuesArguments(resolved), async (airgap) => {
+  return withAirgap(o, start, toValuesArguments(resolved), async (airgap) => {
     const manifests = await helm.template(
       {
         release,

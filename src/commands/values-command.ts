@@ -30,8 +30,9 @@ export const valuesDefinition = defineCommand({
 });
 
 export async function valuesCommand(o: ValuesCommandOptions, state: RunState): Promise<number> {
-  const { chart, resolved, helm, secrets } = await startCommand(o, state, 2);
-  return withAirgap(o, chart, helm, toValuesArguments(resolved), async ({ generated }) => {
+  const start = await startCommand(o, state, 2);
+  const { resolved, helm, secrets } = start;
+  return withAirgap(o, start, toValuesArguments(resolved), async ({ generated }) => {
     const args = toValuesArguments(resolved, generated.map((g) => g.file));
     const merged = await helm.mergedValues(args);
     // Secrets are masked unless asked for: this output often lands in a log or a ticket.

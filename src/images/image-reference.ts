@@ -160,28 +160,41 @@ export function parseRegistryAddress(addr: string): LocalRegistry {
   return { host: lowerHost, namespace, address: namespace ? `${lowerHost}/${namespace}` : lowerHost };
 }
 
-/** Already served by the local registry (so rewriting it again would change nothing useful). */
-export function isInLocalRegistry(ref: ImageReference, registry: LocalRegistry): boolean {
+/**
+ * Already in the local registry under exactly the name KOTS would push it as:
+ * `<host>[/<namespace>]/<one component>`. A longer path under the registry (`<reg>/<org>/<name>`,
+ * what a `global.imageRegistry` hint makes of a multi-segment repository) is NOT local: KOTS
+ * never pushes such a name, so it is renamed like any other image. A tag together with a digest
+ * is not KOTS's form either (KOTS keeps only the digest).
+ */
+export function isKotsLocalName(ref: ImageReference, registry: LocalRegistry): boolean {
   if (ref.registry !== registry.host) return false;
-  return registry.namespace === undefined || ref.repository.startsWith(`${registry.namespace}/`);
+  if (ref.digest !== undefined && ref.tag !== undefined) return false;
+  const prefix = registry.namespace === undefined ? '' : `${registry.namespace}/`;
+  if (!ref.repository.startsWith(prefix)) return false;
+  return !ref.repository.slice(prefix.length).includes('/');
 }
+
+/** @deprecated name kept for callers outside the images stage: exact KOTS form only. */
+export const isInLocalRegistry = isKotsLocalName;
 
 function lastComponent(repository: string): string {
   return repository.slice(repository.lastIndexOf('/') + 1);
 }
 
 /**
- * The name KOTS pushes an image under: `<host[:port]>[/<namespace>]/<last path component>`, tag
- * and digest kept (`:latest` when the reference had neither). Images already in the local
- * registry are returned unchanged (normalised).
+ * The name KOTS pushes an image under (kots `DestImage`): `<host[:port]>[/<namespace>]/<last path
+ * component>`, with the tag, or with only the digest when the reference has one (Docker's
+ * ParseDockerRef drops the tag of `name:tag@digest`); `:latest` when it had neither. An image
+ * already in its exact KOTS name is returned unchanged (normalised).
  */
 export function rewriteImageReference(ref: string | ImageReference, registry: LocalRegistry): string {
   const parsed = typeof ref === 'string' ? parseImageReference(ref) : ref;
-  if (isInLocalRegistry(parsed, registry)) return parsed.normalized;
+  const component = lastComponent(parsed.repository);
   return formatImageReference({
     registry: registry.host,
-    repository: registry.namespace ? `${registry.namespace}/${lastComponent(parsed.repository)}` : lastComponent(parsed.repository),
-    tag: parsed.tag,
+    repository: registry.namespace ? `${registry.namespace}/${component}` : component,
+    tag: parsed.digest ? undefined : parsed.tag,
     digest: parsed.digest,
   });
 }
@@ -198,7 +211,7 @@ export function planImageRewrites(refs: Iterable<string>, registry: LocalRegistr
   for (const original of refs) {
     if (plan.has(original)) continue;
     const parsed = parseImageReference(original);
-    if (isInLocalRegistry(parsed, registry)) continue;
+    if (isKotsLocalName(parsed, registry)) continue;
     const target = parseImageReference(rewriteImageReference(parsed, registry));
     plan.set(original, target.normalized);
     if (target.tag === undefined) continue; // digest-only: content-addressed, nothing contested

@@ -1,10 +1,13 @@
-// Finds every image in helm's rendered manifest stream: the containers of every pod template of
-// the built-in workload kinds (hooks are ordinary documents here), plus user-configured paths for
-// custom resources. Works on the `yaml` Document tree of one document at a time (see
-// manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit the
-// exact source ranges of what it finds and leave every other byte alone.
+// Finds every image in helm's rendered manifest stream (WHAT is an image and WHERE): the
+// containers of every pod template, of built-in and custom kinds alike (hooks are ordinary
+// documents here); references embedded in container args, command and env values and in
+// ConfigMap data (embedded-images.ts decides what a string holds); `image` keys of custom
+// resources; user-configured paths. Works on the `yaml` Document tree of one document at a time
+// (see manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit
+// the exact source ranges of what it finds and leave every other byte alone.
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../errors.js';
+import { findEmbeddedReferences, isEmbeddedImage, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
 import { parsePiece, sourceComment, splitManifestStream, type ParsedPiece } from './manifest-stream.js';
 
 /**
@@ -38,12 +41,22 @@ export interface ImageOccurrence {
   source?: string;
   /** The `helm.sh/hook` annotation, when the object is a hook. */
   hook?: string;
+  /**
+   * Set when the reference is part of a longer string (a flag, env value, ConfigMap data line):
+   * what names it (`--flag`, `env NAME`, a data key).
+   */
+  via?: string;
 }
 
 export interface ImageLocation extends ImageOccurrence {
   /** The scalar to edit (an alias is resolved to its anchored scalar). */
   node: Scalar;
+  /** The reference's character range inside the scalar's value; absent: the whole value. */
+  span?: { start: number; end: number };
 }
+
+/** A value naming only a registry (or registry/namespace) that an operator builds images from. */
+export type RegistryOnlyOccurrence = Omit<ImageOccurrence, 'image'> & { value: string };
 
 export interface PodSpecLocation {
   node: YAMLMap;
@@ -74,6 +87,13 @@ const WORKLOADS: Record<string, { groups: string[]; specPath: string[] }> = {
   CronJob: { groups: ['batch'], specPath: ['spec', 'jobTemplate', 'spec', 'template', 'spec'] },
 };
 const CONTAINER_LISTS = ['containers', 'initContainers', 'ephemeralContainers'];
+// Where custom kinds (an Argo Rollout, an operator's own workload) keep a pod template.
+const CUSTOM_SPEC_PATHS = [
+  ['spec', 'template', 'spec'],
+  ['spec', 'jobTemplate', 'spec', 'template', 'spec'],
+];
+// Kinds whose `image` keys are never images to deploy (schemas, secrets).
+const NO_IMAGE_KEYS = new Set(['CustomResourceDefinition', 'Secret', 'ConfigMap']);
 const HELM4_SOURCE_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
 
 /** The documents of a whole stream, parsed one at a time (only one tree alive at a time). */
@@ -95,10 +115,38 @@ export function parseExtraImagePath(extra: ExtraImagePath): Segment[] {
   });
 }
 
+export interface LocatedImages {
+  images: ImageLocation[];
+  registries: RegistryOnlyOccurrence[];
+}
+
 export function locateImages(stream: ManifestStream, extraPaths: ExtraImagePath[] = []): ImageLocation[] {
+  return locateAll(stream, extraPaths).images;
+}
+
+/** Every image location, and every registry-only value, of the stream. */
+export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] = []): LocatedImages {
   const extras = extraPaths.map((e) => ({ ...e, segments: parseExtraImagePath(e) }));
   const found: ImageLocation[] = [];
+  const registries: RegistryOnlyOccurrence[] = [];
   visitObjects(stream, (obj, ctx) => {
+    // A path reached twice (a custom resource's image key inside its pod template) is one
+    // location; one scalar reached by two paths (an alias) is two.
+    const seen = new Set<string>();
+    const add = (node: Scalar, path: string) => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      addImage(found, node, path, ctx, stream);
+    };
+    const addEmbedded = (node: Scalar, path: string, context: EmbeddedContext) => {
+      if (seen.has(path) || typeof node.value !== 'string') return;
+      const value = node.value;
+      const { images, registries: only } = findEmbeddedReferences(value, context);
+      if (images.length > 0) seen.add(path);
+      for (const ref of images) addEmbeddedImage(found, node, path, ref, ctx, stream);
+      for (const ref of only) registries.push({ ...occurrenceOf(node, path, ctx, stream), via: ref.via, value: ref.reference });
+    };
+
     const spec = podSpecOf(obj, ctx);
     if (spec) {
       for (const list of CONTAINER_LISTS) {
@@ -107,16 +155,56 @@ export function locateImages(stream: ManifestStream, extraPaths: ExtraImagePath[
         containers.items.forEach((item, i) => {
           const container = resolve(item, ctx.doc);
           if (!isMap(container)) return;
+          const at = `${spec.path}.${list}[${i}]`;
           const image = getScalar(container, 'image', ctx.doc);
-          if (image) addImage(found, image, `${spec.path}.${list}[${i}].image`, ctx, stream);
+          if (image) add(image, `${at}.image`);
+          for (const field of ['command', 'args']) {
+            const items = get(container, field, ctx.doc);
+            if (!isSeq(items)) continue;
+            let previous: string | undefined;
+            items.items.forEach((arg, j) => {
+              const node = resolve(arg, ctx.doc);
+              if (!isScalar(node)) return;
+              addEmbedded(node, `${at}.${field}[${j}]`, { where: 'arg', ...(previous !== undefined ? { previous } : {}) });
+              previous = typeof node.value === 'string' ? node.value : undefined;
+            });
+          }
+          const env = get(container, 'env', ctx.doc);
+          if (isSeq(env)) {
+            env.items.forEach((entry, j) => {
+              const variable = resolve(entry, ctx.doc);
+              if (!isMap(variable)) return;
+              const name = getScalar(variable, 'name', ctx.doc)?.value;
+              const value = getScalar(variable, 'value', ctx.doc);
+              if (typeof name === 'string' && value) addEmbedded(value, `${at}.env[${j}].value`, { where: 'env', name });
+            });
+          }
         });
       }
+    }
+    if (ctx.kind === 'ConfigMap' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
+      const data = get(obj, 'data', ctx.doc);
+      if (isMap(data)) {
+        for (const pair of data.items) {
+          const key = isScalar(pair.key) ? pair.key.value : undefined;
+          const value = resolve(pair.value, ctx.doc);
+          if (typeof key === 'string' && isScalar(value)) addEmbedded(value, `data.${key}`, { where: 'data', key });
+        }
+      }
+    }
+    if (!WORKLOADS[ctx.kind] && !NO_IMAGE_KEYS.has(ctx.kind)) {
+      // Custom resources: any `image` (or `*Image`) key holding a reference (Zarf does the same).
+      walkImageKeys(obj, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, key, path) => {
+        if (typeof node.value === 'string' && (key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key))) {
+          add(node, path);
+        }
+      });
     }
     for (const extra of extras) {
       if (extra.kind !== ctx.kind || (extra.apiVersion !== undefined && extra.apiVersion !== ctx.apiVersion)) continue;
       walkSegments(obj, extra.segments, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, path) => {
         const target = resolve(node, ctx.doc);
-        if (isScalar(target)) addImage(found, target, path, ctx, stream);
+        if (isScalar(target)) add(target, path);
         else if (target !== null && target !== undefined) {
           const what = isMap(target) ? 'map' : 'list';
           throw new InvalidInputError(
@@ -128,7 +216,28 @@ export function locateImages(stream: ManifestStream, extraPaths: ExtraImagePath[
       });
     }
   });
-  return found;
+  return { images: found, registries };
+}
+
+/** `image: nginx:1.27` in a custom resource: a plain name with a tag is an image too. */
+function isPlainImage(value: string): boolean {
+  return /^[a-z0-9][a-z0-9._/-]*:[\w][\w.-]*$/.test(value) && !value.includes('://');
+}
+
+function walkImageKeys(node: unknown, path: string, doc: Document.Parsed, fn: (node: Scalar, key: string, path: string) => void, depth = 0): void {
+  const current = resolve(node, doc);
+  if (depth > 64) return;
+  if (isSeq(current)) current.items.forEach((item, i) => walkImageKeys(item, `${path}[${i}]`, doc, fn, depth + 1));
+  else if (isMap(current)) {
+    for (const pair of current.items) {
+      if (!isScalar(pair.key) || typeof pair.key.value !== 'string') continue;
+      const key = pair.key.value;
+      const child = resolve(pair.value, doc);
+      const childPath = path ? `${path}.${key}` : key;
+      if (isScalar(child) && (key === 'image' || /^[a-z][A-Za-z0-9]*Image$/.test(key))) fn(child, key, childPath);
+      else walkImageKeys(child, childPath, doc, fn, depth + 1);
+    }
+  }
 }
 
 export function locatePodSpecs(stream: ManifestStream): PodSpecLocation[] {
@@ -154,11 +263,19 @@ export function locatePodSpecs(stream: ManifestStream): PodSpecLocation[] {
 
 /** Every image in the rendered stream, in document order, without the tree nodes. */
 export function collectImages(text: string, extraPaths: ExtraImagePath[] = []): ImageOccurrence[] {
-  const found: ImageOccurrence[] = [];
+  return collectAll(text, extraPaths).images;
+}
+
+/** Every image and registry-only value of the stream, one document parsed at a time. */
+export function collectAll(text: string, extraPaths: ExtraImagePath[] = []): { images: ImageOccurrence[]; registries: RegistryOnlyOccurrence[] } {
+  const images: ImageOccurrence[] = [];
+  const registries: RegistryOnlyOccurrence[] = [];
   for (const stream of manifestDocuments(text)) {
-    for (const { node: _node, ...occurrence } of locateImages(stream, extraPaths)) found.push(occurrence);
+    const located = locateAll(stream, extraPaths);
+    for (const { node: _node, span: _span, ...occurrence } of located.images) images.push(occurrence);
+    registries.push(...located.registries);
   }
-  return found;
+  return { images, registries };
 }
 
 interface ObjectContext {
@@ -207,16 +324,41 @@ function visitObjects(stream: ManifestStream, fn: (obj: YAMLMap, ctx: ObjectCont
 
 function podSpecOf(obj: YAMLMap, ctx: ObjectContext): { node: YAMLMap; path: string } | undefined {
   const workload = WORKLOADS[ctx.kind];
-  if (!workload) return undefined;
-  if (ctx.apiVersion !== undefined) {
-    const group = ctx.apiVersion.includes('/') ? ctx.apiVersion.slice(0, ctx.apiVersion.indexOf('/')) : '';
-    if (!workload.groups.includes(group)) return undefined; // a CRD that reuses a built-in kind name
+  const group = ctx.apiVersion?.includes('/') ? ctx.apiVersion.slice(0, ctx.apiVersion.indexOf('/')) : '';
+  if (workload && (ctx.apiVersion === undefined || workload.groups.includes(group))) {
+    const node = at(obj, workload.specPath, ctx.doc);
+    return isMap(node) ? { node, path: ctx.prefix + workload.specPath.join('.') } : undefined;
   }
+  // Any other kind (an Argo Rollout, a CRD reusing a built-in name): a pod template is a map
+  // with a `containers` list at one of the usual places.
+  for (const specPath of CUSTOM_SPEC_PATHS) {
+    const node = at(obj, specPath, ctx.doc);
+    if (isMap(node) && isSeq(get(node, 'containers', ctx.doc))) return { node, path: ctx.prefix + specPath.join('.') };
+  }
+  return undefined;
+}
+
+function at(obj: YAMLMap, path: string[], doc: Document.Parsed): unknown {
   let node: unknown = obj;
-  for (const key of workload.specPath) {
-    node = isMap(node) ? get(node, key, ctx.doc) : undefined;
-  }
-  return isMap(node) ? { node, path: ctx.prefix + workload.specPath.join('.') } : undefined;
+  for (const key of path) node = isMap(node) ? get(node, key, doc) : undefined;
+  return node;
+}
+
+function occurrenceOf(node: Scalar, path: string, ctx: ObjectContext, stream: ManifestStream): Omit<ImageOccurrence, 'image'> {
+  return {
+    kind: ctx.kind,
+    name: ctx.name,
+    ...(ctx.namespace !== undefined ? { namespace: ctx.namespace } : {}),
+    path,
+    document: ctx.document,
+    line: lineOf(stream, node),
+    ...(ctx.source !== undefined ? { source: ctx.source } : {}),
+    ...(ctx.hook !== undefined ? { hook: ctx.hook } : {}),
+  };
+}
+
+function addEmbeddedImage(found: ImageLocation[], node: Scalar, path: string, ref: EmbeddedReference, ctx: ObjectContext, stream: ManifestStream): void {
+  found.push({ image: ref.reference, ...occurrenceOf(node, path, ctx, stream), via: ref.via, node, span: { start: ref.start, end: ref.end } });
 }
 
 function addImage(found: ImageLocation[], node: Scalar, path: string, ctx: ObjectContext, stream: ManifestStream): void {

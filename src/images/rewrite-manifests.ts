@@ -7,10 +7,11 @@
 // Memory is the input's text plus the largest document's tree, whatever the stream's size.
 import { isMap, isScalar, isSeq, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
-import { parseImageReference, planImageRewrites, type LocalRegistry } from './image-reference.js';
+import { parseImageReference, type LocalRegistry } from './image-reference.js';
+import { buildImagePlan, targetOf } from './image-plan.js';
 import {
   get,
-  locateImages,
+  locateAll,
   locatePodSpecs,
   resolve,
   type ExtraImagePath,
@@ -18,6 +19,7 @@ import {
   type ImageOccurrence,
   type ManifestStream,
   type PodSpecLocation,
+  type RegistryOnlyOccurrence,
 } from './manifest-images.js';
 import { parsePiece, splitManifestStream, type ManifestPiece } from './manifest-stream.js';
 import { applyEdits, rangeOf, scalarEdit, type TextEdit } from './text-edits.js';
@@ -94,6 +96,16 @@ class PendingEdits {
 }
 const SCALAR_TYPES: Scalar['type'][] = ['PLAIN', 'QUOTE_SINGLE', 'QUOTE_DOUBLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED', undefined];
 
+/**
+ * A scalar holding references inside a longer string (a flag, an env value, ConfigMap data): its
+ * value and where each reference sits in it. Few per stream, so kept beside the flat arrays,
+ * keyed by the index of its pending edit (whose text is then unused).
+ */
+interface EmbeddedEdit {
+  value: string;
+  spans: { start: number; end: number; image: string }[];
+}
+
 // Rewritten references are validated object names, pull secret names must be too.
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -112,18 +124,23 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
   const images: ImageOccurrence[] = [];
   const perImage = new Map<string, { count: number; first: ImageLocation }>();
   const pending = new PendingEdits();
+  const embedded = new Map<number, EmbeddedEdit>();
+  const registries: RegistryOnlyOccurrence[] = [];
   let occurrences = 0;
   let pullSecretsAdded = 0;
 
   // Pass 1: find, validate, remember where to edit; the tree is dropped after each document.
   for (const piece of pieces) {
     const stream = parsePiece(piece);
-    const locations = locateImages(stream, plan.extraPaths);
+    const located = locateAll(stream, plan.extraPaths);
+    const locations = located.images;
+    registries.push(...located.registries);
     const edited = new Set<Scalar>();
+    const embeddedOf = new Map<Scalar, EmbeddedEdit>();
     for (const location of locations) {
       occurrences++;
       if (collect) {
-        const { node: _node, ...occurrence } = location;
+        const { node: _node, span: _span, ...occurrence } = location;
         images.push(occurrence);
       }
       const seen = perImage.get(location.image);
@@ -131,6 +148,19 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
       else perImage.set(location.image, { count: 1, first: location });
       if (!plan.registry) continue;
       validateAt(location);
+      if (location.span) {
+        // References inside one string are edited together, in one edit of that scalar.
+        let edit = embeddedOf.get(location.node);
+        if (!edit) {
+          edit = { value: String(location.node.value), spans: [] };
+          embeddedOf.set(location.node, edit);
+          const [start, end] = rangeOf(location.node);
+          embedded.set(pending.piece.length, edit);
+          pending.add(piece.index, start, end, SCALAR_TYPES.indexOf(location.node.type), '');
+        }
+        if (!edit.spans.some((s) => s.start === location.span!.start)) edit.spans.push({ ...location.span, image: location.image });
+        continue;
+      }
       // One anchored scalar may be reached through several aliases: edit it once.
       if (edited.has(location.node)) continue;
       edited.add(location.node);
@@ -148,7 +178,18 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
     }
   }
 
-  const rewriteMap = plan.registry ? planImageRewrites(perImage.keys(), plan.registry) : new Map<string, string>();
+  // The same plan `images` and the preflight build (validation, collisions, exact KOTS names),
+  // from the first place of each distinct image: small whatever the stream's size.
+  const imagePlan = buildImagePlan({
+    occurrences: [...perImage.values()].map(({ first: { node: _node, span: _span, ...occurrence } }) => occurrence),
+    registries,
+    registry: plan.registry,
+  });
+  const rewriteMap = new Map<string, string>();
+  for (const image of perImage.keys()) {
+    const to = targetOf(imagePlan, image);
+    if (to !== undefined) rewriteMap.set(image, to);
+  }
   const summary: RewriteSummary = {
     documents: pieces.length,
     images: { occurrences, distinct: perImage.size },
@@ -185,6 +226,12 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
           edits.push({ start, end, text });
           continue;
         }
+        const inside = embedded.get(next);
+        if (inside) {
+          const edit = embeddedEdit(inside, { type: SCALAR_TYPES[style], start, end }, rewriteMap, piece.text);
+          if (edit) edits.push(edit);
+          continue;
+        }
         const to = rewriteMap.get(text);
         if (to !== undefined) edits.push(scalarEdit({ type: SCALAR_TYPES[style], range: [start, end, end] }, to, piece.text));
       }
@@ -192,6 +239,41 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
     }
   }
   return { summary, ...(collect ? { images, rewrites } : {}), output };
+}
+
+function embeddedEdit(inside: EmbeddedEdit, node: { type: Scalar['type']; start: number; end: number }, rewriteMap: Map<string, string>, text: string): TextEdit | undefined {
+  const spans = inside.spans.flatMap((s) => {
+    const to = rewriteMap.get(s.image);
+    return to === undefined ? [] : [{ ...s, to }];
+  });
+  if (spans.length === 0) return undefined;
+  return substringEdit(inside.value, node, spans, text) ?? scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, replaceSpans(inside.value, spans), text);
+}
+
+function replaceSpans(value: string, spans: { start: number; end: number; to: string }[]): string {
+  let out = value;
+  for (const span of [...spans].sort((a, b) => b.start - a.start)) out = out.slice(0, span.start) + span.to + out.slice(span.end);
+  return out;
+}
+
+/**
+ * References inside a longer string: edit only their characters in the source when each appears
+ * there verbatim exactly as often as it is rewritten (true of block, quoted and plain scalars
+ * alike: a reference holds no character any style escapes or folds). The rest of the string, its
+ * style and its line breaks stay as helm wrote them. Undefined when that cannot be shown.
+ */
+function substringEdit(value: string, node: { start: number; end: number }, spans: { image: string; to: string }[], text: string): TextEdit | undefined {
+  const source = text.slice(node.start, node.end);
+  const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
+  const froms = [...new Set(spans.map((s) => s.image))];
+  for (const from of froms) {
+    const rewritten = spans.filter((s) => s.image === from).length;
+    if (count(source, from) !== rewritten || count(value, from) !== rewritten) return undefined;
+    if (froms.some((other) => other !== from && other.includes(from))) return undefined;
+  }
+  let edited = source;
+  for (const from of froms) edited = edited.split(from).join(spans.find((s) => s.image === from)!.to);
+  return { start: node.start, end: node.end, text: edited };
 }
 
 /** Invalid references are reported with the document, object and line they came from. */

@@ -1,77 +1,132 @@
 // An extra values layer that points a chart's own image settings at the local registry, for
-// charts that follow the common conventions. The post-renderer already rewrites every pod image;
-// this layer reaches what it cannot see: images a template writes into args, env or a ConfigMap
-// (operators that start pods themselves, for example).
+// charts that follow the common conventions. The post-renderer rewrites every image it can see
+// (the guarantee); this layer reaches what it cannot: hook images on helm 3 (which never
+// post-renders hooks) and names an operator computes from its values.
 //
-// Conventions recognised, at any depth (subchart sections included; lists are left alone because
-// a values layer can only replace a list whole):
-// - `global.imageRegistry` (Bitnami and others): set to the registry address (host[/namespace]).
-// - a map under a key `image` or `<something>Image` with a string `repository`:
+// A hint must never change WHICH image runs: it may only produce `<registry>/<last component>`
+// with the same tag or digest. So:
+// - an image map (a map with a string `repository` next to `registry`, `tag` or `digest`, or a
+//   string `image` next to `registry` (ingress-nginx), at any
+//   depth, subchart sections included; lists are left alone because a values layer can only
+//   replace a list whole):
 //   - with a `registry` key: registry = address, repository = last path component;
 //   - without: repository = address/last path component.
-//   Either way `registry/repository` is the KOTS name, whether or not the chart lets
-//   `global.imageRegistry` override the per-image registry. `tag` and `digest` stay as they are.
-// - a string under such a key that parses as an image reference: replaced by its KOTS name.
-import {
-  isInLocalRegistry,
-  parseImageReference,
-  rewriteImageReference,
-  type ImageReference,
-  type LocalRegistry,
-} from './image-reference.js';
+//   `tag` and `digest` are never touched.
+// - `global.imageRegistry` (Bitnami and others): set to the address, as the per-image registry.
+// - a string under an `image`/`*Image` key only when it is a complete reference (a registry host
+//   and a tag or digest): a bare `pilot` is joined by the template with a hub and a tag we cannot
+//   see, and `<registry>/pilot:latest` would deploy another version.
+// Every hint set is then checked against a real render (verify-hints.ts) and dropped when it
+// changed an image; when it changes images of a chart that verifies them (Bitnami's
+// "non-standard containers" check), the chart's own allow switch is set.
+import { parseImageReference, rewriteImageReference, isKotsLocalName, type ImageReference, type LocalRegistry } from './image-reference.js';
 
 type Values = Record<string, unknown>;
 
+export interface ValuesHints {
+  values: Values;
+  /** Dotted paths of the allow switches set, to log. */
+  allowSwitches: string[];
+}
+
 export function buildValuesHints(chartValues: unknown, registry: LocalRegistry): Values {
+  return buildHints(chartValues, registry).values;
+}
+
+export function buildHints(chartValues: unknown, registry: LocalRegistry): ValuesHints {
   const hints: Values = {};
   let usesGlobalRegistry = false;
 
   const visit = (node: Values, path: string[]): void => {
     for (const [key, value] of Object.entries(node)) {
       if (key === 'global' && isValues(value) && 'imageRegistry' in value) usesGlobalRegistry = true;
-      if (isImageKey(key)) {
-        if (isValues(value)) {
-          const hint = imageMapHint(value, registry);
-          if (hint) setAt(hints, [...path, key], hint);
-          continue;
-        }
-        if (typeof value === 'string') {
-          const ref = parseOrUndefined(value);
-          if (ref && !isInLocalRegistry(ref, registry)) setAt(hints, [...path, key], rewriteImageReference(ref, registry));
-          continue;
-        }
+      if (isValues(value) && isImageMap(value)) {
+        const hint = imageMapHint(value, registry);
+        if (hint) setAt(hints, [...path, key], hint);
+        continue;
+      }
+      if (isImageKey(key) && typeof value === 'string') {
+        const ref = completeReference(value);
+        if (ref && !isKotsLocalName(ref, registry)) setAt(hints, [...path, key], rewriteImageReference(ref, registry));
+        continue;
       }
       if (isValues(value)) visit(value, [...path, key]);
     }
   };
   if (isValues(chartValues)) visit(chartValues, []);
-  if (usesGlobalRegistry) setAt(hints, ['global', 'imageRegistry'], registry.address);
-  return hints;
+  if (usesGlobalRegistry && Object.keys(hints).length > 0) setAt(hints, ['global', 'imageRegistry'], registry.address);
+  const allowSwitches: string[] = [];
+  if (Object.keys(hints).length > 0) {
+    for (const path of allowSwitchesOf(chartValues)) {
+      setAt(hints, path, true);
+      allowSwitches.push(path.join('.'));
+    }
+  }
+  return { values: hints, allowSwitches };
+}
+
+/** Hints without the global registry: for charts whose templates prefix it to full paths. */
+export function withoutGlobalRegistry(hints: Values): Values {
+  const copy = structuredClone(hints);
+  const global = copy.global;
+  if (isValues(global)) {
+    delete global.imageRegistry;
+    if (Object.keys(global).length === 0) delete copy.global;
+  }
+  return copy;
+}
+
+/**
+ * The switches charts offer to accept images other than their defaults. Bitnami's
+ * `global.security.allowInsecureImages`, at the root and in every subchart's `global`.
+ */
+function allowSwitchesOf(values: unknown): string[][] {
+  const out: string[][] = [];
+  if (!isValues(values)) return out;
+  const security = isValues(values.global) ? values.global.security : undefined;
+  if (isValues(security) && 'allowInsecureImages' in security && security.allowInsecureImages !== true) {
+    out.push(['global', 'security', 'allowInsecureImages']);
+  }
+  return out;
+}
+
+function isImageMap(value: Values): boolean {
+  if (typeof value.repository === 'string') return 'registry' in value || 'tag' in value || 'digest' in value;
+  // ingress-nginx and kubernetes-sigs charts: `{registry, image, tag, digest}`.
+  return typeof value.image === 'string' && 'registry' in value;
 }
 
 function imageMapHint(image: Values, registry: LocalRegistry): Values | undefined {
-  const { repository } = image;
+  const nameKey = typeof image.repository === 'string' ? 'repository' : 'image';
+  const repository = image[nameKey];
   if (typeof repository !== 'string' || repository === '' || repository.includes('{{')) return undefined;
   // A tag or digest inside `repository` is too unusual to guess how the template joins it.
   if (repository.includes('@') || repository.lastIndexOf(':') > repository.lastIndexOf('/')) return undefined;
   const hasRegistry = 'registry' in image;
+  if (hasRegistry && image.registry !== null && image.registry !== undefined && typeof image.registry !== 'string') return undefined;
   const prefix = hasRegistry && typeof image.registry === 'string' ? image.registry : '';
-  const source = prefix ? `${prefix}/${repository}` : repository;
-  const ref = parseOrUndefined(source);
+  const ref = parseOrUndefined(prefix ? `${prefix}/${repository}` : repository);
   if (!ref) return undefined;
-  if (isInLocalRegistry(ref, registry)) {
-    // Already local. Still restate it as address + rest when global.imageRegistry may override
-    // the per-image registry: host + `app/x` would otherwise become address + `app/x`.
-    if (!hasRegistry) return undefined;
-    const rest = registry.namespace ? ref.repository.slice(registry.namespace.length + 1) : ref.repository;
-    return image.registry === registry.address && repository === rest ? undefined : { registry: registry.address, repository: rest };
-  }
   const last = ref.repository.slice(ref.repository.lastIndexOf('/') + 1);
-  return hasRegistry ? { registry: registry.address, repository: last } : { repository: `${registry.address}/${last}` };
+  if (hasRegistry) {
+    return image.registry === registry.address && repository === last ? undefined : { registry: registry.address, [nameKey]: last };
+  }
+  const local = `${registry.address}/${last}`;
+  return repository === local ? undefined : { [nameKey]: local };
 }
 
 function isImageKey(key: string): boolean {
   return key === 'image' || /^[a-z][A-Za-z0-9]*Image$/.test(key);
+}
+
+/** A reference that names its registry host and a tag or digest: used verbatim by templates. */
+function completeReference(value: string): ImageReference | undefined {
+  const slash = value.indexOf('/');
+  if (slash === -1) return undefined;
+  const host = value.slice(0, slash);
+  if (!(host.includes('.') || host.includes(':') || host === 'localhost')) return undefined;
+  if (!(value.includes('@') || value.lastIndexOf(':') > value.lastIndexOf('/'))) return undefined;
+  return parseOrUndefined(value);
 }
 
 function parseOrUndefined(value: string): ImageReference | undefined {

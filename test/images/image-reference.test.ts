@@ -157,7 +157,8 @@ describe('rewriteImageReference', () => {
     ['nginx', 'registry.local:5000/app/nginx:latest'],
     ['quay.io/prometheus/node-exporter:v1.8.2', 'registry.local:5000/app/node-exporter:v1.8.2'],
     ['nginx@' + D, `registry.local:5000/app/nginx@${D}`],
-    ['nginx:1.27@' + D, `registry.local:5000/app/nginx:1.27@${D}`],
+    // KOTS (Docker's ParseDockerRef) drops the tag when a digest is given.
+    ['nginx:1.27@' + D, `registry.local:5000/app/nginx@${D}`],
     ['localhost:5000/a/b/c:1', 'registry.local:5000/app/c:1'],
     ['registry.local:5000/app/grafana:7.3.5', 'registry.local:5000/app/grafana:7.3.5'],
   ])('%s', (input, expected) => {
@@ -168,10 +169,12 @@ describe('rewriteImageReference', () => {
     expect(rewriteImageReference('bitnami/redis:7', root)).toBe('registry.local:5000/redis:7');
   });
 
-  it('leaves an image of another namespace on the same host where it is only when no namespace is set', () => {
-    expect(rewriteImageReference('registry.local:5000/other/redis:7', root)).toBe('registry.local:5000/other/redis:7');
+  it('renames a longer path on the local registry: KOTS only ever pushes <address>/<one component>', () => {
+    expect(rewriteImageReference('registry.local:5000/other/redis:7', root)).toBe('registry.local:5000/redis:7');
     expect(rewriteImageReference('registry.local:5000/other/redis:7', local)).toBe('registry.local:5000/app/redis:7');
+    expect(rewriteImageReference('registry.local:5000/app/bitnami/redis:7', local)).toBe('registry.local:5000/app/redis:7');
   });
+
 });
 
 describe('planImageRewrites', () => {

@@ -26,6 +26,8 @@ describe('collectImages', () => {
       ['CronJob', 'nightly', 'spec.jobTemplate.spec.template.spec.initContainers[0].image', 'busybox:1.36'],
       ['ReplicationController', 'legacy', 'spec.template.spec.containers[0].image', 'acme/legacy:0.1'],
       ['Job', 'pre-install', 'spec.template.spec.containers[0].image', 'acme/hook:1'],
+      // An operator reads ConfigMap data at run time: a tagged reference under an image key is one.
+      ['ConfigMap', 'cfg', 'data.image', 'not-a-pod/so-untouched:1'],
     ]);
     const web = found.find((o) => o.name === 'web')!;
     expect(web).toMatchObject({ namespace: 'shop', source: 'demo/templates/deployment.yaml', document: 1 });
@@ -33,7 +35,7 @@ describe('collectImages', () => {
     expect(found.find((o) => o.name === 'pre-install')!.hook).toBe('pre-install,pre-upgrade');
   });
 
-  it('follows extra paths for custom resources, with [] and * and an apiVersion filter', () => {
+  it('follows extra paths for custom resources, with [] and * and an apiVersion filter; image keys of custom kinds count anyway', () => {
     const text = `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {name: wf}
@@ -64,6 +66,8 @@ spec:
       'spec.templates[1].container.image=acme/b:1',
       'spec.sidecars.one.image=acme/s1:1',
       'spec.sidecars.two.image=acme/s2:1',
+      // Not named by an extra path (other apiVersion), but a tagged `image` key of a custom kind.
+      'spec.image=acme/ignored:1',
     ]);
   });
 
@@ -75,7 +79,7 @@ spec:
     );
   });
 
-  it('ignores look-alike kinds from other API groups, empty images and non-workloads', () => {
+  it('reads a look-alike kind of another API group as a custom kind; ignores empty images', () => {
     const text = `apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 spec: {template: {spec: {containers: [{image: acme/volcano:1}]}}}
@@ -84,7 +88,7 @@ apiVersion: v1
 kind: Pod
 spec: {containers: [{name: a, image: ""}, {name: b}]}
 `;
-    expect(collectImages(text)).toEqual([]);
+    expect(collectImages(text).map((o) => `${o.kind} ${o.path}=${o.image}`)).toEqual(['Job spec.template.spec.containers[0].image=acme/volcano:1']);
   });
 
   it('walks the items of a List', () => {
@@ -132,7 +136,7 @@ items:
 describe('rewriteManifests', () => {
   it('rewrites every image and changes nothing else', () => {
     const { output, rewrites } = rewriteManifests(WORKLOADS, { registry, extraPaths: [] });
-    expect(rewrites).toHaveLength(13);
+    expect(rewrites).toHaveLength(14);
     expect(rewrites).toContainEqual({
       from: 'acme/hook:1',
       to: `${L}/hook:1`,
@@ -153,9 +157,9 @@ describe('rewriteManifests', () => {
       .replace('image: busybox:1.36', `image: ${L}/busybox:1.36`)
       .replace('image: acme/backup:3', `image: ${L}/backup:3`)
       .replace('image: acme/legacy:0.1', `image: ${L}/legacy:0.1`)
-      .replace('image: acme/hook:1', `image: ${L}/hook:1`);
+      .replace('image: acme/hook:1', `image: ${L}/hook:1`)
+      .replace('image: not-a-pod/so-untouched:1', `image: ${L}/so-untouched:1`);
     expect(output).toBe(expected);
-    expect(output).toContain('image: not-a-pod/so-untouched:1');
   });
 
   it('is idempotent', () => {
@@ -356,7 +360,7 @@ spec:
     }
     expect(error).toBeInstanceOf(InvalidInputError);
     expect(error!.message).toMatch(
-      /"Acme\/Web:1".*lowercase.*Deployment "web", spec.template.spec.containers\[0\].image, line 11 of the rendered manifests/,
+      /"Acme\/Web:1".*lowercase.*document 1: Deployment "web", spec.template.spec.containers\[0\].image, line 11 of the rendered manifests/,
     );
     expect(error!.file).toBe('demo/templates/web.yaml');
     expect(error!.key).toBe('spec.template.spec.containers[0].image');
@@ -435,5 +439,77 @@ items:
     expect(rewriteManifests('', { registry, extraPaths: [], imagePullSecret: 's' }).output).toBe('');
     const text = '---\n# Source: x\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n';
     expect(rewriteManifests(text, { registry, extraPaths: [], imagePullSecret: 's' }).output).toBe(text);
+  });
+});
+
+describe('rewriteManifests: references inside strings', () => {
+  it('rewrites only the reference in flags, env values and ConfigMap data, keeping the rest of each string and its style', () => {
+    const text = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: operator}
+spec:
+  template:
+    spec:
+      containers:
+        - name: op
+          image: "quay.io/acme/operator:1.0"
+          args:
+            - --reloader=quay.io/acme/reloader:1.0
+            - "--solver-image"
+            - 'ghcr.io/acme/solver:2.0'
+            - --log-level=info
+          env:
+            - name: AGENT_IMAGE
+              value: quay.io/acme/agent:3.0
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: images}
+data:
+  images.yaml: |
+    # the CSI sidecars
+    attacher: registry.k8s.io/sig-storage/csi-attacher:v4.8.0
+    timeout: 30s
+  long: 'a long line that helm 4 may fold: quay.io/acme/agent:3.0 is used here
+    and registry.k8s.io/pause:3.10 there'
+`;
+    const { output, rewrites } = rewriteManifests(text, { registry, extraPaths: [] });
+    const expected = text
+      .replace('"quay.io/acme/operator:1.0"', `"${L}/operator:1.0"`)
+      .replace('--reloader=quay.io/acme/reloader:1.0', `--reloader=${L}/reloader:1.0`)
+      .replace("'ghcr.io/acme/solver:2.0'", `'${L}/solver:2.0'`)
+      .replace('value: quay.io/acme/agent:3.0', `value: ${L}/agent:3.0`)
+      .replace('attacher: registry.k8s.io/sig-storage/csi-attacher:v4.8.0', `attacher: ${L}/csi-attacher:v4.8.0`);
+    expect(output).toBe(expected);
+    expect(rewrites.map((r) => `${r.path} ${r.to}`)).toEqual([
+      `spec.template.spec.containers[0].image ${L}/operator:1.0`,
+      `spec.template.spec.containers[0].args[0] ${L}/reloader:1.0`,
+      `spec.template.spec.containers[0].args[2] ${L}/solver:2.0`,
+      `spec.template.spec.containers[0].env[0].value ${L}/agent:3.0`,
+      `data.images.yaml ${L}/csi-attacher:v4.8.0`,
+    ]);
+    // Idempotent: nothing left to rewrite.
+    expect(rewriteManifests(output, { registry, extraPaths: [] }).rewrites).toEqual([]);
+  });
+
+  it('rewrites pod templates of custom kinds and kind: List items', () => {
+    const text = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: canary}
+spec:
+  template:
+    spec:
+      containers: [{name: app, image: "ghcr.io/acme/app:1.2"}]
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: in-list}
+    spec: {containers: [{name: a, image: "quay.io/acme/listed:1"}]}
+`;
+    const { output } = rewriteManifests(text, { registry, extraPaths: [] });
+    expect(output).toBe(text.replace('ghcr.io/acme/app:1.2', `${L}/app:1.2`).replace('quay.io/acme/listed:1', `${L}/listed:1`));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { buildValuesHints } from '../../src/images/values-hints.js';
+import { buildHints, buildValuesHints, withoutGlobalRegistry } from '../../src/images/values-hints.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
 
 const registry = parseRegistryAddress('registry.local:5000/app');
@@ -36,7 +36,7 @@ describe('buildValuesHints', () => {
     });
   });
 
-  it('rewrites image strings and leaves non-images, templates, lists and local images alone', () => {
+  it('rewrites complete image strings only; leaves names a template may prefix, non-images, templates, lists and local images alone', () => {
     const values = {
       sidecar: { image: 'ghcr.io/acme/sidecar:1.2@sha256:' + 'a'.repeat(64) },
       job: { backupImage: 'acme/backup:3' },
@@ -49,8 +49,8 @@ describe('buildValuesHints', () => {
       enabled: true,
     };
     expect(buildValuesHints(values, registry)).toEqual({
-      sidecar: { image: 'registry.local:5000/app/sidecar:1.2@sha256:' + 'a'.repeat(64) },
-      job: { backupImage: 'registry.local:5000/app/backup:3' },
+      // KOTS keeps only the digest of tag@digest.
+      sidecar: { image: 'registry.local:5000/app/sidecar@sha256:' + 'a'.repeat(64) },
     });
   });
 
@@ -70,5 +70,36 @@ describe('buildValuesHints', () => {
     expect(buildValuesHints({ replicas: 1 }, registry)).toEqual({});
     expect(buildValuesHints(null, registry)).toEqual({});
     expect(buildValuesHints(['x'], registry)).toEqual({});
+  });
+
+  it('never hints a bare name joined with a hub and a separate tag (istio): the tag would be lost', () => {
+    const values = { global: { hub: 'docker.io/istio', tag: '1.24.2' }, pilot: { image: 'pilot' }, proxy: { image: 'proxyv2' } };
+    expect(buildValuesHints(values, registry)).toEqual({});
+  });
+
+  it('handles the {registry, image, tag, digest} convention (ingress-nginx)', () => {
+    const values = { controller: { image: { registry: 'registry.k8s.io', image: 'ingress-nginx/controller', tag: 'v1.12.0', digest: 'sha256:' + 'b'.repeat(64) } } };
+    expect(buildValuesHints(values, registry)).toEqual({ controller: { image: { registry: 'registry.local:5000/app', image: 'controller' } } });
+  });
+
+  it("sets the chart's own allow switch when hints change the images of a chart that verifies them", () => {
+    const values = {
+      global: { imageRegistry: '', security: { allowInsecureImages: false } },
+      image: { registry: 'docker.io', repository: 'bitnami/redis', tag: '8.0.2' },
+    };
+    const hints = buildHints(values, registry);
+    expect(hints.values).toEqual({
+      global: { imageRegistry: 'registry.local:5000/app', security: { allowInsecureImages: true } },
+      image: { registry: 'registry.local:5000/app', repository: 'redis' },
+    });
+    expect(hints.allowSwitches).toEqual(['global.security.allowInsecureImages']);
+    // No image changed, no switch flipped.
+    expect(buildHints({ global: { security: { allowInsecureImages: false } } }, registry)).toEqual({ values: {}, allowSwitches: [] });
+  });
+
+  it('can drop the global registry and keep the per-image hints', () => {
+    const hints = { global: { imageRegistry: 'registry.local:5000/app' }, image: { registry: 'registry.local:5000/app', repository: 'redis' } };
+    expect(withoutGlobalRegistry(hints)).toEqual({ image: { registry: 'registry.local:5000/app', repository: 'redis' } });
+    expect(hints.global.imageRegistry).toBe('registry.local:5000/app');
   });
 });

@@ -1,0 +1,129 @@
+// Image references inside strings that are not `image:` fields: an operator's flag
+// (`--prometheus-config-reloader=<ref>`, or the argument after `--some-image`), an env value
+// (`AGENT_IMAGE=<ref>`), a line of ConfigMap data (`csi-attacher: <ref>`, `"image": "<ref>"`).
+// Operators start pods from these at run time, so they must be in the airgap bundle and point at
+// the local registry like any `image:` field.
+//
+// Pure string logic, no YAML: the caller says what kind of string it is and hands the value; we
+// return the character ranges of each reference inside it, so that only the reference is
+// replaced and the rest of the string stays as it was.
+//
+// False positives cost more than misses here (a rewritten URL breaks a chart; a missed image is
+// reported by the test of record and fixed with --image-path), so a candidate counts only when
+// - it parses as a reference and holds no `://`, and
+// - it names a registry host and has a slash and a tag or digest (`quay.io/x/y:v1`), or
+// - what names it (flag, env var or key) says "image" and it has a tag, a digest or a host.
+// A version string (`v1.2.3`), a `host:port`, a roleRef or a URL never passes.
+// Values that name only a registry or a registry namespace (`docker.elastic.co`,
+// `docker.io/mongodb`) under a key that says registry/repo/hub are returned apart: operators build
+// image names from them at run time; they can be reported, not rewritten.
+import { parseImageReference, type ImageReference } from './image-reference.js';
+
+export type EmbeddedContext =
+  /** One item of a container's `args` or `command`; `previous` is the item before it. */
+  | { where: 'arg'; previous?: string }
+  /** A container env var's `value`. */
+  | { where: 'env'; name: string }
+  /** A value of ConfigMap `data`, scanned line by line. */
+  | { where: 'data'; key: string };
+
+export interface EmbeddedReference {
+  /** Character range of the reference inside the value. */
+  start: number;
+  end: number;
+  reference: string;
+  /** What names it: `--flag`, `env NAME`, `key` of a data line. */
+  via: string;
+}
+
+export interface EmbeddedFindings {
+  images: EmbeddedReference[];
+  /** Registry-only values (no image name): `start`/`end`/`reference` hold the value. */
+  registries: EmbeddedReference[];
+}
+
+const IMAGE_HINT = /image/i;
+const REGISTRY_HINT = /regist|repo|hub|mirror/i;
+// `key: value`, `key=value`, `"key": "value",` on one line (YAML, properties, JSON).
+const DATA_LINE = /^(\s*(?:-\s+)?)(["']?)([A-Za-z0-9_.\-/]+)\2(\s*[:=]\s*)(["']?)([^\s"',]+)\5\s*,?\s*$/;
+const DOMAIN_LIKE = /^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?$/i;
+
+export function findEmbeddedReferences(value: string, context: EmbeddedContext): EmbeddedFindings {
+  const found: EmbeddedFindings = { images: [], registries: [] };
+  const consider = (candidate: string, start: number, hint: string, via: string) => {
+    if (candidate === '') return;
+    if (isEmbeddedImage(candidate, hint)) found.images.push({ start, end: start + candidate.length, reference: candidate, via });
+    else if (isRegistryOnly(candidate, hint)) found.registries.push({ start, end: start + candidate.length, reference: candidate, via });
+  };
+
+  if (context.where === 'arg') {
+    const flag = /^(--?[A-Za-z0-9][A-Za-z0-9_.-]*)=(.*)$/.exec(value);
+    if (flag) {
+      consider(flag[2]!, flag[1]!.length + 1, flag[1]!, flag[1]!);
+      return found;
+    }
+    if (value.startsWith('-')) return found;
+    const previous = context.previous !== undefined && /^--?[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(context.previous) ? context.previous : undefined;
+    consider(value, 0, previous ?? '', previous ?? 'argument');
+    return found;
+  }
+  if (context.where === 'env') {
+    consider(value, 0, context.name, `env ${context.name}`);
+    return found;
+  }
+  // ConfigMap data: the whole value when it is one token, else `key: <ref>` lines.
+  if (!/[\s]/.test(value.trim())) {
+    const offset = value.indexOf(value.trim());
+    consider(value.trim(), offset, context.key, context.key);
+    return found;
+  }
+  let lineStart = 0;
+  for (const line of value.split('\n')) {
+    const m = DATA_LINE.exec(line);
+    if (m) {
+      const [, lead = '', quote = '', key = '', separator = '', valueQuote = '', candidate = ''] = m;
+      const start = lineStart + lead.length + quote.length * 2 + key.length + separator.length + valueQuote.length;
+      consider(candidate, start, key, key);
+    }
+    lineStart += line.length + 1;
+  }
+  return found;
+}
+
+/** Is this string, found under `hint`, an image reference (see the file comment)? */
+export function isEmbeddedImage(candidate: string, hint: string): boolean {
+  const ref = parseCandidate(candidate);
+  if (!ref) return false;
+  const hasHost = hasExplicitHost(candidate);
+  const pinned = hasExplicitTagOrDigest(candidate);
+  if (hasHost && pinned && candidate.includes('/')) return true;
+  return IMAGE_HINT.test(hint) && (pinned || (hasHost && candidate.includes('/')));
+}
+
+function isRegistryOnly(candidate: string, hint: string): boolean {
+  if (!REGISTRY_HINT.test(hint) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
+  const [host = '', ...path] = candidate.replace(/\/+$/, '').split('/');
+  if (!DOMAIN_LIKE.test(host) || !host.includes('.') && !host.includes(':') && host !== 'localhost') return false;
+  return path.every((component) => /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(component));
+}
+
+function parseCandidate(candidate: string): ImageReference | undefined {
+  if (candidate.includes('://') || candidate.startsWith('/') || candidate.endsWith('/')) return undefined;
+  try {
+    return parseImageReference(candidate);
+  } catch {
+    return undefined;
+  }
+}
+
+function hasExplicitHost(candidate: string): boolean {
+  const slash = candidate.indexOf('/');
+  if (slash === -1) return false;
+  const first = candidate.slice(0, slash);
+  return first === 'localhost' || ((first.includes('.') || first.includes(':')) && DOMAIN_LIKE.test(first));
+}
+
+function hasExplicitTagOrDigest(candidate: string): boolean {
+  if (candidate.includes('@')) return true;
+  return candidate.lastIndexOf(':') > candidate.lastIndexOf('/');
+}

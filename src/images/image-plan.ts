@@ -1,0 +1,165 @@
+// The one image plan of a run: every image the rendered chart deploys, where each came from, and
+// the name it has in the local registry. `images`, `render`, the install preflight and the
+// post-renderer all build it with this function from the same inputs (rendered manifests, the
+// registry, the extra paths, the chart's `helm.sh/images` annotation), so they cannot disagree on
+// what is an image, what it is called locally, or what collides.
+import { InvalidInputError } from '../errors.js';
+import { isKotsLocalName, parseImageReference, planImageRewrites, rewriteImageReference, type LocalRegistry } from './image-reference.js';
+import type { ImageOccurrence, RegistryOnlyOccurrence } from './manifest-images.js';
+
+/** An image a chart declares in its Chart.yaml `helm.sh/images` annotation (HIP-0015). */
+export interface AnnotatedImage {
+  image: string;
+  name?: string;
+  /** The chart whose Chart.yaml declares it. */
+  chart: string;
+}
+
+export interface PlannedImage {
+  /** Normalised source reference (`docker.io/library/nginx:latest`). */
+  source: string;
+  /** Every spelling the chart used for it. */
+  spellings: string[];
+  /** Its exact KOTS name in the local registry; absent without a registry. */
+  target?: string;
+  /** Already in the local registry under its exact KOTS name. */
+  local: boolean;
+  occurrences: ImageOccurrence[];
+  annotations: AnnotatedImage[];
+}
+
+export interface ImagePlan {
+  registry?: LocalRegistry;
+  /** Sorted by source. */
+  images: PlannedImage[];
+  /** Values naming only a registry that operators build image names from (report only). */
+  registries: RegistryOnlyOccurrence[];
+}
+
+export interface ImagePlanInput {
+  occurrences: ImageOccurrence[];
+  registries?: RegistryOnlyOccurrence[];
+  annotated?: AnnotatedImage[];
+  registry?: LocalRegistry;
+}
+
+export function buildImagePlan(input: ImagePlanInput): ImagePlan {
+  const byImage = new Map<string, PlannedImage>();
+  const entry = (spelling: string, where: () => string, file?: string, key?: string): PlannedImage => {
+    let source: string;
+    try {
+      source = parseImageReference(spelling).normalized;
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      throw new InvalidInputError(`${error.message} (${where()})`, { file, key, hint: error.hint });
+    }
+    let planned = byImage.get(source);
+    if (!planned) {
+      planned = { source, spellings: [], local: false, occurrences: [], annotations: [] };
+      byImage.set(source, planned);
+    }
+    if (!planned.spellings.includes(spelling)) planned.spellings.push(spelling);
+    return planned;
+  };
+  for (const o of input.occurrences) {
+    const where = () => `document ${o.document + 1}: ${o.kind} "${o.name}", ${o.path}${o.via ? ` (${o.via})` : ''}, line ${o.line} of the rendered manifests`;
+    entry(o.image, where, o.source, o.path).occurrences.push(o);
+  }
+  for (const a of input.annotated ?? []) {
+    entry(a.image, () => `helm.sh/images annotation of chart ${a.chart}`, undefined, 'annotations.helm.sh/images').annotations.push(a);
+  }
+
+  const images = [...byImage.values()].sort((a, b) => a.source.localeCompare(b.source));
+  const registry = input.registry;
+  if (registry) {
+    // Refuses two sources on one local name, naming both.
+    planImageRewrites(
+      images.flatMap((i) => i.spellings),
+      registry,
+    );
+    for (const image of images) {
+      const ref = parseImageReference(image.spellings[0]!);
+      image.local = isKotsLocalName(ref, registry);
+      image.target = image.local ? ref.normalized : rewriteImageReference(ref, registry);
+    }
+  }
+  const registries = (input.registries ?? []).filter((r) => !registry || !isLocalRegistryValue(r.value, registry));
+  return { ...(registry ? { registry } : {}), images, registries };
+}
+
+/** The KOTS name of one reference under the plan's registry; undefined when it stays as it is. */
+export function targetOf(plan: ImagePlan, reference: string): string | undefined {
+  if (!plan.registry) return undefined;
+  const ref = parseImageReference(reference);
+  return isKotsLocalName(ref, plan.registry) ? undefined : rewriteImageReference(ref, plan.registry);
+}
+
+/** The names the local registry must hold (sorted, unique). */
+export function requiredLocalImages(plan: ImagePlan): string[] {
+  return [...new Set(plan.images.map((i) => i.target ?? i.source))].sort();
+}
+
+/** Every place a reference (as written, normalised, or its local name) came from. */
+export function whyImage(plan: ImagePlan, reference: string): string[] {
+  let normalized: string | undefined;
+  try {
+    normalized = parseImageReference(reference).normalized;
+  } catch {
+    normalized = undefined;
+  }
+  const matches = plan.images.filter(
+    (i) => i.source === normalized || i.spellings.includes(reference) || i.target === reference || (normalized !== undefined && i.target === normalized),
+  );
+  return matches.flatMap((i) => [
+    ...i.occurrences.map((o) => `${i.spellings.length > 1 ? `${o.image}: ` : ''}${describeOccurrence(o)}`),
+    ...i.annotations.map((a) => `helm.sh/images annotation of chart ${a.chart}${a.name ? ` (${a.name})` : ''}`),
+  ]);
+}
+
+export function describeOccurrence(o: Pick<ImageOccurrence, 'kind' | 'name' | 'path' | 'line' | 'source' | 'hook' | 'via'>): string {
+  const parts = [`${o.kind} ${o.name}`, o.path];
+  if (o.via) parts.push(`via ${o.via}`);
+  if (o.hook) parts.push(`hook ${o.hook}`);
+  if (o.source) parts.push(`from ${o.source}`);
+  if (o.line) parts.push(`line ${o.line} of the rendered manifests`);
+  return parts.join(', ');
+}
+
+/** A warning line per registry-only value: where it is and what would fix it. */
+export function describeRegistryOnly(r: RegistryOnlyOccurrence, registry?: LocalRegistry): string {
+  const target = registry ? registry.address : '<local registry>';
+  return (
+    `${r.kind} ${r.name}, ${r.path} (${r.via}) = ${r.value}${r.source ? `, from ${r.source}` : ''}: ` +
+    `the workload builds image names from this registry at run time; set the chart value that renders it to ${target} ` +
+    `and list those images in additionalImages`
+  );
+}
+
+function isLocalRegistryValue(value: string, registry: LocalRegistry): boolean {
+  const v = value.replace(/\/+$/, '').toLowerCase();
+  return v === registry.address || v === registry.host;
+}
+
+/**
+ * Reads `helm.sh/images` (HIP-0015, the same shape as artifacthub.io/images): a YAML list of
+ * `{name, image}` in a Chart.yaml annotation. Bad entries are an error naming the chart.
+ */
+export function parseImagesAnnotation(value: unknown, chart: string, parse: (text: string) => unknown): AnnotatedImage[] {
+  if (value === undefined || value === null || value === '') return [];
+  const where = { key: 'annotations.helm.sh/images', hint: 'Write it as a YAML list of {name, image} entries (HIP-0015).' };
+  let list: unknown;
+  try {
+    list = typeof value === 'string' ? parse(value) : value;
+  } catch (error) {
+    throw new InvalidInputError(`Chart ${chart}: the helm.sh/images annotation is not YAML: ${(error as Error).message}`, where);
+  }
+  if (!Array.isArray(list)) throw new InvalidInputError(`Chart ${chart}: the helm.sh/images annotation is not a list`, where);
+  return list.map((item, i) => {
+    const image = typeof item === 'string' ? item : (item as { image?: unknown } | null)?.image;
+    if (typeof image !== 'string' || image === '') {
+      throw new InvalidInputError(`Chart ${chart}: helm.sh/images entry ${i + 1} has no image string`, where);
+    }
+    const name = (item as { name?: unknown }).name;
+    return { image, chart, ...(typeof name === 'string' ? { name } : {}) };
+  });
+}

@@ -1,0 +1,81 @@
+import { describe, it, expect } from 'vitest';
+import { findEmbeddedReferences } from '../../src/images/embedded-images.js';
+
+const D = 'sha256:' + 'c'.repeat(64);
+const images = (value: string, context: Parameters<typeof findEmbeddedReferences>[1]) =>
+  findEmbeddedReferences(value, context).images.map((r) => [r.reference, value.slice(r.start, r.end), r.via]);
+
+describe('findEmbeddedReferences', () => {
+  it('finds --flag=<ref> and keeps the exact characters of the reference', () => {
+    const value = '--prometheus-config-reloader=quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0';
+    expect(images(value, { where: 'arg' })).toEqual([
+      ['quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0', 'quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0', '--prometheus-config-reloader'],
+    ]);
+  });
+
+  it('finds the argument after a flag, and a whole value, but only when it is clearly an image', () => {
+    expect(images('quay.io/jetstack/cert-manager-acmesolver:v1.17.0', { where: 'arg', previous: '--acme-http01-solver-image' })).toEqual([
+      ['quay.io/jetstack/cert-manager-acmesolver:v1.17.0', 'quay.io/jetstack/cert-manager-acmesolver:v1.17.0', '--acme-http01-solver-image'],
+    ]);
+    // A short name with a tag counts only when the flag says "image".
+    expect(images('busybox:1.36', { where: 'arg', previous: '--helper-image' })).toHaveLength(1);
+    expect(images('busybox:1.36', { where: 'arg', previous: '--timeout' })).toEqual([]);
+    expect(images(`--image=registry.k8s.io/pause@${D}`, { where: 'arg' })).toHaveLength(1);
+  });
+
+  it('finds env values under any name when the reference names a host and a tag', () => {
+    expect(images('quay.io/mongodb/mongodb-agent-ubi:108.0.6.8796-1', { where: 'env', name: 'AGENT_IMAGE' })).toHaveLength(1);
+    expect(images('docker.elastic.co/beats/filebeat:8.17.0', { where: 'env', name: 'DEFAULT' })).toHaveLength(1);
+    // A bare name the operator joins with a repository URL is not an image by itself.
+    expect(images('mongodb-community-server', { where: 'env', name: 'MONGODB_IMAGE' })).toEqual([]);
+  });
+
+  it('never takes version strings, host:port, URLs, API groups or paths for images', () => {
+    const none = [
+      ['v1.2.3', { where: 'env', name: 'IMAGE_VERSION' }],
+      ['0.0.0.0:8080', { where: 'arg', previous: '--metrics-bind-address' }],
+      ['--metrics-bind-address=:8443', { where: 'arg' }],
+      ['https://quay.io/v2/prometheus/prometheus:v1', { where: 'env', name: 'IMAGE_URL' }],
+      ['rbac.authorization.k8s.io/v1', { where: 'env', name: 'API' }],
+      ['kubernetes.default.svc:443/api', { where: 'arg', previous: '--master' }],
+      ['/etc/config/app.yaml', { where: 'arg', previous: '--config' }],
+      ['12:30', { where: 'env', name: 'BACKUP_TIME' }],
+      ['--leader-elect=true', { where: 'arg' }],
+    ] as const;
+    for (const [value, context] of none) expect(findEmbeddedReferences(value, context), value).toEqual({ images: [], registries: [] });
+  });
+
+  it('finds key: <ref> lines and "image": "<ref>" in ConfigMap data, at their exact place', () => {
+    const value = [
+      'attacher: registry.k8s.io/sig-storage/csi-attacher:v4.8.0',
+      'provisioner = "registry.k8s.io/sig-storage/csi-provisioner:v5.1.0"',
+      '{"name": "agent", "image": "quay.io/acme/agent:2.1",',
+      '  retries: 3',
+      '# url: https://example.com/a:b',
+      'image: busybox:1.36',
+    ].join('\n');
+    const found = images(value, { where: 'data', key: 'images.yaml' });
+    expect(found.map(([ref, at, via]) => `${via}=${ref}|${at}`)).toEqual([
+      'attacher=registry.k8s.io/sig-storage/csi-attacher:v4.8.0|registry.k8s.io/sig-storage/csi-attacher:v4.8.0',
+      'provisioner=registry.k8s.io/sig-storage/csi-provisioner:v5.1.0|registry.k8s.io/sig-storage/csi-provisioner:v5.1.0',
+      'image=busybox:1.36|busybox:1.36',
+    ]);
+  });
+
+  it('finds a single-token ConfigMap value under its key', () => {
+    expect(images('quay.io/acme/sidecar:1.0', { where: 'data', key: 'sidecar' })).toHaveLength(1);
+    expect(images('enabled', { where: 'data', key: 'sidecarImage' })).toEqual([]);
+  });
+
+  it('returns registry-only values apart, under keys that say registry, repo or hub', () => {
+    expect(findEmbeddedReferences('log-verbosity: 0\ncontainer-registry: docker.elastic.co\n', { where: 'data', key: 'eck.yaml' }).registries.map((r) => `${r.via}=${r.reference}`)).toEqual([
+      'container-registry=docker.elastic.co',
+    ]);
+    expect(findEmbeddedReferences('docker.io/mongodb', { where: 'env', name: 'MONGODB_REPO_URL' }).registries.map((r) => r.reference)).toEqual(['docker.io/mongodb']);
+    expect(findEmbeddedReferences('        "hub": "docker.io/istio",', { where: 'data', key: 'values' }).registries).toHaveLength(1);
+    // Not a registry: a URL, a plain word, a key that does not say so.
+    expect(findEmbeddedReferences('https://github.com/acme/charts', { where: 'env', name: 'REPO_URL' }).registries).toEqual([]);
+    expect(findEmbeddedReferences('main', { where: 'env', name: 'GIT_REPO_BRANCH' }).registries).toEqual([]);
+    expect(findEmbeddedReferences('docker.io', { where: 'env', name: 'DOMAIN' }).registries).toEqual([]);
+  });
+});

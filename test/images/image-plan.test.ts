@@ -1,0 +1,105 @@
+import { describe, it, expect } from 'vitest';
+import { parse } from 'yaml';
+import { InvalidInputError } from '../../src/errors.js';
+import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/images/image-reference.js';
+import { buildImagePlan, parseImagesAnnotation, requiredLocalImages, whyImage } from '../../src/images/image-plan.js';
+import { collectImages } from '../../src/images/manifest-images.js';
+
+const registry = parseRegistryAddress('registry.local:5000/acme');
+const D = 'sha256:' + 'd'.repeat(64);
+
+const STREAM = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: operator}
+spec:
+  template:
+    spec:
+      containers:
+        - name: op
+          image: quay.io/prometheus-operator/prometheus-operator:v0.81.0
+          args:
+            - --prometheus-config-reloader=quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0
+            - --log-level=info
+          env:
+            - {name: SOLVER_IMAGE, value: "quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: csi-images}
+data:
+  images.yaml: |
+    attacher: registry.k8s.io/sig-storage/csi-attacher:v4.8.0
+    pause: registry.k8s.io/pause:3.10@${D}
+`;
+
+describe('isKotsLocalName', () => {
+  it('accepts only <address>/<one component> with a tag or a digest, not both', () => {
+    const yes = ['registry.local:5000/acme/redis:7', `registry.local:5000/acme/redis@${D}`];
+    const no = ['registry.local:5000/acme/bitnami/redis:7', 'registry.local:5000/redis:7', `registry.local:5000/acme/redis:7@${D}`, 'docker.io/acme/redis:7'];
+    for (const r of yes) expect(isKotsLocalName(parseImageReference(r), registry), r).toBe(true);
+    for (const r of no) expect(isKotsLocalName(parseImageReference(r), registry), r).toBe(false);
+  });
+});
+
+describe('buildImagePlan', () => {
+  it('plans every image, embedded ones included, with its exact KOTS name and every place it came from', () => {
+    const plan = buildImagePlan({ occurrences: collectImages(STREAM), registry });
+    expect(plan.images.map((i) => [i.source, i.target])).toEqual([
+      ['quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0', 'registry.local:5000/acme/prometheus-config-reloader:v0.81.0'],
+      ['quay.io/prometheus-operator/prometheus-operator:v0.81.0', 'registry.local:5000/acme/prometheus-operator:v0.81.0'],
+      ['registry.k8s.io/pause:3.10@' + D, 'registry.local:5000/acme/pause@' + D],
+      ['registry.k8s.io/sig-storage/csi-attacher:v4.8.0', 'registry.local:5000/acme/csi-attacher:v4.8.0'],
+    ]);
+    expect(requiredLocalImages(plan)).toEqual([
+      'registry.local:5000/acme/csi-attacher:v4.8.0',
+      'registry.local:5000/acme/pause@' + D,
+      'registry.local:5000/acme/prometheus-config-reloader:v0.81.0',
+      'registry.local:5000/acme/prometheus-operator:v0.81.0',
+    ]);
+    const why = whyImage(plan, 'quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0');
+    expect(why).toHaveLength(2);
+    expect(why[0]).toMatch(/^Deployment operator, spec.template.spec.containers\[0\].args\[0\], via --prometheus-config-reloader, line 11/);
+    expect(why[1]).toMatch(/^Deployment operator, spec.template.spec.containers\[0\].env\[0\].value, via env SOLVER_IMAGE, line 14/);
+    // The local name finds the same places.
+    expect(whyImage(plan, 'registry.local:5000/acme/prometheus-config-reloader:v0.81.0')).toEqual(why);
+    expect(whyImage(plan, 'registry.local:5000/acme/csi-attacher:v4.8.0')[0]).toMatch(/^ConfigMap csi-images, data.images.yaml, via attacher/);
+  });
+
+  it('refuses a collision, naming both images, whatever command asks', () => {
+    const occurrences = collectImages(`kind: Pod
+apiVersion: v1
+metadata: {name: p}
+spec: {containers: [{name: a, image: "bitnami/redis:7"}, {name: b, image: "redis:7"}]}
+`);
+    expect(() => buildImagePlan({ occurrences, registry })).toThrow(/"bitnami\/redis:7" and "redis:7".*registry.local:5000\/acme\/redis:7/);
+    // Without a registry there is nothing to collide.
+    expect(buildImagePlan({ occurrences }).images).toHaveLength(2);
+  });
+
+  it('counts a hinted <registry>/<org>/<name> as NOT local: it gets its KOTS name', () => {
+    const occurrences = collectImages(`kind: Pod
+apiVersion: v1
+metadata: {name: p}
+spec: {containers: [{name: a, image: "registry.local:5000/acme/grafana/grafana:11.0.0"}, {name: b, image: "registry.local:5000/acme/redis:7"}]}
+`);
+    const plan = buildImagePlan({ occurrences, registry });
+    expect(plan.images.map((i) => [i.source, i.target, i.local])).toEqual([
+      ['registry.local:5000/acme/grafana/grafana:11.0.0', 'registry.local:5000/acme/grafana:11.0.0', false],
+      ['registry.local:5000/acme/redis:7', 'registry.local:5000/acme/redis:7', true],
+    ]);
+  });
+
+  it('adds the images of the helm.sh/images annotation', () => {
+    const annotated = parseImagesAnnotation('- name: worker\n  image: ghcr.io/acme/worker:2.0\n- image: busybox:1.36\n', 'demo', (t) => parse(t));
+    const plan = buildImagePlan({ occurrences: [], annotated, registry });
+    expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/busybox:1.36', 'registry.local:5000/acme/worker:2.0']);
+    expect(whyImage(plan, 'ghcr.io/acme/worker:2.0')).toEqual(['helm.sh/images annotation of chart demo (worker)']);
+    expect(() => parseImagesAnnotation('name: x', 'demo', (t) => parse(t))).toThrow(InvalidInputError);
+    expect(() => parseImagesAnnotation('- name: x', 'demo', (t) => parse(t))).toThrow(/entry 1 has no image/);
+  });
+
+  it('names the place of an invalid reference', () => {
+    const occurrences = collectImages('kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {containers: [{name: a, image: "Bad:Image"}]}\n');
+    expect(() => buildImagePlan({ occurrences, registry })).toThrow(/document 1: Pod "p", spec.containers\[0\].image, line 4 of the rendered manifests/);
+  });
+});
