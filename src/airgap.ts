@@ -154,7 +154,8 @@ async function chooseHints(
     try {
       occurrences = (await planChartImages(o, ctx, { files: [...userValues.files, file], sets: userValues.sets }, registry)).occurrences;
     } catch (error) {
-      logger.warn({ attempt: i + 1, cause: (error as Error).message.split('\n')[0] }, 'the chart does not render with registry hints; trying without');
+      const next = i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites';
+      logger.warn({ attempt: i + 1, cause: (error as Error).message.split('\n')[0] }, `with registry hints the chart does not render or names an invalid image; ${next}`);
       continue;
     }
     const mismatches = compareHintedImages(plain, occurrences, registry);
