@@ -4,10 +4,8 @@
 // limit, a termination message written, and helm upgrade never started (a spy around the REAL
 // helm records every call).
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { once } from 'node:events';
-import { createGzip, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,34 +113,32 @@ interface RawEntry {
   linkpath?: string;
 }
 
-/** A .tgz written entry by entry, with tar's own header encoder; zero bodies are streamed. */
+/**
+ * A .tgz written entry by entry with tar's own header encoder, as concatenated gzip members (valid
+ * gzip, which helm's reader and ours both read whole): zero bodies repeat one compressed 1 MiB
+ * member, so a 1 GiB bomb is written in milliseconds instead of seconds of deflate.
+ */
 async function writeTgz(name: string, entries: RawEntry[], trailingZeros = 0): Promise<string> {
   const file = p(name);
-  const gzip = createGzip({ level: 9 });
-  const out = createWriteStream(file);
-  gzip.pipe(out);
-  const put = async (b: Buffer) => {
-    if (!gzip.write(b)) await once(gzip, 'drain');
-  };
-  const zeros = Buffer.alloc(1024 * 1024);
-  const putZeros = async (n: number) => {
-    for (let left = n; left > 0; left -= zeros.length) await put(left >= zeros.length ? zeros : zeros.subarray(0, left));
+  const members: Buffer[] = [];
+  const zeroMember = gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
+  const putZeros = (n: number) => {
+    for (let left = n; left > 0; left -= 1024 * 1024) members.push(left >= 1024 * 1024 ? zeroMember : gzipSync(Buffer.alloc(left)));
   };
   for (const e of entries) {
     const body = typeof e.body === 'string' ? Buffer.from(e.body) : undefined;
     const size = typeof e.body === 'number' ? e.body : (body?.length ?? 0);
     const header = new tar.Header({ path: e.path, type: e.type ?? 'File', size, mode: 0o644, mtime: new Date(0), linkpath: e.linkpath });
     header.encode();
-    await put(header.block!);
-    if (body) await put(body);
-    else await putZeros(size);
+    members.push(gzipSync(header.block!));
+    if (body) members.push(gzipSync(body));
+    else putZeros(size);
     const pad = (512 - (size % 512)) % 512;
-    if (pad) await put(Buffer.alloc(pad));
+    if (pad) members.push(gzipSync(Buffer.alloc(pad)));
   }
-  await put(Buffer.alloc(1024));
-  await putZeros(trailingZeros);
-  gzip.end();
-  await once(out, 'close');
+  members.push(gzipSync(Buffer.alloc(1024)));
+  putZeros(trailingZeros);
+  writeFileSync(file, Buffer.concat(members));
   return file;
 }
 
