@@ -54,6 +54,15 @@ function resolvePlain(source: string): unknown {
   return source;
 }
 
+/** Whether `source`, written as a plain scalar, reads back as that string in YAML 1.1. */
+export function readsAsString(source: string): boolean {
+  try {
+    return resolvePlain(source) === source;
+  } catch {
+    return false;
+  }
+}
+
 function scalar(value: unknown, type: Scalar.Type, start: number, end: number, source: string): Scalar {
   const node = Object.create(SCALAR_PROTO) as Scalar;
   node.value = value;
@@ -111,7 +120,7 @@ function foldQuoted(raw: string): string {
 
 /** The document of one piece of the stream, or undefined when it needs the library's parser. */
 export function fastParseDocument(text: string): Document.Parsed | undefined {
-  if (text.includes('\r')) return undefined;
+  if (text.includes('\r') || text.startsWith('\uFEFF')) return undefined;
   try {
     return new Reader(text).document();
   } catch (error) {

@@ -9,6 +9,7 @@
 // scalar's own style where the style can hold it, and `applyEdits` splices the edits in.
 import type { Scalar } from 'yaml';
 import { ExitCode, InstallerError } from '../errors.js';
+import { readsAsString } from './fast-yaml.js';
 
 export interface TextEdit {
   /** Offsets into the text the node ranges index (one document's text). */
@@ -36,7 +37,8 @@ export function scalarEdit(node: Pick<Scalar, 'type' | 'range'>, value: string, 
       out = /[\n\r]/.test(value) ? JSON.stringify(value) : `'${value.replaceAll("'", "''")}'`;
       break;
     case 'PLAIN':
-      out = SAFE_PLAIN.test(value) ? value : JSON.stringify(value);
+      // `yes`, `0777` or `12:30` would come back as a boolean or a number in YAML 1.1.
+      out = SAFE_PLAIN.test(value) && readsAsString(value) ? value : JSON.stringify(value);
       break;
     case 'BLOCK_FOLDED':
     case 'BLOCK_LITERAL':

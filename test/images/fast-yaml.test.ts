@@ -180,6 +180,7 @@ kw: {a: 1, "b": [c, d], e: {}}
       'a: "\\x41"\n',
       'a: 1\n...\n',
       'a: 1\r\nb: 2\r\n',
+      '\uFEFFa: 1\n',
       'a: b: c\n',
       '---\n# Source: only/comments.yaml\n',
     ];
