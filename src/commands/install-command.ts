@@ -43,7 +43,6 @@ export const installDefinition = defineCommand({
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
   const started = Date.now();
-  state.terminationLog = o.terminationLog;
   const { logger, chart, release, resolved, helm } = await startCommand(o, state, 1);
   const progress = state.progress;
   logger.info(
