@@ -1,0 +1,239 @@
+// The test of record for airgap on real-world chart patterns (issue 7). Each fixture chart under
+// test/fixtures/charts reproduces one pattern seen in public charts. Through the built CLI and the
+// real helm 4 AND helm 3:
+// - `render --registry` leaves no image reference (field, flag, env value, ConfigMap data)
+//   outside the exact KOTS names of the images the chart deploys;
+// - `images` lists every one (as the chart names it), `images --registry` their KOTS names.
+// The expected names are written here by hand from the fixtures, and the rendered output is
+// scanned by a pattern of this file, not by the code under test.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
+
+const REGISTRY = 'registry.local:5000/acme';
+const L = REGISTRY;
+const A = 'a'.repeat(64);
+const B = 'b'.repeat(64);
+const charts = join(repoRoot, 'test/fixtures/charts');
+
+interface Fixture {
+  /** The images the chart deploys, as `images` lists them (first spelling, sorted). */
+  images: string[];
+  /** Their exact KOTS names. */
+  local: string[];
+  /** Images that only the chart annotation names (not in the manifests). */
+  annotationOnly?: string[];
+  /** Lines `images` and `render --registry` must warn with (registry-only settings). */
+  warnings?: RegExp[];
+  /** Bare names under an `image` key that an operator joins with a reported registry at run time. */
+  nameComponents?: string[];
+}
+
+const FIXTURES: Record<string, Fixture> = {
+  'image-verify': {
+    images: ['docker.io/bitnami/redis-exporter:1.67.0', 'docker.io/bitnami/redis:7.4.2'],
+    local: [`${L}/redis-exporter:1.67.0`, `${L}/redis:7.4.2`],
+  },
+  'operator-flags': {
+    images: [
+      'busybox:1.36',
+      'quay.io/jetstack/cert-manager-acmesolver:v1.17.0',
+      'quay.io/mongodb/mongodb-agent-ubi:108.0.6.8796-1',
+      'quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0',
+      'quay.io/prometheus-operator/prometheus-operator:v0.81.0',
+      'quay.io/thanos/thanos:v0.37.2',
+    ],
+    local: [
+      `${L}/busybox:1.36`,
+      `${L}/cert-manager-acmesolver:v1.17.0`,
+      `${L}/mongodb-agent-ubi:108.0.6.8796-1`,
+      `${L}/prometheus-config-reloader:v0.81.0`,
+      `${L}/prometheus-operator:v0.81.0`,
+      `${L}/thanos:v0.37.2`,
+    ],
+  },
+  'bare-name-tag': {
+    images: ['docker.io/istio/pilot:1.24.2', 'docker.io/istio/proxyv2:1.24.2'],
+    local: [`${L}/pilot:1.24.2`, `${L}/proxyv2:1.24.2`],
+    warnings: [/ConfigMap bare-name-tag-values, data\.values \(hub\) = docker\.io\/istio/],
+    // The injector's values hold `"image": "proxyv2"` beside the hub it is joined with: not a
+    // reference on its own, and the hub is what the warning above reports.
+    nameComponents: ['proxyv2'],
+  },
+  'multi-segment-global': {
+    images: ['longhornio/csi-attacher:v4.8.0', 'longhornio/longhorn-engine:v1.8.0', 'longhornio/longhorn-manager:v1.8.0'],
+    local: [`${L}/csi-attacher:v4.8.0`, `${L}/longhorn-engine:v1.8.0`, `${L}/longhorn-manager:v1.8.0`],
+  },
+  'configmap-images': {
+    images: [
+      'quay.io/acme/agent:2.1.0',
+      'registry.k8s.io/pause:3.10',
+      'registry.k8s.io/sig-storage/csi-attacher:v4.8.0',
+      'registry.k8s.io/sig-storage/csi-provisioner:v5.1.0',
+      'registry.k8s.io/sig-storage/hostpathplugin:v1.15.0',
+      'registry.k8s.io/sig-storage/livenessprobe:v2.15.0',
+    ],
+    local: [
+      `${L}/agent:2.1.0`,
+      `${L}/csi-attacher:v4.8.0`,
+      `${L}/csi-provisioner:v5.1.0`,
+      `${L}/hostpathplugin:v1.15.0`,
+      `${L}/livenessprobe:v2.15.0`,
+      `${L}/pause:3.10`,
+    ],
+  },
+  'registry-only': {
+    images: ['docker.elastic.co/eck/eck-operator:2.16.0'],
+    local: [`${L}/eck-operator:2.16.0`],
+    warnings: [
+      /ConfigMap registry-only-config, data\.eck\.yaml \(container-registry\) = docker\.elastic\.co, from registry-only\/templates\/operator\.yaml/,
+      /StatefulSet registry-only-operator, spec\.template\.spec\.containers\[0\]\.env\[0\]\.value \(env MONGODB_REPO_URL\) = docker\.io\/mongodb/,
+    ],
+  },
+  'custom-kind': {
+    images: ['argoproj/rollouts-demo:blue', 'ghcr.io/acme/init:0.3.1', 'quay.io/acme/task-runner:5.0.1', 'quay.io/prometheus/prometheus:v3.1.0'],
+    local: [`${L}/init:0.3.1`, `${L}/prometheus:v3.1.0`, `${L}/rollouts-demo:blue`, `${L}/task-runner:5.0.1`],
+  },
+  'kind-list': {
+    images: ['ghcr.io/acme/seed:1.0.0', 'nginx:1.27.3'],
+    local: [`${L}/nginx:1.27.3`, `${L}/seed:1.0.0`],
+  },
+  'images-annotation': {
+    images: ['ghcr.io/acme/app:3.2.1', 'ghcr.io/acme/worker:3.2.1'],
+    local: [`${L}/app:3.2.1`, `${L}/worker:3.2.1`],
+    annotationOnly: [`${L}/worker:3.2.1`],
+  },
+  'tag-digest': {
+    images: [`docker.io/library/envoy:v1.33.0@sha256:${B}`, `ghcr.io/acme/api:1.4.0@sha256:${A}`],
+    // KOTS keeps only the digest of a tag+digest reference.
+    local: [`${L}/api@sha256:${A}`, `${L}/envoy@sha256:${B}`],
+  },
+  'hook-image': {
+    images: ['docker.io/bats/bats:v1.11.1', 'docker.io/bitnami/kubectl:1.33.0', 'docker.io/bitnami/postgresql:17.2.0'],
+    local: [`${L}/bats:v1.11.1`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`],
+  },
+};
+
+// Any reference with a registry host and a tag or digest, anywhere in the text (fields, flags,
+// env values, ConfigMap data, JSON), plus the value of every `image:` key.
+const HOSTED = /(?<![\w.@/-])((?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\/[a-z0-9._/-]+(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?)/g;
+const IMAGE_KEY = /^[ \t-]*["']?image["']?:[ \t]*["']?([^\s"',]+)/gm;
+const KOTS_LOCAL = new RegExp(`^${REGISTRY.replaceAll('.', '\\.')}/[a-z0-9._-]+(?::[\\w][\\w.-]*|@sha256:[0-9a-f]{64})$`);
+
+function referencesIn(text: string): Set<string> {
+  const found = new Set<string>();
+  for (const m of text.matchAll(HOSTED)) {
+    const ref = m[1]!;
+    if (/:[\w][\w.-]*$/.test(ref.replace(/^[^/]*\//, '')) || ref.includes('@sha256:')) found.add(ref);
+  }
+  for (const m of text.matchAll(IMAGE_KEY)) {
+    if (!m[1]!.startsWith('{')) found.add(m[1]!);
+  }
+  return found;
+}
+
+const lines = (s: string) => s.trim().split('\n').filter(Boolean);
+
+describe.each([
+  ['helm 4', helm4],
+  ['helm 3', helm3],
+])('airgap on real-world patterns, %s', (_name, helmBin) => {
+  const env = { HELM_BIN: helmBin };
+
+  describe.each(Object.entries(FIXTURES))('%s', (chart, fixture) => {
+    const args = ['--chart', join(charts, chart)];
+
+    it('images lists every image the chart deploys, and with --registry their exact KOTS names', async () => {
+      const listed = await runCli(['images', ...args], { env });
+      expect(listed.exitCode, listed.stderr).toBe(0);
+      expect(lines(listed.stdout)).toEqual(fixture.images);
+      const local = await runCli(['images', ...args, '--registry', REGISTRY], { env });
+      expect(local.exitCode, local.stderr).toBe(0);
+      expect(lines(local.stdout)).toEqual(fixture.local);
+      for (const warning of fixture.warnings ?? []) expect(local.stderr).toMatch(warning);
+    });
+
+    it('render --registry leaves no reference outside those KOTS names, and deploys every one', async () => {
+      const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const found = [...referencesIn(r.stdout)].filter((ref) => !fixture.nameComponents?.includes(ref)).sort();
+      const outside = found.filter((ref) => !KOTS_LOCAL.test(ref) || !fixture.local.includes(ref));
+      expect(outside).toEqual([]);
+      expect(found).toEqual(fixture.local.filter((l) => !fixture.annotationOnly?.includes(l)));
+      for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
+    });
+  });
+
+  it('a collision is refused alike by images --registry and render --registry, naming both images', async () => {
+    const args = ['--chart', join(charts, 'collision'), '--registry', REGISTRY];
+    for (const command of ['images', 'render']) {
+      const r = await runCli([command, ...args], { env });
+      expect(r.exitCode, `${command}: ${r.stderr}`).toBe(3);
+      expect(r.stderr).toContain(`cause: Images "docker.io/bitnami/redis:7.4" and "redis:7.4" would both be pushed to "${L}/redis:7.4" in the local registry`);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  it('images --why names every place a reference comes from', async () => {
+    const r = await runCli(['images', '--chart', join(charts, 'operator-flags'), '--why', 'quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0'], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(lines(r.stdout)).toEqual([
+      expect.stringMatching(/^Deployment operator-flags-operator, spec\.template\.spec\.containers\[0\]\.args\[0\], via --prometheus-config-reloader, from operator-flags\/templates\/deployment\.yaml, line \d+ of the rendered manifests$/),
+    ]);
+    const cm = await runCli(['images', '--chart', join(charts, 'configmap-images'), '--why', `${L}/csi-attacher:v4.8.0`, '--registry', REGISTRY], { env });
+    expect(lines(cm.stdout)).toEqual([expect.stringMatching(/^ConfigMap configmap-images-images, data\.images\.yaml, via csi-attacher, from configmap-images\/templates\/configmap\.yaml/)]);
+    const none = await runCli(['images', '--chart', join(charts, 'operator-flags'), '--why', 'nginx:1'], { env });
+    expect(none.exitCode).toBe(3);
+  });
+});
+
+describe('hints that would change which image runs are left out, and say so', () => {
+  it('bare name + separate tag: no hint, the post-render keeps the tag (no <registry>/pilot:latest)', async () => {
+    const r = await runCli(['values', '--chart', join(charts, 'bare-name-tag'), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helm4 } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({});
+  });
+
+  it('multi-segment repository under a global registry: global.imageRegistry is dropped, the per-image hints stay exact', async () => {
+    const r = await runCli(['values', '--chart', join(charts, 'multi-segment-global'), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helm4 } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      image: {
+        longhorn: { manager: { repository: `${L}/longhorn-manager` }, engine: { repository: `${L}/longhorn-engine` } },
+        csi: { attacher: { repository: `${L}/csi-attacher` } },
+      },
+    });
+    expect(r.stderr).toMatch(/trying without global\.imageRegistry/);
+  });
+
+  it('an image-verifying chart gets its own allow switch, logged', async () => {
+    const r = await runCli(['values', '--chart', join(charts, 'image-verify'), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helm4 } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      global: { imageRegistry: REGISTRY, security: { allowInsecureImages: true } },
+      image: { registry: REGISTRY, repository: 'redis' },
+      metrics: { image: { registry: REGISTRY, repository: 'redis-exporter' } },
+    });
+    expect(r.stderr).toContain('set global.security.allowInsecureImages=true');
+  });
+});
+
+describe('a hard-coded hook image on helm 3', () => {
+  const args = ['--chart', join(charts, 'hook-image'), '--registry', REGISTRY, '--set', 'migrate.hardcoded=true'];
+
+  it('render warns that helm 3 does not post-render it; helm 4 rewrites it', async () => {
+    const r3 = await runCli(['render', ...args], { env: { HELM_BIN: helm3 } });
+    expect(r3.exitCode, r3.stderr).toBe(0);
+    expect(r3.stderr).toMatch(/helm 3 does not post-render hooks: busybox:1\.36 \(Job hook-image-migrate, spec\.template\.spec\.containers\[1\]\.image, hook pre-install,pre-upgrade/);
+    const r4 = await runCli(['render', ...args], { env: { HELM_BIN: helm4 } });
+    expect(r4.exitCode, r4.stderr).toBe(0);
+    expect([...referencesIn(r4.stdout)].sort()).toEqual([`${L}/bats:v1.11.1`, `${L}/busybox:1.36`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`]);
+  });
+
+  it('install refuses it in the preflight (exit 6) before helm touches the cluster', async () => {
+    const r = await runCli(['install', ...args], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toMatch(/1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/);
+    expect(r.stderr).toMatch(/busybox:1\.36 \(Job hook-image-migrate/);
+  });
+});
