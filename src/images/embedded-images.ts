@@ -107,7 +107,12 @@ function isRegistryOnly(candidate: string, hint: string): boolean {
   return path.every((component) => /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(component));
 }
 
+// Every character a reference can hold: anything else is refused here, before parseImageReference
+// would build (and throw) an error for it; most strings scanned are not references at all.
+const REFERENCE_CHARS = /^[A-Za-z0-9._\-/:@+]+$/;
+
 function parseCandidate(candidate: string): ImageReference | undefined {
+  if (!REFERENCE_CHARS.test(candidate)) return undefined;
   if (candidate.includes('://') || candidate.startsWith('/') || candidate.endsWith('/')) return undefined;
   try {
     return parseImageReference(candidate);
