@@ -6,9 +6,9 @@
 // `helm version` (issue 10: no helm call the result does not need); otherwise helm is asked.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { execa } from 'execa';
 import { HelmNotFoundError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
+import { runProcess } from './run-process.js';
 
 export interface HelmBinary {
   path: string;
@@ -61,9 +61,9 @@ export async function detectHelm(explicit?: string): Promise<HelmBinary> {
   const path = chooseHelmPath(explicit);
   const stamped = readVersionStamp(path);
   if (stamped) return { path, ...stamped };
-  const result = await execa(path, ['version', '--short'], { reject: false, env: { HELM_PLUGINS: '/nonexistent' } });
-  if (result.failed && (result.code === 'ENOENT' || result.code === 'EACCES')) {
-    throw new HelmNotFoundError(`helm not found: cannot run ${path} (${result.code})`, {
+  const result = await runProcess(path, ['version', '--short'], { env: { HELM_PLUGINS: '/nonexistent' } });
+  if (result.spawnError) {
+    throw new HelmNotFoundError(`helm not found: cannot run ${path} (${result.spawnError})`, {
       hint: 'Install helm 4 (or 3.17+) on PATH, or set --helm-bin / HELM_BIN to its path.',
     });
   }

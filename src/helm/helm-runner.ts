@@ -3,9 +3,9 @@
 // (SIGTERM/SIGINT to us) is forwarded to helm and awaited: helm then marks the release failed
 // or rolls it back instead of leaving it pending.
 import { createInterface } from 'node:readline';
-import { execa } from 'execa';
 import type { Logger } from '../logger.js';
 import type { HelmBinary } from './helm-binary.js';
+import { runProcess } from './run-process.js';
 
 export interface HelmCall {
   args: string[];
@@ -31,38 +31,33 @@ export class HelmRunner {
   async run(call: HelmCall): Promise<HelmOutcome> {
     const log = this.logger.child({ helm: call.args[0] });
     log.debug({ argv: call.displayArgs ?? call.args }, 'running helm');
-    const child = execa(this.binary.path, call.args, {
-      reject: false,
+    const result = await runProcess(this.binary.path, call.args, {
       env: call.env,
       input: call.input,
-      cancelSignal: call.signal,
-      // Helm needs time to roll back after SIGTERM; the pod's grace period is the real bound.
-      forceKillAfterDelay: false,
+      signal: call.signal,
       maxBuffer: 512 * 1024 * 1024,
-      stripFinalNewline: false,
+      onStreams: call.stream
+        ? (stdout, stderr) => {
+            for (const [stream, level] of [
+              [stdout, 'info'],
+              [stderr, 'warn'],
+            ] as const) {
+              createInterface({ input: stream }).on('line', (line) => {
+                if (line.trim()) log[level]({ stream: level === 'info' ? 'stdout' : 'stderr' }, line);
+              });
+            }
+          }
+        : undefined,
     });
-    if (call.stream) {
-      for (const [stream, level] of [
-        [child.stdout, 'info'],
-        [child.stderr, 'warn'],
-      ] as const) {
-        if (!stream) continue;
-        createInterface({ input: stream }).on('line', (line) => {
-          if (line.trim()) log[level]({ stream: level === 'info' ? 'stdout' : 'stderr' }, line);
-        });
-      }
-    }
-    const result = await child;
-    const stdout = String(result.stdout ?? '');
-    const stderr = String(result.stderr ?? '');
-    if (!result.failed) return { ok: true, stdout, stderr };
+    const { stdout, stderr } = result;
+    if (result.exitCode === 0 && !result.overflow) return { ok: true, stdout, stderr };
     return {
       ok: false,
       exitCode: result.exitCode ?? -1,
       stdout,
-      stderr,
-      canceled: result.isCanceled,
-      spawnError: result.exitCode === undefined ? (result.code ?? result.shortMessage) : undefined,
+      stderr: result.overflow ? `${stderr}\nError: helm printed more than 512 MiB` : stderr,
+      canceled: result.canceled,
+      spawnError: result.spawnError,
     };
   }
 }
