@@ -1,6 +1,6 @@
 // `helm-installer install`: the orchestrator. It only chains the stages: chart -> values ->
-// render check (templates and schema, before the cluster is touched) -> image preflight ->
-// release state -> helm upgrade --install -> report. Failures propagate as typed errors to
+// render check (templates and schema, before the cluster is touched) beside the release state
+// read -> image preflight -> helm upgrade --install -> report. Failures propagate as typed errors to
 // main.ts, which writes the summary and the exit code.
 import { writeSync } from 'node:fs';
 import { defineCommand } from '../command.js';
@@ -8,6 +8,7 @@ import { type CommonOptions, commonOptionTable, parseHistoryMax, parsePath, pars
 import { ReleaseBusyError } from '../errors.js';
 import { type OptionsOf, rest, switchOption, value } from '../options.js';
 import { isPending } from '../helm/helm-results.js';
+import { awaitInOrder } from '../overlap.js';
 import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
 import { toValuesArguments } from '../values.js';
@@ -53,19 +54,17 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
 
-    progress.action = 'render check';
-    const manifests = await helm.template(
-      { release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs },
-      airgap.env,
-    );
+    // The render check and the release state do not depend on each other: both at once.
+    const [manifests, history] = await awaitInOrder(progress, [
+      ['render check', helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env)],
+      ['reading release state', helm.history(release, o.namespace)],
+    ] as const);
 
     if (airgap.preflight && !o.skipPreflight) {
       progress.action = 'registry preflight';
       await airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets });
     }
 
-    progress.action = 'reading release state';
-    const history = await helm.history(release, o.namespace);
     const last = history.at(-1);
     if (last && isPending(last.status)) {
       throw new ReleaseBusyError(`release ${release} is ${last.status} (revision ${last.revision}): another operation holds it or was killed`, {
