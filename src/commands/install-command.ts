@@ -1,6 +1,6 @@
 // `helm-installer install`: the orchestrator. It only chains the stages: chart -> values ->
-// render check (templates and schema, before the cluster is touched) beside the release state
-// read -> image preflight -> helm upgrade --install -> report. Failures propagate as typed errors to
+// render check (templates and schema, before the cluster is touched), image preflight and
+// release state read, all three at once -> helm upgrade --install -> report. Failures propagate as typed errors to
 // main.ts, which writes the summary and the exit code.
 import { writeSync } from 'node:fs';
 import { defineCommand } from '../command.js';
@@ -54,16 +54,19 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
 
-    // The render check and the release state do not depend on each other: both at once.
-    const [manifests, history] = await awaitInOrder(progress, [
+    // The render check, the registry preflight and the release state read do not depend on each
+    // other: all at once, a failure still reported in this stage order (bad input before a
+    // missing image before an unreachable cluster).
+    const [, , history] = await awaitInOrder(progress, [
       ['render check', helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env)],
+      [
+        'registry preflight',
+        airgap.preflight && !o.skipPreflight
+          ? airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets })
+          : Promise.resolve(),
+      ],
       ['reading release state', helm.history(release, o.namespace)],
     ] as const);
-
-    if (airgap.preflight && !o.skipPreflight) {
-      progress.action = 'registry preflight';
-      await airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets });
-    }
 
     const last = history.at(-1);
     if (last && isPending(last.status)) {
