@@ -407,9 +407,10 @@ class Reader {
     }
     const lineEnd = this.lineEnd(w);
     let end = lineEnd;
-    const hash = s.indexOf('#', w);
-    if (hash !== -1 && hash < lineEnd) {
-      for (let h = hash; h !== -1 && h < lineEnd; h = s.indexOf('#', h + 1)) {
+    // A comment starts at a `#` after a blank. Scan this line only: indexOf('#') would run on
+    // through the rest of a large document for every value (quadratic on big CRDs).
+    for (let h = w + 1; h < lineEnd; h++) {
+      if (s.charCodeAt(h) === HASH) {
         const before = s.charCodeAt(h - 1);
         if (before === SPACE || before === TAB) {
           end = h;
