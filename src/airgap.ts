@@ -2,7 +2,7 @@
 // run: the image plan (from the chart's own rendering), a values layer of registry hints checked
 // against that plan, the post-renderer that rewrites every image (the guarantee), and the
 // registry preflight on the plan's local names.
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChartInfo } from './chart.js';
 import type { CommonOptions } from './config.js';
@@ -90,15 +90,29 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
   let unrewrittenHooks: ImageOccurrence[] = [];
   if (registry) {
     // The plan comes from what the chart deploys WITHOUT hints: the truth every rewrite must keep.
-    const planned = await planChartImages(o, ctx, userValues, registry);
+    // The hinted renders do not depend on it: all run at once (helm's rendering is the cost).
+    const plainRender = planChartImages(o, ctx, userValues, registry);
+    plainRender.catch(() => undefined); // awaited below; a failure there is reported there
+    // Hints follow the values the chart will really see (a vendor layer may have moved an image).
+    let effective: unknown;
+    try {
+      effective = mergeForHints(chart.defaultValues, await helm.mergedValues(userValues));
+    } catch (error) {
+      await plainRender.catch(() => undefined);
+      throw error;
+    }
+    const renders = renderHintCandidates(o, ctx, userValues, registry, buildHints(effective, registry), workDir);
+    let planned: Awaited<typeof plainRender>;
+    try {
+      planned = await plainRender;
+    } catch (error) {
+      await Promise.allSettled(renders.map((r) => r.result));
+      throw error;
+    }
     plan = planned.plan;
     for (const r of plan.registries) logger.warn({ registryOnly: r.value, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
-
-    // Hints follow the values the chart will really see (a vendor layer may have moved an image).
-    const effective = mergeForHints(chart.defaultValues, await helm.mergedValues(userValues));
-    const file = join(workDir, 'registry-hints.json');
-    const hinted = await chooseHints(o, ctx, userValues, registry, effective, planned.occurrences, file);
-    if (hinted) generated.push({ file, label: 'registry hints' });
+    const hinted = await chooseHints(ctx, registry, renders, planned.occurrences);
+    if (hinted) generated.push({ file: hinted.file, label: 'registry hints' });
     const final = hinted?.occurrences ?? planned.occurrences;
     // `helm test` hooks do not run at install; every other hook does, un-post-rendered on helm 3.
     const runsAtInstall = (hook: string) => hook.split(',').some((h) => !h.trim().startsWith('test'));
@@ -132,44 +146,73 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
  * chart deploys (unchanged or under its exact KOTS name). Tries without `global.imageRegistry`
  * before giving up: charts that prefix it to a multi-segment repository get the rest.
  */
-async function chooseHints(
+interface HintCandidate {
+  file: string;
+  hints: Record<string, unknown>;
+  allowSwitches: string[];
+  withGlobalRegistry: boolean;
+  result: Promise<{ occurrences: ImageOccurrence[] } | { error: Error }>;
+}
+
+/**
+ * The hint sets to try, each rendered at once: all of them, then (for charts that prefix
+ * `global.imageRegistry` to a multi-segment repository) all but the global registry.
+ */
+function renderHintCandidates(
   o: CommonOptions,
   ctx: AirgapContext,
   userValues: ValuesArguments,
   registry: LocalRegistry,
-  effective: unknown,
-  plain: ImageOccurrence[],
-  file: string,
-): Promise<{ occurrences: ImageOccurrence[] } | undefined> {
-  const { logger } = ctx;
-  const built = buildHints(effective, registry);
-  if (Object.keys(built.values).length === 0) return undefined;
-  const candidates = [built.values];
+  built: ReturnType<typeof buildHints>,
+  workDir: string,
+): HintCandidate[] {
+  if (Object.keys(built.values).length === 0) return [];
+  const sets = [built.values];
   const bare = withoutGlobalRegistry(built.values);
-  if (JSON.stringify(bare) !== JSON.stringify(built.values)) candidates.push(bare);
-  for (const [i, hints] of candidates.entries()) {
+  if (JSON.stringify(bare) !== JSON.stringify(built.values)) sets.push(bare);
+  return sets.map((hints, i) => {
+    const file = join(workDir, i === 0 ? 'registry-hints.json' : `registry-hints-${i + 1}.json`);
     // JSON is YAML that go-yaml reads without dialect surprises.
-    await writeFile(file, JSON.stringify(hints, null, 2));
-    let occurrences: ImageOccurrence[];
-    try {
-      occurrences = (await planChartImages(o, ctx, { files: [...userValues.files, file], sets: userValues.sets }, registry)).occurrences;
-    } catch (error) {
-      const next = i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites';
-      logger.warn({ attempt: i + 1, cause: (error as Error).message.split('\n')[0] }, `with registry hints the chart does not render or names an invalid image; ${next}`);
+    const result = writeFile(file, JSON.stringify(hints, null, 2))
+      .then(() => planChartImages(o, ctx, { files: [...userValues.files, file], sets: userValues.sets }, registry))
+      .then(
+        (r) => ({ occurrences: r.occurrences }),
+        (error: unknown) => ({ error: error instanceof Error ? error : new Error(String(error)) }),
+      );
+    return { file, hints, allowSwitches: built.allowSwitches, withGlobalRegistry: i === 0 && 'global' in hints, result };
+  });
+}
+
+/**
+ * Keeps the first hint set with which every image is still the one the chart deploys (unchanged
+ * or under its exact KOTS name); none when no set passes: the post-render is the guarantee.
+ */
+async function chooseHints(
+  ctx: AirgapContext,
+  registry: LocalRegistry,
+  candidates: HintCandidate[],
+  plain: ImageOccurrence[],
+): Promise<{ file: string; occurrences: ImageOccurrence[] } | undefined> {
+  const { logger } = ctx;
+  const results = await Promise.all(candidates.map((c) => c.result));
+  for (const [i, candidate] of candidates.entries()) {
+    const result = results[i]!;
+    const next = i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites';
+    if ('error' in result) {
+      logger.warn({ attempt: i + 1, cause: result.error.message.split('\n')[0] }, `with registry hints the chart does not render or names an invalid image; ${next}`);
       continue;
     }
-    const mismatches = compareHintedImages(plain, occurrences, registry);
+    const mismatches = compareHintedImages(plain, result.occurrences, registry);
     if (mismatches.length === 0) {
-      for (const path of built.allowSwitches) logger.info({ value: path }, `registry hints change images of a chart that verifies them: set ${path}=true`);
-      logger.info({ file, globalRegistry: i === 0 && 'global' in hints }, 'registry hints applied');
-      return { occurrences };
+      for (const path of candidate.allowSwitches) logger.info({ value: path }, `registry hints change images of a chart that verifies them: set ${path}=true`);
+      logger.info({ file: candidate.file, globalRegistry: candidate.withGlobalRegistry }, 'registry hints applied');
+      return { file: candidate.file, occurrences: result.occurrences };
     }
     logger.warn(
       { attempt: i + 1, mismatches: mismatches.slice(0, 5) },
-      `registry hints would change ${mismatches.length} image(s) (e.g. ${mismatches[0]!.expected ?? 'nothing'} -> ${mismatches[0]!.got}); ${i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites'}`,
+      `registry hints would change ${mismatches.length} image(s) (e.g. ${mismatches[0]!.expected ?? 'nothing'} -> ${mismatches[0]!.got}); ${next}`,
     );
   }
-  await rm(file, { force: true });
   return undefined;
 }
 
