@@ -30,6 +30,23 @@ export function parseTimeout(raw: string): string {
   return v;
 }
 
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go duration (`90s`, `1m30s`) in milliseconds. Pure; the input is validated first. */
+export function durationMs(value: string): number {
+  let total = 0;
+  for (const m of value.trim().matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * UNIT_MS[m[2]!]!;
+  return total;
+}
+
+/** A duration option (Go syntax, or 0) as milliseconds. */
+export function parseDurationMs(raw: string): number {
+  const v = raw.trim();
+  if (v === '0') return 0;
+  if (v.length > 40 || !GO_DURATION.test(v)) throw new OptionValueError('expected a duration such as 30s, 5m or 1h');
+  return durationMs(v);
+}
+
 export function parseHistoryMax(raw: string): number {
   const n = Number(raw.trim());
   if (raw.trim() === '' || !Number.isInteger(n) || n < 0 || n > 1_000_000) {

@@ -1,11 +1,12 @@
 // The one place that ends the process: runs a command, turns any error into the failure
 // summary (stderr, the log, and the termination file for install) and sets process.exitCode.
-// Nothing calls process.exit, so buffered output is flushed before the process ends.
+// Nothing else calls process.exit, so buffered output is flushed before the process ends; the
+// one exception is a second signal, the admin's way to force an exit (logs are synchronous).
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
 import { loadCommands } from './commands/catalog.js';
-import { ExitCode, UsageError } from './errors.js';
+import { ExitCode, TransientError, UsageError } from './errors.js';
 import { packageRoot } from './package-root.js';
 import { buildProgram } from './program.js';
 import { failureSummary, terminationLogPath, toInstallerError, writeTerminationMessage } from './report.js';
@@ -14,11 +15,26 @@ import { SecretRegistry } from './secrets.js';
 
 export async function main(argv: string[]): Promise<number> {
   const controller = new AbortController();
+  let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
-    // Forwarded to helm (execa's cancelSignal) and awaited: helm marks the release failed or
-    // rolls it back instead of leaving it pending.
-    state.logger?.warn({ signal }, 'signal received: stopping helm cleanly');
-    controller.abort();
+    signals += 1;
+    if (signals === 1) {
+      // Forwarded to helm (execa's cancelSignal) and awaited: helm marks the release failed or
+      // rolls it back instead of leaving it pending. Between stages the run stops at the next.
+      state.logger?.warn({ signal, action: state.progress.action }, 'signal received: stopping cleanly (a second signal forces exit)');
+      controller.abort();
+      return;
+    }
+    // A second signal: the admin wants out now. Whatever helm was doing may be left pending;
+    // the release Lease expires on its own and the next run recovers the release.
+    const error = new TransientError(`forced exit on a second ${signal} during ${state.progress.action}; an operation in flight may be left pending`, {
+      hint: 'Run the installer again: it recovers a release left pending once the Lease of this run has expired.',
+    });
+    const summary = failureSummary(error, state.progress, state.secrets);
+    state.logger?.error({ signal, action: state.progress.action }, 'second signal: exiting now');
+    if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
+    writeSync(2, `${summary}\n`);
+    process.exit(error.exitCode);
   };
   const state: RunState = {
     signal: controller.signal,

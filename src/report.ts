@@ -23,7 +23,7 @@ export const EXIT_CODE_MEANING: Record<number, string> = {
 export interface SuccessReport {
   release: string;
   namespace?: string;
-  action: 'installed' | 'upgraded' | 'dry run';
+  action: 'installed' | 'upgraded' | 'dry run' | 'unchanged';
   revision?: number;
   chart: string;
   seconds: number;

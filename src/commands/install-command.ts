@@ -1,18 +1,38 @@
 // `helm-installer install`: the orchestrator. It only chains the stages: chart -> values ->
-// render check (templates and schema, before the cluster is touched), image preflight and
-// release state read, all three at once -> helm upgrade --install -> report. Failures propagate as typed errors to
-// main.ts, which writes the summary and the exit code.
+// release state and digests (an unchanged, healthy release is left alone) -> render check
+// (templates and schema, before the cluster is touched) -> image preflight -> the release
+// Lease (one installer at a time) -> recovery of a release a killed helm left pending ->
+// helm upgrade --install -> report. Failures propagate as typed errors to main.ts, which writes
+// the summary and the exit code. A signal stops the run between stages, or is forwarded to helm.
 import { writeSync } from 'node:fs';
+import { connectKube, helmDefaultNamespace, preloadKubeClient } from '../cluster/kube-client.js';
+import { ReleaseLease } from '../cluster/release-lease.js';
+import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../cluster/wait-diagnosis.js';
+import { unreadyWorkloads } from '../cluster/workload-health.js';
 import { defineCommand } from '../command.js';
-import { type CommonOptions, commonOptionTable, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout, toCommonOptions } from '../config.js';
-import { ReleaseBusyError } from '../errors.js';
+import {
+  type CommonOptions,
+  commonOptionTable,
+  parseDurationMs,
+  parseHistoryMax,
+  parsePath,
+  parseTakeOwnership,
+  parseTimeout,
+  toCommonOptions,
+} from '../config.js';
 import { type OptionsOf, rest, switchOption, value } from '../options.js';
+import { HelmOperationError, ReleaseBusyError, TransientError } from '../errors.js';
+import type { HelmClient } from '../helm/helm-client.js';
 import { isPending } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
+import { chartDigest, decideNoOp, digestLabels, valuesDigest, type ReleaseDigests } from '../release-digest.js';
+import { planRecovery, recoverRelease } from '../release-recovery.js';
 import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
-import { toValuesArguments } from '../values.js';
-import { startCommand, withAirgap } from './prepare.js';
+import { toValuesArguments, type ResolvedValues } from '../values.js';
+import { installerVersion } from '../version.js';
+import { startCommand, withAirgap, type CommandStart } from './prepare.js';
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -30,6 +50,18 @@ export const installOptionTable = {
   skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'do not check that rewritten images exist in the registry'),
   registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parsePath),
   pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePath),
+  lockTimeout: value('--lock-timeout <duration>', 'LOCK_TIMEOUT', 'how long to wait while another installer holds the release (its Lease), then exit 7', parseDurationMs, 300_000, '5m'),
+  connectTimeout: value('--connect-timeout <duration>', 'CONNECT_TIMEOUT', 'how long to retry an API server that is not reachable yet, then exit 5', parseDurationMs, 60_000, '60s'),
+  forceUpgrade: switchOption('--force-upgrade', 'FORCE_UPGRADE', 'upgrade even when chart and values equal the deployed revision'),
+  progressInterval: value('--progress-interval <duration>', 'PROGRESS_INTERVAL', 'while helm waits, how often to log what is not ready and why', parseDurationMs, 30_000, '30s'),
+  failFastAfter: value(
+    '--fail-fast-after <duration>',
+    'FAIL_FAST_AFTER',
+    'stop (helm rolls back) when a pod stays in ErrImagePull/ImagePullBackOff/CrashLoopBackOff this long; 0 = wait the whole timeout',
+    parseDurationMs,
+    90_000,
+    '90s',
+  ),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),
 };
 
@@ -44,42 +76,194 @@ export const installDefinition = defineCommand({
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
   const started = Date.now();
-  const { logger, chart, release, resolved, helm } = await startCommand(o, state, 1);
-  const progress = state.progress;
+  // The Kubernetes client loads while the chart and values are read.
+  if (!o.dryRun) preloadKubeClient();
+  const start = await startCommand(o, state, 1);
+  const { logger, chart, release, resolved, helm } = start;
   logger.info(
     { chart: `${chart.name}-${chart.version}`, release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version },
     'starting',
   );
+  const stage = stageGate(state);
+  if (o.dryRun) return dryRun(o, state, start, started);
 
+  stage('connecting to the cluster');
+  const kube = await connectKube();
+  const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
+  state.progress.namespace = namespace;
+  const records = new ReleaseRecords(kube, namespace, release);
+  let lease: ReleaseLease | undefined;
+  const acquire = async () => {
+    stage('waiting for the release lease');
+    lease ??= await ReleaseLease.acquire(kube, {
+      namespace,
+      release,
+      waitMs: o.lockTimeout,
+      connectMs: o.connectTimeout,
+      signal: state.signal,
+      logger,
+    });
+    return lease;
+  };
+
+  try {
+    stage('reading release state');
+    // One attempt, no retry: a cluster that is not reachable yet gets the render check first (a
+    // values mistake is reported as such), then the Lease retries it up to --connect-timeout.
+    const [digests, current] = await Promise.all([
+      releaseDigests(o, chart.path, helm, resolved),
+      records.current().catch((err: unknown) => {
+        if (!(err instanceof TransientError)) throw err;
+        logger.info({ cause: err.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');
+        return undefined;
+      }),
+    ]);
+
+    // Unchanged and healthy: nothing to do. Decided (again) under the Lease: an installer that
+    // was mid-upgrade has finished by then.
+    const unchangedRevision = async (): Promise<number | undefined> => {
+      const decision = decideNoOp(await records.current(), digests);
+      const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
+      if (decision.unchanged && unready.length === 0) return decision.revision;
+      logger.info({ release, reason: decision.unchanged ? `not healthy: ${unready.join('; ')}` : decision.reason }, 'upgrading');
+      return undefined;
+    };
+    const unchanged = (revision: number): number => {
+      logger.info({ release, namespace, revision, ...digests }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
+      writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
+      return 0;
+    };
+
+    if (o.forceUpgrade) {
+      logger.info({ release }, 'upgrading: --force-upgrade');
+    } else if (current) {
+      const first = decideNoOp(current, digests);
+      if (first.unchanged) {
+        await acquire();
+        const revision = await unchangedRevision();
+        if (revision !== undefined) return unchanged(revision);
+      } else {
+        logger.info({ release, reason: first.reason }, 'upgrading');
+      }
+    }
+
+    return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
+      const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
+
+      // The render check and the registry preflight do not depend on each other: both at once,
+      // a failure still reported in stage order (bad input before a missing image).
+      stage('render check');
+      await awaitInOrder(state.progress, [
+        ['render check', helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal)],
+        [
+          'registry preflight',
+          airgap.preflight && !o.skipPreflight
+            ? untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight')
+            : Promise.resolve(),
+        ],
+      ] as const);
+
+      const held = await acquire();
+      // Stop helm if another installer takes the Lease (this run stalled past its duration).
+      const signal = AbortSignal.any([state.signal, held.lost]);
+      stage('reading release history');
+      let history = await helm.history(release, namespace, undefined, signal);
+      const plan = planRecovery(history);
+      if (plan.kind !== 'none') {
+        stage(`recovering the release (${plan.pending.status})`);
+        const { released } = await recoverRelease(plan, {
+          release,
+          namespace,
+          records,
+          helm,
+          logger,
+          timeout: o.timeout,
+          historyMax: o.historyMax,
+          signal,
+          holder: held.identity,
+        });
+        if (!released && !o.forceUpgrade) {
+          // The rollback may have brought back exactly what this run asks for.
+          const revision = await unchangedRevision();
+          if (revision !== undefined) return unchanged(revision);
+        }
+        history = released ? [] : await helm.history(release, namespace, undefined, signal);
+      }
+      const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
+      const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
+
+      stage(everDeployed ? 'upgrade' : 'install');
+      logger.info({ release, action: state.progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
+      // While helm waits: progress at intervals, and a stop when a pod cannot become ready.
+      const failFast = new AbortController();
+      const scope = { kube, namespace, release, since: started };
+      const watch = watchWhileHelmWaits(scope, {
+        intervalMs: o.progressInterval,
+        failFastMs: o.failFastAfter > 0 ? o.failFastAfter : Number.POSITIVE_INFINITY,
+        logger,
+        onHopeless: () => failFast.abort(),
+      });
+      let revision: number | undefined;
+      try {
+        ({ revision } = await helm.upgradeInstall(
+          {
+            release,
+            chart: chart.path,
+            namespace,
+            values,
+            timeout: o.timeout,
+            historyMax: o.historyMax,
+            dryRun: false,
+            takeOwnership,
+            postRendererArgs: airgap.postRendererArgs,
+            extraArgs: o.helmArgs,
+            labels: digestLabels(digests),
+          },
+          { signal: AbortSignal.any([signal, failFast.signal]), env: airgap.env },
+        ));
+      } catch (err) {
+        if (held.lost.aborted) throw held.lost.reason;
+        if (watch.failedFast) throw failedFastError(release, state.progress.action, watch.failedFast, o.failFastAfter);
+        if (err instanceof HelmOperationError) throw await withCauses(err, scope, watch.lastSeen);
+        throw err;
+      } finally {
+        watch.stop();
+      }
+
+      logger.info({ release, revision }, 'done');
+      writeSync(
+        2,
+        `${successSummary({ release, namespace, action: everDeployed ? 'upgraded' : 'installed', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`,
+      );
+      return 0;
+    });
+  } finally {
+    await (lease as ReleaseLease | undefined)?.release();
+  }
+}
+
+/** --dry-run: helm's server-side dry run; no Lease, no recovery, nothing written. */
+async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, started: number): Promise<number> {
+  const { logger, chart, release, resolved, helm } = start;
+  const stage = stageGate(state);
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
-
-    // The render check, the registry preflight and the release state read do not depend on each
-    // other: all at once, a failure still reported in this stage order (bad input before a
-    // missing image before an unreachable cluster).
-    const [, , history] = await awaitInOrder(progress, [
-      ['render check', helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env)],
-      [
-        'registry preflight',
-        airgap.preflight && !o.skipPreflight
-          ? airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets })
-          : Promise.resolve(),
-      ],
-      ['reading release state', helm.history(release, o.namespace)],
-    ] as const);
-
+    stage('render check');
+    await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal);
+    if (airgap.preflight && !o.skipPreflight) {
+      stage('registry preflight');
+      await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
+    }
+    stage('reading release history');
+    const history = await helm.history(release, o.namespace, undefined, state.signal);
     const last = history.at(-1);
     if (last && isPending(last.status)) {
-      throw new ReleaseBusyError(`release ${release} is ${last.status} (revision ${last.revision}): another operation holds it or was killed`, {
-        hint: 'If no other installer is running, the release was left by a killed operation: run `helm rollback` to the last deployed revision, then run again.',
+      throw new ReleaseBusyError(`release ${release} is ${last.status} (revision ${last.revision}): a dry run does not recover it`, {
+        hint: 'Run without --dry-run: the installer recovers a release that a killed operation left pending.',
       });
     }
-    const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
-    const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
-
-    progress.action = o.dryRun ? 'dry run' : everDeployed ? 'upgrade' : 'install';
-    logger.info({ release, action: progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
-    const { revision } = await helm.upgradeInstall(
+    stage('dry run');
+    await helm.upgradeInstall(
       {
         release,
         chart: chart.path,
@@ -87,24 +271,89 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         values,
         timeout: o.timeout,
         historyMax: o.historyMax,
-        dryRun: o.dryRun,
-        takeOwnership,
+        dryRun: true,
+        takeOwnership: o.takeOwnership === 'always',
         postRendererArgs: airgap.postRendererArgs,
         extraArgs: o.helmArgs,
       },
       { signal: state.signal, env: airgap.env },
     );
-
-    const summary = successSummary({
-      release,
-      namespace: o.namespace,
-      action: o.dryRun ? 'dry run' : everDeployed ? 'upgraded' : 'installed',
-      revision,
-      chart: `${chart.name}-${chart.version}`,
-      seconds: (Date.now() - started) / 1000,
-    });
-    logger.info({ release, revision, dryRun: o.dryRun }, 'done');
-    writeSync(2, `${summary}\n`);
+    logger.info({ release, dryRun: true }, 'done');
+    writeSync(2, `${successSummary({ release, namespace: o.namespace, action: 'dry run', chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
     return 0;
   });
+}
+
+async function releaseDigests(o: InstallOptions, chartPath: string, helm: HelmClient, resolved: ResolvedValues): Promise<ReleaseDigests> {
+  const merged = await helm.mergedValues(toValuesArguments(resolved));
+  return {
+    chart: chartDigest(chartPath),
+    values: valuesDigest(merged, {
+      registry: o.registry,
+      imagePullSecret: o.imagePullSecret,
+      imagePaths: o.imagePaths,
+      helmArgs: o.helmArgs,
+      installerVersion: installerVersion(),
+    }),
+  };
+}
+
+function failedFastError(release: string, action: string, problems: Problem[], boundMs: number): HelmOperationError {
+  const first = problems[0]!;
+  return new HelmOperationError(
+    [
+      `${action} of release ${release} failed fast: ${first.object} stayed ${first.reason} for ${Math.round(boundMs / 1000)}s, which waiting does not fix`,
+      ...describeProblems(problems),
+      'helm was stopped and rolled the release back (a first install is removed).',
+    ].join('\n'),
+    {
+      hint:
+        first.reason === 'CrashLoopBackOff'
+          ? 'Fix what makes the container exit (its last log lines are above), then run again.'
+          : 'Make the image available (push it to the registry, fix the name or the pull secret), then run again; --fail-fast-after (HELM_INSTALLER_FAIL_FAST_AFTER) sets the bound.',
+    },
+  );
+}
+
+/** Helm's failure plus what was not ready and why (read now, or the last seen while waiting). */
+async function withCauses(err: HelmOperationError, scope: DiagnosisScope, lastSeen: Problem[]): Promise<HelmOperationError> {
+  const now = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
+  const problems = now.length > 0 ? now : lastSeen;
+  if (problems.length === 0) return err;
+  const [first = '', ...rest] = err.message.split('\n');
+  return new HelmOperationError([first, 'not ready:', ...describeProblems(problems).map((l) => `  ${l}`), ...rest].join('\n'), { hint: err.hint, cause: err });
+}
+
+/**
+ * Marks the stage in progress, after checking that no signal arrived: a SIGTERM during render,
+ * preflight or history stops the run before the next stage instead of going on to the upgrade.
+ */
+function stageGate(state: RunState): (name: string) => void {
+  return (name) => {
+    if (state.signal.aborted) {
+      throw new TransientError(`interrupted (SIGTERM/SIGINT) during ${state.progress.action}; stopped before ${name}`, {
+        hint: 'Run the installer again; a release left pending by an interrupted operation is recovered by the next run.',
+      });
+    }
+    state.progress.action = name;
+  };
+}
+
+/** Rejects as soon as the signal fires (the work itself changes nothing, so it is left behind). */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  if (signal.aborted) throw interrupted(what);
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(interrupted(what));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function interrupted(what: string): TransientError {
+  return new TransientError(`interrupted (SIGTERM/SIGINT) during ${what}; nothing was changed`, { hint: 'Run the installer again.' });
 }

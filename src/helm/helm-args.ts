@@ -24,6 +24,8 @@ export interface UpgradeArguments {
   takeOwnership: boolean;
   postRendererArgs: string[];
   extraArgs: string[];
+  /** Release labels helm keeps with the revision (`--labels`, helm 3.13+ and 4). */
+  labels?: Record<string, string>;
 }
 
 export function valuesArgs(values: ValuesArguments): string[] {
@@ -56,6 +58,7 @@ export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): strin
     // field manager owns the fields and would make every changed field a conflict.
     ...(a.takeOwnership ? ['--take-ownership', ...(helmMajor === 4 ? ['--force-conflicts'] : [])] : []),
     ...(a.dryRun ? ['--dry-run=server'] : []),
+    ...labelsArgs(a.labels),
     ...valuesArgs(a.values),
     ...a.postRendererArgs,
     ...a.extraArgs,
@@ -95,4 +98,47 @@ export function mergedValuesArgs(release: string, probeChart: string, values: Va
 
 export function historyArgs(release: string, namespace: string | undefined, max?: number): string[] {
   return ['history', release, ...namespaceArgs(namespace), ...(max ? ['--max', String(max)] : []), '-o', 'json'];
+}
+
+export function labelsArgs(labels?: Record<string, string>): string[] {
+  const entries = Object.entries(labels ?? {});
+  return entries.length ? ['--labels', entries.map(([k, v]) => `${k}=${v}`).join(',')] : [];
+}
+
+function waitArgs(helmMajor: 3 | 4): string[] {
+  return helmMajor === 4 ? ['--wait=watcher'] : ['--wait'];
+}
+
+export interface RollbackArguments {
+  release: string;
+  namespace?: string;
+  revision: number;
+  timeout: string;
+  historyMax: number;
+}
+
+/** Back to a known-good revision, waiting for it like an upgrade does. */
+export function rollbackArgs(a: RollbackArguments, helmMajor: 3 | 4): string[] {
+  return [
+    'rollback',
+    a.release,
+    String(a.revision),
+    ...namespaceArgs(a.namespace),
+    ...waitArgs(helmMajor),
+    '--timeout',
+    a.timeout,
+    '--history-max',
+    String(a.historyMax),
+  ];
+}
+
+export interface UninstallArguments {
+  release: string;
+  namespace?: string;
+  timeout: string;
+}
+
+/** Removes a first install that never deployed, waiting until its objects are gone. */
+export function uninstallArgs(a: UninstallArguments, helmMajor: 3 | 4): string[] {
+  return ['uninstall', a.release, ...namespaceArgs(a.namespace), ...waitArgs(helmMajor), '--timeout', a.timeout];
 }

@@ -7,10 +7,14 @@ import { withTempDir } from '../temp-dir.js';
 import {
   historyArgs,
   mergedValuesArgs,
+  rollbackArgs,
+  type RollbackArguments,
   templateArgs,
   type TemplateArguments,
   upgradeInstallArgs,
   type UpgradeArguments,
+  uninstallArgs,
+  type UninstallArguments,
   type ValuesArguments,
 } from './helm-args.js';
 import type { HelmBinary } from './helm-binary.js';
@@ -58,8 +62,8 @@ export class HelmClient {
     });
   }
 
-  async template(a: TemplateArguments, env?: Record<string, string>): Promise<string> {
-    const out = await this.call(templateArgs(a), { action: 'rendering', release: a.release, env });
+  async template(a: TemplateArguments, env?: Record<string, string>, signal?: AbortSignal): Promise<string> {
+    const out = await this.call(templateArgs(a), { action: 'rendering', release: a.release, env, signal });
     return out.stdout;
   }
 
@@ -75,9 +79,17 @@ export class HelmClient {
     return { revision: parseUpgradeRevision(out.stdout) ?? (await this.history(a.release, a.namespace, 1)).at(-1)?.revision };
   }
 
+  async rollback(a: RollbackArguments, opts: { signal?: AbortSignal }): Promise<void> {
+    await this.call(rollbackArgs(a, this.major), { action: `rollback to revision ${a.revision}`, release: a.release, stream: true, ...opts });
+  }
+
+  async uninstall(a: UninstallArguments, opts: { signal?: AbortSignal }): Promise<void> {
+    await this.call(uninstallArgs(a, this.major), { action: 'uninstall', release: a.release, stream: true, ...opts });
+  }
+
   /** The release's revisions, oldest first; empty when it does not exist. */
-  async history(release: string, namespace: string | undefined, max?: number): Promise<HistoryEntry[]> {
-    const out = await this.runner.run({ args: historyArgs(release, namespace, max), env: this.env() });
+  async history(release: string, namespace: string | undefined, max?: number, signal?: AbortSignal): Promise<HistoryEntry[]> {
+    const out = await this.runner.run({ args: historyArgs(release, namespace, max), env: this.env(), signal });
     if (!out.ok) {
       if (/release: not found/.test(out.stderr)) return [];
       throw classifyHelmFailure({ release, action: 'reading history', ...out });

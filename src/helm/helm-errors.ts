@@ -48,6 +48,11 @@ export function namedResources(text: string): string[] {
 
 export function classifyHelmFailure(ctx: FailureContext): InstallerError {
   const { release, action, stderr } = ctx;
+  if (ctx.canceled) {
+    return new TransientError(`${action} of release ${release} was interrupted (SIGTERM/SIGINT); helm was stopped cleanly`, {
+      hint: 'Run the installer again; an interrupted upgrade is marked failed or rolled back by helm, and a release left pending is recovered by the next run.',
+    });
+  }
   if (ctx.spawnError) {
     return new HelmNotFoundError(`could not start helm: ${ctx.spawnError}`, {
       hint: 'Install helm on PATH or set --helm-bin / HELM_BIN.',
@@ -57,11 +62,6 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
   const message = [`${action} of release ${release} failed: ${cause}`, ...details.map((d) => `  ${d}`)].join('\n');
   const has = (re: RegExp) => re.test(stderr);
 
-  if (ctx.canceled) {
-    return new TransientError(`${action} of release ${release} was interrupted (SIGTERM/SIGINT); helm was stopped cleanly`, {
-      hint: 'Run the installer again; the release was marked failed or rolled back, not left pending.',
-    });
-  }
   if (has(/another operation \(install\/upgrade\/rollback\) is in progress/)) {
     return new ReleaseBusyError(`release ${release} is busy: another install, upgrade or rollback is in progress`, {
       hint: 'Wait for the other operation to finish (or for its pod to end), then run the installer again.',

@@ -150,16 +150,20 @@ describe('edges that are fine or have their own error', () => {
     expect(r.stderr).toMatch(/next: Install helm/);
   });
 
-  it('an unreachable cluster is exit 5, with the summary last and in the termination file, secrets masked', async () => {
+  it('an unreachable cluster is retried up to --connect-timeout, then exit 5, with the summary last and in the termination file, secrets masked', async () => {
     const secretValues = join(dir, 'secret.yaml');
     writeFileSync(secretValues, 'database:\n  password: "Xyzzy-Secret-42"\n');
     const termination = join(dir, 'termination-log');
     writeFileSync(termination, '');
     const r = await runCli(
       ['install', '--app-dir', appDir, '--values', secretValues, '--set', 'database.password=Other-Secret-77', '--log-level', 'debug'],
-      { env: { ...env, HELM_INSTALLER_TERMINATION_LOG: termination } },
+      { env: { ...env, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CONNECT_TIMEOUT: '3s' } },
     );
     expect(r.exitCode).toBe(5);
+    // Retried with backoff (logged), then given up at the bound; helm upgrade never started.
+    const retries = r.stdout.split('\n').filter((l) => l.includes('API server not reachable yet, retrying'));
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(helmCalls().filter((c) => c.startsWith('upgrade'))).toEqual([]);
     const message = readFileSync(termination, 'utf8');
     expect(message).toMatch(/^helm-installer FAILED \(exit 5/);
     expect(message).toContain('release: storefront');

@@ -153,7 +153,8 @@ describe('install lifecycle (helm 3.17)', () => {
     const ns = await createNamespace('helm3', opts());
     const env = { HELM_BIN: helm3 };
     expect((await install('storefront', ns, ['--values', customer], env)).exitCode).toBe(0);
-    const up = await install('storefront', ns, ['--values', customer, '--set', 'web.replicaCount=3'], env);
+    // 4, not the customer file's 3: an unchanged redeploy would add no revision.
+    const up = await install('storefront', ns, ['--values', customer, '--set', 'web.replicaCount=4'], env);
     expect(up.exitCode, up.stderr).toBe(0);
     const bad = await install('storefront', ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '20s'], env);
     expect(bad.exitCode, bad.stderr).toBe(4);
@@ -161,7 +162,7 @@ describe('install lifecycle (helm 3.17)', () => {
     const h = await history('storefront', ns, helm3);
     expect(h.map((x) => x.status)).toEqual(['superseded', 'superseded', 'failed', 'deployed']);
     const deploy = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });
-    expect(deploy.spec.replicas).toBe(3);
+    expect(deploy.spec.replicas).toBe(4);
     await kubectl(['get', 'ns', ns], opts());
   });
 });

@@ -1,11 +1,12 @@
 // SIGTERM to the installer (a pod being deleted) is forwarded to helm and awaited: the release is
 // left failed or rolled back, never pending, and the exit code says a retry helps.
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { createNamespace, getJson, waitFor } from '../cluster/kube.js';
-import { cliPath } from '../helpers.js';
-import { history, install, kubeconfig } from './cluster-helpers.js';
+import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { cliPath, helm4, tempDir } from '../helpers.js';
+import { copyChart, history, install, kubeconfig } from './cluster-helpers.js';
 
 describe('signals', () => {
   it('SIGTERM mid-upgrade: a concurrent run is refused as busy (7); helm stops cleanly, the release is not left pending, exit 5', async () => {
@@ -29,10 +30,11 @@ describe('signals', () => {
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
-    // Meanwhile a second installer finds the release held: exit 7, and it touches nothing.
-    const second = await install('storefront', ns, ['--set', 'web.replicaCount=2']);
+    // Meanwhile a second installer finds the release's Lease held: exit 7 after its short wait,
+    // and it touches nothing.
+    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '2s' });
     expect(second.exitCode, second.stderr).toBe(7);
-    expect(second.stderr).toMatch(/release storefront is pending-upgrade/);
+    expect(second.stderr).toMatch(new RegExp(`release storefront is busy: installer [^ ]+/${child.pid}/[0-9a-f]{6} holds Lease ${ns}/helm-installer-storefront`));
     expect((await history('storefront', ns)).length).toBe(2);
 
     child.kill('SIGTERM');
@@ -46,5 +48,104 @@ describe('signals', () => {
     // And the next run simply works.
     const again = await install('storefront', ns);
     expect(again.exitCode, again.stderr).toBe(0);
+  });
+});
+
+/** The built CLI, in its own process group; its JSON log lines can be awaited as they come. */
+function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
+  const child = execa(process.execPath, [cliPath, 'install', '--release', 'storefront', '--namespace', ns, ...args], {
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), ...env },
+    reject: false,
+    detached: true,
+    forceKillAfterDelay: false,
+  });
+  let seen = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    seen += chunk.toString();
+  });
+  const logged = (text: string) => waitFor(`the installer to log ${text}`, () => seen.includes(text), { timeoutMs: 90_000, intervalMs: 100 });
+  return { child, logged };
+}
+
+describe('signals at every stage', () => {
+  it('SIGTERM while helm renders: helm stopped, exit 5, nothing installed, no Lease left', async () => {
+    const ns = await createNamespace('sigterm-render', { kubeconfig: kubeconfig() });
+    // A template that keeps helm busy for seconds: 64 million empty iterations.
+    const slow = copyChart((dir) => writeFileSync(join(dir, 'templates', 'slow.yaml'), '{{- range until 8000 }}{{- range until 8000 }}{{- end }}{{- end }}\n'));
+    const { child, logged } = startInstaller(ns, ['--chart', slow, '--log-level', 'debug']);
+    // The render check's helm call (the values probe before it renders another chart).
+    await logged(`"argv":["template","storefront","${slow}"`);
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.exitCode, String(r.stderr)).toBe(5);
+    expect(Date.now() - sent).toBeLessThan(5000);
+    expect(String(r.stderr)).toMatch(/action: render check/);
+    expect(String(r.stderr)).toMatch(/interrupted/);
+    expect(await history('storefront', ns)).toEqual([]);
+    const lease = await kubectl(['get', 'lease', 'helm-installer-storefront'], { kubeconfig: kubeconfig(), namespace: ns, reject: false });
+    expect(lease.exitCode).not.toBe(0);
+  });
+
+  it('SIGTERM while waiting for the Lease: exit 5 at once, the holder and the release untouched', async () => {
+    const ns = await createNamespace('sigterm-lease', { kubeconfig: kubeconfig() });
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const micro = () => new Date(Date.now() + 60_000).toISOString().replace(/Z$/, '000Z');
+    // A holder that renewed a minute in the future (a fast clock): held for the whole test.
+    await kubectl(['apply', '-f', '-'], {
+      kubeconfig: kubeconfig(),
+      input: JSON.stringify({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'helm-installer-storefront', namespace: ns },
+        spec: { holderIdentity: 'other-installer/7/abcdef', leaseDurationSeconds: 15, acquireTime: micro(), renewTime: micro() },
+      }),
+    });
+    const { child, logged } = startInstaller(ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '5m' });
+    await logged('another installer holds this release: waiting for it');
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.exitCode, String(r.stderr)).toBe(5);
+    expect(Date.now() - sent).toBeLessThan(5000);
+    expect(String(r.stderr)).toMatch(/interrupted while waiting for the lease of release storefront/);
+    const lease = await getJson(['get', 'lease', 'helm-installer-storefront'], { kubeconfig: kubeconfig(), namespace: ns });
+    expect(lease.spec.holderIdentity).toBe('other-installer/7/abcdef');
+    expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
+  });
+
+  it('a second SIGTERM forces exit while helm is still busy; the next run recovers the release', async () => {
+    const ns = await createNamespace('sigterm-twice', { kubeconfig: kubeconfig() });
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    // The real helm behind a wrapper that holds SIGTERM back from `upgrade`: a helm slow to stop.
+    const dir = tempDir('slow-helm');
+    const wrapper = join(dir, 'helm');
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\nif [ "$1" = upgrade ]; then\n  trap 'echo "wrapper: SIGTERM held back" >&2' TERM\n  '${helm4}' "$@" &\n  pid=$!\n  while kill -0 $pid 2>/dev/null; do wait $pid; done\n  exit 1\nfi\nexec '${helm4}' "$@"\n`,
+    );
+    chmodSync(wrapper, 0o755);
+    const termination = join(dir, 'termination-log');
+    const { child, logged } = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'], { HELM_BIN: wrapper, HELM_INSTALLER_TERMINATION_LOG: termination });
+    await logged('running helm upgrade --install');
+    await waitFor('the upgrade to be pending', async () => (await history('storefront', ns)).at(-1)?.status === 'pending-upgrade', { timeoutMs: 60_000, intervalMs: 200 });
+    child.kill('SIGTERM');
+    await logged('signal received: stopping cleanly (a second signal forces exit)');
+    const sent = Date.now();
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.exitCode, String(r.stderr)).toBe(5);
+    expect(Date.now() - sent).toBeLessThan(3000);
+    expect(String(r.stderr)).toMatch(/cause: forced exit on a second SIGTERM during upgrade/);
+    expect(readFileSync(termination, 'utf8')).toMatch(/^helm-installer FAILED \(exit 5/);
+    // The pod is gone: its helm dies with it, leaving the release pending.
+    process.kill(-child.pid!, 'SIGKILL');
+    expect((await history('storefront', ns)).at(-1)?.status).toBe('pending-upgrade');
+
+    const next = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
+    expect(next.exitCode, next.stderr).toBe(0);
+    const h = await history('storefront', ns);
+    expect(h.at(-1)!.status).toBe('deployed');
+    expect(h.map((x) => x.status)).not.toContain('pending-upgrade');
   });
 });

@@ -72,6 +72,15 @@ describe('resolving options: flag, else env, else default, by the same parsers',
     ]);
   });
 
+  it('the reliability options: durations in ms from flag or env, errors naming flag and env var', () => {
+    const o = resolve({ lockTimeout: '30s' }, { HELM_INSTALLER_CONNECT_TIMEOUT: '2m', HELM_INSTALLER_FORCE_UPGRADE: 'false', HELM_INSTALLER_FAIL_FAST_AFTER: '0' });
+    expect([o.lockTimeout, o.connectTimeout, o.forceUpgrade, o.failFastAfter, o.progressInterval]).toEqual([30_000, 120_000, false, 0, 30_000]);
+    expect(resolve({}, {})).toMatchObject({ lockTimeout: 300_000, connectTimeout: 60_000, forceUpgrade: false, failFastAfter: 90_000 });
+    expect(() => resolve({}, { HELM_INSTALLER_LOCK_TIMEOUT: 'a while' })).toThrow(
+      'invalid HELM_INSTALLER_LOCK_TIMEOUT="a while" (env for --lock-timeout): expected a duration such as 30s, 5m or 1h',
+    );
+  });
+
   it('a bad --set-json never echoes the secret it holds', () => {
     const secrets = new SecretRegistry();
     expect(() => resolve({ setJson: ['db={"password":"Hunter-22-Secret","user":"app"'] }, {}, secrets)).toThrow(

@@ -5,10 +5,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ExitCode } from '../../src/errors.js';
+import { durationMs } from '../../src/config.js';
 import { EXIT_CODE_MEANING } from '../../src/report.js';
 import { repoRoot } from '../helpers.js';
 
 const retryable: number[] = [ExitCode.transient, ExitCode.releaseBusy];
+
+/** README "Signals and the grace period": the rollback after SIGTERM may wait the whole timeout. */
+const graceFor = (timeout: string): number => Math.ceil(durationMs(timeout) / 1000) + 60;
 
 describe('manifests/installer.yaml', () => {
   const docs = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) => {
@@ -24,13 +28,42 @@ describe('manifests/installer.yaml', () => {
     for (const c of retryable) expect(failJob).not.toContain(c);
   });
 
-  it('shows the summary in kubectl describe and lets helm roll back on SIGTERM', () => {
+  it('shows the summary in kubectl describe', () => {
     const pod = job.spec.template.spec;
     expect(pod.restartPolicy).toBe('Never');
     expect(pod.containers[0].terminationMessagePolicy).toBe('FallbackToLogsOnError');
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
   });
 
+  it('retries a disrupted (evicted, preempted) pod whatever its exit code, and an OOM-killed one (137)', () => {
+    const rules = job.spec.podFailurePolicy.rules as { action: string; onExitCodes?: { values: number[] }; onPodConditions?: { type: string }[] }[];
+    // Rules apply in order, first match wins: the disruption rule must come before FailJob.
+    expect(rules[0]).toEqual({ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] });
+    expect(rules.some((r) => r.onExitCodes?.values.includes(137))).toBe(false);
+    expect(job.spec.backoffLimit).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe.each(['manifests/installer.yaml', 'kots/installer-job.yaml'])('%s grace period rule', (file) => {
+  it('terminationGracePeriodSeconds >= HELM_INSTALLER_TIMEOUT + 60 s, so helm can finish the rollback a SIGTERM starts', () => {
+    const docs = parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8')).map((d) => d.toJS() as { kind: string; spec?: any });
+    const pod = docs.find((d) => d.kind === 'Job')!.spec.template.spec;
+    const env = pod.containers[0].env as { name: string; value: string }[];
+    const timeout = env.find((e) => e.name === 'HELM_INSTALLER_TIMEOUT')?.value;
+    // The timeout is set explicitly, so the rule can be checked (and a reader sees both together).
+    expect(timeout).toBeDefined();
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(graceFor(timeout!));
+  });
+});
+
+describe('the grace period rule itself', () => {
+  it('is the timeout plus 60 s', () => {
+    expect(graceFor('10m')).toBe(660);
+    expect(graceFor('90s')).toBe(150);
+    expect(graceFor('1h30m')).toBe(5460);
+  });
+});
+
+describe('README', () => {
   it('the README documents every exit code', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
     for (const code of Object.values(ExitCode)) {

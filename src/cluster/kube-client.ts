@@ -1,0 +1,71 @@
+// The Kubernetes API for the calls helm does not make (the release Lease, release Secrets, the
+// state of what helm waits for), through the official JavaScript client. It loads the same
+// configuration helm does: KUBECONFIG (or ~/.kube/config), else the pod's service account, with
+// HELM_KUBECONTEXT choosing the context. The client is imported lazily: it takes a noticeable
+// part of a second to load, and commands without a cluster never pay for it.
+import { readFileSync } from 'node:fs';
+import type { AppsV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+export interface KubeClients {
+  config: KubeConfig;
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  batch: BatchV1Api;
+  coordination: CoordinationV1Api;
+  /** The API server address, for messages. */
+  server: string;
+}
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+let clientModule: Promise<typeof import('@kubernetes/client-node')> | undefined;
+
+/** Starts loading the client early (it overlaps with helm calls made meanwhile). */
+export function preloadKubeClient(): void {
+  clientModule ??= import('@kubernetes/client-node');
+}
+
+export async function kubeModule(): Promise<typeof import('@kubernetes/client-node')> {
+  preloadKubeClient();
+  return clientModule!;
+}
+
+export async function connectKube(env: NodeJS.ProcessEnv = process.env): Promise<KubeClients> {
+  const k8s = await kubeModule();
+  const config = new k8s.KubeConfig();
+  // loadFromDefault: KUBECONFIG (a list of files), ~/.kube/config, then in-cluster: helm's order.
+  config.loadFromDefault();
+  if (env.HELM_KUBECONTEXT) config.setCurrentContext(env.HELM_KUBECONTEXT);
+  return {
+    config,
+    core: config.makeApiClient(k8s.CoreV1Api),
+    apps: config.makeApiClient(k8s.AppsV1Api),
+    batch: config.makeApiClient(k8s.BatchV1Api),
+    coordination: config.makeApiClient(k8s.CoordinationV1Api),
+    server: config.getCurrentCluster()?.server ?? '(no cluster in the kubeconfig)',
+  };
+}
+
+/**
+ * The namespace helm uses when --namespace is not given: HELM_NAMESPACE, the kubeconfig
+ * context's namespace, in a pod its own namespace, else "default". The installer resolves it
+ * once and passes it to helm too, so the Lease and the release always agree.
+ */
+export function helmDefaultNamespace(
+  config: Pick<KubeConfig, 'getCurrentContext' | 'getContextObject'>,
+  env: NodeJS.ProcessEnv = process.env,
+  readServiceAccountNamespace: () => string | undefined = readPodNamespace,
+): string {
+  if (env.HELM_NAMESPACE) return env.HELM_NAMESPACE;
+  const fromContext = config.getContextObject(config.getCurrentContext())?.namespace;
+  if (fromContext) return fromContext;
+  return env.POD_NAMESPACE || readServiceAccountNamespace() || 'default';
+}
+
+function readPodNamespace(): string | undefined {
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,262 @@
+// What helm is waiting for, and why it is not ready: the release's pods (through the selectors of
+// its Deployments, StatefulSets, DaemonSets and hook Jobs) read while helm waits, for progress
+// lines at intervals, for failing fast when a pod stays in a state that waiting cannot fix
+// (ErrImagePull, ImagePullBackOff, CrashLoopBackOff), and for the failure summary (each unready
+// object, its reason, its latest Event, a crashing container's last log lines). Pure
+// classification; the reads are a few list calls per round.
+import type { CoreV1Event, V1Job, V1LabelSelector, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '../logger.js';
+import type { KubeClients } from './kube-client.js';
+import { withCallTimeout } from './kube-errors.js';
+import { ownedByRelease } from './workload-health.js';
+
+/** Waiting reasons that more waiting does not fix. */
+export const HOPELESS_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError']);
+
+export interface Problem {
+  /** `Pod/name` or `Job/name`. */
+  object: string;
+  /** ImagePullBackOff, CrashLoopBackOff, Unschedulable, BackoffLimitExceeded, ... */
+  reason: string;
+  /** One line: the image, the container and exit code, the scheduler's message. */
+  detail: string;
+  container?: string;
+  /** The latest Event on the object, `Reason: message`. */
+  event?: string;
+  logTail?: string[];
+}
+
+/** Pure: why one pod is not ready, or undefined when it is ready or done. */
+export function podProblem(pod: V1Pod): Problem | undefined {
+  const object = `Pod/${pod.metadata?.name}`;
+  if (pod.status?.phase === 'Succeeded') return undefined;
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  for (const c of statuses) {
+    const waiting = c.state?.waiting;
+    if (waiting?.reason && waiting.reason !== 'ContainerCreating' && waiting.reason !== 'PodInitializing') {
+      const image = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName'].includes(waiting.reason);
+      const last = c.lastState?.terminated;
+      const detail = image
+        ? `image ${c.image}${waiting.message ? `: ${oneLine(waiting.message)}` : ''}`
+        : `container ${c.name}${last ? ` exited ${last.exitCode}${last.reason ? ` (${last.reason})` : ''}` : ''}, restarted ${c.restartCount} times${waiting.message && !last ? `: ${oneLine(waiting.message)}` : ''}`;
+      return { object, reason: waiting.reason, detail, container: c.name };
+    }
+    const terminated = c.state?.terminated;
+    if (terminated && terminated.exitCode !== 0) {
+      return { object, reason: terminated.reason ?? 'Error', detail: `container ${c.name} exited ${terminated.exitCode}${terminated.message ? `: ${oneLine(terminated.message)}` : ''}`, container: c.name };
+    }
+  }
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False') return { object, reason: scheduled.reason ?? 'Unschedulable', detail: oneLine(scheduled.message ?? 'not scheduled') };
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  if (pod.status?.phase === 'Failed') return { object, reason: pod.status.reason ?? 'Failed', detail: oneLine(pod.status.message ?? 'pod failed') };
+  if (ready?.status !== 'True') return { object, reason: 'NotReady', detail: oneLine(ready?.message ?? `phase ${pod.status?.phase ?? 'unknown'}`) };
+  return undefined;
+}
+
+/** Pure: a failed Job (a hook, usually), or undefined. */
+export function jobProblem(job: V1Job): Problem | undefined {
+  const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  return failed ? { object: `Job/${job.metadata?.name}`, reason: failed.reason ?? 'Failed', detail: oneLine(failed.message ?? 'job failed') } : undefined;
+}
+
+/** Pure: the newest Event per involved object, as `Reason: message`. */
+export function latestEvents(events: CoreV1Event[]): Map<string, string> {
+  const at = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
+  const newest = new Map<string, CoreV1Event>();
+  for (const e of events) {
+    const key = `${e.involvedObject?.kind}/${e.involvedObject?.name}`;
+    const seen = newest.get(key);
+    if (!seen || at(e) >= at(seen)) newest.set(key, e);
+  }
+  return new Map([...newest].map(([k, e]) => [k, `${e.reason}: ${oneLine(e.message ?? '')}`]));
+}
+
+/** Pure: the summary lines for a set of problems (at most `max`). */
+export function describeProblems(problems: Problem[], max = 8): string[] {
+  const lines: string[] = [];
+  for (const p of problems.slice(0, max)) {
+    lines.push(`${p.object}: ${p.reason}: ${p.detail}`);
+    if (p.event) lines.push(`  last event: ${p.event}`);
+    for (const l of p.logTail ?? []) lines.push(`  | ${l}`);
+  }
+  if (problems.length > max) lines.push(`... and ${problems.length - max} more not ready`);
+  return lines;
+}
+
+/** Pure bookkeeping for failing fast: since when each pod has been in a hopeless state. */
+export class HopelessTracker {
+  private readonly since = new Map<string, number>();
+
+  /** Records this round; returns the problems hopeless for longer than boundMs. */
+  update(problems: Problem[], now: number, boundMs: number): Problem[] {
+    const current = new Set<string>();
+    for (const p of problems) {
+      if (!HOPELESS_REASONS.has(p.reason)) continue;
+      const key = `${p.object}/${p.container ?? ''}`;
+      current.add(key);
+      if (!this.since.has(key)) this.since.set(key, now);
+    }
+    for (const key of [...this.since.keys()]) if (!current.has(key)) this.since.delete(key);
+    return problems.filter((p) => {
+      const t = this.since.get(`${p.object}/${p.container ?? ''}`);
+      return t !== undefined && now - t >= boundMs;
+    });
+  }
+}
+
+export interface DiagnosisScope {
+  kube: KubeClients;
+  namespace: string;
+  release: string;
+  /** Hook Jobs created before this (earlier runs) are not ours. */
+  since: number;
+}
+
+/** Reads the release's pods and hook Jobs now and classifies each unready one. */
+export async function readProblems(s: DiagnosisScope, o: { withEvents?: boolean; withLogs?: boolean } = {}): Promise<Problem[]> {
+  const { apps, batch, core } = s.kube;
+  const namespace = s.namespace;
+  const [deployments, statefulSets, daemonSets, jobs, pods] = await withCallTimeout(
+    Promise.all([
+      apps.listNamespacedDeployment({ namespace }),
+      apps.listNamespacedStatefulSet({ namespace }),
+      apps.listNamespacedDaemonSet({ namespace }),
+      batch.listNamespacedJob({ namespace }),
+      core.listNamespacedPod({ namespace }),
+    ]),
+  );
+  const selectors: V1LabelSelector[] = [];
+  for (const w of [...deployments.items, ...statefulSets.items, ...daemonSets.items]) {
+    if (ownedByRelease(w, s.release, namespace) && w.spec?.selector) selectors.push(w.spec.selector);
+  }
+  const ours = (j: V1Job) =>
+    ownedByRelease(j, s.release, namespace) ||
+    (j.metadata?.annotations?.['helm.sh/hook'] !== undefined && new Date(j.metadata?.creationTimestamp ?? 0).getTime() >= s.since - 5000);
+  const releaseJobs = jobs.items.filter(ours);
+  const jobNames = new Set(releaseJobs.map((j) => j.metadata?.name));
+  const problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
+  const failedJobs = new Set(problems.map((p) => p.object.slice('Job/'.length)));
+  const jobPods: V1Pod[] = [];
+  for (const pod of pods.items) {
+    const owner = pod.metadata?.ownerReferences?.find((r) => r.kind === 'Job')?.name;
+    if (owner && jobNames.has(owner)) {
+      jobPods.push(pod);
+      continue;
+    }
+    if (pod.metadata?.deletionTimestamp) continue;
+    if (!selectors.some((sel) => matches(sel, pod.metadata?.labels ?? {}))) continue;
+    const p = podProblem(pod);
+    if (p) problems.push(p);
+  }
+  // A Job's pods matter while the Job runs, and for a failed Job (its log says why).
+  for (const pod of jobPods) {
+    const owner = pod.metadata?.ownerReferences?.find((r) => r.kind === 'Job')?.name ?? '';
+    const p = podProblem(pod);
+    if (p && (p.reason !== 'NotReady' || failedJobs.has(owner))) problems.push(p);
+  }
+  if (o.withEvents && problems.length > 0) {
+    const events = await withCallTimeout(core.listNamespacedEvent({ namespace })).catch(() => undefined);
+    const latest = latestEvents(events?.items ?? []);
+    for (const p of problems) p.event = latest.get(p.object);
+  }
+  if (o.withLogs) {
+    for (const p of problems.filter((x) => x.object.startsWith('Pod/') && x.container && !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason))) {
+      p.logTail = await tail(s, p.object.slice(4), p.container!, p.reason === 'CrashLoopBackOff');
+    }
+  }
+  return problems;
+}
+
+async function tail(s: DiagnosisScope, pod: string, container: string, previous: boolean): Promise<string[] | undefined> {
+  try {
+    const text = await withCallTimeout(s.kube.core.readNamespacedPodLog({ name: pod, namespace: s.namespace, container, previous, tailLines: 5, limitBytes: 4096 }), 5000);
+    return String(text).split('\n').map((l) => l.slice(0, 200)).filter((l) => l.trim()).slice(-5);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pure: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist). */
+export function matches(selector: V1LabelSelector, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = e.key in labels;
+    if (e.operator === 'In' && !(has && (e.values ?? []).includes(labels[e.key]!))) return false;
+    if (e.operator === 'NotIn' && has && (e.values ?? []).includes(labels[e.key]!)) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
+}
+
+export interface WaitWatch {
+  /** Set when a pod stayed hopeless past the bound: helm was asked to stop. */
+  readonly failedFast?: Problem[];
+  /** The latest problems seen with events and logs (helm's rollback may remove the pods). */
+  readonly lastSeen: Problem[];
+  stop(): void;
+}
+
+/**
+ * While helm waits: every intervalMs logs what is not ready and why; when a pod stays in a
+ * hopeless state for failFastMs, calls onHopeless (the caller stops helm, which rolls back).
+ */
+export function watchWhileHelmWaits(
+  scope: DiagnosisScope,
+  o: { intervalMs: number; failFastMs: number; logger: Logger; onHopeless: (problems: Problem[]) => void },
+): WaitWatch {
+  const tracker = new HopelessTracker();
+  const state: { failedFast?: Problem[]; stopped: boolean; lastLog: number; lastSeen: Problem[] } = { stopped: false, lastLog: Date.now(), lastSeen: [] };
+  // Polls faster than it logs, so the fail-fast bound is kept to about a second.
+  const pollMs = Math.min(o.intervalMs, Math.max(1000, Math.min(5000, o.failFastMs / 4)));
+  let timer: NodeJS.Timeout | undefined;
+  const round = async () => {
+    if (state.stopped) return;
+    try {
+      const problems = await readProblems(scope);
+      const now = Date.now();
+      const hopeless = tracker.update(problems, now, o.failFastMs);
+      if (hopeless.length > 0 && !state.failedFast) {
+        const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => hopeless);
+        const keys = new Set(hopeless.map((p) => `${p.object}/${p.container ?? ''}`));
+        state.failedFast = detailed.filter((p) => keys.has(`${p.object}/${p.container ?? ''}`));
+        if (state.failedFast.length === 0) state.failedFast = hopeless;
+        o.logger.error({ notReady: describeProblems(state.failedFast) }, `failing fast: ${state.failedFast[0]!.object} stayed ${state.failedFast[0]!.reason} for ${Math.round(o.failFastMs / 1000)}s; stopping helm (it rolls back)`);
+        o.onHopeless(state.failedFast);
+        return;
+      }
+      if (problems.length === 0) state.lastSeen = [];
+      if (now - state.lastLog >= o.intervalMs) {
+        state.lastLog = now;
+        if (problems.length > 0) {
+          state.lastSeen = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => problems);
+          o.logger.info({ notReady: describeProblems(state.lastSeen) }, `waiting: ${problems.length} not ready`);
+        }
+        else o.logger.info('waiting: every pod of the release is ready; helm is finishing');
+      }
+    } catch (err) {
+      o.logger.debug({ cause: (err as Error).message?.split('\n')[0] }, 'progress read failed');
+    } finally {
+      if (!state.stopped && !state.failedFast) timer = setTimeout(() => void round(), pollMs);
+    }
+  };
+  timer = setTimeout(() => void round(), pollMs);
+  return {
+    get failedFast() {
+      return state.failedFast;
+    },
+    get lastSeen() {
+      return state.lastSeen;
+    },
+    stop() {
+      state.stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+function oneLine(s: string): string {
+  const l = s.replace(/\s+/g, ' ').trim();
+  return l.length > 240 ? `${l.slice(0, 237)}...` : l;
+}

@@ -1,0 +1,175 @@
+// One installer at a time, and recovery from a killed one, against the real control plane: the
+// installer and its helm are SIGKILLed mid-operation (a pod OOM-killed or its node lost), then a
+// new run must take over the dead run's Lease once it expires, find the release pending, mark
+// it failed, remediate and finish, with no manual step.
+import { hostname } from 'node:os';
+import { execa, type ResultPromise } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { cliPath, helm3 } from '../helpers.js';
+import { history, install, kubeconfig } from './cluster-helpers.js';
+
+const opts = () => ({ kubeconfig: kubeconfig() });
+const leaseName = 'helm-installer-storefront';
+
+/** The built CLI in its own process group, so the test can SIGKILL it together with its helm. */
+function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
+  return execa(process.execPath, [cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', ...args], {
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...env },
+    reject: false,
+    detached: true,
+    forceKillAfterDelay: false,
+  });
+}
+
+async function lease(ns: string): Promise<{ spec: { holderIdentity?: string; leaseDurationSeconds?: number } } | undefined> {
+  const r = await kubectl(['get', 'lease', leaseName, '-o', 'json'], { ...opts(), namespace: ns, reject: false });
+  return r.exitCode === 0 ? JSON.parse(r.stdout) : undefined;
+}
+
+/** Waits until helm has applied the change and is waiting for it, then kills the whole run. */
+async function killWhileWaiting(ns: string, child: ResultPromise, pending: string): Promise<void> {
+  await waitFor(
+    `the release to be ${pending} with the web Deployment changed`,
+    async () => {
+      if ((await history('storefront', ns)).at(-1)?.status !== pending) return false;
+      const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
+      return web.spec.template.spec.nodeSelector?.zone === 'nowhere';
+    },
+    { timeoutMs: 90_000, intervalMs: 200 },
+  );
+  process.kill(-child.pid!, 'SIGKILL');
+  await child;
+}
+
+function logLines(stdout: string): { msg: string; [k: string]: unknown }[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l));
+}
+
+describe('one installer at a time (Lease) and recovery of a killed one', () => {
+  it('a second run waits up to --lock-timeout, then exits 7 naming the live holder; it never touches the release', async () => {
+    const ns = await createNamespace('lease-busy', opts());
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const first = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '60s']);
+    await waitFor('the first installer to hold the Lease', async () => (await lease(ns))?.spec.holderIdentity, { timeoutMs: 60_000, intervalMs: 200 });
+    const holder = (await lease(ns))!.spec.holderIdentity!;
+    // Exactly the first run's identity: its pod (here host) name and pid.
+    expect(holder).toMatch(new RegExp(`^${hostname()}/${first.pid}/[0-9a-f]{6}$`));
+
+    const started = Date.now();
+    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
+    const waited = Date.now() - started;
+    expect(second.exitCode, second.stderr).toBe(7);
+    expect(second.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${leaseName}`);
+    expect(second.stderr).toMatch(/next: .*--lock-timeout \(HELM_INSTALLER_LOCK_TIMEOUT\)/);
+    expect(logLines(second.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holder === holder)).toBe(true);
+    expect(waited).toBeGreaterThanOrEqual(3000);
+    // The first run's Lease is intact and the second added no revision.
+    expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
+    expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1, 2]);
+
+    process.kill(-first.pid!, 'SIGTERM');
+    await first;
+  });
+
+  it('a run waits while another holds the release and proceeds once it is released', async () => {
+    const ns = await createNamespace('lease-wait', opts());
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    // A live holder: the test renews its Lease every second, then deletes it (released) after 5 s.
+    // MicroTime: RFC 3339 with six fractional digits.
+    const now = () => new Date().toISOString().replace(/Z$/, '000Z');
+    const body = () =>
+      JSON.stringify({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: leaseName, namespace: ns },
+        spec: { holderIdentity: 'installer-pod-a/1/abcdef', leaseDurationSeconds: 15, acquireTime: now(), renewTime: now() },
+      });
+    await kubectl(['apply', '-f', '-'], { ...opts(), input: body() });
+    let renewing = true;
+    const renewer = (async () => {
+      const until = Date.now() + 5000;
+      while (renewing && Date.now() < until) {
+        await kubectl(['patch', 'lease', leaseName, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })], { ...opts(), namespace: ns });
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      await kubectl(['delete', 'lease', leaseName], { ...opts(), namespace: ns });
+    })();
+    const started = Date.now();
+    const r = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
+    renewing = false;
+    await renewer;
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
+    expect(logLines(r.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holder === 'installer-pod-a/1/abcdef')).toBe(true);
+    expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([
+      [1, 'superseded'],
+      [2, 'deployed'],
+    ]);
+    // Released on exit.
+    expect(await lease(ns)).toBeUndefined();
+  });
+
+  it('SIGKILL mid-upgrade: the next run takes over the expired Lease, marks the pending revision failed, rolls back, upgrades: deployed, no manual step', async () => {
+    const ns = await createNamespace('kill-upgrade', opts());
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
+    const deadHolder = await waitFor('the Lease', async () => (await lease(ns))?.spec.holderIdentity, { timeoutMs: 60_000, intervalMs: 200 });
+    await killWhileWaiting(ns, killed, 'pending-upgrade');
+    expect((await history('storefront', ns)).map((h) => h.status)).toEqual(['deployed', 'pending-upgrade']);
+
+    const r = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
+    expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
+    const logs = logLines(r.stdout);
+    expect(logs.some((l) => l.msg === 'lease taken over: its holder stopped renewing it (the installer died)' && l.previousHolder === deadHolder)).toBe(true);
+    expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-upgrade: marked revision 2 failed. Safe because this run holds the release lease'))).toBe(true);
+    expect(logs.some((l) => l.msg === 'rolled back to revision 1, the last deployed one; continuing')).toBe(true);
+
+    const h = await history('storefront', ns);
+    expect(h.map((x) => [x.revision, x.status])).toEqual([
+      [1, 'superseded'],
+      [2, 'failed'],
+      [3, 'superseded'],
+      [4, 'deployed'],
+    ]);
+    expect(h[1]!.description).toMatch(/^Marked failed by helm-installer/);
+    expect(h[2]!.description).toBe('Rollback to 1');
+    const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
+    expect(web.spec.replicas).toBe(3);
+    expect(web.spec.template.spec.nodeSelector?.zone).toBeUndefined();
+    expect(await lease(ns)).toBeUndefined();
+  });
+
+  it('SIGKILL mid first install: the next run uninstalls the install that never deployed and installs again', async () => {
+    const ns = await createNamespace('kill-install', opts());
+    const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
+    await killWhileWaiting(ns, killed, 'pending-install');
+
+    const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
+    expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
+    const logs = logLines(r.stdout);
+    expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-install: marked revision 1 failed'))).toBe(true);
+    expect(logs.some((l) => l.msg === 'uninstalled the first install that never deployed; installing again')).toBe(true);
+    expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+    const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
+    expect(web.spec.template.spec.nodeSelector?.zone).toBeUndefined();
+  });
+
+  it('helm 3 records too: SIGKILL mid-upgrade under helm 3.17; after the rollback the release equals what is asked, so no further upgrade', async () => {
+    const ns = await createNamespace('kill-helm3', opts());
+    const env = { HELM_BIN: helm3 };
+    expect((await install('storefront', ns, [], env)).exitCode).toBe(0);
+    const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere'], env);
+    await killWhileWaiting(ns, killed, 'pending-upgrade');
+    const r = await install('storefront', ns, [], { ...env, HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
+    expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
+    const h = await history('storefront', ns, helm3);
+    expect(h.map((x) => x.status)).toEqual(['superseded', 'failed', 'deployed']);
+    expect(h[1]!.description).toMatch(/^Marked failed by helm-installer/);
+    expect(h[2]!.description).toBe('Rollback to 1');
+    expect(r.stderr).toMatch(/unchanged release storefront/);
+  });
+});

@@ -1,0 +1,96 @@
+// Pure classification of what helm waits for: each unready pod's reason, the latest Event per
+// object, the summary lines, and the fail-fast bookkeeping.
+import { describe, expect, it } from 'vitest';
+import { describeProblems, HopelessTracker, jobProblem, latestEvents, matches, podProblem } from '../../src/cluster/wait-diagnosis.js';
+
+const pod = (status: object, name = 'web-1') => ({ metadata: { name }, status }) as never;
+
+describe('podProblem', () => {
+  it('ImagePullBackOff names the image and the kubelet message', () => {
+    expect(
+      podProblem(
+        pod({
+          phase: 'Pending',
+          containerStatuses: [{ name: 'web', image: 'registry.local/app/web:1.2', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.local/app/web:1.2"' } } }],
+        }),
+      ),
+    ).toEqual({ object: 'Pod/web-1', reason: 'ImagePullBackOff', detail: 'image registry.local/app/web:1.2: Back-off pulling image "registry.local/app/web:1.2"', container: 'web' });
+  });
+  it('CrashLoopBackOff names the container, its last exit code and restarts', () => {
+    expect(
+      podProblem(
+        pod({
+          phase: 'Running',
+          containerStatuses: [
+            { name: 'web', image: 'x', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } }, lastState: { terminated: { exitCode: 1, reason: 'Error' } } },
+          ],
+        }),
+      ),
+    ).toEqual({ object: 'Pod/web-1', reason: 'CrashLoopBackOff', detail: 'container web exited 1 (Error), restarted 4 times', container: 'web' });
+  });
+  it('Unschedulable carries the scheduler message; a ready or succeeded pod is no problem', () => {
+    expect(
+      podProblem(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." }] })),
+    ).toEqual({ object: 'Pod/web-1', reason: 'Unschedulable', detail: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." });
+    expect(podProblem(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'web', ready: true, state: { running: {} } }] }))).toBeUndefined();
+    expect(podProblem(pod({ phase: 'Succeeded' }))).toBeUndefined();
+  });
+  it('a failed hook pod: the container exit code', () => {
+    expect(podProblem(pod({ phase: 'Failed', containerStatuses: [{ name: 'migrate', state: { terminated: { exitCode: 3, reason: 'Error', message: 'no database' } } }] }, 'migrate-x'))).toEqual({
+      object: 'Pod/migrate-x',
+      reason: 'Error',
+      detail: 'container migrate exited 3: no database',
+      container: 'migrate',
+    });
+  });
+});
+
+describe('jobProblem and events', () => {
+  it('a failed Job gives its condition reason', () => {
+    expect(jobProblem({ metadata: { name: 'shop-migrate' }, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] } } as never)).toEqual({
+      object: 'Job/shop-migrate',
+      reason: 'BackoffLimitExceeded',
+      detail: 'Job has reached the specified backoff limit',
+    });
+    expect(jobProblem({ metadata: { name: 'ok' }, status: { conditions: [{ type: 'Complete', status: 'True' }] } } as never)).toBeUndefined();
+  });
+  it('keeps the newest event per object', () => {
+    const ev = (name: string, reason: string, at: string) => ({ involvedObject: { kind: 'Pod', name }, reason, message: `${reason} msg`, lastTimestamp: new Date(at) });
+    const latest = latestEvents([ev('a', 'Pulling', '2026-11-22T10:00:00Z'), ev('a', 'Failed', '2026-11-22T10:00:05Z'), ev('a', 'BackOff', '2026-11-22T10:00:03Z'), ev('b', 'Scheduled', '2026-11-22T10:00:00Z')] as never);
+    expect([...latest]).toEqual([
+      ['Pod/a', 'Failed: Failed msg'],
+      ['Pod/b', 'Scheduled: Scheduled msg'],
+    ]);
+  });
+  it('summary lines: object, reason, detail, event, log tail; capped', () => {
+    const lines = describeProblems([{ object: 'Pod/a', reason: 'CrashLoopBackOff', detail: 'container web exited 1', event: 'BackOff: restarting', logTail: ['panic: no config'] }]);
+    expect(lines).toEqual(['Pod/a: CrashLoopBackOff: container web exited 1', '  last event: BackOff: restarting', '  | panic: no config']);
+    const many = Array.from({ length: 10 }, (_, i) => ({ object: `Pod/p${i}`, reason: 'NotReady', detail: 'x' }));
+    expect(describeProblems(many, 3).at(-1)).toBe('... and 7 more not ready');
+  });
+});
+
+describe('HopelessTracker', () => {
+  it('reports a pod only once it stayed hopeless for the bound, and forgets it when it recovers', () => {
+    const t = new HopelessTracker();
+    const pull = { object: 'Pod/a', reason: 'ImagePullBackOff', detail: '', container: 'web' };
+    const pullErr = { ...pull, reason: 'ErrImagePull' };
+    const unsched = { object: 'Pod/b', reason: 'Unschedulable', detail: '' };
+    expect(t.update([pullErr, unsched], 0, 10_000)).toEqual([]);
+    expect(t.update([pull, unsched], 6_000, 10_000)).toEqual([]);
+    // ErrImagePull and ImagePullBackOff alternate: one continuous hopeless stretch.
+    expect(t.update([pull, unsched], 10_000, 10_000)).toEqual([pull]);
+    expect(t.update([unsched], 11_000, 10_000)).toEqual([]);
+    expect(t.update([pull], 12_000, 10_000)).toEqual([]);
+  });
+});
+
+describe('matches', () => {
+  it('matchLabels and matchExpressions', () => {
+    expect(matches({ matchLabels: { app: 'web' } }, { app: 'web', x: '1' })).toBe(true);
+    expect(matches({ matchLabels: { app: 'web' } }, { app: 'db' })).toBe(false);
+    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }, { tier: 'b' })).toBe(true);
+    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['a'] }] }, { tier: 'a' })).toBe(false);
+    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] }, {})).toBe(true);
+  });
+});
