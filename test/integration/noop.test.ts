@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl } from '../cluster/kube.js';
-import { helm4, tempDir } from '../helpers.js';
+import { appDir, helm4, tempDir } from '../helpers.js';
 import { copyChart, history, install, kubeconfig } from './cluster-helpers.js';
 import { execa } from 'execa';
 
@@ -64,7 +64,8 @@ describe('no-op redeploy', () => {
       const file = join(dir, 'templates', 'serviceaccount.yaml');
       writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited by the vendor\n`);
     });
-    const newChart = await install('storefront', ns, ['--values', values, '--chart', chart]);
+    // The vendor base values as before (they apply to the bundled chart only unless named).
+    const newChart = await install('storefront', ns, ['--values', values, '--chart', chart, '--base-values', join(appDir, 'values')]);
     expect(newChart.exitCode, newChart.stderr).toBe(0);
     expect(newChart.stdout).toContain('chart changed');
     const fourth = await recordLabels(ns, 4);
