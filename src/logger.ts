@@ -1,8 +1,9 @@
 // One logger for the whole run: pino JSON lines (what log collectors want) or pretty text for
 // people. Writes are synchronous so that nothing is lost when the process ends right after a
 // failure: the last lines are the ones an admin reads in `kubectl describe`.
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { SecretRegistry } from './secrets.js';
 
 export type LogFormat = 'json' | 'pretty';
@@ -16,11 +17,15 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream | number;
 }
 
+// pino-pretty (some 30 modules) is loaded only for the pretty format: a Job logs JSON, and
+// every module loaded is startup time (issue 10). require() keeps createLogger synchronous.
+const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+
 export function createLogger(options: LoggerOptions): Logger {
   const { secrets } = options;
   const destination =
     options.format === 'pretty'
-      ? pretty({ sync: true, colorize: false, destination: options.destination ?? 1, ignore: 'pid,hostname' })
+      ? loadPretty()({ sync: true, colorize: false, destination: options.destination ?? 1, ignore: 'pid,hostname' })
       : typeof options.destination === 'object'
         ? options.destination
         : pino.destination({ dest: options.destination ?? 1, sync: true });

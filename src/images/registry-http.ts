@@ -1,8 +1,15 @@
 // One HTTP(S) request with node:http/https, for the registry API. Not fetch: fetch cannot take a
 // per-request CA, and an airgapped registry almost always has a private one.
-import http, { type IncomingHttpHeaders } from 'node:http';
-import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import { rootCertificates } from 'node:tls';
+
+// require(), not import: an ES import of node:http reads every export, and its WebSocket getter
+// loads node's bundled undici (40-300 ms on every run, preflight or not; issue 10).
+const require = createRequire(import.meta.url);
+const http = () => require('node:http') as typeof import('node:http');
+const httpsModule = () => require('node:https') as typeof import('node:https');
 
 export interface HttpRequest {
   url: URL;
@@ -36,7 +43,7 @@ export function httpRequest(request: HttpRequest): Promise<HttpResponse> {
       // A one-shot check: no keep-alive pool holding the process open afterwards.
       agent: false,
     };
-    const send = url.protocol === 'https:' ? https.request : http.request;
+    const send = url.protocol === 'https:' ? httpsModule().request : http().request;
     const req = send(url, options, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;

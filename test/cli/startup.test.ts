@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { commandCatalog, namedCommand } from '../../src/commands/catalog.js';
-import { cliPath, tempDir } from '../helpers.js';
+import { cliPath, repoRoot, tempDir } from '../helpers.js';
 
 const hook = join(tempDir('startup'), 'record-loads.mjs');
 writeFileSync(
@@ -52,6 +52,22 @@ describe('startup', () => {
     expect(stdout).toContain('--history-max <n>');
     expect(commandModulesIn(modules)).toContain('commands/install-command.js');
     expect(commandModulesIn(modules)).not.toContain('commands/values-command.js');
+  });
+
+  it("a run's own modules leave out node's bundled undici (an ES import of node:http loads it) and, with JSON logs, pino-pretty", async () => {
+    const installModule = join(repoRoot, 'dist', 'src', 'commands', 'install-command.js');
+    const r = await execa(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(installModule)}); console.log(JSON.stringify(process.moduleLoadList))`]);
+    const builtins = JSON.parse(String(r.stdout)) as string[];
+    expect(builtins.filter((m) => /undici/.test(m))).toEqual([]);
+    const { modules } = await loadedModules(['values', '--log-level', 'debug']);
+    expect(modules.filter((m) => m.includes('/node_modules/pino/'))).not.toEqual([]);
+    expect(modules.filter((m) => m.includes('/node_modules/pino-pretty/'))).toEqual([]);
+  });
+
+  it('--log-format pretty still loads pino-pretty and prints readable lines', async () => {
+    const r = await execa(process.execPath, [cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'], { reject: false });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(String(r.stderr)).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: helm found$/m);
   });
 
   it('the catalog lists each command with the description its definition declares', async () => {
