@@ -87,6 +87,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const stage = stageGate(state);
   if (o.dryRun) return dryRun(o, state, start, started);
 
+  // The digests need one helm run (helm's own merge of the values): started before the
+  // Kubernetes client has finished loading, so the two overlap.
+  const digestsPromise = releaseDigests(o, chart.path, helm, resolved);
+  digestsPromise.catch(() => undefined);
   stage('connecting to the cluster');
   const kube = await connectKube();
   const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
@@ -111,7 +115,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     // One attempt, no retry: a cluster that is not reachable yet gets the render check first (a
     // values mistake is reported as such), then the Lease retries it up to --connect-timeout.
     const [digests, current] = await Promise.all([
-      releaseDigests(o, chart.path, helm, resolved),
+      digestsPromise,
       records.current().catch((err: unknown) => {
         if (!(err instanceof TransientError)) throw err;
         logger.info({ cause: err.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');

@@ -10,9 +10,10 @@ import { appDir, chartDir, cliPath, helm4 } from '../helpers.js';
 
 const n = Number(process.argv[2] ?? 7) || 7;
 
+/** The newest revision number (a count would stop at --history-max). */
 async function revisions(release: string, ns: string, env: Record<string, string>): Promise<number> {
-  const r = await execa(helm4, ['history', release, '-n', ns, '-o', 'json'], { env });
-  return (JSON.parse(r.stdout) as unknown[]).length;
+  const r = await execa(helm4, ['history', release, '-n', ns, '--max', '1', '-o', 'json'], { env });
+  return (JSON.parse(r.stdout) as { revision: number }[]).at(-1)?.revision ?? 0;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
