@@ -78,6 +78,28 @@ export function toRewritePlan(plan: PostRenderPlanFile): RewritePlan {
   };
 }
 
+/**
+ * A full garbage collection after every few MB of documents read, when the process runs with
+ * --expose-gc (POST_RENDER_NODE_ARGS). Each document's tree is garbage once read, but a large one
+ * (a CRD, a dashboard ConfigMap) lives long enough to be promoted, and V8 lets the old generation
+ * grow well past the live data before it collects: measured on public charts concatenated (48 MB),
+ * peak RSS 350 MB without, 205 MB with (60 MB of it Node's own); no cost on small documents.
+ */
+function collectGarbageNow(): ((piece: ManifestPiece) => void) | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return undefined;
+  let since = 0;
+  return (piece) => {
+    since += piece.text.length;
+    // Small documents die young and cost nothing; a full collection costs time, so only after
+    // large ones (or much input), at most once per 8 MB read.
+    if (since < 8 * MB || (since < 32 * MB && piece.text.length < MB)) return;
+    since = 0;
+    gc();
+  };
+}
+const MB = 1024 * 1024;
+
 /** Splits a byte stream into documents as it arrives (UTF-8 decoded across chunk edges). */
 export async function readPieces(input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): Promise<ManifestPiece[]> {
   const decoder = new TextDecoder('utf-8');
@@ -105,7 +127,7 @@ export async function runPostRender(
     const plan = await readPlanFile(parsePlanArgument(argv));
     reportFile = plan.reportFile;
     const pieces = await readPieces(typeof input === 'string' ? [input] : input);
-    const prepared = prepareRewrite(pieces, toRewritePlan(plan));
+    const prepared = prepareRewrite(pieces, toRewritePlan(plan), { afterDocument: collectGarbageNow() });
     await appendReport(reportFile, { ok: true, at: new Date().toISOString(), ...prepared.summary });
     const chunks: string[] = [];
     let empty = true;

@@ -39,8 +39,9 @@ export interface PostRendererSetup {
  * Node flags of the post-renderer process. A young generation of 1 MB (Node's default grows to
  * 16 MB per semi-space) keeps each document's short-lived tree from being promoted and piling up
  * in the old generation: measured on 50 MB of manifests, peak RSS 340 MB -> 200 MB, same speed.
+ * --expose-gc lets the post-renderer collect after every few MB of documents (post-render-run.ts).
  */
-export const POST_RENDER_NODE_ARGS = ['--max-semi-space-size=1'];
+export const POST_RENDER_NODE_ARGS = ['--max-semi-space-size=1', '--expose-gc'];
 
 export function defaultPostRenderScript(): string {
   // dist/src/images/post-renderer-setup.js -> dist/src/post-render.js

@@ -114,7 +114,11 @@ export function rewriteManifests(text: string, plan: RewritePlan): RewriteResult
   return { output: [...prepared.output()].join(''), rewrites: prepared.rewrites!, images: prepared.images! };
 }
 
-export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, options: { collect?: boolean } = {}): PreparedRewrite {
+export function prepareRewrite(
+  pieces: ManifestPiece[],
+  plan: RewritePlan,
+  options: { collect?: boolean; afterDocument?: (piece: ManifestPiece) => void } = {},
+): PreparedRewrite {
   if (plan.imagePullSecret !== undefined && !(DNS_SUBDOMAIN.test(plan.imagePullSecret) && plan.imagePullSecret.length <= 253)) {
     throw new UsageError(`Image pull secret name "${plan.imagePullSecret}" is not a valid Kubernetes object name`, {
       hint: 'Use the name of an existing docker-registry Secret: lowercase letters, digits, "-" and ".".',
@@ -176,6 +180,7 @@ export function prepareRewrite(pieces: ManifestPiece[], plan: RewritePlan, optio
         }
       }
     }
+    options.afterDocument?.(piece);
   }
 
   // The same plan `images` and the preflight build (validation, collisions, exact KOTS names),
