@@ -3,9 +3,11 @@
 // pushes an airgap bundle, kots/ rendered by KOTS's engine for that registry, the rendered
 // manifests applied, and the Job pulled and run by the real kubelet, its preflight finding every
 // image, installing the chart with every image pointing at the local registry.
+import { execa } from 'execa';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
+import { statePaths } from '../cluster/paths.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage, pushImage } from '../image/image-build.js';
 import { runCli } from '../helpers.js';
@@ -42,6 +44,8 @@ describe('airgap, end to end', () => {
     const built = await buildImage({ log: () => undefined, registry: registryHost, quietBuild: true });
     const installerImage = `${local}/storefront-installer:1.4.0`;
     await pushImage(built.imageId, installerImage);
+    // A fixed tag and IfNotPresent: an earlier run's image under that tag would be run as it is.
+    await execa('ctr', ['--address', statePaths().node.containerdSocket, '-n', 'k8s.io', 'images', 'rm', installerImage], { reject: false });
 
     // The chart's images, as `images --registry` lists them; the CronJob's, pinned by digest in the
     // chart, is pinned to what we push through the Config screen's values override.
