@@ -4,6 +4,7 @@
 // HELM_KUBECONTEXT choosing the context. The client is imported lazily: it takes a noticeable
 // part of a second to load, and commands without a cluster never pay for it.
 import { readFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import type { AppsV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 export interface KubeClients {
@@ -34,7 +35,16 @@ export async function connectKube(env: NodeJS.ProcessEnv = process.env): Promise
   const k8s = await kubeModule();
   const config = new k8s.KubeConfig();
   // loadFromDefault: KUBECONFIG (a list of files), ~/.kube/config, then in-cluster: helm's order.
-  config.loadFromDefault();
+  try {
+    config.loadFromDefault();
+  } catch (err) {
+    // A kubeconfig that cannot be read or parsed is a setting to fix, not a bug of ours.
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new UsageError(`cannot load the cluster configuration${env.KUBECONFIG ? ` from KUBECONFIG=${env.KUBECONFIG}` : ''}: ${cause}`, {
+      hint: 'Point KUBECONFIG at a readable kubeconfig file, or leave it unset in a pod so the service account is used.',
+      cause: err,
+    });
+  }
   if (env.HELM_KUBECONTEXT) config.setCurrentContext(env.HELM_KUBECONTEXT);
   return {
     config,

@@ -22,7 +22,7 @@ import {
   toCommonOptions,
 } from '../config.js';
 import { type OptionsOf, rest, switchOption, value } from '../options.js';
-import { HelmOperationError, ReleaseBusyError, TransientError } from '../errors.js';
+import { HelmOperationError, ReleaseBusyError, TransientError, UsageError } from '../errors.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import { isPending } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
@@ -92,7 +92,12 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const digestsPromise = releaseDigests(o, chart.path, helm, resolved);
   digestsPromise.catch(() => undefined);
   stage('connecting to the cluster');
-  const kube = await connectKube();
+  const kube = await connectKube().catch(async (err: unknown) => {
+    // A kubeconfig that cannot be loaded is reported after the checks that need no cluster, so
+    // bad values (3) and missing images (6) are named first, as for a cluster not reachable yet.
+    if (err instanceof UsageError) await checksWithoutCluster(o, state, start);
+    throw err;
+  });
   const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
   state.progress.namespace = namespace;
   const records = new ReleaseRecords(kube, namespace, release);
@@ -244,6 +249,21 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   } finally {
     await (lease as ReleaseLease | undefined)?.release();
   }
+}
+
+/** The render check and the registry preflight alone, for a run that cannot reach the cluster. */
+async function checksWithoutCluster(o: InstallOptions, state: RunState, start: CommandStart): Promise<void> {
+  const { logger, chart, release, resolved, helm } = start;
+  const stage = stageGate(state);
+  await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
+    const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
+    stage('render check');
+    await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal);
+    if (airgap.preflight && !o.skipPreflight) {
+      stage('registry preflight');
+      await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
+    }
+  });
 }
 
 /** --dry-run: helm's server-side dry run; no Lease, no recovery, nothing written. */

@@ -150,6 +150,15 @@ describe('edges that are fine or have their own error', () => {
     expect(r.stderr).toMatch(/next: Install helm/);
   });
 
+  it('a KUBECONFIG naming a missing file is a setting to fix (exit 2, naming it), not an internal error', async () => {
+    const before = helmCalls().length;
+    const r = await runCli(['install'], { env: { HELM_BIN: spy, KUBECONFIG: join(dir, 'no-such-kubeconfig') } });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`cannot load the cluster configuration from KUBECONFIG=${join(dir, 'no-such-kubeconfig')}`);
+    expect(r.stderr).toMatch(/^next: Point KUBECONFIG at a readable kubeconfig file/m);
+    expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
+  });
+
   it('an unreachable cluster is retried up to --connect-timeout, then exit 5, with the summary last and in the termination file, secrets masked', async () => {
     const secretValues = join(dir, 'secret.yaml');
     writeFileSync(secretValues, 'database:\n  password: "Xyzzy-Secret-42"\n');
