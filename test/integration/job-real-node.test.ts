@@ -6,10 +6,10 @@
 // The cases share the manifests' own namespace and names, so they run one after the other.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { getJson, kubectl, waitFor, type KubectlOptions } from '../cluster/kube.js';
+import { getJson, kubectl, type KubectlOptions } from '../cluster/kube.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
@@ -113,31 +113,5 @@ describe('the installer Job on the real node', () => {
     const describe = await kubectl(['describe', 'pod', pods[0].metadata.name], ns);
     for (const line of term.message.trim().split('\n')) expect(describe.stdout).toContain(line.trim());
     expect(await history(release, namespace)).toEqual([]);
-  });
-
-  it('release busy (another helm holds it): the pod fails with 7 and the Job retries', async () => {
-    await reset();
-    // A first install, then an upgrade left waiting for a pod that can never schedule: pending-upgrade.
-    const env = { KUBECONFIG: kubeconfig };
-    const chart = join(repoRoot, 'app', 'storefront');
-    await execa(helm4, ['upgrade', '--install', release, chart, '--namespace', namespace], { env });
-    let holder: ResultPromise | undefined;
-    try {
-      holder = execa(helm4, ['upgrade', release, chart, '--namespace', namespace, '--reuse-values', '--set', 'web.nodeSelector.zone=nowhere', '--wait', '--timeout', '10m'], { env, reject: false });
-      await waitFor('pending-upgrade', async () => (await history(release, namespace)).at(-1)?.status === 'pending-upgrade', { timeoutMs: 60_000 });
-      await apply(forRealNode(shipped, image));
-      const retried = await waitFor('two failed pods', async () => {
-        const j = await getJson(['get', 'job', job.metadata.name], ns);
-        return (j.status?.failed ?? 0) >= 2 ? j : undefined;
-      }, { timeoutMs: 180_000, intervalMs: 1000 });
-      expect((retried.status.conditions ?? []).filter((c: any) => c.type === 'Failed' && c.status === 'True')).toEqual([]);
-      const pods = await installerPods();
-      const exits = pods.map(terminatedOf).filter(Boolean).map((t: any) => t.exitCode);
-      expect(exits.slice(0, 2)).toEqual([7, 7]);
-      expect(terminatedOf(pods[0]).message).toMatch(/^helm-installer FAILED \(exit 7: /);
-    } finally {
-      holder?.kill('SIGTERM');
-      await holder;
-    }
   });
 });
