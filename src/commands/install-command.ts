@@ -32,7 +32,8 @@ import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
 import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
-import { startCommand, withAirgap, type CommandStart } from './prepare.js';
+import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
+import type { ValuesArguments } from '../helm/helm-args.js';
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -254,16 +255,21 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 /** The render check and the registry preflight alone, for a run that cannot reach the cluster. */
 async function checksWithoutCluster(o: InstallOptions, state: RunState, start: CommandStart): Promise<void> {
   const { logger, chart, release, resolved, helm } = start;
-  const stage = stageGate(state);
   await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
-    const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
+    await renderThenPreflight(o, state, start, airgap, toValuesArguments(resolved, airgap.generated.map((g) => g.file)));
+  });
+}
+
+/** The checks that need no cluster, one after the other: templates and schema, then the images. */
+async function renderThenPreflight(o: InstallOptions, state: RunState, start: CommandStart, airgap: AirgapSetup, values: ValuesArguments): Promise<void> {
+  const { logger, chart, release, helm } = start;
+  const stage = stageGate(state);
     stage('render check');
     await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal);
     if (airgap.preflight && !o.skipPreflight) {
       stage('registry preflight');
       await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
     }
-  });
 }
 
 /** --dry-run: helm's server-side dry run; no Lease, no recovery, nothing written. */
@@ -272,12 +278,7 @@ async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, s
   const stage = stageGate(state);
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
-    stage('render check');
-    await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal);
-    if (airgap.preflight && !o.skipPreflight) {
-      stage('registry preflight');
-      await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
-    }
+    await renderThenPreflight(o, state, start, airgap, values);
     stage('reading release history');
     const history = await helm.history(release, o.namespace, undefined, state.signal);
     const last = history.at(-1);
