@@ -50,7 +50,9 @@ export class HelmRunner {
         : undefined,
     });
     const { stdout, stderr } = result;
-    if (result.exitCode === 0 && !result.overflow) return { ok: true, stdout, stderr };
+    // Helm 4 catches SIGTERM, and a `template` it was rendering then still ends with exit 0: a
+    // call whose cancel signal fired is interrupted, whatever helm's exit code.
+    if (result.exitCode === 0 && !result.overflow && !result.canceled) return { ok: true, stdout, stderr };
     return {
       ok: false,
       exitCode: result.exitCode ?? -1,
