@@ -24,7 +24,7 @@ import {
   binaryPaths, buildScriptPath, cacheRoot, pinnedVersions, statePaths, type BinaryPaths, type StatePaths,
 } from './paths.js';
 import {
-  isRunning, logTail, readPids, startDetached, stopProcesses, writePids, type ComponentProcess, type PidsFile,
+  isRunning, readPids, startDetached, stopProcesses, waitAlive, writePids, type ComponentProcess, type PidsFile,
 } from './processes.js';
 
 export interface ClusterInfo {
@@ -248,33 +248,6 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
     // Leave the state dir (its logs explain the failure); the next ensureCluster starts afresh.
     await stopProcesses(record.components);
     throw error;
-  }
-}
-
-/** Polls `probe` (errors count as "not yet"), giving up at once, with the log tail, if one of `procs` dies. */
-async function waitAlive(what: string, procs: ComponentProcess[], probe: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const dead = procs.find((p) => !isRunning(p));
-    if (dead) throw new DeadProcessError(dead);
-    try {
-      if (await probe()) return;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      const tails = procs.map((p) => `--- ${p.log}\n${logTail(p, 5)}`).join('\n');
-      const detail = last instanceof Error ? ` (last error: ${last.message})` : '';
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${detail}\n${tails}`);
-    }
-    await sleep(250);
-  }
-}
-
-class DeadProcessError extends Error {
-  constructor(proc: ComponentProcess) {
-    super(`${proc.name} (pid ${proc.pid}) exited during start-up; last lines of ${proc.log}:\n${logTail(proc)}`);
   }
 }
 

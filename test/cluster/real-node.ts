@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { httpStatus } from './http-probe.js';
 import { conditionOf, getJson } from './kube.js';
 import type { BinaryPaths, RealNodePaths } from './paths.js';
-import { isRunning, logTail, startDetached, stopProcesses, type ComponentProcess } from './processes.js';
+import { isRunning, startDetached, stopProcesses, waitAlive, type ComponentProcess } from './processes.js';
 import { PAUSE_SOURCE, pushStaticImage, staticBinary } from './static-image.js';
 
 /** The node's name: the API server reaches the kubelet by this Hostname address (loopback). */
@@ -316,23 +316,3 @@ function kubeletConfig(paths: RealNodePaths, port: number): string {
   });
 }
 
-/** Polls `probe` (errors count as "not yet"), failing at once, with the log tail, if a process dies. */
-async function waitAlive(what: string, procs: ComponentProcess[], probe: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const dead = procs.find((p) => !isRunning(p));
-    if (dead) throw new Error(`${dead.name} (pid ${dead.pid}) exited during start-up; last lines of ${dead.log}:\n${logTail(dead)}`);
-    try {
-      if (await probe()) return;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      const tails = procs.map((p) => `--- ${p.log}\n${logTail(p, 8)}`).join('\n');
-      const detail = last instanceof Error ? ` (last error: ${last.message})` : '';
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${detail}\n${tails}`);
-    }
-    await sleep(250);
-  }
-}
