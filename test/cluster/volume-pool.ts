@@ -1,13 +1,15 @@
 // Nothing provisions volumes here, so claims bind to a pool of pre-created hostPath
 // PersistentVolumes of the default StorageClass. Released volumes come back by KWOK's recycle
 // stage; volumes held by claims that tests leave behind do not, so every ensureCluster tops
-// the pool up to PV_POOL_SIZE available volumes.
+// the pool up to PV_POOL_SIZE available volumes. One full test run leaves 21 claims bound (every
+// storefront install keeps its database claim), so the pool holds several runs' worth: at 20 the
+// 21st install waited for a volume until its timeout.
 import { stringify } from 'yaml';
 import { STORAGE_CLASS } from './bootstrap-objects.js';
 import { applyYaml, getJson } from './kube.js';
 import { PV_POOL_LABEL } from './kwok-stages.js';
 
-export const PV_POOL_SIZE = 20;
+export const PV_POOL_SIZE = 100;
 export const PV_CAPACITY = '100Gi';
 
 /** Retain, so a released volume waits for KWOK's recycle stage instead of a deleter that does not exist. */
