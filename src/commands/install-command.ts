@@ -48,7 +48,7 @@ export const installOptionTable = {
     parseTakeOwnership,
     'first-install',
   ),
-  skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'do not check that rewritten images exist in the registry'),
+  skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'skip the preflight checks: rewritten images in the registry, RBAC'),
   registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parsePath),
   pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePath),
   lockTimeout: value('--lock-timeout <duration>', 'LOCK_TIMEOUT', 'how long to wait while another installer holds the release (its Lease), then exit 7', parseDurationMs, 300_000, '5m'),
@@ -161,10 +161,12 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
 
       // The render check and the registry preflight do not depend on each other: both at once,
-      // a failure still reported in stage order (bad input before a missing image).
+      // a failure still reported in stage order (bad input before a missing image). CRDs included:
+      // helm creates those from crds/ too, and the RBAC preflight must see them.
       stage('render check');
+      const rendered = helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: airgap.postRendererArgs, includeCrds: true }, airgap.env, state.signal);
       await awaitInOrder(state.progress, [
-        ['render check', helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal)],
+        ['render check', rendered],
         [
           'registry preflight',
           airgap.preflight && !o.skipPreflight
@@ -174,6 +176,12 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       ] as const);
 
       const held = await acquire();
+      if (!o.skipPreflight) {
+        // Once the Lease has waited for the cluster to answer. Imported here: the client is slow to load.
+        stage('rbac preflight');
+        const { rbacPreflight } = await import('../rbac/rbac-preflight.js');
+        await untilAborted(rbacPreflight({ manifests: await rendered, releaseNamespace: namespace }, logger, kube.config), state.signal, 'rbac preflight');
+      }
       // Stop helm if another installer takes the Lease (this run stalled past its duration).
       const signal = AbortSignal.any([state.signal, held.lost]);
       stage('reading release history');
@@ -260,16 +268,18 @@ async function checksWithoutCluster(o: InstallOptions, state: RunState, start: C
   });
 }
 
-/** The checks that need no cluster, one after the other: templates and schema, then the images. */
-async function renderThenPreflight(o: InstallOptions, state: RunState, start: CommandStart, airgap: AirgapSetup, values: ValuesArguments): Promise<void> {
+/** The checks that need no cluster, one after the other: templates and schema, then the images. Returns the rendered chart, CRDs included. */
+async function renderThenPreflight(o: InstallOptions, state: RunState, start: CommandStart, airgap: AirgapSetup, values: ValuesArguments): Promise<string> {
   const { logger, chart, release, helm } = start;
   const stage = stageGate(state);
-    stage('render check');
-    await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs }, airgap.env, state.signal);
-    if (airgap.preflight && !o.skipPreflight) {
-      stage('registry preflight');
-      await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
-    }
+  stage('render check');
+  // CRDs included: helm creates those from crds/ too, and the RBAC preflight must see them.
+  const manifests = await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs, includeCrds: true }, airgap.env, state.signal);
+  if (airgap.preflight && !o.skipPreflight) {
+    stage('registry preflight');
+    await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
+  }
+  return manifests;
 }
 
 /** --dry-run: helm's server-side dry run; no Lease, no recovery, nothing written. */
@@ -278,7 +288,14 @@ async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, s
   const stage = stageGate(state);
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
-    await renderThenPreflight(o, state, start, airgap, values);
+    const manifests = await renderThenPreflight(o, state, start, airgap, values);
+    if (!o.skipPreflight) {
+      stage('rbac preflight');
+      // The client and the preflight module are loaded only here: they take a noticeable part of a second.
+      const kube = await connectKube();
+      const { rbacPreflight } = await import('../rbac/rbac-preflight.js');
+      await untilAborted(rbacPreflight({ manifests, releaseNamespace: o.namespace ?? helmDefaultNamespace(kube.config) }, logger, kube.config), state.signal, 'rbac preflight');
+    }
     stage('reading release history');
     const history = await helm.history(release, o.namespace, undefined, state.signal);
     const last = history.at(-1);

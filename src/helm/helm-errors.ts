@@ -77,7 +77,7 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
   }
   if (has(/is forbidden: User|forbidden: /)) {
     return new PreflightError(message, {
-      hint: "Grant the installer's ServiceAccount the permissions named above (see manifests/rbac.yaml).",
+      hint: "Grant the installer's ServiceAccount the permissions named above (the Role and ClusterRole in manifests/installer.yaml, or kots/installer-job.yaml; README, \"RBAC\").",
     });
   }
   if (

@@ -44,6 +44,7 @@ const shipped = shippedManifests();
 const job = shipped.find((d) => d.kind === 'Job')!;
 const namespace = job.metadata.namespace!;
 const release = job.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'HELM_INSTALLER_RELEASE').value as string;
+const sa = job.spec.template.spec.serviceAccountName as string;
 const ns: KubectlOptions = { kubeconfig, namespace };
 let image = '';
 
@@ -62,6 +63,14 @@ const installerPods = () => jobPods(job.metadata.name, ns);
 
 beforeAll(async () => {
   await kubectl(['create', 'namespace', namespace], { kubeconfig, reject: false });
+  // A binding left by manifests/ before its RBAC was narrowed (cluster-admin for this very
+  // ServiceAccount) would let the narrow-Role case pass: remove any binding of it but ours.
+  const ours = shipped.filter((d) => d.kind === 'ClusterRoleBinding').map((d) => d.metadata.name);
+  const bindings = await getJson<{ items: any[] }>(['get', 'clusterrolebindings'], { kubeconfig });
+  for (const b of bindings.items) {
+    const binds = (b.subjects ?? []).some((s: any) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === namespace);
+    if (binds && !ours.includes(b.metadata.name)) await kubectl(['delete', 'clusterrolebinding', b.metadata.name, '--ignore-not-found'], { kubeconfig });
+  }
   image = (await buildImage({ log: () => undefined, registry, quietBuild: true })).reference;
 }, 900_000);
 
@@ -78,7 +87,8 @@ describe('the installer Job on the real node', () => {
     expect(pod.spec.nodeName).toBe(REAL_NODE_NAME);
     expect(pod.spec.containers[0].image).toBe(image);
     expect(ranDigest(pod)).toBe(await registryDigest(image));
-    expect(terminatedOf(pod)?.exitCode, terminatedOf(pod)?.message).toBe(0);
+    if (terminatedOf(pod)?.exitCode !== 0) process.stderr.write(`[installer failed]\n${terminatedOf(pod)?.message}\n${(await kubectl(['logs', pod.metadata.name], ns)).stdout.slice(-4000)}\n`);
+    expect(terminatedOf(pod)?.exitCode).toBe(0);
     expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
     // Non-root with a read-only root filesystem, as shipped, and it still did its work.
     const container = pod.spec.containers[0];
@@ -95,6 +105,18 @@ describe('the installer Job on the real node', () => {
     const started = Date.parse(terminatedOf(pod).startedAt);
     const finished = Date.parse(terminatedOf(pod).finishedAt);
     process.stderr.write(`[figure] installer container ran ${(finished - started) / 1000} s; Job ${done.status.startTime} -> ${done.status.completionTime}\n`);
+
+    // A redeploy with nothing changed (KOTS applies the same release again): the installer reads
+    // the release's workloads to judge it healthy, through the same narrow Role, and leaves it.
+    await kubectl(['delete', 'job', job.metadata.name, '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
+    await apply(forRealNode(shipped, image));
+    const again = await finishedInstaller();
+    const [second] = await installerPods();
+    const logs = (await kubectl(['logs', second.metadata.name], ns)).stdout;
+    expect(terminatedOf(second)?.exitCode, logs.slice(-3000)).toBe(0);
+    expect(again.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+    expect(logs).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
+    expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
   });
 
   it('invalid customer values: exit 3, the Job fails at once (PodFailurePolicy, no retry), describe shows the summary', async () => {
@@ -113,5 +135,25 @@ describe('the installer Job on the real node', () => {
     const describe = await kubectl(['describe', 'pod', pods[0].metadata.name], ns);
     for (const line of term.message.trim().split('\n')) expect(describe.stdout).toContain(line.trim());
     expect(await history(release, namespace)).toEqual([]);
+  });
+
+  it('RBAC: with a Role narrower than the chart needs, exit 6 names the missing permission before helm changes anything', async () => {
+    await reset();
+    const narrower = forRealNode(shipped, image).map((d) => {
+      if (d.kind !== 'Role') return d;
+      const copy = structuredClone(d);
+      copy.rules = copy.rules.map((r: any) => ({ ...r, resources: r.resources.filter((x: string) => x !== 'cronjobs') }));
+      return copy;
+    });
+    await apply(narrower);
+    const done = await finishedInstaller();
+    expect(done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
+    const [pod] = await installerPods();
+    const term = terminatedOf(pod);
+    expect(term.exitCode).toBe(6);
+    expect(term.message).toContain(`  cronjobs.batch in namespace ${namespace}: create, delete, get, list, patch, watch (CronJob/${release}-report)`);
+    expect(term.message).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
+    expect(await history(release, namespace)).toEqual([]);
+    await apply(shipped.filter((d) => d.kind === 'Role'));
   });
 });

@@ -1,0 +1,145 @@
+// RBAC preflight: before helm changes anything, ask the API server (SelfSubjectAccessReview, as
+// `kubectl auth can-i` does) whether this identity (in a Job: its ServiceAccount) may do what the
+// rendered chart needs. Without it a narrow Role surfaces as a helm failure halfway through an
+// install, with a rollback that may itself be forbidden.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AuthorizationV1Api, KubeConfig, KubernetesObjectApi, type V1APIResource } from '@kubernetes/client-node';
+import { PreflightError, TransientError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import {
+  crdResources, describePermission, renderedObjects, requiredPermissions, type Permission, type RenderedObject, type ResourceInfo,
+} from './required-permissions.js';
+
+export interface RbacPreflightInput {
+  /** The rendered chart, CRDs included (helm template --include-crds). */
+  manifests: string;
+  /** Undefined: the kubeconfig context's (in a pod: its ServiceAccount's), as helm does. */
+  releaseNamespace?: string;
+  /** Requests in flight at once. */
+  concurrency?: number;
+  /** Denials asked again this many times, this far apart, before they count (RBAC cache lag). */
+  settleRetries?: number;
+  settleDelayMs?: number;
+}
+
+export interface RbacPreflightResult {
+  checked: number;
+  denied: Permission[];
+}
+
+/** Exposes the discovery lookup KubernetesObjectApi keeps to itself (cached per apiVersion). */
+class ResourceDiscovery extends KubernetesObjectApi {
+  find(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
+    return this.resource(apiVersion, kind);
+  }
+}
+
+/** Loads the kubeconfig the way helm does: $KUBECONFIG, ~/.kube/config, or the pod's ServiceAccount. */
+export function loadKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
+
+export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig = loadKubeConfig()): Promise<RbacPreflightResult> {
+  const objects = renderedObjects(input.manifests);
+  const fromCrds = crdResources(objects, input.manifests);
+  const discovery = kc.makeApiClient(ResourceDiscovery);
+  const resolved = new Map<string, ResourceInfo | undefined>();
+  for (const key of new Set(objects.map((o) => `${o.apiVersion}:${o.kind}`))) {
+    const [apiVersion, kind] = [key.slice(0, key.lastIndexOf(':')), key.slice(key.lastIndexOf(':') + 1)];
+    const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
+    let found: V1APIResource | undefined;
+    try {
+      found = await discovery.find(apiVersion, kind);
+    } catch (error) {
+      // A group the server does not serve yet (a CRD this chart installs) answers 404.
+      if (!fromCrds.has(key) && !isNotFound(error)) throw unreachable(error);
+    }
+    resolved.set(key, found ? { group, resource: found.name, namespaced: found.namespaced } : fromCrds.get(key));
+  }
+  const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
+
+  const auth = kc.makeApiClient(AuthorizationV1Api);
+  let denied = await deniedOf(auth, permissions, input.concurrency ?? 8);
+  // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
+  // cache may not have the new binding yet when the pod starts. Ask again before failing for good.
+  for (let i = 0; denied.length && i < (input.settleRetries ?? 3); i++) {
+    await sleep(input.settleDelayMs ?? 2000);
+    denied = await deniedOf(auth, denied, input.concurrency ?? 8);
+  }
+  denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
+  return { checked: permissions.length, denied };
+}
+
+async function deniedOf(auth: AuthorizationV1Api, permissions: Permission[], concurrency: number): Promise<Permission[]> {
+  const denied: Permission[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < permissions.length) {
+      const p = permissions[next++]!;
+      let review;
+      try {
+        review = await auth.createSelfSubjectAccessReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: { group: p.group, ...resourceAttributes(p.resource), verb: p.verb, ...(p.namespace ? { namespace: p.namespace } : {}) } },
+          },
+        });
+      } catch (error) {
+        throw unreachable(error);
+      }
+      if (!review.status?.allowed) denied.push(p);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, permissions.length) }, worker));
+  return denied;
+}
+
+/** Runs the check and turns a denial into exit 6 naming each missing permission. */
+export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc?: KubeConfig): Promise<void> {
+  const result = await checkRbac(input, kc);
+  logger.info({ checked: result.checked, denied: result.denied.length }, 'rbac preflight');
+  if (!result.denied.length) return;
+  throw new PreflightError(
+    `RBAC: this identity lacks ${result.denied.length} permission(s) the chart needs:\n${groupDenied(result.denied).join('\n')}`,
+    {
+      hint: 'Grant these verbs to the installer\'s ServiceAccount (a Role in the release namespace, a ClusterRole for cluster-wide kinds; see the README, "RBAC"), then run again. Nothing was changed.',
+    },
+  );
+}
+
+/** One line per resource and namespace: `  deployments.apps in namespace shop: create, delete (Deployment/web)`. */
+export function groupDenied(denied: Permission[]): string[] {
+  const groups = new Map<string, { verbs: string[]; for: Set<string> }>();
+  for (const p of denied) {
+    const where = describePermission({ ...p, verb: '' }).trim();
+    const g = groups.get(where) ?? { verbs: [], for: new Set<string>() };
+    g.verbs.push(p.verb);
+    p.for.forEach((f) => g.for.add(f));
+    groups.set(where, g);
+  }
+  return [...groups].map(([where, g]) => {
+    const objects = [...g.for];
+    return `  ${where}: ${g.verbs.sort().join(', ')} (${objects.slice(0, 3).join(', ')}${objects.length > 3 ? ', ...' : ''})`;
+  });
+}
+
+/** `pods/log` is resource `pods`, subresource `log` in an access review (RBAC rules write it joined). */
+function resourceAttributes(resource: string): { resource: string; subresource?: string } {
+  const [name, subresource] = resource.split('/');
+  return subresource ? { resource: name!, subresource } : { resource: name! };
+}
+
+function isNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: number }).code === 404;
+}
+
+function unreachable(error: unknown): TransientError {
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  return new TransientError(`RBAC preflight: cannot ask the API server: ${message}`, {
+    hint: 'Check that the cluster is reachable from the pod (KUBERNETES_SERVICE_HOST, network policies); the Job retries.',
+  });
+}

@@ -1,0 +1,124 @@
+// What `helm upgrade --install --wait --rollback-on-failure` needs to be allowed to do for a
+// rendered chart, as RBAC (group, resource, namespace, verb). Pure: the caller resolves each
+// kind to its resource (discovery, or a CRD the chart itself installs).
+//
+// Per rendered object helm reads it (get), creates it, changes it on upgrade (patch: server-side
+// apply in helm 4, a merge patch in helm 3), deletes it when a new version drops it or a rollback
+// undoes it, and watches it while it waits (list, watch). Its own release records are Secrets in
+// the release namespace (get, list, create, update, delete). CRDs from crds/ are never deleted
+// or upgraded by helm, but helm 4 installs them by server-side apply (patch), helm 3 by create.
+// The installer passes --create-namespace, so the release namespace itself is read and applied.
+// The installer's own Lease and health reads come on top, whatever the chart.
+import { parseAllDocuments } from 'yaml';
+
+export const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
+export const RELEASE_STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
+/** One installer at a time: a Lease per release in its namespace. */
+export const LEASE_VERBS = ['get', 'create', 'update', 'delete'] as const;
+export const NAMESPACE_VERBS = ['get', 'patch'] as const;
+export const CRD_VERBS = ['get', 'list', 'watch', 'create', 'patch'] as const;
+/**
+ * What the installer itself reads in the release namespace, whatever the chart: the workloads
+ * (is an unchanged release healthy? what is helm waiting for?), hook Jobs, pods, their events and
+ * a crashing container's log tail (src/cluster/workload-health.ts, wait-diagnosis.ts).
+ */
+export const INSTALLER_READS: readonly { group: string; resource: string; verb: string }[] = [
+  ...['deployments', 'statefulsets', 'daemonsets'].map((resource) => ({ group: 'apps', resource, verb: 'list' })),
+  { group: 'batch', resource: 'jobs', verb: 'list' },
+  { group: '', resource: 'pods', verb: 'list' },
+  { group: '', resource: 'events', verb: 'list' },
+  { group: '', resource: 'pods/log', verb: 'get' },
+];
+
+export interface RenderedObject {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+export interface ResourceInfo {
+  group: string;
+  /** Plural resource name, as RBAC rules name it. */
+  resource: string;
+  namespaced: boolean;
+}
+
+export interface Permission {
+  group: string;
+  resource: string;
+  /** Undefined for cluster-scoped resources. */
+  namespace?: string;
+  verb: string;
+  /** The objects that need it (for the error message), e.g. `Deployment/storefront-web`. */
+  for: string[];
+}
+
+/** Every object in a multi-document manifest stream (empty documents and Lists' items handled). */
+export function renderedObjects(manifests: string): RenderedObject[] {
+  const out: RenderedObject[] = [];
+  const add = (o: any) => {
+    if (!o || typeof o !== 'object' || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') return;
+    if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.forEach(add);
+    out.push({ apiVersion: o.apiVersion, kind: o.kind, name: String(o.metadata?.name ?? ''), namespace: o.metadata?.namespace ?? undefined });
+  };
+  for (const doc of parseAllDocuments(manifests)) add(doc.toJS());
+  return out;
+}
+
+/** Resource info for the CRDs among the objects: their custom resources may not be served yet. */
+export function crdResources(objects: RenderedObject[], manifests: string): Map<string, ResourceInfo> {
+  const map = new Map<string, ResourceInfo>();
+  if (!objects.some((o) => o.kind === 'CustomResourceDefinition')) return map;
+  for (const doc of parseAllDocuments(manifests)) {
+    const o = doc.toJS() as any;
+    if (o?.kind !== 'CustomResourceDefinition' || !o.spec?.names?.kind) continue;
+    for (const v of o.spec.versions ?? [{ name: o.spec.version }]) {
+      map.set(`${o.spec.group}/${v.name}:${o.spec.names.kind}`, {
+        group: o.spec.group,
+        resource: o.spec.names.plural,
+        namespaced: o.spec.scope !== 'Cluster',
+      });
+    }
+  }
+  return map;
+}
+
+/**
+ * The permissions the install needs. `resolve` maps an object to its resource (undefined: the
+ * server does not know the kind; helm will say so itself, so it is left out here).
+ */
+export function requiredPermissions(
+  objects: RenderedObject[],
+  releaseNamespace: string,
+  resolve: (o: RenderedObject) => ResourceInfo | undefined,
+): Permission[] {
+  const byKey = new Map<string, Permission>();
+  const need = (group: string, resource: string, namespace: string | undefined, verbs: readonly string[], what: string) => {
+    for (const verb of verbs) {
+      const key = `${group}|${resource}|${namespace ?? ''}|${verb}`;
+      const p = byKey.get(key) ?? { group, resource, ...(namespace ? { namespace } : {}), verb, for: [] };
+      if (!p.for.includes(what)) p.for.push(what);
+      byKey.set(key, p);
+    }
+  };
+  need('', 'secrets', releaseNamespace, RELEASE_STORAGE_VERBS, 'the release records');
+  // --create-namespace: helm 4 applies the release namespace (patch), helm 3 reads it first.
+  need('', 'namespaces', releaseNamespace, NAMESPACE_VERBS, 'the release namespace');
+  need('coordination.k8s.io', 'leases', releaseNamespace, LEASE_VERBS, 'the installer Lease');
+  for (const o of objects) {
+    const info = resolve(o);
+    if (!info) continue;
+    const what = `${o.kind}/${o.name}`;
+    const verbs = o.kind === 'CustomResourceDefinition' ? CRD_VERBS : OBJECT_VERBS;
+    need(info.group, info.resource, info.namespaced ? o.namespace ?? releaseNamespace : undefined, verbs, what);
+  }
+  for (const r of INSTALLER_READS) need(r.group, r.resource, releaseNamespace, [r.verb], "the installer's health checks");
+  return [...byKey.values()];
+}
+
+/** `create deployments.apps in namespace shop` */
+export function describePermission(p: Pick<Permission, 'group' | 'resource' | 'namespace' | 'verb'>): string {
+  const resource = p.group ? `${p.resource}.${p.group}` : p.resource;
+  return `${p.verb} ${resource} ${p.namespace ? `in namespace ${p.namespace}` : '(cluster-wide)'}`;
+}
