@@ -21,6 +21,8 @@ export interface Problem {
   /** One line: the image, the container and exit code, the scheduler's message. */
   detail: string;
   container?: string;
+  /** The most restarts of any container of the pod (a crash loop restarts it again and again). */
+  restarts?: number;
   /** The latest Event on the object, `Reason: message`. */
   event?: string;
   logTail?: string[];
@@ -28,6 +30,12 @@ export interface Problem {
 
 /** Pure: why one pod is not ready, or undefined when it is ready or done. */
 export function podProblem(pod: V1Pod): Problem | undefined {
+  const problem = podProblemNow(pod);
+  const restarts = Math.max(0, ...[...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map((c) => c.restartCount ?? 0));
+  return problem && restarts > 0 ? { ...problem, restarts } : problem;
+}
+
+function podProblemNow(pod: V1Pod): Problem | undefined {
   const object = `Pod/${pod.metadata?.name}`;
   if (pod.status?.phase === 'Succeeded') return undefined;
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
@@ -42,6 +50,11 @@ export function podProblem(pod: V1Pod): Problem | undefined {
       return { object, reason: waiting.reason, detail, container: c.name };
     }
     const terminated = c.state?.terminated;
+    // Between its back-offs the kubelet shows a crash-looping container as terminated (Error),
+    // for seconds at a time: once it has been restarted, that is the crash loop too.
+    if (terminated && terminated.exitCode !== 0 && (c.restartCount ?? 0) > 0 && pod.spec?.restartPolicy !== 'Never') {
+      return { object, reason: 'CrashLoopBackOff', detail: `container ${c.name} exited ${terminated.exitCode}${terminated.reason ? ` (${terminated.reason})` : ''}, restarted ${c.restartCount} times`, container: c.name };
+    }
     if (terminated && terminated.exitCode !== 0) {
       return { object, reason: terminated.reason ?? 'Error', detail: `container ${c.name} exited ${terminated.exitCode}${terminated.message ? `: ${oneLine(terminated.message)}` : ''}`, container: c.name };
     }
@@ -84,7 +97,12 @@ export function describeProblems(problems: Problem[], max = 8): string[] {
   return lines;
 }
 
-/** Pure bookkeeping for failing fast: since when each pod has been in a hopeless state. */
+/**
+ * Pure bookkeeping for failing fast: since when each pod has been in a hopeless state. A crash
+ * loop is one stretch although the kubelet shows the container terminated (`Error`) for seconds
+ * and then briefly running between its back-offs: a pod that was hopeless stays tracked while it
+ * is still not ready and has restarted, and is reported in a round that finds it hopeless again.
+ */
 export class HopelessTracker {
   private readonly since = new Map<string, number>();
 
@@ -92,15 +110,15 @@ export class HopelessTracker {
   update(problems: Problem[], now: number, boundMs: number): Problem[] {
     const current = new Set<string>();
     for (const p of problems) {
-      if (!HOPELESS_REASONS.has(p.reason)) continue;
-      const key = `${p.object}/${p.container ?? ''}`;
-      current.add(key);
-      if (!this.since.has(key)) this.since.set(key, now);
+      const tracked = this.since.has(p.object);
+      if (!HOPELESS_REASONS.has(p.reason) && !(tracked && (p.restarts ?? 0) > 0)) continue;
+      current.add(p.object);
+      if (!tracked) this.since.set(p.object, now);
     }
     for (const key of [...this.since.keys()]) if (!current.has(key)) this.since.delete(key);
     return problems.filter((p) => {
-      const t = this.since.get(`${p.object}/${p.container ?? ''}`);
-      return t !== undefined && now - t >= boundMs;
+      const t = this.since.get(p.object);
+      return HOPELESS_REASONS.has(p.reason) && t !== undefined && now - t >= boundMs;
     });
   }
 }
@@ -162,7 +180,10 @@ export async function readProblems(s: DiagnosisScope, o: { withEvents?: boolean;
   }
   if (o.withLogs) {
     for (const p of problems.filter((x) => x.object.startsWith('Pod/') && x.container && !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason))) {
-      p.logTail = await tail(s, p.object.slice(4), p.container!, p.reason === 'CrashLoopBackOff');
+      // The container's last run: the current one when it is shown terminated, else the previous
+      // (a crash loop waiting in its back-off). The kubelet garbage-collects all but the last dead
+      // container and then answers with a line of its own instead of the log: not a log line.
+      p.logTail = (await tail(s, p.object.slice(4), p.container!, false)) ?? (await tail(s, p.object.slice(4), p.container!, true));
     }
   }
   return problems;
@@ -171,7 +192,9 @@ export async function readProblems(s: DiagnosisScope, o: { withEvents?: boolean;
 async function tail(s: DiagnosisScope, pod: string, container: string, previous: boolean): Promise<string[] | undefined> {
   try {
     const text = await withCallTimeout(s.kube.core.readNamespacedPodLog({ name: pod, namespace: s.namespace, container, previous, tailLines: 5, limitBytes: 4096 }), 5000);
-    return String(text).split('\n').map((l) => l.slice(0, 200)).filter((l) => l.trim()).slice(-5);
+    const lines = String(text).split('\n').map((l) => l.slice(0, 200)).filter((l) => l.trim()).slice(-5);
+    if (lines.length === 0 || (lines.length === 1 && /^unable to retrieve container logs for /.test(lines[0]!))) return undefined;
+    return lines;
   } catch {
     return undefined;
   }
@@ -208,8 +231,10 @@ export function watchWhileHelmWaits(
 ): WaitWatch {
   const tracker = new HopelessTracker();
   const state: { failedFast?: Problem[]; stopped: boolean; lastLog: number; lastSeen: Problem[] } = { stopped: false, lastLog: Date.now(), lastSeen: [] };
-  // Polls faster than it logs, so the fail-fast bound is kept to about a second.
-  const pollMs = Math.min(o.intervalMs, Math.max(1000, Math.min(5000, o.failFastMs / 4)));
+  // Polls faster than it logs, so the fail-fast bound is kept to a few seconds; a whole number of
+  // polls per progress interval, so progress lines come at the interval asked for.
+  const wanted = Math.min(o.intervalMs, Math.max(1000, Math.min(5000, o.failFastMs / 4)));
+  const pollMs = o.intervalMs / Math.ceil(o.intervalMs / wanted);
   let timer: NodeJS.Timeout | undefined;
   const round = async () => {
     if (state.stopped) return;
@@ -218,10 +243,13 @@ export function watchWhileHelmWaits(
       const now = Date.now();
       const hopeless = tracker.update(problems, now, o.failFastMs);
       if (hopeless.length > 0 && !state.failedFast) {
-        const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => hopeless);
-        const keys = new Set(hopeless.map((p) => `${p.object}/${p.container ?? ''}`));
-        state.failedFast = detailed.filter((p) => keys.has(`${p.object}/${p.container ?? ''}`));
-        if (state.failedFast.length === 0) state.failedFast = hopeless;
+        // The hopeless state as seen, with the Events and log lines of a second read (by then a
+        // crash-looping container may show as terminated again: its reason stays the one seen).
+        const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
+        state.failedFast = hopeless.map((p) => {
+          const d = detailed.find((x) => x.object === p.object && x.container === p.container) ?? detailed.find((x) => x.object === p.object);
+          return { ...p, event: d?.event, logTail: d?.logTail };
+        });
         o.logger.error({ notReady: describeProblems(state.failedFast) }, `failing fast: ${state.failedFast[0]!.object} stayed ${state.failedFast[0]!.reason} for ${Math.round(o.failFastMs / 1000)}s; stopping helm (it rolls back)`);
         o.onHopeless(state.failedFast);
         return;

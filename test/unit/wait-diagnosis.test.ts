@@ -26,7 +26,24 @@ describe('podProblem', () => {
           ],
         }),
       ),
-    ).toEqual({ object: 'Pod/web-1', reason: 'CrashLoopBackOff', detail: 'container web exited 1 (Error), restarted 4 times', container: 'web' });
+    ).toEqual({ object: 'Pod/web-1', reason: 'CrashLoopBackOff', detail: 'container web exited 1 (Error), restarted 4 times', container: 'web', restarts: 4 });
+  });
+  it('a restarted container shown terminated between back-offs is the crash loop; in a pod that never restarts it is an error', () => {
+    const status = { phase: 'Running', containerStatuses: [{ name: 'app', image: 'x', ready: false, restartCount: 2, state: { terminated: { exitCode: 1, reason: 'Error' } } }] };
+    expect(podProblem({ metadata: { name: 'web-1' }, spec: { restartPolicy: 'Always' }, status } as never)).toEqual({
+      object: 'Pod/web-1',
+      reason: 'CrashLoopBackOff',
+      detail: 'container app exited 1 (Error), restarted 2 times',
+      container: 'app',
+      restarts: 2,
+    });
+    expect(podProblem({ metadata: { name: 'web-1' }, spec: { restartPolicy: 'Never' }, status } as never)).toEqual({
+      object: 'Pod/web-1',
+      reason: 'Error',
+      detail: 'container app exited 1',
+      container: 'app',
+      restarts: 2,
+    });
   });
   it('Unschedulable carries the scheduler message; a ready or succeeded pod is no problem', () => {
     expect(
@@ -82,6 +99,29 @@ describe('HopelessTracker', () => {
     expect(t.update([pull, unsched], 10_000, 10_000)).toEqual([pull]);
     expect(t.update([unsched], 11_000, 10_000)).toEqual([]);
     expect(t.update([pull], 12_000, 10_000)).toEqual([]);
+  });
+  it('a crash loop is one stretch although the container shows terminated or running between its back-offs', () => {
+    const t = new HopelessTracker();
+    // What the real node's kubelet showed for a container that exits 1, poll by poll.
+    const backOff = { object: 'Pod/a', reason: 'CrashLoopBackOff', detail: '', container: 'app', restarts: 1 };
+    const exited = { object: 'Pod/a', reason: 'Error', detail: '', container: 'app', restarts: 2 };
+    const running = { object: 'Pod/a', reason: 'NotReady', detail: '', restarts: 2 };
+    expect(t.update([{ ...exited, restarts: 0 }], 0, 15_000)).toEqual([]);
+    expect(t.update([backOff], 4_000, 15_000)).toEqual([]);
+    expect(t.update([running], 8_000, 15_000)).toEqual([]);
+    expect(t.update([exited], 12_000, 15_000)).toEqual([]);
+    // Past the bound, but not reported while it shows as exited: only once it is hopeless again.
+    expect(t.update([exited], 19_000, 15_000)).toEqual([]);
+    expect(t.update([{ ...backOff, restarts: 2 }], 23_000, 15_000)).toEqual([{ ...backOff, restarts: 2 }]);
+  });
+  it('a pod that crashed once and then became ready is forgotten; a first crash alone does not start the clock', () => {
+    const t = new HopelessTracker();
+    const backOff = { object: 'Pod/a', reason: 'CrashLoopBackOff', detail: '', container: 'app', restarts: 1 };
+    expect(t.update([{ object: 'Pod/a', reason: 'Error', detail: '', container: 'app' }], 0, 10_000)).toEqual([]);
+    expect(t.update([backOff], 1_000, 10_000)).toEqual([]);
+    expect(t.update([], 5_000, 10_000)).toEqual([]);
+    expect(t.update([backOff], 12_000, 10_000)).toEqual([]);
+    expect(t.update([backOff], 22_000, 10_000)).toEqual([backOff]);
   });
 });
 

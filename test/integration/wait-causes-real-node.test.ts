@@ -1,0 +1,107 @@
+// Causes named, early (issue 9, item 5), where a kubelet really pulls and runs: the chart's pods on
+// the real node, their images in (or missing from) its loopback registry. An image that is not
+// there and a container that exits 1 fail the install long before --timeout (helm is stopped and
+// removes the first install), and the summary names the pod, the reason, the exact image or the
+// container and its last log lines; a failed hook Job is named with its pod's log tail.
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createNamespace, deleteNamespace } from '../cluster/kube.js';
+import { history, kubeconfig } from './cluster-helpers.js';
+import { observedInstall, sayAndExitImage, seenPods, valuesFile } from './wait-causes.js';
+
+const registry = inject('registry');
+const namespaces: string[] = [];
+const tag = () => randomBytes(4).toString('hex');
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** The bound the runs give helm: failing fast means ending far below it. */
+const TIMEOUT_S = 600;
+
+async function namespace(prefix: string): Promise<string> {
+  const ns = await createNamespace(prefix, { kubeconfig: kubeconfig() });
+  namespaces.push(ns);
+  return ns;
+}
+
+afterAll(async () => {
+  await Promise.all(namespaces.map((ns) => deleteNamespace(ns, { kubeconfig: kubeconfig() })));
+});
+
+describe.concurrent('causes named on the real node', () => {
+  it('an image missing from the registry: exit 4 long before --timeout; the summary names the pod, the pull failure and the exact image', async () => {
+    const ns = await namespace('wait-pull');
+    const image = `${registry}/test/not-pushed:${tag()}`;
+    const run = await observedInstall('shop', ns, ['-f', valuesFile({ image, realNode: true }), '--timeout', `${TIMEOUT_S}s`, '--fail-fast-after', '15s', '--progress-interval', '5s']);
+    process.stderr.write(`[figure] missing image: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`);
+    expect(run.exitCode, run.stderr).toBe(4);
+    expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
+    const pods = seenPods(run, 'shop-app-');
+    expect(pods).toHaveLength(1);
+    const pod = pods[0].metadata.name as string;
+    expect(pods[0].spec.containers[0].image).toBe(image);
+    expect(run.stderr).toMatch(/^helm-installer FAILED \(exit 4: helm operation failed\)$/m);
+    expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed (ErrImagePull|ImagePullBackOff)`));
+    expect(run.stderr).toMatch(new RegExp(`^Pod/${pod}: (ErrImagePull|ImagePullBackOff): image ${escape(image)}(:|$)`, 'm'));
+    // The kubelet's own words about the pull, as its latest Event.
+    expect(run.stderr).toMatch(/last event: (Failed|BackOff): /);
+    expect(run.termination.trim()).toBe(run.stderr.slice(run.stderr.indexOf('helm-installer FAILED')).trim());
+    // helm was stopped and removed the first install.
+    expect(await history('shop', ns)).toEqual([]);
+  });
+
+  it('a container that exits 1: CrashLoopBackOff naming the container, its exit code and its last log lines', async () => {
+    const ns = await namespace('wait-crash');
+    const image = await sayAndExitImage(registry, tag());
+    const said = ['starting shop', 'reading /etc/shop/config.yaml', 'fatal: database host not set'];
+    const run = await observedInstall('shop', ns, [
+      '-f',
+      valuesFile({ image, args: ['1', ...said], realNode: true }),
+      '--timeout',
+      `${TIMEOUT_S}s`,
+      '--fail-fast-after',
+      '15s',
+      '--progress-interval',
+      '5s',
+    ]);
+    process.stderr.write(`[figure] crash loop: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`);
+    expect(run.exitCode, run.stderr).toBe(4);
+    expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
+    const pods = seenPods(run, 'shop-app-');
+    expect(pods).toHaveLength(1);
+    const pod = pods[0].metadata.name as string;
+    expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed CrashLoopBackOff`));
+    expect(run.stderr).toMatch(new RegExp(`^Pod/${pod}: CrashLoopBackOff: container app exited 1 \\(Error\\), restarted [1-9]\\d* times?$`, 'm'));
+    // The container's last log lines, in order, right under it.
+    const lines = run.stderr.split('\n');
+    const at = lines.findIndex((l) => l.startsWith(`Pod/${pod}: CrashLoopBackOff`));
+    const tail = lines.slice(at + 1).filter((l) => l.startsWith('  | ')).map((l) => l.slice(4));
+    expect(tail).toEqual(said);
+    expect(run.termination).toContain(`Pod/${pod}: CrashLoopBackOff: container app exited 1`);
+    expect(run.termination).toContain(`  | ${said[2]}`);
+    expect(await history('shop', ns)).toEqual([]);
+  });
+
+  it("a hook Job that fails: exit 4, the summary names the Job, its pod's exit code and log tail", async () => {
+    const ns = await namespace('wait-hook');
+    const image = await sayAndExitImage(registry, tag());
+    const said = ['migrating schema 41 -> 42', 'ERROR: relation "orders" already exists'];
+    const run = await observedInstall('shop', ns, [
+      '-f',
+      valuesFile({ image, args: ['0'], realNode: true, hook: { enabled: true, image, args: ['3', ...said] } }),
+      '--timeout',
+      '120s',
+      '--progress-interval',
+      '5s',
+    ]);
+    expect(run.exitCode, run.stderr).toBe(4);
+    const pods = seenPods(run, 'shop-migrate-');
+    expect(pods).toHaveLength(1);
+    const pod = pods[0].metadata.name as string;
+    expect(run.stderr).toMatch(/^ {2}Job\/shop-migrate: BackoffLimitExceeded: /m);
+    expect(run.stderr).toMatch(new RegExp(`^ {2}Pod/${pod}: Error: container migrate exited 3$`, 'm'));
+    const lines = run.stderr.split('\n');
+    const at = lines.findIndex((l) => l.startsWith(`  Pod/${pod}: Error`));
+    const tail = lines.slice(at + 1).filter((l) => l.startsWith('    | ')).map((l) => l.slice(6));
+    expect(tail).toEqual(said);
+    expect(run.termination).toContain(`  | ${said[1]}`);
+  });
+});
