@@ -10,7 +10,9 @@ import { type InstallerError, InvalidInputError, PreflightError, UsageError } fr
 import type { HelmClient } from './helm/helm-client.js';
 import type { ValuesArguments } from './helm/helm-args.js';
 import { isKotsLocalName, parseImageReference, parseRegistryAddress, type LocalRegistry } from './images/image-reference.js';
-import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, type ImagePlan } from './images/image-plan.js';
+import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImagePlan } from './images/image-plan.js';
+import { splitManifestStream } from './images/manifest-stream.js';
+import { prepareRewrite, type RewritePlan } from './images/rewrite-manifests.js';
 import { collectAll, type ExtraImagePath, type ImageOccurrence } from './images/manifest-images.js';
 import { postRenderFailure } from './images/post-render-run.js';
 import { preparePostRenderer } from './images/post-renderer-setup.js';
@@ -40,6 +42,14 @@ export interface AirgapSetup {
   /** The run's image plan (with --registry): what the chart deploys and each image's local name. */
   plan?: ImagePlan;
   /**
+   * The one render of the run with --registry: the chart with the chosen values layers (hints or
+   * none), hooks and CRDs included, not yet rewritten. `render` prints it rewritten and `install`
+   * checks its rewrite, so neither asks helm to render the chart again.
+   */
+  rendered?: { manifests: string };
+  /** What the rewrite does (registry, extra paths, pull secret); absent when nothing changes. */
+  rewrite?: RewritePlan;
+  /**
    * Hook images that reach the cluster under a name that is not their KOTS name: helm 3 never
    * post-renders hooks, so only an exact values hint fixes them.
    */
@@ -66,17 +76,29 @@ export function parseImagePath(spec: string): ExtraImagePath {
   return { kind: m[2]!, path: m[3]!, ...(m[1] ? { apiVersion: m[1] } : {}) };
 }
 
-/** Renders the chart (no hints, no post-renderer) and plans its images: `images` and `--registry` alike. */
+/**
+ * Renders the chart (hooks and CRDs included, no post-renderer) and plans its images: `images`
+ * and `--registry` alike. The manifests are returned too: the run's one render of these values.
+ */
 export async function planChartImages(
   o: CommonOptions,
   ctx: Omit<AirgapContext, 'logger'>,
   values: ValuesArguments,
   registry: LocalRegistry | undefined,
-): Promise<{ plan: ImagePlan; occurrences: ImageOccurrence[] }> {
+): Promise<{ plan: ImagePlan; occurrences: ImageOccurrence[]; manifests: string }> {
   const manifests = await ctx.helm.template({ release: ctx.release, chart: ctx.chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
   const located = collectAll(manifests, o.imagePaths.map(parseImagePath));
   const occurrences = located.images;
-  return { plan: buildImagePlan({ occurrences, registries: located.registries, annotated: ctx.chart.annotatedImages, registry }), occurrences };
+  return { plan: buildImagePlan({ occurrences, registries: located.registries, annotated: ctx.chart.annotatedImages, registry }), occurrences, manifests };
+}
+
+/**
+ * The rendered stream rewritten in this process by the post-renderer's own code: `render` owns
+ * the whole stream, so hooks are rewritten too, on helm 3 as well (whose post-renderer never sees
+ * them). Every check (invalid reference, collision) runs before the first chunk comes out.
+ */
+export function rewriteRendered(manifests: string, rewrite: RewritePlan): Generator<string> {
+  return prepareRewrite(splitManifestStream(manifests), rewrite).output();
 }
 
 export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userValues: ValuesArguments, workDir: string): Promise<AirgapSetup> {
@@ -84,13 +106,15 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
   const extraPaths = o.imagePaths.map(parseImagePath);
   const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
   if (!registry && !o.imagePullSecret) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
+  const rewrite: RewritePlan = { registry, extraPaths, imagePullSecret: o.imagePullSecret };
 
   const generated: AirgapSetup['generated'] = [];
   let plan: ImagePlan | undefined;
+  let rendered: AirgapSetup['rendered'];
   let unrewrittenHooks: ImageOccurrence[] = [];
   if (registry) {
     // The plan comes from what the chart deploys WITHOUT hints: the truth every rewrite must keep.
-    // The hinted renders do not depend on it: all run at once (helm's rendering is the cost).
+    // The first hinted render does not depend on it: both run at once.
     const plainRender = planChartImages(o, ctx, userValues, registry);
     plainRender.catch(() => undefined); // awaited below; a failure there is reported there
     // Hints follow the values the chart will really see (a vendor layer may have moved an image).
@@ -106,7 +130,7 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
     try {
       planned = await plainRender;
     } catch (error) {
-      await Promise.allSettled(renders.map((r) => r.result));
+      if (renders[0]) await renders[0].result();
       throw error;
     }
     plan = planned.plan;
@@ -114,20 +138,14 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
     const hinted = await chooseHints(ctx, registry, renders, planned.occurrences);
     if (hinted) generated.push({ file: hinted.file, label: 'registry hints' });
     const final = hinted?.occurrences ?? planned.occurrences;
+    rendered = { manifests: hinted?.manifests ?? planned.manifests };
     // `helm test` hooks do not run at install; every other hook does, un-post-rendered on helm 3.
     const runsAtInstall = (hook: string) => hook.split(',').some((h) => !h.trim().startsWith('test'));
     if (helm.major === 3) {
       unrewrittenHooks = final.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !isKotsLocalName(parseImageReference(h.image), registry));
     }
-    for (const h of unrewrittenHooks) {
-      logger.warn({ image: h.image, hook: h.hook, kind: h.kind, name: h.name }, `helm 3 does not post-render hooks: ${h.image} (${describeOccurrence(h)}) is not rewritten`);
-    }
   }
-  const postRenderer = await preparePostRenderer({
-    workDir,
-    plan: { registry, extraPaths, imagePullSecret: o.imagePullSecret },
-    helmMajor: helm.major,
-  });
+  const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: helm.major });
   return {
     registry,
     extraPaths,
@@ -136,27 +154,31 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
     env: postRenderer.env,
     postRenderFailure: () => postRenderFailure(postRenderer.reportFile),
     ...(plan ? { plan } : {}),
+    ...(rendered ? { rendered } : {}),
+    rewrite,
     unrewrittenHooks,
     preflight: registry && plan ? (logger, settings) => checkRegistry(plan, unrewrittenHooks, registry, logger, settings) : undefined,
   };
 }
 
 /**
- * Builds the hints, renders with them and keeps them only when every image is still the one the
- * chart deploys (unchanged or under its exact KOTS name). Tries without `global.imageRegistry`
- * before giving up: charts that prefix it to a multi-segment repository get the rest.
+ * A set of registry hints to try: all of them, then (for charts that prefix
+ * `global.imageRegistry` to a multi-segment repository) all but the global registry.
  */
 interface HintCandidate {
   file: string;
   hints: Record<string, unknown>;
   allowSwitches: string[];
   withGlobalRegistry: boolean;
-  result: Promise<{ occurrences: ImageOccurrence[] } | { error: Error }>;
+  /** Renders the chart with this set, once (the first set starts beside the plain render). */
+  result: () => Promise<HintRender>;
 }
+type HintRender = { occurrences: ImageOccurrence[]; manifests: string } | { error: Error };
 
 /**
- * The hint sets to try, each rendered at once: all of them, then (for charts that prefix
- * `global.imageRegistry` to a multi-segment repository) all but the global registry.
+ * The hint sets to try. The first renders at once, beside the plain render; the fallback only
+ * when the first fails: helm's rendering is the cost of checking hints, and most charts pass
+ * with the first set (or have no global registry to drop).
  */
 function renderHintCandidates(
   o: CommonOptions,
@@ -170,17 +192,21 @@ function renderHintCandidates(
   const sets = [built.values];
   const bare = withoutGlobalRegistry(built.values);
   if (JSON.stringify(bare) !== JSON.stringify(built.values)) sets.push(bare);
-  return sets.map((hints, i) => {
+  const candidates = sets.map((hints, i): HintCandidate => {
     const file = join(workDir, i === 0 ? 'registry-hints.json' : `registry-hints-${i + 1}.json`);
+    let started: Promise<HintRender> | undefined;
     // JSON is YAML that go-yaml reads without dialect surprises.
-    const result = writeFile(file, JSON.stringify(hints, null, 2))
-      .then(() => planChartImages(o, ctx, { files: [...userValues.files, file], sets: userValues.sets }, registry))
-      .then(
-        (r) => ({ occurrences: r.occurrences }),
-        (error: unknown) => ({ error: error instanceof Error ? error : new Error(String(error)) }),
-      );
+    const result = () =>
+      (started ??= writeFile(file, JSON.stringify(hints, null, 2))
+        .then(() => planChartImages(o, ctx, { files: [...userValues.files, file], sets: userValues.sets }, registry))
+        .then(
+          (r) => ({ occurrences: r.occurrences, manifests: r.manifests }),
+          (error: unknown) => ({ error: error instanceof Error ? error : new Error(String(error)) }),
+        ));
     return { file, hints, allowSwitches: built.allowSwitches, withGlobalRegistry: i === 0 && 'global' in hints, result };
   });
+  void candidates[0]!.result();
+  return candidates;
 }
 
 /**
@@ -192,11 +218,10 @@ async function chooseHints(
   registry: LocalRegistry,
   candidates: HintCandidate[],
   plain: ImageOccurrence[],
-): Promise<{ file: string; occurrences: ImageOccurrence[] } | undefined> {
+): Promise<{ file: string; occurrences: ImageOccurrence[]; manifests: string } | undefined> {
   const { logger } = ctx;
-  const results = await Promise.all(candidates.map((c) => c.result));
   for (const [i, candidate] of candidates.entries()) {
-    const result = results[i]!;
+    const result = await candidate.result();
     const next = i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites';
     if ('error' in result) {
       logger.warn({ attempt: i + 1, cause: result.error.message.split('\n')[0] }, `with registry hints the chart does not render or names an invalid image; ${next}`);
@@ -206,7 +231,7 @@ async function chooseHints(
     if (mismatches.length === 0) {
       for (const path of candidate.allowSwitches) logger.info({ value: path }, `registry hints change images of a chart that verifies them: set ${path}=true`);
       logger.info({ file: candidate.file, globalRegistry: candidate.withGlobalRegistry }, 'registry hints applied');
-      return { file: candidate.file, occurrences: result.occurrences };
+      return { file: candidate.file, occurrences: result.occurrences, manifests: result.manifests };
     }
     logger.warn(
       { attempt: i + 1, mismatches: mismatches.slice(0, 5) },
@@ -227,9 +252,13 @@ async function checkRegistry(
     throw new PreflightError(
       [
         `${unrewrittenHooks.length} hook image(s) would be pulled from outside ${registry.address}: helm 3 does not post-render hooks`,
-        ...unrewrittenHooks.map((h) => `  ${h.image} (${describeOccurrence(h)})`),
+        ...unrewrittenHooks.map((h) => `  ${h.image} -> ${targetOf(plan, h.image) ?? h.image} (${describeOccurrence(h)})`),
       ].join('\n'),
-      { hint: 'Set the chart value behind each image to its local name (helm-installer images --registry prints them), or run with helm 4, which post-renders hooks; --skip-preflight skips this check.' },
+      {
+        hint:
+          'Set the chart value that renders each image to the local name after "->" (helm-installer images --why <image> names where it comes from), ' +
+          'or run with helm 4 (HELM_BIN), which post-renders hooks; --skip-preflight skips this check and the hook pulls from the internet.',
+      },
     );
   }
   // The same names the post-renderer writes: the plan's KOTS names.

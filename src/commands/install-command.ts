@@ -33,6 +33,8 @@ import type { RunState } from '../run-state.js';
 import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
 import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
+import { rewriteRendered } from '../airgap.js';
+import { describeOccurrence } from '../images/image-plan.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 
 export const installOptionTable = {
@@ -164,7 +166,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       // a failure still reported in stage order (bad input before a missing image). CRDs included:
       // helm creates those from crds/ too, and the RBAC preflight must see them.
       stage('render check');
-      const rendered = helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: airgap.postRendererArgs, includeCrds: true }, airgap.env, state.signal);
+      const rendered = renderCheck(start, airgap, values, namespace, state.signal);
       await awaitInOrder(state.progress, [
         ['render check', rendered],
         [
@@ -174,6 +176,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
             : Promise.resolve(),
         ],
       ] as const);
+      warnUnrewrittenHooks(o, start, airgap);
 
       const held = await acquire();
       if (!o.skipPreflight) {
@@ -273,13 +276,39 @@ async function renderThenPreflight(o: InstallOptions, state: RunState, start: Co
   const { logger, chart, release, helm } = start;
   const stage = stageGate(state);
   stage('render check');
-  // CRDs included: helm creates those from crds/ too, and the RBAC preflight must see them.
-  const manifests = await helm.template({ release, chart: chart.path, namespace: o.namespace, values, postRendererArgs: airgap.postRendererArgs, includeCrds: true }, airgap.env, state.signal);
+  const manifests = await renderCheck(start, airgap, values, o.namespace, state.signal);
+  warnUnrewrittenHooks(o, start, airgap);
   if (airgap.preflight && !o.skipPreflight) {
     stage('registry preflight');
     await untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight');
   }
   return manifests;
+}
+
+/**
+ * Templates and schema, and the image rewrite, before the cluster is touched; the rendered chart
+ * (CRDs included: helm creates those from crds/ too, and the RBAC preflight must see them). With
+ * --registry the image plan already rendered the chart with these very values: that render is
+ * checked by the post-renderer's own code in this process instead of asking helm again.
+ */
+async function renderCheck(start: CommandStart, airgap: AirgapSetup, values: ValuesArguments, namespace: string | undefined, signal: AbortSignal): Promise<string> {
+  const { release, chart, helm } = start;
+  if (airgap.rendered && airgap.rewrite) {
+    rewriteRendered(airgap.rendered.manifests, airgap.rewrite);
+    return airgap.rendered.manifests;
+  }
+  return helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: airgap.postRendererArgs, includeCrds: true }, airgap.env, signal);
+}
+
+/** With --skip-preflight the hook images helm 3 does not post-render are still named. */
+function warnUnrewrittenHooks(o: InstallOptions, start: CommandStart, airgap: AirgapSetup): void {
+  if (!o.skipPreflight) return;
+  for (const h of airgap.unrewrittenHooks) {
+    start.logger.warn(
+      { image: h.image, hook: h.hook, kind: h.kind, name: h.name },
+      `helm 3 does not post-render hooks: ${h.image} (${describeOccurrence(h)}) is pulled as it is (--skip-preflight)`,
+    );
+  }
 }
 
 /** --dry-run: helm's server-side dry run; no Lease, no recovery, nothing written. */

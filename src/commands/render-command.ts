@@ -1,7 +1,12 @@
 // `helm-installer render`: the final manifests, exactly what install would apply (helm template
-// with the same layers and the same image rewrite), with no cluster.
+// with the same layers and the same image rewrite), with no cluster. Render owns the whole
+// stream, so it rewrites in this process with the post-renderer's own code, hooks included (helm
+// 3's post-renderer never sees hooks), and prints the run's one render: with --registry, the one
+// the image plan was built from.
+import { once } from 'node:events';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, toCommonOptions } from '../config.js';
+import { rewriteRendered } from '../airgap.js';
 import type { RunState } from '../run-state.js';
 import { toValuesArguments } from '../values.js';
 import { startCommand, withAirgap } from './prepare.js';
@@ -18,18 +23,20 @@ export async function renderCommand(o: CommonOptions, state: RunState): Promise<
   const { chart, release, resolved, helm } = start;
   state.progress.action = 'rendering';
   return withAirgap(o, start, toValuesArguments(resolved), async (airgap) => {
-    const manifests = await helm.template(
-      {
+    const manifests =
+      airgap.rendered?.manifests ??
+      (await helm.template({
         release,
         chart: chart.path,
         namespace: o.namespace,
         values: toValuesArguments(resolved, airgap.generated.map((g) => g.file)),
-        postRendererArgs: airgap.postRendererArgs,
+        postRendererArgs: [],
         includeCrds: true,
-      },
-      airgap.env,
-    );
-    process.stdout.write(manifests);
+      }));
+    const chunks = airgap.rewrite ? rewriteRendered(manifests, airgap.rewrite) : [manifests];
+    for (const chunk of chunks) {
+      if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
+    }
     return 0;
   });
 }

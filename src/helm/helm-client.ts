@@ -33,6 +33,7 @@ export interface HelmClientOptions {
 
 export class HelmClient {
   private readonly runner: HelmRunner;
+  private readonly merged = new Map<string, Promise<Record<string, unknown>>>();
 
   constructor(private readonly options: HelmClientOptions) {
     this.runner = new HelmRunner(options.binary, options.logger);
@@ -51,7 +52,19 @@ export class HelmClient {
    * chart with no defaults is rendered: no vendor template or schema can fail, and what comes
    * back is exactly what helm layers from these -f files and --set flags.
    */
-  async mergedValues(values: ValuesArguments): Promise<Record<string, unknown>> {
+  mergedValues(values: ValuesArguments): Promise<Record<string, unknown>> {
+    // Asked once per set of layers and run: install's digests and the registry hints both need
+    // the user's layers merged, and each ask is a helm render.
+    const key = JSON.stringify(values);
+    let merged = this.merged.get(key);
+    if (!merged) {
+      merged = this.mergeValues(values);
+      this.merged.set(key, merged);
+    }
+    return merged.then((v) => structuredClone(v));
+  }
+
+  private async mergeValues(values: ValuesArguments): Promise<Record<string, unknown>> {
     return withTempDir('helm-installer-values', async (dir) => {
       const chart = join(dir, 'values-probe');
       await mkdir(join(chart, 'templates'), { recursive: true });

@@ -218,22 +218,48 @@ describe('hints that would change which image runs are left out, and say so', ()
   });
 });
 
-describe('a hard-coded hook image on helm 3', () => {
+describe('a hard-coded hook image (no values hint can reach it)', () => {
   const args = ['--chart', join(charts, 'hook-image'), '--registry', REGISTRY, '--set', 'migrate.hardcoded=true'];
+  const local = [`${L}/bats:v1.11.1`, `${L}/busybox:1.36`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`];
 
-  it('render warns that helm 3 does not post-render it; helm 4 rewrites it', async () => {
-    const r3 = await runCli(['render', ...args], { env: { HELM_BIN: helm3 } });
-    expect(r3.exitCode, r3.stderr).toBe(0);
-    expect(r3.stderr).toMatch(/helm 3 does not post-render hooks: busybox:1\.36 \(Job hook-image-migrate, spec\.template\.spec\.containers\[1\]\.image, hook pre-install,pre-upgrade/);
-    const r4 = await runCli(['render', ...args], { env: { HELM_BIN: helm4 } });
-    expect(r4.exitCode, r4.stderr).toBe(0);
-    expect([...referencesIn(r4.stdout)].sort()).toEqual([`${L}/bats:v1.11.1`, `${L}/busybox:1.36`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`]);
+  it.each([
+    ['helm 4', helm4],
+    ['helm 3', helm3],
+  ])('images lists it and render rewrites it (render owns the whole stream, hooks included), %s', async (_name, helmBin) => {
+    const listed = await runCli(['images', ...args.slice(0, 2), '--set', 'migrate.hardcoded=true'], { env: { HELM_BIN: helmBin } });
+    expect(listed.exitCode, listed.stderr).toBe(0);
+    expect(lines(listed.stdout)).toEqual(['busybox:1.36', 'docker.io/bats/bats:v1.11.1', 'docker.io/bitnami/kubectl:1.33.0', 'docker.io/bitnami/postgresql:17.2.0']);
+    const localListed = await runCli(['images', ...args], { env: { HELM_BIN: helmBin } });
+    expect(lines(localListed.stdout)).toEqual(local);
+    const r = await runCli(['render', ...args], { env: { HELM_BIN: helmBin } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect([...referencesIn(r.stdout)].sort()).toEqual(local);
+    // The hook Job itself, with both of its containers rewritten.
+    const job = r.stdout.split(/^---$/m).find((d) => /kind: Job/.test(d) && /name: hook-image-migrate/.test(d));
+    expect(job).toContain('helm.sh/hook: pre-install,pre-upgrade');
+    expect(job).toContain(`image: ${L}/busybox:1.36`);
+    expect(job).toContain(`image: ${L}/kubectl:1.33.0`);
+    expect(r.stderr).not.toMatch(/does not post-render hooks/);
   });
 
-  it('install refuses it in the preflight (exit 6) before helm touches the cluster', async () => {
+  it('install on helm 3 refuses it in the preflight (exit 6) before helm touches the cluster, naming hook, image, local name and what to do', async () => {
     const r = await runCli(['install', ...args], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
     expect(r.exitCode, r.stderr).toBe(6);
     expect(r.stderr).toMatch(/1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/);
-    expect(r.stderr).toMatch(/busybox:1\.36 \(Job hook-image-migrate/);
+    expect(r.stderr).toMatch(
+      /^ {2}busybox:1\.36 -> registry\.local:5000\/acme\/busybox:1\.36 \(Job hook-image-migrate, spec\.template\.spec\.containers\[1\]\.image, hook pre-install,pre-upgrade, from hook-image\/templates\/workloads\.yaml/m,
+    );
+    expect(r.stderr).toMatch(/Set the chart value that renders each image to the local name after "->".*or run with helm 4 \(HELM_BIN\)/);
+  });
+
+  it('install on helm 4 has nothing to refuse: its post-renderer sees hooks; on helm 3 --skip-preflight still names the hook image', async () => {
+    // No kubeconfig: the run stops at the cluster (exit 2) after the render check; helm 3 would
+    // name the hook image even with --skip-preflight.
+    const r4 = await runCli(['install', ...args, '--skip-preflight'], { env: { HELM_BIN: helm4, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    expect(r4.exitCode, r4.stderr).toBe(2);
+    expect(r4.stdout + r4.stderr).not.toMatch(/does not post-render hooks/);
+    const r3 = await runCli(['install', ...args, '--skip-preflight'], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    expect(r3.exitCode, r3.stderr).toBe(2);
+    expect(r3.stdout).toMatch(/helm 3 does not post-render hooks: busybox:1\.36 \(Job hook-image-migrate, [^)]*\) is pulled as it is \(--skip-preflight\)/);
   });
 });
