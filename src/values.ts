@@ -28,7 +28,7 @@ export const MAX_VALUES_DEPTH = 256;
  */
 export const MAX_YAML_TOKENS = 100_000;
 
-const VALUES_HINT = 'Check --values (HELM_INSTALLER_VALUES) / --base-values and that the ConfigMap is mounted at that path.';
+const VALUES_HINT = 'Check --values (HELM_INSTALLER_VALUES) / --base-values, and that the ConfigMap or Secret mounted there exists and has that key (kubectl describe pod: Volumes).';
 
 export type LayerSource = 'vendor' | 'customer' | 'generated';
 

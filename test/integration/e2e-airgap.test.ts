@@ -9,6 +9,7 @@ import { parse, stringify } from 'yaml';
 import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
 import { statePaths } from '../cluster/paths.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
+import { buildah } from '../image/buildah.js';
 import { buildImage, pushImage } from '../image/image-build.js';
 import { runCli } from '../helpers.js';
 import { pushTestImage } from '../images/registry.js';
@@ -40,12 +41,22 @@ describe('airgap, end to end', () => {
     namespaces.push(ns);
     const local = `${registryHost}/acme`;
 
-    // The installer image, built and pushed as KOTS's LocalImageName will name it.
+    // The installer image, built and pushed as KOTS's LocalImageName will name it. The node first
+    // holds an earlier build under the same tag (a vendor rebuilt 1.4.0 with a fix): the Job's
+    // imagePullPolicy must make the kubelet run the build the registry has now, not its cached one.
     const built = await buildImage({ log: () => undefined, registry: registryHost, quietBuild: true });
     const installerImage = `${local}/storefront-installer:1.4.0`;
+    const working = await buildah(['from', '--pull=false', built.imageId]);
+    await buildah(['config', '--label', 'org.opencontainers.image.revision=earlier-build', working]);
+    const earlier = await buildah(['commit', '--quiet', '--format', 'oci', working]);
+    await buildah(['rm', working]);
+    await pushImage(earlier, installerImage);
+    const earlierDigest = await registryDigest(installerImage);
+    await execa('ctr', ['--address', statePaths().node.containerdSocket, '-n', 'k8s.io', 'images', 'pull', '--plain-http', installerImage]);
+    await buildah(['rmi', earlier]).catch(() => undefined); // the node and the registry keep it
     await pushImage(built.imageId, installerImage);
-    // A fixed tag and IfNotPresent: an earlier run's image under that tag would be run as it is.
-    await execa('ctr', ['--address', statePaths().node.containerdSocket, '-n', 'k8s.io', 'images', 'rm', installerImage], { reject: false });
+    const builtDigest = await registryDigest(installerImage);
+    expect(builtDigest).not.toBe(earlierDigest);
 
     // The chart's images, as `images --registry` lists them; the CronJob's, pinned by digest in the
     // chart, is pinned to what we push through the Config screen's values override.
@@ -85,7 +96,7 @@ describe('airgap, end to end', () => {
     expect(pod.spec.nodeName).toBe(REAL_NODE_NAME);
     // Pulled from the local registry: the kubelet reports the digest it pulled by that name.
     expect(pod.spec.containers[0].image).toBe(installerImage);
-    expect(ranDigest(pod)).toBe(await registryDigest(installerImage));
+    expect(ranDigest(pod)).toBe(builtDigest);
     const preflight = logs.split('\n').map(jsonLine).find((l) => l?.msg === 'registry preflight');
     expect(preflight).toMatchObject({ registry: local, present: chartImages.length, missing: 0 });
 

@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
+import { parse, stringify } from 'yaml';
+import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
 import { kinds, kubeconfig } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
@@ -87,6 +87,8 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const job = find(r, 'Job');
     expect(job.metadata.name).toBe('storefront-installer-3');
     expect(job.spec.template.spec.containers[0].image).toBe('ghcr.io/acme-shop/storefront-installer:1.4.0');
+    // A rebuild under the same tag reaches a node that ran the earlier one (e2e-airgap proves it).
+    expect(job.spec.template.spec.containers[0].imagePullPolicy).toBe('Always');
     // The vendor's image is private: online, KOTS pulls it through the Replicated proxy.
     const proxied = await renderAndDryRun({ namespace: ns, sequence: 3, values: required(), proxyPrivateImages: 'proxy.replicated.com' });
     expect(find(proxied, 'Job').spec.template.spec.containers[0].image).toBe('proxy.replicated.com/proxy/storefront/ghcr.io/acme-shop/storefront-installer:1.4.0');
@@ -121,6 +123,7 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const job = find(r, 'Job');
     const pod = job.spec.template.spec;
     expect(pod.containers[0].image).toBe('registry.internal:5443/acme/storefront-installer:1.4.0');
+    expect(pod.containers[0].imagePullPolicy).toBe('Always');
     expect(pod.imagePullSecrets).toEqual([{ name: 'storefront-registry' }]);
     const env = Object.fromEntries(pod.containers[0].env.map((e: any) => [e.name, e.value]));
     expect(env).toMatchObject({
@@ -139,6 +142,40 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(deploy.spec.template.spec.imagePullSecrets).toContainEqual({ name: 'storefront-registry' });
     const db = await getJson(['get', 'statefulset', 'storefront-db'], { namespace: ns, ...opts() });
     expect(db.spec.template.spec.containers[0].image).toBe('registry.internal:5443/acme/postgres:16.4');
+  });
+
+  it('RBAC: two installs in two namespaces each get their own grants (cluster-scoped names per namespace), none cluster-admin', async () => {
+    const installs = [await namespace('kots-rbac-a'), await namespace('kots-rbac-b')];
+    const clusterScoped: string[][] = [];
+    try {
+      for (const ns of installs) {
+        const r = await renderAndDryRun({ namespace: ns, values: required() });
+        const rbac = objects(r).filter((o) => o.apiVersion === 'rbac.authorization.k8s.io/v1' || o.kind === 'ServiceAccount');
+        expect(rbac.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+          `ClusterRole/storefront-installer-crds-${ns}`,
+          `ClusterRoleBinding/storefront-installer-crds-${ns}`,
+          'Role/helm-installer',
+          'RoleBinding/helm-installer',
+          'ServiceAccount/helm-installer',
+        ]);
+        expect(objects(r).filter((o) => o.roleRef?.name === 'cluster-admin')).toEqual([]);
+        clusterScoped.push(['clusterrolebinding', `storefront-installer-crds-${ns}`], ['clusterrole', `storefront-installer-crds-${ns}`]);
+        await kubectl(['apply', '-f', '-'], { ...opts(), namespace: ns, input: rbac.map((o) => stringify(o)).join('---\n') });
+      }
+      // The second install took nothing from the first: each ServiceAccount may do its chart's
+      // work in its own namespace and apply the CRD, and nothing in the other namespace.
+      const can = async (ns: string, args: string[]) =>
+        (await kubectl(['auth', 'can-i', ...args, `--as=system:serviceaccount:${ns}:helm-installer`], { ...opts(), reject: false })).stdout.trim();
+      for (const [ns, other] of [[installs[0]!, installs[1]!], [installs[1]!, installs[0]!]] as const) {
+        await waitFor(`${ns} may patch the CRD`, async () => (await can(ns, ['patch', 'customresourcedefinitions.apiextensions.k8s.io'])) === 'yes', { timeoutMs: 20_000 });
+        expect(await can(ns, ['create', 'statefulsets.apps', '-n', ns])).toBe('yes');
+        expect(await can(ns, ['update', 'leases.coordination.k8s.io', '-n', ns])).toBe('yes');
+        expect(await can(ns, ['create', 'statefulsets.apps', '-n', other])).toBe('no');
+        expect(await can(ns, ['delete', 'customresourcedefinitions.apiextensions.k8s.io'])).toBe('no');
+      }
+    } finally {
+      for (const [kind, name] of clusterScoped) await kubectl(['delete', kind!, name!, '--ignore-not-found'], opts());
+    }
   });
 
   it('persistence off: no PVC, the database on an emptyDir', async () => {

@@ -111,3 +111,19 @@ describe('manifests/installer.yaml RBAC', () => {
     expect(docs.filter((d) => d.roleRef?.name === 'cluster-admin')).toEqual([]);
   });
 });
+
+describe('kots/installer-job.yaml RBAC', () => {
+  const read = (file: string) => parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8')).map((d) => d.toJS()).filter(Boolean);
+  const kots = read('kots/installer-job.yaml');
+  const plain = read('manifests/installer.yaml');
+  const rulesOf = (docs: any[], kind: string) => docs.filter((d) => d.kind === kind).map((d) => d.rules);
+
+  it('grants what manifests/ grants (checked against the chart above), binds no cluster-admin, and names cluster-scoped objects per namespace', () => {
+    expect(rulesOf(kots, 'Role')).toEqual(rulesOf(plain, 'Role'));
+    expect(rulesOf(kots, 'ClusterRole')).toEqual(rulesOf(plain, 'ClusterRole'));
+    expect(kots.filter((d) => d.roleRef?.name === 'cluster-admin')).toEqual([]);
+    for (const d of kots.filter((x) => x.kind.startsWith('Cluster'))) expect(d.metadata.name).toMatch(/repl\{\{ Namespace \}\}$/);
+    const binding = kots.find((d) => d.kind === 'ClusterRoleBinding');
+    expect(binding.roleRef.name).toBe(kots.find((d) => d.kind === 'ClusterRole').metadata.name);
+  });
+});
