@@ -9,11 +9,13 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { getJson, kubectl, type KubectlOptions } from '../cluster/kube.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, waitFor, type KubectlOptions } from '../cluster/kube.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
+import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/release-lease.js';
 import { history, releaseRecord } from './cluster-helpers.js';
+import { kotsRender } from './kots-render.js';
 import { finishedJob, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -155,5 +157,127 @@ describe('the installer Job on the real node', () => {
     expect(term.message).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
     expect(await history(release, namespace)).toEqual([]);
     await apply(shipped.filter((d) => d.kind === 'Role'));
+  });
+
+  it('release busy: another installer holds the Lease, the pod fails with 7, the Job retries and completes once it is free', async () => {
+    await reset();
+    // A live holder: the Lease an installer takes (src/cluster/release-lease.ts), renewed by the
+    // test as a running installer renews it, so it never expires.
+    const lease = leaseName(release);
+    const holder = 'storefront-installer-other/1/test';
+    const microNow = () => new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    await apply([{
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: lease, namespace },
+      spec: { holderIdentity: holder, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: microNow(), renewTime: microNow() },
+    }]);
+    let renewing = true;
+    const renewer = (async () => {
+      while (renewing) {
+        await kubectl(['patch', 'lease', lease, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: microNow() } })], { ...ns, reject: false });
+        await new Promise((r) => setTimeout(r, 3000));
+      }
+    })();
+    try {
+      // The one change beyond image and network: the wait bound, 30 s instead of 5 minutes, so the
+      // case takes a minute. The Job's own backoff (10 s) separates the pods.
+      const busy = forRealNode(shipped, image).map((d) => {
+        if (d.kind !== 'Job') return d;
+        d.spec.template.spec.containers[0].env.push({ name: 'HELM_INSTALLER_LOCK_TIMEOUT', value: '30s' });
+        return d;
+      });
+      await apply(busy);
+      const second = await waitFor('a second installer pod after a failed one', async () => {
+        const pods = await installerPods();
+        return pods.length >= 2 ? pods : undefined;
+      }, { timeoutMs: 180_000, intervalMs: 1000 });
+      const first = terminatedOf(second[0]);
+      expect(first.exitCode).toBe(7);
+      expect(first.message).toMatch(/^helm-installer FAILED \(exit 7: /);
+      expect(first.message).toContain(`cause: release ${release} is busy: installer ${holder} holds Lease ${namespace}/${lease}`);
+      const running = await getJson(['get', 'job', job.metadata.name], ns);
+      expect(running.status.failed).toBe(1);
+      expect((running.status.conditions ?? []).filter((c: any) => c.type === 'Failed' && c.status === 'True')).toEqual([]);
+      expect(await history(release, namespace)).toEqual([]);
+    } finally {
+      // Free the Lease: the holder has finished.
+      renewing = false;
+      await renewer;
+      await kubectl(['delete', 'lease', lease, '--ignore-not-found'], ns);
+    }
+    const done = await finishedInstaller();
+    expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+    const pods = await installerPods();
+    expect(pods.map((p) => terminatedOf(p)?.exitCode)).toEqual([7, 0]);
+    expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
+  });
+
+  it('customer values ConfigMap missing: the pod waits naming it in kubectl describe (FailedMount), and runs once it is created', async () => {
+    await reset();
+    const configMap = shipped.find((d) => d.kind === 'ConfigMap')!;
+    await kubectl(['delete', 'configmap', configMap.metadata.name, '--ignore-not-found'], ns);
+    await apply(forRealNode(shipped, image).filter((d) => d.kind !== 'ConfigMap'));
+    const [pod] = await waitFor('the installer pod', async () => ((await installerPods()).length ? installerPods() : undefined), { timeoutMs: 60_000 });
+    const describe = await waitFor('FailedMount in kubectl describe', async () => {
+      const out = (await kubectl(['describe', 'pod', pod.metadata.name], ns)).stdout;
+      return out.includes('FailedMount') ? out : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 2000 });
+    expect(describe).toContain(`configmap "${configMap.metadata.name}" not found`);
+    expect(describe).toMatch(/Status:\s+Pending/);
+    expect(await history(release, namespace)).toEqual([]);
+    // The admin creates it: the same pod starts and installs, nothing to re-run.
+    await apply(forRealNode(shipped, image).filter((d) => d.kind === 'ConfigMap'));
+    const done = await finishedJob(job.metadata.name, ns, 300_000);
+    expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+    expect((await installerPods()).map((p) => p.metadata.name)).toEqual([pod.metadata.name]);
+    expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
+  });
+
+  it('installer image that cannot be pulled: kubectl describe names the image and the registry answer (ErrImagePull / ImagePullBackOff)', async () => {
+    await reset();
+    const missing = `${registry}/helm-installer:no-such-build`;
+    await apply(forRealNode(shipped, missing));
+    const [pod] = await waitFor('the installer pod', async () => ((await installerPods()).length ? installerPods() : undefined), { timeoutMs: 60_000 });
+    const waiting = await waitFor('a pull failure', async () => {
+      const [p] = await installerPods();
+      const w = p?.status?.containerStatuses?.[0]?.state?.waiting;
+      return ['ErrImagePull', 'ImagePullBackOff'].includes(w?.reason) ? w : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 1000 });
+    expect(waiting.message).toContain(missing);
+    const describe = await waitFor('the Failed event', async () => {
+      const out = (await kubectl(['describe', 'pod', pod.metadata.name], ns)).stdout;
+      return /Failed to pull image "[^"]+": .*not found/.test(out) ? out : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 2000 });
+    expect(describe).toContain(`Failed to pull image "${missing}"`);
+    expect(await history(release, namespace)).toEqual([]);
+  });
+
+  it('KOTS Job, its password Secret without the expected key: exit 3 naming the missing file, the Job fails at once, nothing installed', async () => {
+    const kotsNs = await createNamespace('kots-secret-key', { kubeconfig });
+    try {
+      const r = await kotsRender({ namespace: kotsNs, values: { database_password: { valuePlaintext: 'pw-1' } } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const docs = r.documents.map((d) => parseAllDocuments(d.content)[0]!.toJS() as K8sObject);
+      const kotsJob = docs.find((d) => d.kind === 'Job')!;
+      const applied = docs
+        .map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort, image) : d))
+        // The Secret as an admin might have re-created it by hand: the password under another key.
+        .map((d) => (d.kind === 'Secret' && d.metadata.name === 'storefront-customer-secrets' ? { ...d, stringData: { 'password.yaml': d.stringData['values.yaml'] } } : d));
+      await kubectl(['apply', '-f', '-'], { kubeconfig, namespace: kotsNs, input: applied.map((d) => stringify(d)).join('---\n') });
+      const o = { kubeconfig, namespace: kotsNs };
+      const done = await finishedJob(kotsJob.metadata.name, o);
+      expect(done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
+      const pods = await jobPods(kotsJob.metadata.name, o);
+      expect(pods).toHaveLength(1);
+      const term = terminatedOf(pods[0]);
+      expect(term.exitCode).toBe(3);
+      expect(term.message).toContain('cause: values path not found: /config/secrets/values.yaml');
+      expect(term.message).toContain('ConfigMap or Secret mounted there exists and has that key');
+      expect(await history('storefront', kotsNs)).toEqual([]);
+    } finally {
+      await deleteNamespace(kotsNs, { kubeconfig });
+      for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${kotsNs}`, '--ignore-not-found'], { kubeconfig });
+    }
   });
 });
