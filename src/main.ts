@@ -1,7 +1,8 @@
 // The one place that ends the process: runs a command, turns any error into the failure
 // summary (stderr, the log, and the termination file for install) and sets process.exitCode.
 // Nothing else calls process.exit, so buffered output is flushed before the process ends; the
-// one exception is a second signal, the admin's way to force an exit (logs are synchronous).
+// exceptions are a second signal, the admin's way to force an exit, and an error that escaped
+// every await (logs are synchronous, so nothing is lost either way).
 import { readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
@@ -45,6 +46,18 @@ export async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // An exception thrown in a callback or a promise rejected with no one awaiting it escapes the
+  // try below: it still ends here, with the summary and the termination message (exit 1, or the
+  // code of the typed error). The state may be broken, so the process ends at once.
+  process.on('uncaughtException', (err, origin) => {
+    const error = toInstallerError(err);
+    const what = origin === 'unhandledRejection' ? 'unhandled rejection' : 'uncaught exception';
+    const summary = failureSummary(error, state.progress, state.secrets);
+    state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, origin, stack: err instanceof Error ? err.stack : undefined }, `${what}: ${error.message.split('\n')[0]}`);
+    if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
+    writeSync(2, `${summary}\n`);
+    process.exit(error.exitCode);
+  });
   try {
     // Only the command argv names is loaded (see commands/catalog.ts): startup stays light.
     const commands = await loadCommands(argv.slice(2));
