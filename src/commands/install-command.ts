@@ -21,6 +21,7 @@ import {
   parseTimeout,
   toCommonOptions,
 } from '../config.js';
+import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
 import { type OptionsOf, rest, switchOption, value } from '../options.js';
 import { HelmOperationError, ReleaseBusyError, TransientError, UsageError } from '../errors.js';
 import type { HelmClient } from '../helm/helm-client.js';
@@ -51,8 +52,8 @@ export const installOptionTable = {
     'first-install',
   ),
   skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'skip the preflight checks: rewritten images in the registry, RBAC'),
-  registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parsePath),
-  pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePath),
+  registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parseCaFile),
+  pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePullSecretFile),
   lockTimeout: value('--lock-timeout <duration>', 'LOCK_TIMEOUT', 'how long to wait while another installer holds the release (its Lease), then exit 7', parseDurationMs, 300_000, '5m'),
   connectTimeout: value('--connect-timeout <duration>', 'CONNECT_TIMEOUT', 'how long to retry an API server that is not reachable yet, then exit 5', parseDurationMs, 60_000, '60s'),
   forceUpgrade: switchOption('--force-upgrade', 'FORCE_UPGRADE', 'upgrade even when chart and values equal the deployed revision'),

@@ -232,9 +232,9 @@ export function parseDockerConfigJson(json: string | undefined): Map<string, Cre
   } catch {
     throw fail('is not valid JSON');
   }
-  if (typeof data !== 'object' || data === null) throw fail('is not a JSON object');
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw fail('is not a JSON object');
   const auths = ('auths' in data ? (data as { auths: unknown }).auths : data) as Record<string, unknown>;
-  if (typeof auths !== 'object' || auths === null) throw fail('has no "auths" map');
+  if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) throw fail('has no "auths" map');
   for (const [key, entry] of Object.entries(auths)) {
     if (typeof entry !== 'object' || entry === null) continue;
     const { auth, username, password } = entry as Record<string, unknown>;

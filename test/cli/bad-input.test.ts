@@ -106,6 +106,36 @@ describe('bad input is refused before helm upgrade starts', () => {
     expect(helmCalls().filter((c) => c.startsWith('upgrade'))).toEqual([]);
   });
 
+  it('--pull-secret-file and --registry-ca-file are read with the other options: each bad one exit 2 naming flag and env var, no helm run, no secret echoed', async () => {
+    const garbled = join(dir, 'pull-secret-garbled.json');
+    writeFileSync(garbled, '{"auths": {"registry.local:5000": {"auth": "Tm90LUEtUGFpcg=="}}, "note": "Hunter2-Pull-Secret"');
+    const list = join(dir, 'pull-secret-list.json');
+    writeFileSync(list, '["Hunter2-Pull-Secret"]');
+    const noAuths = join(dir, 'pull-secret-auths-list.json');
+    writeFileSync(noAuths, '{"auths": ["Hunter2-Pull-Secret"]}');
+    const notPem = join(dir, 'ca.pem');
+    writeFileSync(notPem, 'this is the CA, honest\n');
+    const before = helmCalls().length;
+    const r = await runCli(['install', '--registry-ca-file', notPem, '--pull-secret-file', join(dir, 'no-such-pull-secret'), '--timeout', 'soon'], { env });
+    expect(r.exitCode, r.stderr).toBe(2);
+    // All at once, with the rest of the options.
+    expect(r.stderr).toContain('invalid --timeout "soon" (or env HELM_INSTALLER_TIMEOUT)');
+    expect(r.stderr).toContain(`invalid --registry-ca-file "${notPem}" (or env HELM_INSTALLER_REGISTRY_CA_FILE): the registry CA file ${notPem} holds no PEM certificate`);
+    expect(r.stderr).toContain(`invalid --pull-secret-file "${join(dir, 'no-such-pull-secret')}" (or env HELM_INSTALLER_PULL_SECRET_FILE): cannot read the pull secret file ${join(dir, 'no-such-pull-secret')}: ENOENT`);
+    for (const [file, why] of [
+      [garbled, 'is not valid JSON'],
+      [list, 'is not a JSON object'],
+      [noAuths, 'has no "auths" map'],
+    ] as const) {
+      const fromEnv = await runCli(['install'], { env: { ...env, HELM_INSTALLER_PULL_SECRET_FILE: file } });
+      expect(fromEnv.exitCode, fromEnv.stderr).toBe(2);
+      expect(fromEnv.stderr).toContain(`invalid HELM_INSTALLER_PULL_SECRET_FILE="${file}" (env for --pull-secret-file): The pull secret's .dockerconfigjson ${why}`);
+      expect(`${fromEnv.stdout}${fromEnv.stderr}`).not.toContain('Hunter2');
+    }
+    // Before any work: not even helm's version was asked.
+    expect(helmCalls().slice(before)).toEqual([]);
+  });
+
   it('an unknown option (exit 2)', async () => {
     const r = await runCli(['install', '--bogus'], { env });
     expect(r.exitCode).toBe(2);

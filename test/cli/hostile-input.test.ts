@@ -287,14 +287,14 @@ const cases: Case[] = [
   {
     name: '--pull-secret-file /dev/zero',
     args: () => ['--registry', 'registry.local:5000', '--pull-secret-file', '/dev/zero'],
-    code: 3,
-    names: () => ['/dev/zero', 'character device'],
+    code: 2,
+    names: () => ['--pull-secret-file', 'HELM_INSTALLER_PULL_SECRET_FILE', '/dev/zero', 'character device'],
   },
   {
     name: '--pull-secret-file of 2 MiB',
     args: () => ['--registry', 'registry.local:5000', '--pull-secret-file', p('pull-secret-garbage.json')],
-    code: 3,
-    names: () => [p('pull-secret-garbage.json'), /over the limit of 1 MiB/],
+    code: 2,
+    names: () => ['--pull-secret-file', 'HELM_INSTALLER_PULL_SECRET_FILE', p('pull-secret-garbage.json'), /over the limit of 1 MiB/],
   },
 ];
 
