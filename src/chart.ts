@@ -5,11 +5,13 @@ import { createReadStream, existsSync, lstatSync, readdirSync, readlinkSync, rea
 import { createGunzip } from 'node:zlib';
 import { isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
 import * as tar from 'tar';
-import { parse, parseDocument } from 'yaml';
+import { parseDocument } from 'yaml';
 import { InvalidInputError } from './errors.js';
 import { formatBytes, kindOf, MiB, readInputFile, requireRegularFile } from './read-input.js';
 import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
-import { parseImagesAnnotation, type AnnotatedImage } from './images/image-plan.js';
+import type { AnnotatedImage } from './images/image-plan.js';
+import { annotatedImagesOfTree, coalescedDefaults, type LoadedChart } from './chart-subcharts.js';
+import { Readable } from 'node:stream';
 
 export interface ChartInput {
   /** Explicit --chart; otherwise the one chart under appDir. */
@@ -23,9 +25,9 @@ export interface ChartInfo {
   name: string;
   version: string;
   appVersion?: string;
-  /** The chart's own values.yaml as parsed data (used for image hints). */
+  /** Its defaults as helm coalesces them: values.yaml with each subchart's under its key (image hints). */
   defaultValues: Record<string, unknown>;
-  /** Images its Chart.yaml (and unpacked subcharts' Chart.yaml) declare in `helm.sh/images`. */
+  /** Images its Chart.yaml and its subcharts' (unpacked or archived) declare in `helm.sh/images`. */
   annotatedImages: AnnotatedImage[];
 }
 
@@ -78,7 +80,7 @@ export function findBundledChart(appDir: string): string {
   return candidates[0]!;
 }
 
-function readChartDirectory(dir: string): ChartInfo {
+async function readChartDirectory(dir: string): Promise<ChartInfo> {
   const chartFile = join(dir, 'Chart.yaml');
   if (!existsSync(chartFile)) {
     throw new InvalidInputError(`${dir} is not a chart: it has no Chart.yaml`, {
@@ -87,35 +89,88 @@ function readChartDirectory(dir: string): ChartInfo {
     });
   }
   checkDirectoryLinks(dir);
+  return describeChart(dir, 'directory', await loadDirectoryTree(dir, 0));
+}
+
+const readChartFile = (file: string) => readInputFile(file, { what: 'chart file', maxBytes: MAX_FILE_BYTES, hint: 'Fix the chart.' });
+
+/** A chart directory with its subcharts: unpacked ones under charts/ and archived ones (charts/*.tgz). */
+async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChart> {
+  const chartFile = join(dir, 'Chart.yaml');
   const valuesFile = join(dir, 'values.yaml');
-  const read = (file: string) => readInputFile(file, { what: 'chart file', maxBytes: MAX_FILE_BYTES, hint: 'Fix the chart.' });
-  const info = describeChart(dir, 'directory', read(chartFile), chartFile, existsSync(valuesFile) ? read(valuesFile) : '', valuesFile);
-  return { ...info, annotatedImages: [...info.annotatedImages, ...subchartAnnotatedImages(dir, read)] };
-}
-
-/** `helm.sh/images` of the unpacked subcharts under charts/ (archived ones are not read). */
-function subchartAnnotatedImages(dir: string, read: (file: string) => string): AnnotatedImage[] {
   const charts = join(dir, 'charts');
-  if (!existsSync(charts)) return [];
-  return readdirSync(charts, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(charts, e.name, 'Chart.yaml')))
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((e) => {
-      const file = join(charts, e.name, 'Chart.yaml');
-      const meta = parseYamlMap(read(file), file);
-      return [...annotatedImagesOf(meta, file), ...subchartAnnotatedImages(join(charts, e.name), read)];
-    });
+  const subcharts: LoadedChart[] = [];
+  if (existsSync(charts) && statSync(charts).isDirectory()) {
+    const entries = readdirSync(charts, { withFileTypes: true }).sort((x, y) => x.name.localeCompare(y.name));
+    for (const e of entries) {
+      const path = join(charts, e.name);
+      if (e.isDirectory() && existsSync(join(path, 'Chart.yaml'))) subcharts.push(await loadDirectoryTree(path, depth + 1));
+      else if (e.isFile() && e.name.endsWith('.tgz')) subcharts.push(await loadArchiveTree(createReadStream(path), path, depth + 1));
+    }
+  }
+  return {
+    chartFile,
+    meta: parseYamlMap(readChartFile(chartFile), chartFile),
+    values: existsSync(valuesFile) ? parseYamlMap(readChartFile(valuesFile), valuesFile) : {},
+    subcharts,
+  };
 }
 
-function annotatedImagesOf(meta: Record<string, unknown>, file: string): AnnotatedImage[] {
-  const annotations = meta.annotations as Record<string, unknown> | undefined;
-  const name = typeof meta.name === 'string' ? meta.name : file;
-  try {
-    return parseImagesAnnotation(annotations?.['helm.sh/images'], name, (text) => parse(text, { version: '1.1' }));
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw new InvalidInputError(error.message, { file, key: error.key, hint: error.hint });
-    throw error;
+/**
+ * A chart archive with its subcharts, unpacked (charts/<dir>/) or archived again (charts/*.tgz,
+ * read from memory with the same limits). Archives nest only as deep as charts do.
+ */
+async function loadArchiveTree(source: Readable, label: string, depth: number): Promise<LoadedChart> {
+  if (depth > MAX_CHART_DEPTH) {
+    source.destroy();
+    throw new InvalidInputError(`chart ${label} nests subcharts more than ${MAX_CHART_DEPTH} levels deep`, { file: label, hint: 'Fix the chart.' });
   }
+  let scan: ArchiveScan;
+  try {
+    scan = await scanArchive(source);
+  } catch (err) {
+    const message = (err as Error).message;
+    const what = /header check|incorrect header|unknown compression/i.test(message) ? 'it is not a gzip archive' : message;
+    throw new InvalidInputError(`cannot read chart archive ${label}: ${what}`, { file: label, cause: err, hint: 'Rebuild the archive with `helm package`.' });
+  }
+  if (scan.problems.length > 0) {
+    throw new InvalidInputError(`unsafe chart archive ${label}: ${scan.problems.slice(0, 5).join('; ')}`, {
+      file: label,
+      hint: 'Rebuild the archive with `helm package` from a clean chart directory.',
+    });
+  }
+  if (!scan.files.has('Chart.yaml')) {
+    throw new InvalidInputError(`chart archive ${label} has no <name>/Chart.yaml`, {
+      file: label,
+      hint: 'Package the chart with `helm package`.',
+    });
+  }
+  const fromFiles = async (prefix: string, d: number): Promise<LoadedChart> => {
+    const subcharts: LoadedChart[] = [];
+    const names = new Set<string>();
+    for (const path of scan.files.keys()) {
+      const m = path.startsWith(`${prefix}charts/`) ? /^([^/]+)(\/Chart\.yaml)?$/.exec(path.slice(prefix.length + 'charts/'.length)) : null;
+      if (m && (m[2] || m[1]!.endsWith('.tgz'))) names.add(m[1]!);
+    }
+    for (const name of [...names].sort()) {
+      const inner = `${prefix}charts/${name}`;
+      subcharts.push(
+        name.endsWith('.tgz') && !scan.files.has(`${inner}/Chart.yaml`)
+          ? await loadArchiveTree(Readable.from([scan.files.get(inner)!]), `${label}:${inner}`, depth + d + 1)
+          : await fromFiles(`${inner}/`, d + 1),
+      );
+    }
+    const text = (name: string) => scan.files.get(`${prefix}${name}`)?.toString('utf8');
+    const chartFile = `${label}:${prefix}Chart.yaml`;
+    const valuesText = text('values.yaml');
+    return {
+      chartFile,
+      meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile),
+      values: valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`),
+      subcharts,
+    };
+  };
+  return fromFiles('', 0);
 }
 
 /** Symlinks inside a chart directory must stay inside it (helm follows them). */
@@ -166,43 +221,30 @@ async function readChartArchive(file: string): Promise<ChartInfo> {
   if (st.size > MAX_ARCHIVE_BYTES) {
     throw new InvalidInputError(`chart archive ${file} is ${formatBytes(st.size)}, over the limit of ${formatBytes(MAX_ARCHIVE_BYTES)}`, { file, hint: CHART_HINT });
   }
-  let scan: ArchiveScan;
-  try {
-    scan = await scanArchive(file);
-  } catch (err) {
-    const message = (err as Error).message;
-    const what = /header check|incorrect header|unknown compression/i.test(message) ? 'it is not a gzip archive' : message;
-    throw new InvalidInputError(`cannot read chart archive ${file}: ${what}`, { file, cause: err, hint: 'Rebuild the archive with `helm package`.' });
-  }
-  if (scan.problems.length > 0) {
-    throw new InvalidInputError(`unsafe chart archive ${file}: ${scan.problems.slice(0, 5).join('; ')}`, {
-      file,
-      hint: 'Rebuild the archive with `helm package` from a clean chart directory.',
-    });
-  }
-  const chartYaml = scan.texts.get('Chart.yaml');
-  if (chartYaml === undefined) {
-    throw new InvalidInputError(`chart archive ${file} has no <name>/Chart.yaml`, {
-      file,
-      hint: 'Package the chart with `helm package`.',
-    });
-  }
-  return describeChart(file, 'archive', chartYaml, `${file}:Chart.yaml`, scan.texts.get('values.yaml') ?? '', `${file}:values.yaml`);
+  return describeChart(file, 'archive', await loadArchiveTree(createReadStream(file), file, 0));
 }
 
 interface ArchiveScan {
-  texts: Map<string, string>;
+  /** The files kept, by path below the archive's top folder. */
+  files: Map<string, Buffer>;
   problems: string[];
 }
+
+/** Subcharts of subcharts: helm has no limit, a chart deeper than this is not a real one. */
+const MAX_CHART_DEPTH = 10;
+
+/** What a chart's tree needs: Chart.yaml and values.yaml of each chart, and archived subcharts. */
+const KEPT_FILE = /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|values\.yaml|charts\/[^/]+\.tgz)$/;
 
 /**
  * Streams the archive once: gunzip -> byte counter -> tar headers. Stops at the first header or
  * byte count past a limit, so a gzip bomb costs what the limit allows, not what it claims. Only
- * Chart.yaml and values.yaml are kept, each within the per-file limit.
+ * the Chart.yaml and values.yaml of each chart and the archived subcharts are kept, each within
+ * the per-file limit.
  */
-function scanArchive(file: string): Promise<ArchiveScan> {
+function scanArchive(source: Readable): Promise<ArchiveScan> {
   return new Promise((resolvePromise, reject) => {
-    const texts = new Map<string, string>();
+    const files = new Map<string, Buffer>();
     const problems: string[] = [];
     let entries = 0;
     let declared = 0;
@@ -211,7 +253,6 @@ function scanArchive(file: string): Promise<ArchiveScan> {
     // is data outside any entry: zeros after the end marker, or not a tar at all.
     let accounted = 0;
     let finished = false;
-    const source = createReadStream(file);
     const gunzip = createGunzip();
     const parser = new tar.Parser({ strict: true, maxMetaEntrySize: 64 * 1024 });
     const finish = (err?: Error) => {
@@ -220,7 +261,7 @@ function scanArchive(file: string): Promise<ArchiveScan> {
       source.destroy();
       gunzip.destroy();
       if (err && problems.length === 0) reject(err);
-      else resolvePromise({ texts, problems });
+      else resolvePromise({ files, problems });
     };
     const stop = (problem: string) => {
       problems.push(problem);
@@ -237,12 +278,12 @@ function scanArchive(file: string): Promise<ArchiveScan> {
       if (problem) problems.push(problem);
       if (entries > MAX_ENTRIES) return stop(`more than ${MAX_ENTRIES} entries`);
       if (declared > MAX_TOTAL_BYTES) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
-      // Keep the top-level Chart.yaml and values.yaml (first path component is the chart name).
-      const parts = posix.normalize(raw).split('/');
-      if (parts.length === 2 && (parts[1] === 'Chart.yaml' || parts[1] === 'values.yaml') && entry.type === 'File') {
+      // Paths below the top folder (the chart's name).
+      const below = posix.normalize(raw).split('/').slice(1).join('/');
+      if (KEPT_FILE.test(below) && (entry.type === 'File' || entry.type === 'OldFile')) {
         const chunks: Buffer[] = [];
         entry.on('data', (c: Buffer) => chunks.push(c));
-        entry.on('end', () => texts.set(parts[1]!, Buffer.concat(chunks).toString('utf8')));
+        entry.on('end', () => files.set(below, Buffer.concat(chunks)));
       } else {
         entry.resume();
       }
@@ -287,15 +328,8 @@ export function archiveEntryProblem(path: string, type: string, linkpath: string
   return undefined;
 }
 
-function describeChart(
-  path: string,
-  format: ChartInfo['format'],
-  chartYaml: string,
-  chartFile: string,
-  valuesYaml: string,
-  valuesFile: string,
-): ChartInfo {
-  const meta = parseYamlMap(chartYaml, chartFile);
+function describeChart(path: string, format: ChartInfo['format'], tree: LoadedChart): ChartInfo {
+  const { meta, chartFile } = tree;
   const name = meta.name;
   const version = meta.version;
   if (typeof name !== 'string' || typeof version !== 'string') {
@@ -311,8 +345,8 @@ function describeChart(
     name,
     version,
     appVersion: typeof meta.appVersion === 'string' ? meta.appVersion : undefined,
-    defaultValues: parseYamlMap(valuesYaml, valuesFile),
-    annotatedImages: annotatedImagesOf(meta, chartFile),
+    defaultValues: coalescedDefaults(tree),
+    annotatedImages: annotatedImagesOfTree(tree),
   };
 }
 
