@@ -1,11 +1,17 @@
 // The Kubernetes API for the calls helm does not make (the release Lease, release Secrets, the
 // state of what helm waits for), through the official JavaScript client. It loads the same
 // configuration helm does: KUBECONFIG (or ~/.kube/config), else the pod's service account, with
-// HELM_KUBECONTEXT choosing the context. The client is imported lazily: it takes a noticeable
-// part of a second to load, and commands without a cluster never pay for it.
-import { readFileSync } from 'node:fs';
+// HELM_KUBECONTEXT choosing the context. The client is imported lazily (commands without a
+// cluster never pay for it), and from the one-file bundle `npm run build` makes of the parts we
+// use (kubernetes-client-entry.ts says why).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { UsageError } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 import type { AppsV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+type KubeModule = typeof import('./kubernetes-client-entry.js');
 
 export interface KubeClients {
   config: KubeConfig;
@@ -19,14 +25,21 @@ export interface KubeClients {
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-let clientModule: Promise<typeof import('@kubernetes/client-node')> | undefined;
+let clientModule: Promise<KubeModule> | undefined;
 
-/** Starts loading the client early (it overlaps with helm calls made meanwhile). */
-export function preloadKubeClient(): void {
-  clientModule ??= import('@kubernetes/client-node');
+/** The bundle `npm run build` writes (esbuild, minified): what the built CLI loads. */
+export function kubeClientBundlePath(): string {
+  return join(packageRoot(), 'dist', 'vendor', 'kubernetes-client.js');
 }
 
-export async function kubeModule(): Promise<typeof import('@kubernetes/client-node')> {
+/** Starts loading the client early (it overlaps with work done meanwhile). */
+export function preloadKubeClient(): void {
+  // The TypeScript sources (tests) have no bundle beside them: the same exports, unbundled.
+  const bundle = kubeClientBundlePath();
+  clientModule ??= existsSync(bundle) ? (import(pathToFileURL(bundle).href) as Promise<KubeModule>) : import('./kubernetes-client-entry.js');
+}
+
+export async function kubeModule(): Promise<KubeModule> {
   preloadKubeClient();
   return clientModule!;
 }
