@@ -59,6 +59,11 @@ export interface AcquireOptions {
   signal: AbortSignal;
   logger: Logger;
   identity?: string;
+  /**
+   * Runs once before the release namespace is created for the Lease (it does not exist yet):
+   * the checks that must pass before the cluster is touched at all.
+   */
+  beforeCreatingNamespace?: () => Promise<void>;
 }
 
 export class ReleaseLease {
@@ -127,6 +132,7 @@ export class ReleaseLease {
         } catch (err) {
           if (isConflict(err)) continue; // someone created it first: read it again
           if (isNotFound(err)) {
+            await o.beforeCreatingNamespace?.();
             await createNamespace(kube, o.namespace, o.logger);
             continue;
           }

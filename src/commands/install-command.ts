@@ -5,9 +5,9 @@
 // helm upgrade --install -> report. Failures propagate as typed errors to main.ts, which writes
 // the summary and the exit code. A signal stops the run between stages, or is forwarded to helm.
 import { writeSync } from 'node:fs';
-import { connectKube, helmDefaultNamespace, preloadKubeClient } from '../cluster/kube-client.js';
+import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
-import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
 import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../cluster/wait-diagnosis.js';
 import { unreadyWorkloads } from '../cluster/workload-health.js';
 import { defineCommand } from '../command.js';
@@ -25,7 +25,7 @@ import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
 import { type OptionsOf, rest, switchOption, value } from '../options.js';
 import { HelmOperationError, ReleaseBusyError, TransientError, UsageError } from '../errors.js';
 import type { HelmClient } from '../helm/helm-client.js';
-import { isPending } from '../helm/helm-results.js';
+import { isPending, type HistoryEntry } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
 import { chartDigest, decideNoOp, digestLabels, valuesDigest, type ReleaseDigests } from '../release-digest.js';
 import { planRecovery, recoverRelease } from '../release-recovery.js';
@@ -80,8 +80,6 @@ export const installDefinition = defineCommand({
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
   const started = Date.now();
-  // The Kubernetes client loads while the chart and values are read.
-  if (!o.dryRun) preloadKubeClient();
   const start = await startCommand(o, state, 1);
   const { logger, chart, release, resolved, helm } = start;
   logger.info(
@@ -91,8 +89,8 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const stage = stageGate(state);
   if (o.dryRun) return dryRun(o, state, start, started);
 
-  // The digests need one helm run (helm's own merge of the values): started before the
-  // Kubernetes client has finished loading, so the two overlap.
+  // The digests need one helm run (helm's own merge of the values): spawned first, so it runs on
+  // the other core while the Kubernetes client loads (loading blocks this thread).
   const digestsPromise = releaseDigests(o, chart.path, helm, resolved);
   digestsPromise.catch(() => undefined);
   stage('connecting to the cluster');
@@ -106,15 +104,16 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   state.progress.namespace = namespace;
   const records = new ReleaseRecords(kube, namespace, release);
   let lease: ReleaseLease | undefined;
-  const acquire = async () => {
+  const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal) => {
     stage('waiting for the release lease');
     lease ??= await ReleaseLease.acquire(kube, {
       namespace,
       release,
       waitMs: o.lockTimeout,
       connectMs: o.connectTimeout,
-      signal: state.signal,
+      signal,
       logger,
+      beforeCreatingNamespace,
     });
     return lease;
   };
@@ -132,10 +131,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       }),
     ]);
 
-    // Unchanged and healthy: nothing to do. Decided (again) under the Lease: an installer that
-    // was mid-upgrade has finished by then.
-    const unchangedRevision = async (): Promise<number | undefined> => {
-      const decision = decideNoOp(await records.current(), digests);
+    // Unchanged and healthy: nothing to do.
+    const unchangedRevision = async (revisions: RevisionLabels[]): Promise<number | undefined> => {
+      const decision = decideNoOp(revisions, digests);
       const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
       if (decision.unchanged && unready.length === 0) return decision.revision;
       logger.info({ release, reason: decision.unchanged ? `not healthy: ${unready.join('; ')}` : decision.reason }, 'upgrading');
@@ -150,66 +148,116 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     if (o.forceUpgrade) {
       logger.info({ release }, 'upgrading: --force-upgrade');
     } else if (current) {
-      const first = decideNoOp(current, digests);
-      if (first.unchanged) {
-        await acquire();
-        const revision = await unchangedRevision();
-        if (revision !== undefined) return unchanged(revision);
-      } else {
-        logger.info({ release, reason: first.reason }, 'upgrading');
-      }
+      // Read only, no Lease: the release record and the live workloads are all a no-op needs.
+      // Another installer that holds the Lease has either not written its revision yet (then this
+      // run's request is what is deployed at this moment, as if it had finished just before) or
+      // has (then the last revision is pending, not deployed, and this run waits for the Lease).
+      const revision = await unchangedRevision(current);
+      if (revision !== undefined) return unchanged(revision);
     }
 
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
-
-      // The render check and the registry preflight do not depend on each other: both at once,
-      // a failure still reported in stage order (bad input before a missing image). CRDs included:
-      // helm creates those from crds/ too, and the RBAC preflight must see them.
-      stage('render check');
-      const rendered = renderCheck(start, airgap, values, namespace, state.signal);
-      await awaitInOrder(state.progress, [
-        ['render check', rendered],
-        [
-          'registry preflight',
-          airgap.preflight && !o.skipPreflight
-            ? untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight')
-            : Promise.resolve(),
-        ],
-      ] as const);
-      warnUnrewrittenHooks(o, start, airgap);
-
-      const held = await acquire();
-      if (!o.skipPreflight) {
-        // Once the Lease has waited for the cluster to answer. Imported here: the client is slow to load.
-        stage('rbac preflight');
+      const render = () => renderCheck(start, airgap, values, namespace, state.signal);
+      const rbacCheck = async (manifests: string) => {
         const { rbacPreflight } = await import('../rbac/rbac-preflight.js');
-        await untilAborted(rbacPreflight({ manifests: await rendered, releaseNamespace: namespace }, logger, kube.config), state.signal, 'rbac preflight');
+        await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config);
+      };
+
+      let held: ReleaseLease;
+      // A cluster not reachable yet: the checks first (a values mistake is reported as such).
+      if (airgap.postRendererArgs.length > 0 || current === undefined) {
+        // The render check and the registry preflight do not depend on each other: both at once,
+        // a failure still reported in stage order (bad input before a missing image).
+        stage('render check');
+        const rendered = render();
+        await awaitInOrder(state.progress, [
+          ['render check', rendered],
+          [
+            'registry preflight',
+            airgap.preflight && !o.skipPreflight
+              ? untilAborted(airgap.preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), state.signal, 'registry preflight')
+              : Promise.resolve(),
+          ],
+        ] as const);
+        warnUnrewrittenHooks(o, start, airgap);
+        held = await acquire();
+        if (!o.skipPreflight) {
+          // Once the Lease has waited for the cluster to answer.
+          stage('rbac preflight');
+          await untilAborted(rbacCheck(await rendered), state.signal, 'rbac preflight');
+        }
+      } else if (!o.skipPreflight) {
+        // The cluster answered: the render and the RBAC preflight (access reviews: read only) run
+        // while the Lease is taken, a failure reported in stage order. Only a namespace this run
+        // must create for the Lease waits for both, so bad input leaves the cluster untouched.
+        const rendered = render();
+        const checked = rendered.then((m) => rbacCheck(m));
+        checked.catch(() => undefined);
+        const stopWaiting = new AbortController();
+        const taking = acquire(() => checked, AbortSignal.any([state.signal, stopWaiting.signal]));
+        taking.catch(() => undefined);
+        try {
+          await awaitInOrder(state.progress, [
+            ['render check', rendered],
+            ['rbac preflight', untilAborted(checked, state.signal, 'rbac preflight')],
+          ] as const);
+        } catch (error) {
+          // Not waiting on for another installer; a Lease already taken is released (finally).
+          stopWaiting.abort();
+          await taking.catch(() => undefined);
+          throw error;
+        }
+        state.progress.action = 'waiting for the release lease';
+        held = await taking;
+      } else {
+        // No preflight: helm's own upgrade renders first and stops on bad values before it
+        // changes anything, so a separate render would only cost its time. A namespace this run
+        // must create for the Lease still waits for a render check first.
+        warnUnrewrittenHooks(o, start, airgap);
+        let checked: Promise<void> | undefined;
+        held = await acquire(
+          () =>
+            (checked ??= (async () => {
+              stage('render check');
+              await render();
+              stage('waiting for the release lease');
+            })()),
+        );
       }
       // Stop helm if another installer takes the Lease (this run stalled past its duration).
       const signal = AbortSignal.any([state.signal, held.lost]);
       stage('reading release history');
-      let history = await helm.history(release, namespace, undefined, signal);
-      const plan = planRecovery(history);
-      if (plan.kind !== 'none') {
-        stage(`recovering the release (${plan.pending.status})`);
-        const { released } = await recoverRelease(plan, {
-          release,
-          namespace,
-          records,
-          helm,
-          logger,
-          timeout: o.timeout,
-          historyMax: o.historyMax,
-          signal,
-          holder: held.identity,
-        });
-        if (!released && !o.forceUpgrade) {
-          // The rollback may have brought back exactly what this run asks for.
-          const revision = await unchangedRevision();
-          if (revision !== undefined) return unchanged(revision);
+      // Under the Lease: the records again (a cheap list of labels). Helm's history is read only
+      // when they show something unusual (a pending or failed last revision) that the recovery
+      // plan must see; a release that does not exist or whose last revision is deployed needs none.
+      const now = await records.current();
+      const last = now.at(-1);
+      let history: { revision: number; status: string }[] = now;
+      if (last && last.status !== 'deployed') {
+        const full = await helm.history(release, namespace, undefined, signal);
+        history = full;
+        const plan = planRecovery(full);
+        if (plan.kind !== 'none') {
+          stage(`recovering the release (${plan.pending.status})`);
+          const { released } = await recoverRelease(plan, {
+            release,
+            namespace,
+            records,
+            helm,
+            logger,
+            timeout: o.timeout,
+            historyMax: o.historyMax,
+            signal,
+            holder: held.identity,
+          });
+          if (!released && !o.forceUpgrade) {
+            // The rollback may have brought back exactly what this run asks for.
+            const revision = await unchangedRevision(await records.current());
+            if (revision !== undefined) return unchanged(revision);
+          }
+          history = released ? [] : await helm.history(release, namespace, undefined, signal);
         }
-        history = released ? [] : await helm.history(release, namespace, undefined, signal);
       }
       const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
       const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);

@@ -1,9 +1,9 @@
 // The helm adapter: every helm operation the installer performs, as typed methods. Argv comes
 // from helm-args (pure), running from helm-runner, failures from helm-errors (pure).
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
-import { withTempDir } from '../temp-dir.js';
 import {
   historyArgs,
   mergedValuesArgs,
@@ -65,14 +65,19 @@ export class HelmClient {
   }
 
   private async mergeValues(values: ValuesArguments): Promise<Record<string, unknown>> {
-    return withTempDir('helm-installer-values', async (dir) => {
+    // The probe chart is written synchronously, so helm starts in this very tick: the install
+    // runs it on the other core while loading the Kubernetes client blocks this thread.
+    const dir = mkdtempSync(join(process.env.HELM_INSTALLER_TMPDIR ?? tmpdir(), 'helm-installer-values-'));
+    try {
       const chart = join(dir, 'values-probe');
-      await mkdir(join(chart, 'templates'), { recursive: true });
-      await writeFile(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: values-probe\nversion: 0.0.0\n');
-      await writeFile(join(chart, 'templates', 'values.yaml'), '{{ toJson .Values }}\n');
+      mkdirSync(join(chart, 'templates'), { recursive: true });
+      writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: values-probe\nversion: 0.0.0\n');
+      writeFileSync(join(chart, 'templates', 'values.yaml'), '{{ toJson .Values }}\n');
       const out = await this.call(mergedValuesArgs('values-probe', chart, values), { action: 'reading values', release: 'values-probe' });
       return parseProbeValues(out.stdout);
-    });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   async template(a: TemplateArguments, env?: Record<string, string>, signal?: AbortSignal): Promise<string> {

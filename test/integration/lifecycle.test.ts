@@ -37,6 +37,23 @@ describe('install lifecycle (helm 4)', () => {
     expect(migrate?.last_run?.phase).toBe('Succeeded');
   });
 
+  it('bad values in an existing namespace: helm renders as it upgrades (no separate render check), exit 3 naming the value, nothing installed, no Lease left', async () => {
+    const ns = await createNamespace('badvalues', opts());
+    const r = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug']);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/replicaCount/);
+    const helmCalls = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { helm?: string; argv?: string[] })
+      .filter((l) => l.argv)
+      .map((l) => `${l.argv![0]} ${l.argv![1]}`);
+    // The values probe (helm's merge, for the digests), then the upgrade: nothing else.
+    expect(helmCalls).toEqual(['template values-probe', 'upgrade --install']);
+    expect(await history('storefront', ns)).toEqual([]);
+    expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
+  });
+
   it('upgrade with changed customer values: revision 2, the change live in the object', async () => {
     const ns = await createNamespace('upgrade', opts());
     expect((await install('storefront', ns, ['--values', customer])).exitCode).toBe(0);

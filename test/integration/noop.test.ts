@@ -38,6 +38,8 @@ describe('no-op redeploy', () => {
     expect(again.stderr).toMatch(/^helm-installer: unchanged release storefront in namespace /m);
     expect(again.stdout).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
     expect(again.stdout).not.toContain('running helm upgrade --install');
+    // Read only: the release record and the live workloads; no Lease taken for a no-op.
+    expect(again.stdout).not.toContain('lease acquired');
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
 
     // A changed value upgrades, and the new revision carries a new values digest, same chart digest.

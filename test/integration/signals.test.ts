@@ -68,8 +68,10 @@ function startInstaller(ns: string, args: string[], env: Record<string, string> 
 }
 
 describe('signals at every stage', () => {
-  it('SIGTERM while helm renders: helm stopped, exit 5, nothing installed, no Lease left', async () => {
-    const ns = await createNamespace('sigterm-render', { kubeconfig: kubeconfig() });
+  it('SIGTERM while helm renders: helm stopped, exit 5, nothing installed, no Lease or namespace left', async () => {
+    // A namespace the run must create for its Lease: the render check comes first (in an existing
+    // namespace helm's own upgrade renders, with no separate check).
+    const ns = `sigterm-render-${Date.now().toString(36)}`;
     // A template that keeps helm busy for seconds: 64 million empty iterations.
     const slow = copyChart((dir) => writeFileSync(join(dir, 'templates', 'slow.yaml'), '{{- range until 8000 }}{{- range until 8000 }}{{- end }}{{- end }}\n'));
     const { child, logged } = startInstaller(ns, ['--chart', slow, '--log-level', 'debug']);
@@ -85,6 +87,7 @@ describe('signals at every stage', () => {
     expect(await history('storefront', ns)).toEqual([]);
     const lease = await kubectl(['get', 'lease', 'helm-installer-storefront'], { kubeconfig: kubeconfig(), namespace: ns, reject: false });
     expect(lease.exitCode).not.toBe(0);
+    expect((await kubectl(['get', 'namespace', ns], { kubeconfig: kubeconfig(), reject: false })).exitCode).not.toBe(0);
   });
 
   it('SIGTERM while waiting for the Lease: exit 5 at once, the holder and the release untouched', async () => {
