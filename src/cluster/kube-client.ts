@@ -59,6 +59,7 @@ export async function connectKube(env: NodeJS.ProcessEnv = process.env): Promise
     });
   }
   if (env.HELM_KUBECONTEXT) config.setCurrentContext(env.HELM_KUBECONTEXT);
+  keepConnectionsAlive(config);
   return {
     config,
     core: config.makeApiClient(k8s.CoreV1Api),
@@ -91,4 +92,24 @@ function readPodNamespace(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The client (2.x, undici) makes a new connection pool for every request (createDispatcher), so
+ * every API call opened its own TLS connection: a full handshake, client certificate included,
+ * per call; 80 for an install of the bundled chart (70 of them the RBAC preflight), most of a
+ * second of CPU on a loaded machine before helm could start. One pool per cluster and user is
+ * kept instead, as its older https.Agent code did (agentCache). It reaches into the client's
+ * private createDispatcher: if a release renames it, calls open connections as before.
+ */
+function keepConnectionsAlive(config: KubeConfig): void {
+  const client = config as unknown as { createDispatcher?: (cluster: unknown, options: unknown) => unknown };
+  const createDispatcher = client.createDispatcher;
+  if (typeof createDispatcher !== 'function') return;
+  const pools = new Map<string, unknown>();
+  client.createDispatcher = (cluster, options) => {
+    const key = JSON.stringify([config.getCurrentCluster()?.name ?? '', config.getCurrentUser()?.name ?? '']);
+    if (!pools.has(key)) pools.set(key, createDispatcher.call(config, cluster, options));
+    return pools.get(key);
+  };
 }

@@ -3,7 +3,8 @@
 // rendered chart needs. Without it a narrow Role surfaces as a helm failure halfway through an
 // install, with a rollback that may itself be forbidden.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AuthorizationV1Api, KubeConfig, KubernetesObjectApi, type V1APIResource } from '@kubernetes/client-node';
+import type { AuthorizationV1Api, KubeConfig, V1APIResource } from '@kubernetes/client-node';
+import { kubeModule } from '../cluster/kube-client.js';
 import { PreflightError, TransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -28,7 +29,11 @@ export interface RbacPreflightResult {
 }
 
 /** Exposes the discovery lookup KubernetesObjectApi keeps to itself (cached per apiVersion). */
-class ResourceDiscovery extends KubernetesObjectApi {
+// From the one-file bundle the install loads anyway (kube-client.ts): the package itself takes
+// 0.35-1.6 s to load.
+const k8s = await kubeModule();
+
+class ResourceDiscovery extends k8s.KubernetesObjectApi {
   find(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
     return this.resource(apiVersion, kind);
   }
@@ -36,7 +41,7 @@ class ResourceDiscovery extends KubernetesObjectApi {
 
 /** Loads the kubeconfig the way helm does: $KUBECONFIG, ~/.kube/config, or the pod's ServiceAccount. */
 export function loadKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new k8s.KubeConfig();
   kc.loadFromDefault();
   return kc;
 }
@@ -46,7 +51,11 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig = load
   const fromCrds = crdResources(objects, input.manifests);
   const discovery = kc.makeApiClient(ResourceDiscovery);
   const resolved = new Map<string, ResourceInfo | undefined>();
-  for (const key of new Set(objects.map((o) => `${o.apiVersion}:${o.kind}`))) {
+  // One discovery read per apiVersion, all at once (each is a round trip before helm may start).
+  const keys = [...new Set(objects.map((o) => `${o.apiVersion}:${o.kind}`))];
+  const first = new Map<string, string>();
+  for (const key of keys) if (!first.has(key.slice(0, key.lastIndexOf(':')))) first.set(key.slice(0, key.lastIndexOf(':')), key);
+  const lookup = async (key: string) => {
     const [apiVersion, kind] = [key.slice(0, key.lastIndexOf(':')), key.slice(key.lastIndexOf(':') + 1)];
     const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
     let found: V1APIResource | undefined;
@@ -57,17 +66,20 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig = load
       if (!fromCrds.has(key) && !isNotFound(error)) throw unreachable(error);
     }
     resolved.set(key, found ? { group, resource: found.name, namespaced: found.namespaced } : fromCrds.get(key));
-  }
+  };
+  // The first kind of each apiVersion fills the client's cache for that apiVersion; the rest hit it.
+  await Promise.all([...first.values()].map(lookup));
+  await Promise.all(keys.filter((k) => !resolved.has(k)).map(lookup));
   const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
 
-  const auth = kc.makeApiClient(AuthorizationV1Api);
-  let denied = await deniedOf(auth, permissions, input.concurrency ?? 8);
+  const auth = kc.makeApiClient(k8s.AuthorizationV1Api);
+  let denied = await deniedOf(auth, permissions, input.concurrency ?? 32);
   // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
   // cache may not have the new binding yet when the pod starts. Ask again before failing for good.
   for (let i = 0; denied.length && i < (input.settleRetries ?? 3); i++) {
     await sleep(input.settleDelayMs ?? 2000);
-    denied = await deniedOf(auth, denied, input.concurrency ?? 8);
+    denied = await deniedOf(auth, denied, input.concurrency ?? 32);
   }
   denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
   return { checked: permissions.length, denied };
