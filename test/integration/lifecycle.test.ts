@@ -37,19 +37,25 @@ describe('install lifecycle (helm 4)', () => {
     expect(migrate?.last_run?.phase).toBe('Succeeded');
   });
 
-  it('bad values in an existing namespace: helm renders as it upgrades (no separate render check), exit 3 naming the value, nothing installed, no Lease left', async () => {
+  it('bad values in an existing namespace: exit 3 naming the value before helm upgrade runs; with --skip-preflight helm renders as it upgrades (no separate render); nothing installed, no Lease left', async () => {
     const ns = await createNamespace('badvalues', opts());
-    const r = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug']);
-    expect(r.exitCode, r.stderr).toBe(3);
-    expect(r.stderr).toMatch(/replicaCount/);
-    const helmCalls = r.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { helm?: string; argv?: string[] })
-      .filter((l) => l.argv)
-      .map((l) => `${l.argv![0]} ${l.argv![1]}`);
-    // The values probe (helm's merge, for the digests), then the upgrade: nothing else.
-    expect(helmCalls).toEqual(['template values-probe', 'upgrade --install']);
+    const helmCalls = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { argv?: string[] })
+        .filter((l) => l.argv)
+        .map((l) => `${l.argv![0]} ${l.argv![1]}`);
+    // The values probe (helm's merge, for the digests) and the render the RBAC preflight needs.
+    const checked = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug']);
+    expect(checked.exitCode, checked.stderr).toBe(3);
+    expect(checked.stderr).toMatch(/replicaCount/);
+    expect(helmCalls(checked.stdout)).toEqual(['template values-probe', 'template storefront']);
+    // No preflight: the probe, then the upgrade, whose own render refuses the value.
+    const skipped = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug', '--skip-preflight']);
+    expect(skipped.exitCode, skipped.stderr).toBe(3);
+    expect(skipped.stderr).toMatch(/replicaCount/);
+    expect(helmCalls(skipped.stdout)).toEqual(['template values-probe', 'upgrade --install']);
     expect(await history('storefront', ns)).toEqual([]);
     expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
   });

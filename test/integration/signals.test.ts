@@ -106,6 +106,8 @@ describe('signals at every stage', () => {
     });
     const { child, logged } = startInstaller(ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '5m' });
     await logged('another installer holds this release: waiting for it');
+    // The render and the RBAC preflight run beside the wait: done, so the wait is all that is left.
+    await logged('"msg":"rbac preflight"');
     const sent = Date.now();
     child.kill('SIGTERM');
     const r = await child;
