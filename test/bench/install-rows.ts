@@ -1,0 +1,158 @@
+// The comparisons against plain helm on the local control plane: startup, an install of the
+// bundled chart, an unchanged redeploy, and installs of charts of 10, 100 and 1000 Deployments.
+// "Same chart, values and flags": plain helm replays the exact `helm upgrade` argv our installer
+// ran (read from its debug log), only the namespace changed, so a flag the installer adds is paid
+// by both. Every install goes into a namespace made beforehand, as the Job finds its own.
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { ensureCluster } from '../cluster/control-plane.js';
+import { kubectl } from '../cluster/kube.js';
+import { topUpVolumePool } from '../cluster/volume-pool.js';
+import { appDir, cliPath, helm4, tempDir } from '../helpers.js';
+import { alternate, timed, type Row } from './measure.js';
+
+export interface InstallBenchOptions {
+  runs: number;
+  scale: number[];
+  say: (line: string) => void;
+}
+
+/** The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line). */
+function upgradeArgv(log: string): string[] {
+  for (const line of log.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as { helm?: string; argv?: string[] };
+    if (entry.helm === 'upgrade' && entry.argv) return entry.argv;
+  }
+  throw new Error('the installer logged no helm upgrade argv (is --log-level debug honoured?)');
+}
+
+function withNamespace(argv: string[], namespace: string): string[] {
+  const out = [...argv];
+  const i = out.indexOf('--namespace');
+  if (i < 0) throw new Error(`no --namespace in ${argv.join(' ')}`);
+  out[i + 1] = namespace;
+  return out;
+}
+
+/** The newest revision number (a count would stop at --history-max). */
+async function lastRevision(release: string, namespace: string, env: Record<string, string>): Promise<number> {
+  const r = await execa(helm4, ['history', release, '--namespace', namespace, '--max', '1', '-o', 'json'], { env, reject: false });
+  return r.exitCode === 0 ? ((JSON.parse(String(r.stdout)) as { revision: number }[]).at(-1)?.revision ?? 0) : 0;
+}
+
+/** A chart of `count` Deployments, one replica each, for the scale rows. */
+function scaleChart(dir: string, count: number): string {
+  const chart = join(dir, `scale-${count}`);
+  mkdirSync(join(chart, 'templates'), { recursive: true });
+  writeFileSync(join(chart, 'Chart.yaml'), `apiVersion: v2\nname: scale\nversion: 0.1.0\n`);
+  writeFileSync(join(chart, 'values.yaml'), `count: ${count}\n`);
+  writeFileSync(
+    join(chart, 'templates', 'deployments.yaml'),
+    `{{- range $i := until (int .Values.count) }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app-{{ $i }}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: app-{{ $i }}}}
+  template:
+    metadata: {labels: {app: app-{{ $i }}}}
+    spec:
+      containers:
+        - {name: web, image: "ghcr.io/acme/web-{{ mod $i 7 }}:1.0.{{ mod $i 5 }}", ports: [{containerPort: 8080}]}
+{{- end }}
+`,
+  );
+  return chart;
+}
+
+export async function installRows(options: InstallBenchOptions): Promise<Row[]> {
+  const { runs, say } = options;
+  const cluster = await ensureCluster({ log: (l) => say(`[cluster] ${l}`), usage: 'keep' });
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<string, string>;
+  const kube = { kubeconfig: cluster.kubeconfig };
+  const node = process.execPath;
+  const dir = tempDir('bench-install');
+  const customer = join(appDir, 'examples', 'customer-values.yaml');
+  const stamp = Date.now().toString(36);
+  const namespaces: string[] = [];
+  const ns = async (name: string) => {
+    const n = `bench-${stamp}-${name}`;
+    namespaces.push(n);
+    await kubectl(['create', 'namespace', n], kube);
+    return n;
+  };
+  const rows: Row[] = [];
+  writeFileSync(join(dir, 'none.yaml'), '{}\n');
+
+  try {
+    say(`startup: helm-installer --version against helm version, ${runs} runs each`);
+    const startup = await alternate(
+      runs,
+      () => timed(node, [cliPath, '--version'], { env }),
+      () => timed(helm4, ['version', '--short'], { env }),
+    );
+    rows.push({ comparison: 'startup: `--version`', ...startup, referenceName: '`helm version`', maxRatio: 2, goal: 'at most 2x' });
+
+    let lastArgv: string[] = [];
+    const installOurs = (label: string, chart?: string) => async (i: number) => {
+      await topUpVolumePool(cluster.kubeconfig);
+      const source = chart ? ['--chart', chart, '--base-values', join(dir, 'none.yaml')] : ['--values', customer];
+      const namespace = await ns(`ours-${label}-${i < 0 ? 'w' : i}`);
+      const s = await timed(node, [cliPath, 'install', '--release', 'bench', '--namespace', namespace, '--log-level', 'debug', ...source], { env });
+      lastArgv = upgradeArgv(s.stdout);
+      return s;
+    };
+    const installPlain = (label: string) => async (i: number) => {
+      await topUpVolumePool(cluster.kubeconfig);
+      return timed(helm4, withNamespace(lastArgv, await ns(`helm-${label}-${i}`)), { env });
+    };
+
+    say(`install: the bundled chart, ${runs} runs each`);
+    // A first run of ours (not counted) captures the argv plain helm replays.
+    await installOurs('bundled')(-1);
+    const install = await alternate(runs, installOurs('bundled'), installPlain('bundled'));
+    rows.push({ comparison: 'install, bundled chart', ...install, referenceName: '`helm upgrade --install`, same argv', maxRatio: 1.05, goal: 'at most 1.05x' });
+
+    say(`no-op redeploy: the same install again on a deployed release, ${runs} runs each`);
+    const oursNs = await ns('noop-ours');
+    const helmNs = await ns('noop-helm');
+    const ourArgs = [cliPath, 'install', '--release', 'bench', '--namespace', oursNs, '--values', customer];
+    await timed(node, ourArgs, { env });
+    await timed(helm4, withNamespace(lastArgv, helmNs), { env });
+    const [oursBefore, helmBefore] = [await lastRevision('bench', oursNs, env), await lastRevision('bench', helmNs, env)];
+    const noop = await alternate(
+      runs,
+      async () => {
+        const s = await timed(node, ourArgs, { env });
+        if (!/unchanged release bench/.test(s.stderr)) throw new Error(`the redeploy was not skipped:\n${s.stderr.slice(-2000)}`);
+        return s;
+      },
+      () => timed(helm4, withNamespace(lastArgv, helmNs), { env }),
+    );
+    const [oursAdded, helmAdded] = [(await lastRevision('bench', oursNs, env)) - oursBefore, (await lastRevision('bench', helmNs, env)) - helmBefore];
+    rows.push({
+      comparison: 'no-op redeploy, bundled chart',
+      ...noop,
+      referenceName: '`helm upgrade`, same argv',
+      maxRatio: 0.1,
+      goal: 'at least 10x faster (at most 0.10x), 0 new revisions',
+      note: `new revisions: ours ${oursAdded}, helm ${helmAdded}`,
+    });
+
+    for (const count of options.scale) {
+      say(`scale: a chart of ${count} Deployments, ${runs} runs each`);
+      const chart = scaleChart(dir, count);
+      await installOurs(`scale${count}`, chart)(-1);
+      const scaled = await alternate(runs, installOurs(`scale${count}`, chart), installPlain(`scale${count}`));
+      rows.push({ comparison: `install, ${count} Deployments`, ...scaled, referenceName: '`helm upgrade --install`, same argv', maxRatio: 1.05, goal: 'at most 1.05x' });
+    }
+  } finally {
+    say(`deleting ${namespaces.length} namespaces`);
+    for (const n of namespaces) await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+  }
+  return rows;
+}

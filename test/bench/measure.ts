@@ -1,0 +1,92 @@
+// What every comparison of `npm run bench` shares: one run measured by GNU time (wall, CPU of the
+// process and the children it waited for, peak RSS), contenders alternated run by run, medians.
+import { execa } from 'execa';
+
+export const TIME = '/usr/bin/time';
+
+export interface Sample {
+  wall: number;
+  cpu: number;
+  rssMb: number;
+}
+
+export interface RunOptions {
+  env?: Record<string, string>;
+  inputFile?: string;
+  outputFile?: string;
+}
+
+export async function timed(cmd: string, args: string[], o: RunOptions = {}): Promise<Sample & { stdout: string; stderr: string }> {
+  const started = process.hrtime.bigint();
+  const r = await execa(TIME, ['-f', 'BENCH %U %S %M', cmd, ...args], {
+    env: o.env,
+    inputFile: o.inputFile,
+    stdout: o.outputFile ? { file: o.outputFile } : 'pipe',
+    reject: false,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const stderr = String(r.stderr);
+  const line = stderr.split('\n').reverse().find((l) => l.startsWith('BENCH '));
+  if (r.exitCode !== 0 || !line) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}):\n${stderr.slice(-2000)}`);
+  const [, user, sys, kb] = line.split(' ').map(Number);
+  return { wall, cpu: user! + sys!, rssMb: kb! / 1024, stdout: String(r.stdout ?? ''), stderr };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Runs ours(i) and reference(i) for i in 0..runs-1, the other one first every second run. */
+export async function alternate(
+  runs: number,
+  ours: (i: number) => Promise<Sample>,
+  reference: (i: number) => Promise<Sample>,
+): Promise<{ ours: Sample[]; reference: Sample[] }> {
+  const o: Sample[] = [];
+  const r: Sample[] = [];
+  for (let i = 0; i < runs; i++) {
+    if (i % 2 === 0) {
+      o.push(await ours(i));
+      r.push(await reference(i));
+    } else {
+      r.push(await reference(i));
+      o.push(await ours(i));
+    }
+  }
+  return { ours: o, reference: r };
+}
+
+/** One line of the table: a comparison, both contenders' samples, and the issue's goal. */
+export interface Row {
+  comparison: string;
+  referenceName: string;
+  ours: Sample[];
+  reference: Sample[];
+  /** Goal on the wall-time ratio ours / reference (e.g. 1.05; 0.1 for "10x faster"). */
+  maxRatio: number;
+  goal: string;
+  /** A bound on our peak RSS in MB (post-render: 3x its input). */
+  maxRssMb?: number;
+  note?: string;
+}
+
+export function markdownTable(rows: Row[]): string {
+  const f = (n: number) => (n >= 10 ? n.toFixed(1) : n.toFixed(2));
+  const lines = [
+    '| comparison | helm-installer | reference | wall ours / ref | CPU ours / ref | peak RSS ours / ref | goal | met |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const row of rows) {
+    const m = (xs: Sample[], k: keyof Sample) => median(xs.map((s) => s[k]));
+    const [ow, rw, oc, rc, om, rm] = [m(row.ours, 'wall'), m(row.reference, 'wall'), m(row.ours, 'cpu'), m(row.reference, 'cpu'), m(row.ours, 'rssMb'), m(row.reference, 'rssMb')];
+    const ratio = ow / rw;
+    const met = ratio <= row.maxRatio && (row.maxRssMb === undefined || om <= row.maxRssMb);
+    lines.push(
+      `| ${row.comparison}${row.note ? ` (${row.note})` : ''} | ${f(ow)} s | ${row.referenceName}: ${f(rw)} s | ${ratio.toFixed(2)}x | ${rc > 0 ? (oc / rc).toFixed(2) : '-'}x | ${om.toFixed(0)} / ${rm.toFixed(0)} MB | ${row.goal} | ${met ? 'yes' : '**no**'} |`,
+    );
+  }
+  return lines.join('\n');
+}
