@@ -9,7 +9,7 @@ import type { CommonOptions } from './config.js';
 import { type InstallerError, InvalidInputError, PreflightError, UsageError } from './errors.js';
 import type { HelmClient } from './helm/helm-client.js';
 import type { ValuesArguments } from './helm/helm-args.js';
-import { isKotsLocalName, parseImageReference, parseRegistryAddress, type LocalRegistry } from './images/image-reference.js';
+import { parseImageReference, parseRegistryAddress, pullsKotsImage, type LocalRegistry } from './images/image-reference.js';
 import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImagePlan } from './images/image-plan.js';
 import { splitManifestStream } from './images/manifest-stream.js';
 import { prepareRewrite, type RewritePlan } from './images/rewrite-manifests.js';
@@ -142,7 +142,7 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
     // `helm test` hooks do not run at install; every other hook does, un-post-rendered on helm 3.
     const runsAtInstall = (hook: string) => hook.split(',').some((h) => !h.trim().startsWith('test'));
     if (helm.major === 3) {
-      unrewrittenHooks = final.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !isKotsLocalName(parseImageReference(h.image), registry));
+      unrewrittenHooks = final.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry));
     }
   }
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: helm.major });

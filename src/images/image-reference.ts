@@ -175,6 +175,17 @@ export function isKotsLocalName(ref: ImageReference, registry: LocalRegistry): b
   return !ref.repository.slice(prefix.length).includes('/');
 }
 
+/**
+ * The runtime pulls this reference from its KOTS name: the exact KOTS form, or that form with a
+ * tag beside the digest (`<address>/<name>:<tag>@<digest>`: the digest is what is pulled, and
+ * KOTS pushed `<address>/<name>@<digest>`). Not "local" for the plan, which still renames it to
+ * the exact form; enough for an image nothing renames (a hook on helm 3).
+ */
+export function pullsKotsImage(ref: ImageReference, registry: LocalRegistry): boolean {
+  if (isKotsLocalName(ref, registry)) return true;
+  return ref.digest !== undefined && isKotsLocalName({ ...ref, tag: undefined }, registry);
+}
+
 /** @deprecated name kept for callers outside the images stage: exact KOTS form only. */
 export const isInLocalRegistry = isKotsLocalName;
 

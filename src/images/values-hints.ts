@@ -36,11 +36,15 @@ export function buildValuesHints(chartValues: unknown, registry: LocalRegistry):
 export function buildHints(chartValues: unknown, registry: LocalRegistry): ValuesHints {
   const hints: Values = {};
   let usesGlobalRegistry = false;
+  // ingress-nginx: `global.image.registry` joined with each `{image, tag, digest}` (a per-image
+  // `registry` wins over it), so such maps take a registry hint too.
+  const nameMaps = hasGlobalImageRegistry(chartValues);
 
   const visit = (node: Values, path: string[]): void => {
+    registryNamespaceHint(node, path, registry, hints);
     for (const [key, value] of Object.entries(node)) {
       if (key === 'global' && isValues(value) && 'imageRegistry' in value) usesGlobalRegistry = true;
-      if (isValues(value) && isImageMap(value)) {
+      if (isValues(value) && (isImageMap(value) || (nameMaps && isNameMap(value)))) {
         const hint = imageMapHint(value, registry);
         if (hint) setAt(hints, [...path, key], hint);
         continue;
@@ -78,16 +82,46 @@ export function withoutGlobalRegistry(hints: Values): Values {
 
 /**
  * The switches charts offer to accept images other than their defaults. Bitnami's
- * `global.security.allowInsecureImages`, at the root and in every subchart's `global`.
+ * `global.security.allowInsecureImages`, at the root or in any subchart's defaults (a Bitnami
+ * chart as a dependency of a chart that has no such switch): set at the root, since helm hands
+ * the root's globals to every subchart.
  */
 function allowSwitchesOf(values: unknown): string[][] {
-  const out: string[][] = [];
-  if (!isValues(values)) return out;
-  const security = isValues(values.global) ? values.global.security : undefined;
-  if (isValues(security) && 'allowInsecureImages' in security && security.allowInsecureImages !== true) {
-    out.push(['global', 'security', 'allowInsecureImages']);
-  }
-  return out;
+  const offers = (node: unknown, depth: number): boolean => {
+    if (!isValues(node) || depth > 32) return false;
+    const security = isValues(node.global) ? node.global.security : undefined;
+    if (isValues(security) && 'allowInsecureImages' in security && security.allowInsecureImages !== true) return true;
+    return Object.entries(node).some(([k, v]) => k !== 'global' && offers(v, depth + 1));
+  };
+  return offers(values, 0) ? [['global', 'security', 'allowInsecureImages']] : [];
+}
+
+/** Any `global.image.registry` string, at the root or in a subchart's defaults. */
+function hasGlobalImageRegistry(values: unknown, depth = 0): boolean {
+  if (!isValues(values) || depth > 32) return false;
+  const image = isValues(values.global) ? values.global.image : undefined;
+  if (isValues(image) && typeof image.registry === 'string') return true;
+  return Object.entries(values).some(([k, v]) => k !== 'global' && hasGlobalImageRegistry(v, depth + 1));
+}
+
+/** `{image: <path without a registry host>, tag|digest}`: joined with a global registry. */
+function isNameMap(value: Values): boolean {
+  if (typeof value.image !== 'string' || !('tag' in value || 'digest' in value)) return false;
+  const first = value.image.split('/')[0]!;
+  return value.image.includes('/') ? !(first.includes('.') || first.includes(':') || first === 'localhost') : value.image !== '';
+}
+
+/**
+ * cert-manager: sibling `imageRegistry` and `imageNamespace` strings from which every image is
+ * built as `<imageRegistry>/<imageNamespace>/<name>`: the registry's host and namespace make each
+ * one its exact KOTS name (`<address>/<name>`), whatever the per-image `name`.
+ */
+function registryNamespaceHint(node: Values, path: string[], registry: LocalRegistry, hints: Values): void {
+  if (path.at(-1) === 'global' || typeof node.imageRegistry !== 'string' || typeof node.imageNamespace !== 'string') return;
+  const namespace = registry.namespace ?? '';
+  if (node.imageRegistry === registry.host && node.imageNamespace === namespace) return;
+  setAt(hints, [...path, 'imageRegistry'], registry.host);
+  setAt(hints, [...path, 'imageNamespace'], namespace);
 }
 
 function isImageMap(value: Values): boolean {
@@ -102,7 +136,8 @@ function imageMapHint(image: Values, registry: LocalRegistry): Values | undefine
   if (typeof repository !== 'string' || repository === '' || repository.includes('{{')) return undefined;
   // A tag or digest inside `repository` is too unusual to guess how the template joins it.
   if (repository.includes('@') || repository.lastIndexOf(':') > repository.lastIndexOf('/')) return undefined;
-  const hasRegistry = 'registry' in image;
+  // An `image`-named map is always joined with a registry (its own or a global one).
+  const hasRegistry = 'registry' in image || nameKey === 'image';
   if (hasRegistry && image.registry !== null && image.registry !== undefined && typeof image.registry !== 'string') return undefined;
   const prefix = hasRegistry && typeof image.registry === 'string' ? image.registry : '';
   const ref = parseOrUndefined(prefix ? `${prefix}/${repository}` : repository);

@@ -74,3 +74,26 @@ it("install on helm 3: the subcharts' hook images are covered by exact hints, so
   expect(r.stderr).toMatch(/^release: subchart-defaults {2}action: registry preflight$/m);
   expect(r.stderr).toContain('cause: Cannot reach the registry 127.0.0.1:1');
 });
+
+describe('an image-verifying chart as a dependency of a parent without the switch', () => {
+  const parent = join(dir, 'verifying-subchart');
+  cpSync(join(repoRoot, 'test/fixtures/charts/verifying-subchart'), parent, { recursive: true });
+  cpSync(join(repoRoot, 'test/fixtures/charts/image-verify'), join(parent, 'charts', 'image-verify'), { recursive: true });
+
+  it.each([
+    ['helm 4', helm4],
+    ['helm 3', helm3],
+  ])('the switch is set at the root (helm hands root globals to subcharts) and the hints apply, %s', async (_name, helmBin) => {
+    const r = await runCli(['values', '--chart', parent, '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helmBin } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      global: { imageRegistry: REGISTRY, security: { allowInsecureImages: true } },
+      'image-verify': { image: { registry: REGISTRY, repository: 'redis' }, metrics: { image: { registry: REGISTRY, repository: 'redis-exporter' } } },
+      web: { image: `${L}/web:2.0.0` },
+    });
+    expect(r.stderr).toContain('set global.security.allowInsecureImages=true');
+    const out = await runCli(['render', '--chart', parent, '--registry', REGISTRY], { env: { HELM_BIN: helmBin } });
+    expect(out.exitCode, out.stderr).toBe(0);
+    expect([...out.stdout.matchAll(/^\s*image: (\S+)$/gm)].map((m) => m[1]).sort()).toEqual([`${L}/redis-exporter:1.67.0`, `${L}/redis:7.4.2`, `${L}/web:2.0.0`]);
+  });
+});

@@ -108,6 +108,14 @@ const FIXTURES: Record<string, Fixture> = {
     // KOTS keeps only the digest of a tag+digest reference.
     local: [`${L}/api@sha256:${A}`, `${L}/envoy@sha256:${B}`],
   },
+  'global-image-registry': {
+    images: [`registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:${A}`, `registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.6.9@sha256:${B}`],
+    local: [`${L}/controller@sha256:${A}`, `${L}/kube-webhook-certgen@sha256:${B}`],
+  },
+  'registry-namespace': {
+    images: ['quay.io/jetstack/cert-manager-acmesolver:v1.19.1', 'quay.io/jetstack/cert-manager-controller:v1.19.1', 'quay.io/jetstack/cert-manager-startupapicheck:v1.19.1'],
+    local: [`${L}/cert-manager-acmesolver:v1.19.1`, `${L}/cert-manager-controller:v1.19.1`, `${L}/cert-manager-startupapicheck:v1.19.1`],
+  },
   'hook-image': {
     images: ['docker.io/bats/bats:v1.11.1', 'docker.io/bitnami/kubectl:1.33.0', 'docker.io/bitnami/postgresql:17.2.0'],
     local: [`${L}/bats:v1.11.1`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`],
@@ -215,6 +223,34 @@ describe('hints that would change which image runs are left out, and say so', ()
       metrics: { image: { registry: REGISTRY, repository: 'redis-exporter' } },
     });
     expect(r.stderr).toContain('set global.security.allowInsecureImages=true');
+  });
+});
+
+describe('conventions of current public charts get exact hints, so helm 3 hook images are covered', () => {
+  it.each([
+    [
+      // ingress-nginx: the per-image registry wins over global.image.registry; tag@digest stays
+      // (the runtime pulls the digest, which KOTS pushed as <address>/<name>@<digest>).
+      'global-image-registry',
+      {
+        controller: { image: { registry: REGISTRY, image: 'controller' } },
+        admissionWebhooks: { patch: { image: { registry: REGISTRY, image: 'kube-webhook-certgen' } } },
+      },
+    ],
+    // cert-manager: <imageRegistry>/<imageNamespace>/<name> for every image, the flag's included.
+    ['registry-namespace', { imageRegistry: 'registry.local:5000', imageNamespace: 'acme' }],
+  ])('%s', async (chart, hints) => {
+    for (const helmBin of [helm4, helm3]) {
+      const r = await runCli(['values', '--chart', join(charts, chart), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helmBin } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual(hints);
+    }
+    // A loopback registry nothing listens on: the registry check fails (exit 6); the hook check
+    // before it has nothing to refuse.
+    const i = await runCli(['install', '--chart', join(charts, chart), '--registry', '127.0.0.1:1/acme'], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    expect(i.exitCode, i.stderr).toBe(6);
+    expect(i.stderr).not.toContain('does not post-render hooks');
+    expect(i.stderr).toContain('cause: Cannot reach the registry 127.0.0.1:1');
   });
 });
 
