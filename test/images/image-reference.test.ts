@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import {
+  pullsKotsImage,
   formatImageReference,
   parseImageReference,
   parseRegistryAddress,
@@ -207,5 +208,21 @@ describe('planImageRewrites', () => {
 
   it('names the bad reference when one is invalid', () => {
     expect(() => planImageRewrites(['nginx', 'Bad Image'], local)).toThrow(/"Bad Image"/);
+  });
+});
+
+describe('pullsKotsImage: what the runtime pulls from its KOTS name (a hook helm 3 leaves alone)', () => {
+  const registry = parseRegistryAddress('registry.local:5000/acme');
+  const D = `sha256:${'c'.repeat(64)}`;
+  it.each([
+    [`registry.local:5000/acme/controller:v1.15.1`, true],
+    [`registry.local:5000/acme/controller@${D}`, true],
+    // The digest is pulled; KOTS pushed it as registry.local:5000/acme/controller@<digest>.
+    [`registry.local:5000/acme/controller:v1.15.1@${D}`, true],
+    [`registry.local:5000/acme/ingress-nginx/controller:v1.15.1@${D}`, false],
+    [`registry.local:5000/controller:v1.15.1@${D}`, false],
+    [`registry.k8s.io/ingress-nginx/controller:v1.15.1@${D}`, false],
+  ])('%s -> %s', (reference, expected) => {
+    expect(pullsKotsImage(parseImageReference(reference), registry)).toBe(expected);
   });
 });
