@@ -39,14 +39,8 @@ class ResourceDiscovery extends k8s.KubernetesObjectApi {
   }
 }
 
-/** Loads the kubeconfig the way helm does: $KUBECONFIG, ~/.kube/config, or the pod's ServiceAccount. */
-export function loadKubeConfig(): KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromDefault();
-  return kc;
-}
-
-export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig = loadKubeConfig()): Promise<RbacPreflightResult> {
+/** `kc`: the configuration the rest of the run uses (src/cluster/kube-client.ts loads it as helm does). */
+export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig): Promise<RbacPreflightResult> {
   const objects = renderedObjects(input.manifests);
   const fromCrds = crdResources(objects, input.manifests);
   const discovery = kc.makeApiClient(ResourceDiscovery);
@@ -111,7 +105,7 @@ async function deniedOf(auth: AuthorizationV1Api, permissions: Permission[], con
 }
 
 /** Runs the check and turns a denial into exit 6 naming each missing permission. */
-export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc?: KubeConfig): Promise<void> {
+export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig): Promise<void> {
   const result = await checkRbac(input, kc);
   logger.info({ checked: result.checked, denied: result.denied.length }, 'rbac preflight');
   if (!result.denied.length) return;

@@ -24,7 +24,11 @@ const registry = { url: `http://${registryHost}`, host: registryHost, stop: asyn
 const namespaces: string[] = [];
 
 afterAll(async () => {
-  for (const ns of namespaces) await deleteNamespace(ns, { kubeconfig });
+  for (const ns of namespaces) {
+    await deleteNamespace(ns, { kubeconfig });
+    // kots/ names its cluster-scoped RBAC after the namespace: gone with it, not left behind.
+    for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${ns}`, '--ignore-not-found'], { kubeconfig });
+  }
 });
 
 function jsonLine(line: string): any {
