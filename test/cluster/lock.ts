@@ -1,5 +1,5 @@
 // One cluster operation at a time per cache root: `cluster:up` in one shell and a test run in
-// another must not both start a cluster. A directory is the lock (mkdir is atomic); it holds
+// another must not both start a cluster. Named locks the same way for tests sharing fixed names. A directory is the lock (mkdir is atomic); it holds
 // the owner's pid so a lock left by a killed process is taken over.
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -29,9 +29,23 @@ function ownerAlive(lockDir: string): boolean {
 }
 
 export async function withLock<T>(log: (line: string) => void, fn: () => Promise<T>): Promise<T> {
+  const release = await acquireLock('cluster', log, WAIT_MS);
+  try {
+    return await fn();
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Takes the lock `<cache root>/<name>.lock`, waiting up to waitMs for its owner; returns its
+ * release. Also for tests that use fixed names in the shared cluster (the shipped manifests'
+ * namespace): two runs from two checkouts would delete each other's Job and Role.
+ */
+export async function acquireLock(name: string, log: (line: string) => void, waitMs: number): Promise<() => void> {
   await mkdir(cacheRoot(), { recursive: true });
-  const lockDir = join(cacheRoot(), 'cluster.lock');
-  const deadline = Date.now() + WAIT_MS;
+  const lockDir = join(cacheRoot(), `${name}.lock`);
+  const deadline = Date.now() + waitMs;
   let announced = false;
   for (;;) {
     try {
@@ -45,14 +59,10 @@ export async function withLock<T>(log: (line: string) => void, fn: () => Promise
         continue;
       }
       if (Date.now() > deadline) throw new Error(`${lockDir} is held by another process; remove it if that process is gone`);
-      if (!announced) log(`waiting for another cluster operation to finish (${lockDir})`);
+      if (!announced) log(`waiting for another process holding ${lockDir}`);
       announced = true;
       await sleep(500);
     }
   }
-  try {
-    return await fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
+  return () => rmSync(lockDir, { recursive: true, force: true });
 }

@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { createNamespace, deleteNamespace, getJson, kubectl, waitFor, type KubectlOptions } from '../cluster/kube.js';
+import { acquireLock } from '../cluster/lock.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
@@ -63,7 +64,12 @@ async function reset(): Promise<void> {
 const finishedInstaller = () => finishedJob(job.metadata.name, ns);
 const installerPods = () => jobPods(job.metadata.name, ns);
 
+let unlock: (() => void) | undefined;
+
 beforeAll(async () => {
+  // The shipped namespace and names are fixed: a run from another checkout on this machine (the
+  // cluster is shared) would delete this run's Job or swap its Role mid-case. One at a time.
+  unlock = await acquireLock('job-real-node', (line) => process.stderr.write(`[job-real-node] ${line}\n`), 10 * 60_000);
   await kubectl(['create', 'namespace', namespace], { kubeconfig, reject: false });
   // A binding left by manifests/ before its RBAC was narrowed (cluster-admin for this very
   // ServiceAccount) would let the narrow-Role case pass: remove any binding of it but ours.
@@ -77,7 +83,11 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  await reset();
+  try {
+    await reset();
+  } finally {
+    unlock?.();
+  }
 });
 
 describe('the installer Job on the real node', () => {
