@@ -109,7 +109,7 @@ interface RawEntry {
   path: string;
   type?: 'File' | 'SymbolicLink' | 'CharacterDevice' | 'FIFO';
   /** Body bytes, or a number of zero bytes streamed (for bombs). */
-  body?: string | number;
+  body?: string | Buffer | number;
   linkpath?: string;
 }
 
@@ -126,7 +126,7 @@ async function writeTgz(name: string, entries: RawEntry[], trailingZeros = 0): P
     for (let left = n; left > 0; left -= 1024 * 1024) members.push(left >= 1024 * 1024 ? zeroMember : gzipSync(Buffer.alloc(left)));
   };
   for (const e of entries) {
-    const body = typeof e.body === 'string' ? Buffer.from(e.body) : undefined;
+    const body = typeof e.body === 'string' ? Buffer.from(e.body) : Buffer.isBuffer(e.body) ? e.body : undefined;
     const size = typeof e.body === 'number' ? e.body : (body?.length ?? 0);
     const header = new tar.Header({ path: e.path, type: e.type ?? 'File', size, mode: 0o644, mtime: new Date(0), linkpath: e.linkpath });
     header.encode();
@@ -203,6 +203,27 @@ beforeAll(async () => {
     { path: 'fifo/Chart.yaml', body: chartYaml('fifo') },
     { path: 'fifo/templates/pipe', type: 'FIFO' },
   ]);
+  // Archived subcharts (charts/*.tgz) are read too (their values and annotations), with the same limits.
+  const innerBomb = readFileSync(
+    await writeTgz('inner-bomb.tgz', [
+      { path: 'inner/Chart.yaml', body: chartYaml('inner') },
+      { path: 'inner/templates/big.yaml', body: 1024 ** 3 },
+    ]),
+  );
+  await writeTgz('subchart-bomb.tgz', [
+    { path: 'outer/Chart.yaml', body: chartYaml('outer') },
+    { path: 'outer/charts/inner-0.1.0.tgz', body: innerBomb },
+  ]);
+  const innerEscape = readFileSync(
+    await writeTgz('inner-escape.tgz', [
+      { path: 'esc/Chart.yaml', body: chartYaml('esc') },
+      { path: 'esc/../../etc/cron.d/x', body: 'x' },
+    ]),
+  );
+  await writeTgz('subchart-escape.tgz', [
+    { path: 'outer/Chart.yaml', body: chartYaml('outer') },
+    { path: 'outer/charts/esc-0.1.0.tgz', body: innerEscape },
+  ]);
   await writeTgz('no-chart-yaml.tgz', [{ path: 'nochart/values.yaml', body: 'a: 1\n' }]);
   write('not-gzip.tgz', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 31 + 7) % 256)));
   write('zeros.tgz', gzipSync(Buffer.alloc(64 * 1024 * 1024)));
@@ -253,6 +274,18 @@ const cases: Case[] = [
   { name: 'chart: a 6 MiB Chart.yaml', args: () => ['--chart', p('big-chart-yaml.tgz')], code: 3, names: () => [p('big-chart-yaml.tgz'), /limit/] },
   { name: 'chart: a device entry', args: () => ['--chart', p('device.tgz')], code: 3, names: () => [p('device.tgz'), /device or FIFO/] },
   { name: 'chart: a FIFO entry', args: () => ['--chart', p('fifo-entry.tgz')], code: 3, names: () => [p('fifo-entry.tgz'), /device or FIFO/] },
+  {
+    name: 'chart: a 1 GiB gzip bomb as an archived subchart',
+    args: () => ['--chart', p('subchart-bomb.tgz')],
+    code: 3,
+    names: () => [/subchart-bomb\.tgz:charts\/inner-0\.1\.0\.tgz/, /limit/],
+  },
+  {
+    name: 'chart: an archived subchart with a .. path',
+    args: () => ['--chart', p('subchart-escape.tgz')],
+    code: 3,
+    names: () => [/subchart-escape\.tgz:charts\/esc-0\.1\.0\.tgz/, /path with \.\./],
+  },
   { name: 'chart: no Chart.yaml', args: () => ['--chart', p('no-chart-yaml.tgz')], code: 3, names: () => [p('no-chart-yaml.tgz'), /Chart\.yaml/] },
   { name: 'chart: not gzip', args: () => ['--chart', p('not-gzip.tgz')], code: 3, names: () => [p('not-gzip.tgz'), /not a gzip archive/] },
   { name: 'chart: 64 MiB of gzipped zeros', args: () => ['--chart', p('zeros.tgz')], code: 3, names: () => [p('zeros.tgz'), /outside any tar entry/] },
