@@ -19,6 +19,8 @@ export interface FailureContext {
   stderr: string;
   canceled?: boolean;
   spawnError?: string;
+  /** The signal that ended helm, when it did not exit on its own. */
+  killedBy?: NodeJS.Signals;
 }
 
 /**
@@ -52,6 +54,17 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
     return new TransientError(`${action} of release ${release} was interrupted (SIGTERM/SIGINT); helm was stopped cleanly`, {
       hint: 'Run the installer again; an interrupted upgrade is marked failed or rolled back by helm, and a release left pending is recovered by the next run.',
     });
+  }
+  if (ctx.killedBy) {
+    // Not by us (that is `canceled`): in a pod, the kernel's OOM killer at the container's memory
+    // limit (it picks the largest process, helm), or a kill from outside. A retry may well work,
+    // so this is exit 5, which the Job retries, not 4, which fails it for good.
+    return new TransientError(
+      `${action} of release ${release} stopped: helm was killed by ${ctx.killedBy}${ctx.killedBy === 'SIGKILL' ? ' (in a pod, usually the out-of-memory killer at the container memory limit)' : ''}`,
+      {
+        hint: "Run the installer again (the Job retries it); a release left pending is recovered by the next run. If it happens again, raise the Job's memory limit (resources.limits.memory).",
+      },
+    );
   }
   if (ctx.spawnError) {
     return new HelmNotFoundError(`could not start helm: ${ctx.spawnError}`, {

@@ -20,7 +20,7 @@ export interface HelmCall {
 
 export type HelmOutcome =
   | { ok: true; stdout: string; stderr: string }
-  | { ok: false; exitCode: number; stdout: string; stderr: string; canceled: boolean; spawnError?: string };
+  | { ok: false; exitCode: number; stdout: string; stderr: string; canceled: boolean; spawnError?: string; killedBy?: NodeJS.Signals };
 
 export class HelmRunner {
   constructor(
@@ -60,6 +60,7 @@ export class HelmRunner {
       stderr: result.overflow ? `${stderr}\nError: helm printed more than 512 MiB` : stderr,
       canceled: result.canceled,
       spawnError: result.spawnError,
+      killedBy: result.signal,
     };
   }
 }

@@ -223,6 +223,34 @@ describe('the installer Job on the real node', () => {
     expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
   });
 
+  it('an installer pod OOM-killed at its memory limit (exit 137) is retried by the Job, not failed for good', async () => {
+    // The shipped Job's failure policy and backoff against a real OOM kill: its own namespace (the
+    // container dies while Node starts, before any API call, so no RBAC is needed), and a memory
+    // limit (32Mi) below what Node needs to start, so the kernel kills it for real.
+    const oomNs = await createNamespace('installer-oom', { kubeconfig });
+    try {
+      const o: KubectlOptions = { kubeconfig, namespace: oomNs };
+      const docs = forRealNode(shipped, image);
+      const configMap = docs.find((d) => d.kind === 'ConfigMap');
+      const oomJob = docs.find((d) => d.kind === 'Job');
+      for (const d of [configMap!, oomJob!]) d.metadata.namespace = oomNs;
+      delete oomJob!.spec.template.spec.serviceAccountName;
+      oomJob!.spec.template.spec.containers[0].resources = { requests: { memory: '32Mi' }, limits: { memory: '32Mi' } };
+      await apply([configMap!, oomJob!]);
+      const pods = await waitFor('a second installer pod after an OOM-killed one', async () => {
+        const all = await jobPods(oomJob!.metadata.name, o);
+        return all.length >= 2 && terminatedOf(all[0]) ? all : undefined;
+      }, { timeoutMs: 300_000, intervalMs: 1000 });
+      expect(terminatedOf(pods[0])).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
+      const running = await getJson(['get', 'job', oomJob!.metadata.name], o);
+      expect((running.status.conditions ?? []).filter((c: any) => c.type === 'Failed' && c.status === 'True')).toEqual([]);
+      expect(running.status.failed).toBeGreaterThanOrEqual(1);
+      expect(running.spec.backoffLimit).toBe(job.spec.backoffLimit);
+    } finally {
+      await deleteNamespace(oomNs, { kubeconfig });
+    }
+  }, 400_000);
+
   it('customer values ConfigMap missing: the pod waits naming it in kubectl describe (FailedMount), and runs once it is created', async () => {
     await reset();
     const configMap = shipped.find((d) => d.kind === 'ConfigMap')!;

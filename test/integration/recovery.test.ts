@@ -2,6 +2,7 @@
 // installer and its helm are SIGKILLed mid-operation (a pod OOM-killed or its node lost), then a
 // new run must take over the dead run's Lease once it expires, find the release pending, mark
 // it failed, remediate and finish, with no manual step.
+import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +41,21 @@ async function killWhileWaiting(ns: string, child: ResultPromise, pending: strin
   );
   process.kill(-child.pid!, 'SIGKILL');
   await child;
+}
+
+/** The pids whose parent is `pid` (from /proc). */
+function childPids(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 function logLines(stdout: string): { msg: string; [k: string]: unknown }[] {
@@ -141,6 +157,35 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect(web.spec.replicas).toBe(3);
     expect(web.spec.template.spec.nodeSelector?.zone).toBeUndefined();
     expect(await lease(ns)).toBeUndefined();
+  });
+
+  it('only helm killed (what the OOM killer does at the pod memory limit): exit 5, which the Job retries, naming the kill; the next run recovers and upgrades', async () => {
+    const ns = await createNamespace('kill-helm', opts());
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const run = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
+    await waitFor(
+      'the upgrade to be applied and waiting',
+      async () => {
+        if ((await history('storefront', ns)).at(-1)?.status !== 'pending-upgrade') return false;
+        const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
+        return web.spec.template.spec.nodeSelector?.zone === 'nowhere';
+      },
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
+    const helmPids = childPids(run.pid!).filter((pid) => /^helm/.test(readFileSync(`/proc/${pid}/comm`, 'utf8')));
+    expect(helmPids).toHaveLength(1);
+    process.kill(helmPids[0]!, 'SIGKILL');
+    const r = await run;
+    expect(r.exitCode, String(r.stderr)).toBe(5);
+    expect(String(r.stderr)).toMatch(/^cause: install\/upgrade of release storefront stopped: helm was killed by SIGKILL \(in a pod, usually the out-of-memory killer at the container memory limit\)$/m);
+    expect(String(r.stderr)).toMatch(/^next: Run the installer again \(the Job retries it\)/m);
+    // The installer itself lived on and released its Lease, so the retry needs no wait.
+    expect(await lease(ns)).toBeUndefined();
+    expect((await history('storefront', ns)).at(-1)?.status).toBe('pending-upgrade');
+
+    const again = await install('storefront', ns, ['--set', 'web.replicaCount=2']);
+    expect(again.exitCode, `${again.stdout.slice(-3000)}\n${again.stderr}`).toBe(0);
+    expect((await history('storefront', ns)).at(-1)?.status).toBe('deployed');
   });
 
   it('SIGKILL mid first install: the next run uninstalls the install that never deployed and installs again', async () => {

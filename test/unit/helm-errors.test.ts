@@ -34,6 +34,13 @@ describe('classifyHelmFailure', () => {
     expect(err.hint).toContain('kubectl describe Deployment/shop-web');
   });
 
+  it('a helm killed by a signal not ours (the OOM killer at the pod memory limit) is transient: the Job retries it', () => {
+    const err = classifyHelmFailure({ ...base, stderr: 'Release "shop" does not exist. Installing it now.\n', killedBy: 'SIGKILL' });
+    expect(err.exitCode).toBe(ExitCode.transient);
+    expect(err.message).toBe(`${base.action} of release shop stopped: helm was killed by SIGKILL (in a pod, usually the out-of-memory killer at the container memory limit)`);
+    expect(err.hint).toMatch(/raise the Job's memory limit/);
+  });
+
   it('an interrupted helm is transient, and a spawn failure is "helm not found"', () => {
     expect(classifyHelmFailure({ ...base, stderr: '', canceled: true }).exitCode).toBe(ExitCode.transient);
     const notFound = classifyHelmFailure({ ...base, stderr: '', spawnError: 'ENOENT' });
