@@ -233,8 +233,8 @@ export function watchWhileHelmWaits(
   const state: { failedFast?: Problem[]; stopped: boolean; lastLog: number; lastSeen: Problem[] } = { stopped: false, lastLog: Date.now(), lastSeen: [] };
   // Polls faster than it logs, so the fail-fast bound is kept to a few seconds; a whole number of
   // polls per progress interval, so progress lines come at the interval asked for.
-  const wanted = Math.min(o.intervalMs, Math.max(1000, Math.min(5000, o.failFastMs / 4)));
-  const pollMs = o.intervalMs / Math.ceil(o.intervalMs / wanted);
+  // Never more than a read per second, whatever was asked; an interval of 0 logs no progress.
+  const { pollMs, logEveryMs } = pollPlan(o.intervalMs, o.failFastMs);
   let timer: NodeJS.Timeout | undefined;
   const round = async () => {
     if (state.stopped) return;
@@ -255,7 +255,7 @@ export function watchWhileHelmWaits(
         return;
       }
       if (problems.length === 0) state.lastSeen = [];
-      if (now - state.lastLog >= o.intervalMs) {
+      if (now - state.lastLog >= logEveryMs) {
         state.lastLog = now;
         if (problems.length > 0) {
           state.lastSeen = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => problems);
@@ -282,6 +282,14 @@ export function watchWhileHelmWaits(
       if (timer) clearTimeout(timer);
     },
   };
+}
+
+/** Pure: how often to read (fail fast within a few seconds) and to log (at the interval asked). */
+export function pollPlan(intervalMs: number, failFastMs: number): { pollMs: number; logEveryMs: number } {
+  const wanted = Math.max(1000, Math.min(5000, failFastMs / 4));
+  if (!(intervalMs > 0)) return { pollMs: wanted, logEveryMs: Number.POSITIVE_INFINITY };
+  const logEveryMs = Math.max(1000, intervalMs);
+  return { pollMs: logEveryMs / Math.ceil(logEveryMs / Math.min(logEveryMs, wanted)), logEveryMs };
 }
 
 function oneLine(s: string): string {

@@ -1,7 +1,7 @@
 // Pure classification of what helm waits for: each unready pod's reason, the latest Event per
 // object, the summary lines, and the fail-fast bookkeeping.
 import { describe, expect, it } from 'vitest';
-import { describeProblems, HopelessTracker, jobProblem, latestEvents, matches, podProblem } from '../../src/cluster/wait-diagnosis.js';
+import { describeProblems, HopelessTracker, jobProblem, latestEvents, matches, podProblem, pollPlan } from '../../src/cluster/wait-diagnosis.js';
 
 const pod = (status: object, name = 'web-1') => ({ metadata: { name }, status }) as never;
 
@@ -122,6 +122,17 @@ describe('HopelessTracker', () => {
     expect(t.update([], 5_000, 10_000)).toEqual([]);
     expect(t.update([backOff], 12_000, 10_000)).toEqual([]);
     expect(t.update([backOff], 22_000, 10_000)).toEqual([backOff]);
+  });
+});
+
+describe('pollPlan', () => {
+  it('a whole number of reads per progress interval, fail fast within a quarter of its bound, never more than a read per second', () => {
+    expect(pollPlan(30_000, 90_000)).toEqual({ pollMs: 5_000, logEveryMs: 30_000 });
+    expect(pollPlan(5_000, 15_000)).toEqual({ pollMs: 2_500, logEveryMs: 5_000 });
+    expect(pollPlan(30_000, Number.POSITIVE_INFINITY)).toEqual({ pollMs: 5_000, logEveryMs: 30_000 });
+    expect(pollPlan(1, 1)).toEqual({ pollMs: 1_000, logEveryMs: 1_000 });
+    // --progress-interval 0: no progress lines; still read for failing fast.
+    expect(pollPlan(0, 90_000)).toEqual({ pollMs: 5_000, logEveryMs: Number.POSITIVE_INFINITY });
   });
 });
 
