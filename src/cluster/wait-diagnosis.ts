@@ -100,22 +100,30 @@ export function describeProblems(problems: Problem[], max = 8): string[] {
 /**
  * Pure bookkeeping for failing fast: since when each pod has been in a hopeless state. A crash
  * loop is one stretch although the kubelet shows the container terminated (`Error`) for seconds
- * and then briefly running between its back-offs: a pod that was hopeless stays tracked while it
- * is still not ready and has restarted, and is reported in a round that finds it hopeless again.
+ * and then running between its back-offs, even Ready for a moment (no readiness probe), often for
+ * seconds under load: a pod that was hopeless stays tracked while it is not ready and has
+ * restarted, and is forgotten only once it has been fine for the grace (the bound, at most 30 s).
+ * It is reported in a round that finds it hopeless again.
  */
 export class HopelessTracker {
   private readonly since = new Map<string, number>();
+  private readonly seen = new Map<string, number>();
 
   /** Records this round; returns the problems hopeless for longer than boundMs. */
   update(problems: Problem[], now: number, boundMs: number): Problem[] {
-    const current = new Set<string>();
     for (const p of problems) {
       const tracked = this.since.has(p.object);
       if (!HOPELESS_REASONS.has(p.reason) && !(tracked && (p.restarts ?? 0) > 0)) continue;
-      current.add(p.object);
+      this.seen.set(p.object, now);
       if (!tracked) this.since.set(p.object, now);
     }
-    for (const key of [...this.since.keys()]) if (!current.has(key)) this.since.delete(key);
+    const graceMs = Math.min(boundMs, 30_000);
+    for (const [key, at] of [...this.seen]) {
+      if (now - at > graceMs) {
+        this.seen.delete(key);
+        this.since.delete(key);
+      }
+    }
     return problems.filter((p) => {
       const t = this.since.get(p.object);
       return HOPELESS_REASONS.has(p.reason) && t !== undefined && now - t >= boundMs;

@@ -97,8 +97,12 @@ describe('HopelessTracker', () => {
     expect(t.update([pull, unsched], 6_000, 10_000)).toEqual([]);
     // ErrImagePull and ImagePullBackOff alternate: one continuous hopeless stretch.
     expect(t.update([pull, unsched], 10_000, 10_000)).toEqual([pull]);
+    // Fine for longer than the grace (the bound): forgotten, so a new stretch starts from zero.
     expect(t.update([unsched], 11_000, 10_000)).toEqual([]);
-    expect(t.update([pull], 12_000, 10_000)).toEqual([]);
+    expect(t.update([unsched], 21_000, 10_000)).toEqual([]);
+    expect(t.update([pull], 22_000, 10_000)).toEqual([]);
+    expect(t.update([pull], 31_000, 10_000)).toEqual([]);
+    expect(t.update([pull], 32_000, 10_000)).toEqual([pull]);
   });
   it('a crash loop is one stretch although the container shows terminated or running between its back-offs', () => {
     const t = new HopelessTracker();
@@ -108,6 +112,8 @@ describe('HopelessTracker', () => {
     const running = { object: 'Pod/a', reason: 'NotReady', detail: '', restarts: 2 };
     expect(t.update([{ ...exited, restarts: 0 }], 0, 15_000)).toEqual([]);
     expect(t.update([backOff], 4_000, 15_000)).toEqual([]);
+    // Running and even Ready for a moment (no problem at all), then not ready again.
+    expect(t.update([], 6_000, 15_000)).toEqual([]);
     expect(t.update([running], 8_000, 15_000)).toEqual([]);
     expect(t.update([exited], 12_000, 15_000)).toEqual([]);
     // Past the bound, but not reported while it shows as exited: only once it is hopeless again.
@@ -120,8 +126,9 @@ describe('HopelessTracker', () => {
     expect(t.update([{ object: 'Pod/a', reason: 'Error', detail: '', container: 'app' }], 0, 10_000)).toEqual([]);
     expect(t.update([backOff], 1_000, 10_000)).toEqual([]);
     expect(t.update([], 5_000, 10_000)).toEqual([]);
-    expect(t.update([backOff], 12_000, 10_000)).toEqual([]);
-    expect(t.update([backOff], 22_000, 10_000)).toEqual([backOff]);
+    expect(t.update([], 12_000, 10_000)).toEqual([]);
+    expect(t.update([backOff], 13_000, 10_000)).toEqual([]);
+    expect(t.update([backOff], 23_000, 10_000)).toEqual([backOff]);
   });
 });
 
