@@ -251,6 +251,76 @@ describe('the installer Job on the real node', () => {
     }
   }, 400_000);
 
+  it('an installer pod evicted mid-run is retried by the Job without counting (DisruptionTarget), and the retry completes', async () => {
+    // Its own namespace, whose default ServiceAccount is bound to cluster-admin for the case: the
+    // run must get as far as the release Lease, where a live holder (renewed by the test) keeps
+    // it waiting until the test evicts its pod through the Eviction API.
+    const evictNs = await createNamespace('installer-evict', { kubeconfig });
+    const binding = `${evictNs}-installer-admin`;
+    const o: KubectlOptions = { kubeconfig, namespace: evictNs };
+    const lease = leaseName(release);
+    const microNow = () => new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    let renewing = true;
+    let renewer: Promise<void> | undefined;
+    try {
+      await kubectl(['create', 'clusterrolebinding', binding, '--clusterrole=cluster-admin', `--serviceaccount=${evictNs}:default`], { kubeconfig });
+      await apply([{
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: lease, namespace: evictNs },
+        spec: { holderIdentity: 'other-installer/1/test', leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: microNow(), renewTime: microNow() },
+      }]);
+      renewer = (async () => {
+        while (renewing) {
+          await kubectl(['patch', 'lease', lease, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: microNow() } })], { ...o, reject: false });
+          await new Promise((r) => setTimeout(r, 3000));
+        }
+      })();
+      const docs = forRealNode(shipped, image);
+      const configMap = docs.find((d) => d.kind === 'ConfigMap')!;
+      const evictJob = docs.find((d) => d.kind === 'Job')!;
+      for (const d of [configMap, evictJob]) d.metadata.namespace = evictNs;
+      delete evictJob.spec.template.spec.serviceAccountName;
+      const env = evictJob.spec.template.spec.containers[0].env as { name: string; value: string }[];
+      env.find((e) => e.name === 'HELM_INSTALLER_NAMESPACE')!.value = evictNs;
+      await apply([configMap, evictJob]);
+
+      const waiting = await waitFor('the installer waiting for the release Lease', async () => {
+        const [p] = await jobPods(evictJob.metadata.name, o);
+        if (!p?.status?.containerStatuses?.[0]?.state?.running) return undefined;
+        const logs = await kubectl(['logs', p.metadata.name], { ...o, reject: false });
+        return logs.stdout.includes('other-installer/1/test') ? p : undefined;
+      }, { timeoutMs: 180_000, intervalMs: 1000 });
+      const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: waiting.metadata.name, namespace: evictNs } };
+      await kubectl(['create', '--raw', `/api/v1/namespaces/${evictNs}/pods/${waiting.metadata.name}/eviction`, '-f', '-'], { kubeconfig, input: JSON.stringify(eviction) });
+      // The evicted pod as it ended (the Job controller removes it once it has accounted for it).
+      const evicted = await waitFor('the evicted pod terminated', async () => {
+        const p = await getJson(['get', 'pod', waiting.metadata.name], o);
+        return terminatedOf(p) ? p : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 250 });
+      expect(evicted.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }));
+      expect(terminatedOf(evicted).exitCode).toBe(5);
+      // SIGTERM from the kubelet while it waited (the RBAC preflight runs beside the Lease wait).
+      expect(terminatedOf(evicted).message).toMatch(/^cause: interrupted (while waiting for the lease of release|\(SIGTERM\/SIGINT\) during )/m);
+
+      // The holder finishes; the replacement pod takes the Lease and installs.
+      renewing = false;
+      await renewer;
+      await kubectl(['delete', 'lease', lease, '--ignore-not-found'], o);
+      const done = await finishedJob(evictJob.metadata.name, o, 300_000);
+      expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+      // The eviction was not counted against backoffLimit.
+      expect(done.status.failed ?? 0).toBe(0);
+      expect((await history(release, evictNs)).map((r) => r.status)).toEqual(['deployed']);
+    } finally {
+      renewing = false;
+      await renewer;
+      await execa(helm4, ['uninstall', release, '--namespace', evictNs, '--ignore-not-found', '--wait', '--timeout', '90s'], { env: { KUBECONFIG: kubeconfig }, reject: false });
+      await kubectl(['delete', 'clusterrolebinding', binding, '--ignore-not-found'], { kubeconfig });
+      await deleteNamespace(evictNs, { kubeconfig });
+    }
+  }, 600_000);
+
   it('customer values ConfigMap missing: the pod waits naming it in kubectl describe (FailedMount), and runs once it is created', async () => {
     await reset();
     const configMap = shipped.find((d) => d.kind === 'ConfigMap')!;
