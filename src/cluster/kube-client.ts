@@ -58,6 +58,13 @@ export async function connectKube(env: NodeJS.ProcessEnv = process.env): Promise
       cause: err,
     });
   }
+  // With no kubeconfig and no service account the client falls back to http://localhost:8080,
+  // then fails with an obscure TLS complaint taken for an internal error: name what is missing.
+  if (config.clusters.length === 1 && config.clusters[0]!.server === 'http://localhost:8080' && config.users[0]?.name === 'user') {
+    throw new UsageError('no cluster configuration: KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod with a service account', {
+      hint: 'Set KUBECONFIG to the kubeconfig of the target cluster (in a Job the pod\'s service account is used).',
+    });
+  }
   if (env.HELM_KUBECONTEXT) config.setCurrentContext(env.HELM_KUBECONTEXT);
   keepConnectionsAlive(config);
   return {

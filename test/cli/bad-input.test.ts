@@ -189,6 +189,17 @@ describe('edges that are fine or have their own error', () => {
     expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
   });
 
+  it('no kubeconfig at all and no service account is a setting to fix (exit 2, naming KUBECONFIG), not an internal error', async () => {
+    const home = join(dir, 'home-without-kube');
+    mkdirSync(home, { recursive: true });
+    const before = helmCalls().length;
+    const r = await runCli(['install'], { env: { HELM_BIN: spy, KUBECONFIG: '', HOME: home } });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain('cause: no cluster configuration: KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod with a service account');
+    expect(r.stderr).toMatch(/^next: Set KUBECONFIG to the kubeconfig of the target cluster/m);
+    expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
+  });
+
   it('an unreachable cluster is retried up to --connect-timeout, then exit 5, with the summary last and in the termination file, secrets masked', async () => {
     const secretValues = join(dir, 'secret.yaml');
     writeFileSync(secretValues, 'database:\n  password: "Xyzzy-Secret-42"\n');
