@@ -140,7 +140,12 @@ export interface DiagnosisScope {
 }
 
 /** Reads the release's pods and hook Jobs now and classifies each unready one. */
-export async function readProblems(s: DiagnosisScope, o: { withEvents?: boolean; withLogs?: boolean } = {}): Promise<Problem[]> {
+export async function readProblems(
+  s: DiagnosisScope,
+  o: { withEvents?: boolean; withLogs?: boolean } = {},
+  /** Filled with how many of the release's workloads and Jobs were found. */
+  found: { objects: number } = { objects: 0 },
+): Promise<Problem[]> {
   const { apps, batch, core } = s.kube;
   const namespace = s.namespace;
   const [deployments, statefulSets, daemonSets, jobs, pods] = await withCallTimeout(
@@ -160,6 +165,7 @@ export async function readProblems(s: DiagnosisScope, o: { withEvents?: boolean;
     ownedByRelease(j, s.release, namespace) ||
     (j.metadata?.annotations?.['helm.sh/hook'] !== undefined && new Date(j.metadata?.creationTimestamp ?? 0).getTime() >= s.since - 5000);
   const releaseJobs = jobs.items.filter(ours);
+  found.objects = selectors.length + releaseJobs.length;
   const jobNames = new Set(releaseJobs.map((j) => j.metadata?.name));
   const problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
   const failedJobs = new Set(problems.map((p) => p.object.slice('Job/'.length)));
@@ -247,7 +253,8 @@ export function watchWhileHelmWaits(
   const round = async () => {
     if (state.stopped) return;
     try {
-      const problems = await readProblems(scope);
+      const found = { objects: 0 };
+      const problems = await readProblems(scope, {}, found);
       const now = Date.now();
       const hopeless = tracker.update(problems, now, o.failFastMs);
       if (hopeless.length > 0 && !state.failedFast) {
@@ -262,11 +269,23 @@ export function watchWhileHelmWaits(
         o.onHopeless(state.failedFast);
         return;
       }
-      if (problems.length === 0) state.lastSeen = [];
+      // What was not ready is kept for the failure summary: helm's rollback removes the objects
+      // before helm exits, so a read after it (or a round in between) finds nothing. Cleared only
+      // when the release's objects are there and ready; refreshed every round, with the Events
+      // and log lines of the last detailed read kept for the same objects.
+      if (problems.length === 0 && found.objects > 0) state.lastSeen = [];
+      else if (problems.length > 0) {
+        const before = new Map(state.lastSeen.map((p) => [`${p.object}/${p.container ?? ''}`, p]));
+        state.lastSeen = problems.map((p) => {
+          const seen = before.get(`${p.object}/${p.container ?? ''}`);
+          return seen ? { ...p, event: seen.event, logTail: seen.logTail } : p;
+        });
+      }
       if (now - state.lastLog >= logEveryMs) {
         state.lastLog = now;
         if (problems.length > 0) {
-          state.lastSeen = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => problems);
+          const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
+          if (detailed.length > 0) state.lastSeen = detailed;
           o.logger.info({ notReady: describeProblems(state.lastSeen) }, `waiting: ${problems.length} not ready`);
         }
         else o.logger.info('waiting: every pod of the release is ready; helm is finishing');

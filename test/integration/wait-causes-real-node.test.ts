@@ -54,7 +54,10 @@ describe.concurrent('causes named on the real node', () => {
     const said = ['starting shop', 'reading /etc/shop/config.yaml', 'fatal: database host not set'];
     const run = await observedInstall('shop', ns, [
       '-f',
-      valuesFile({ image, args: ['1', ...said], realNode: true }),
+      // With a readiness probe, as real workloads have: without one, a container that exits at
+      // once is Ready for a moment between its back-offs, and helm 4's wait may then call the
+      // Deployment ready and succeed (seen on a loaded machine).
+      valuesFile({ image, args: ['1', ...said], realNode: true, readinessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1 } }),
       '--timeout',
       `${TIMEOUT_S}s`,
       '--fail-fast-after',
