@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { cliPath, helm3 } from '../helpers.js';
 import { history, install, kubeconfig } from './cluster-helpers.js';
 
@@ -186,6 +186,8 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const again = await install('storefront', ns, ['--set', 'web.replicaCount=2']);
     expect(again.exitCode, `${again.stdout.slice(-3000)}\n${again.stderr}`).toBe(0);
     expect((await history('storefront', ns)).at(-1)?.status).toBe('deployed');
+    // Its database claim goes back to the shared volume pool.
+    await deleteNamespace(ns, opts());
   });
 
   it('SIGKILL mid first install: the next run uninstalls the install that never deployed and installs again', async () => {
