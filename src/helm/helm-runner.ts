@@ -22,6 +22,9 @@ export type HelmOutcome =
   | { ok: true; stdout: string; stderr: string }
   | { ok: false; exitCode: number; stdout: string; stderr: string; canceled: boolean; spawnError?: string; killedBy?: NodeJS.Signals };
 
+/** Helm commands that write release records or cluster objects. */
+const CHANGES_RELEASE = new Set(['upgrade', 'install', 'rollback', 'uninstall']);
+
 export class HelmRunner {
   constructor(
     readonly binary: HelmBinary,
@@ -35,6 +38,10 @@ export class HelmRunner {
       env: call.env,
       input: call.input,
       signal: call.signal,
+      // Helm 4 catches SIGTERM but a `template` goes on rendering to the end (a minute, for a
+      // heavy chart): a call that changes nothing in the cluster is killed a second after SIGTERM.
+      // Calls that change the release only get SIGTERM, so helm can mark it failed or roll back.
+      killAfterMs: CHANGES_RELEASE.has(call.args[0] ?? '') ? undefined : 1000,
       maxBuffer: 512 * 1024 * 1024,
       onStreams: call.stream
         ? (stdout, stderr) => {

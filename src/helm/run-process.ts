@@ -1,6 +1,6 @@
 // Runs one helm process with node's own child_process: output collected (bounded), an abort
-// signal turned into SIGTERM (and no SIGKILL after it: helm needs time to roll back; the pod's
-// grace period is the real bound). node:child_process instead of execa because execa and its
+// signal turned into SIGTERM (and, unless the caller asks for one, no SIGKILL after it: helm
+// needs time to roll back; the pod's grace period is the real bound). node:child_process instead of execa because execa and its
 // hundred modules cost a few hundred milliseconds of CPU on every run (issue 10), and this is
 // all of it we used.
 import { spawn } from 'node:child_process';
@@ -13,6 +13,8 @@ export interface ProcessOptions {
   signal?: AbortSignal;
   /** Bytes kept per stream; beyond it the process is stopped and the run fails. */
   maxBuffer?: number;
+  /** After an abort, SIGKILL if the process still runs this long after SIGTERM (calls safe to kill). */
+  killAfterMs?: number;
   /** Called with each stream as it starts, e.g. to log its lines as they come. */
   onStreams?: (stdout: Readable, stderr: Readable) => void;
 }
@@ -58,9 +60,11 @@ export function runProcess(file: string, args: string[], o: ProcessOptions = {})
     const stdout = collect(child.stdout!);
     const stderr = collect(child.stderr!);
     o.onStreams?.(child.stdout!, child.stderr!);
+    let killTimer: NodeJS.Timeout | undefined;
     const onAbort = () => {
       canceled = true;
       child.kill('SIGTERM');
+      if (o.killAfterMs !== undefined) killTimer = setTimeout(() => child.kill('SIGKILL'), o.killAfterMs);
     };
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -74,6 +78,7 @@ export function runProcess(file: string, args: string[], o: ProcessOptions = {})
     });
     child.on('close', (code, signal) => {
       o.signal?.removeEventListener('abort', onAbort);
+      clearTimeout(killTimer);
       resolve({
         exitCode: spawnError === undefined && code !== null ? code : undefined,
         signal: signal ?? undefined,

@@ -27,6 +27,20 @@ describe('runProcess', () => {
     expect(r).toMatchObject({ exitCode: 9, stdout: 'started\ncleaned up\n', canceled: true });
   });
 
+  it('with killAfterMs, a process that goes on after SIGTERM is killed (a helm template keeps rendering)', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = Date.now();
+    // Ignores SIGTERM and would run 30 s.
+    const r = await runProcess('sh', ['-c', 'trap "echo term ignored" TERM; echo started; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo finished'], {
+      signal: controller.signal,
+      killAfterMs: 1000,
+    });
+    expect(r).toMatchObject({ exitCode: undefined, signal: 'SIGKILL', canceled: true, stdout: 'started\nterm ignored\n' });
+    // Not a speed figure: well below the 30 s the process would have run.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
   it('passes input on stdin and the environment on top of ours', async () => {
     expect((await runProcess('cat', [], { input: 'x: 1\n' })).stdout).toBe('x: 1\n');
     const r = await runProcess('sh', ['-c', 'echo "$HELM_X $HOME"'], { env: { HELM_X: 'set' } });
