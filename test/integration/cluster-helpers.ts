@@ -3,11 +3,27 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { inject } from 'vitest';
-import { getJson } from '../cluster/kube.js';
+import { afterAll, inject } from 'vitest';
+import { createNamespace, deleteNamespace, getJson } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
 
 export const kubeconfig = (): string => inject('kubeconfig');
+
+/**
+ * A maker of fresh namespaces that are deleted when the file's tests end: their releases hold
+ * database claims from the cluster's volume pool, and the pool is topped up only at set-up.
+ */
+export function namespacesDeletedAfterAll(): (prefix: string) => Promise<string> {
+  const made: string[] = [];
+  afterAll(async () => {
+    await Promise.all(made.map((ns) => deleteNamespace(ns, { kubeconfig: kubeconfig() })));
+  });
+  return async (prefix) => {
+    const ns = await createNamespace(prefix, { kubeconfig: kubeconfig() });
+    made.push(ns);
+    return ns;
+  };
+}
 
 export async function install(release: string, namespace: string, args: string[] = [], env: Record<string, string> = {}): Promise<CliResult> {
   return runCli(['install', '--release', release, '--namespace', namespace, '--timeout', '120s', ...args], {

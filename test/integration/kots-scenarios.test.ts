@@ -5,24 +5,15 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
-import { kinds, kubeconfig } from './cluster-helpers.js';
+import { kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });
-const namespaces: string[] = [];
-afterAll(async () => {
-  for (const ns of namespaces) await deleteNamespace(ns, opts());
-});
-
-async function namespace(prefix: string): Promise<string> {
-  const ns = await createNamespace(prefix, opts());
-  namespaces.push(ns);
-  return ns;
-}
+const namespace = namespacesDeletedAfterAll();
 
 const objects = (r: KotsRenderResult) => r.documents.map((d) => parse(d.content) as any);
 const find = (r: KotsRenderResult, kind: string, name?: string) => {

@@ -2,22 +2,13 @@
 // logged at every --progress-interval with the scheduler's reason and named in the summary when
 // helm times out (waiting does not fail fast on it: a node may come); a hook Job whose pod KWOK
 // fails (helm-installer.test/kwok-phase: Failed) is named with its pod's exit code and message.
-import { afterAll, describe, expect, it } from 'vitest';
-import { createNamespace, deleteNamespace, KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';
-import { history, kubeconfig } from './cluster-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';
+import { history, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { observedInstall, seenPods, valuesFile } from './wait-causes.js';
 
-const namespaces: string[] = [];
 
-async function namespace(prefix: string): Promise<string> {
-  const ns = await createNamespace(prefix, { kubeconfig: kubeconfig() });
-  namespaces.push(ns);
-  return ns;
-}
-
-afterAll(async () => {
-  await Promise.all(namespaces.map((ns) => deleteNamespace(ns, { kubeconfig: kubeconfig() })));
-});
+const namespace = namespacesDeletedAfterAll();
 
 describe.concurrent('causes named on the KWOK node', () => {
   it('Unschedulable: progress lines at each interval name the pod and the scheduler reason; the summary after the timeout names them too', async () => {

@@ -4,27 +4,17 @@
 // removes the first install), and the summary names the pod, the reason, the exact image or the
 // container and its last log lines; a failed hook Job is named with its pod's log tail.
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createNamespace, deleteNamespace } from '../cluster/kube.js';
-import { history, kubeconfig } from './cluster-helpers.js';
+import { describe, expect, inject, it } from 'vitest';
+import { history, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { observedInstall, sayAndExitImage, seenPods, valuesFile } from './wait-causes.js';
 
 const registry = inject('registry');
-const namespaces: string[] = [];
 const tag = () => randomBytes(4).toString('hex');
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 /** The bound the runs give helm: failing fast means ending far below it. */
 const TIMEOUT_S = 600;
 
-async function namespace(prefix: string): Promise<string> {
-  const ns = await createNamespace(prefix, { kubeconfig: kubeconfig() });
-  namespaces.push(ns);
-  return ns;
-}
-
-afterAll(async () => {
-  await Promise.all(namespaces.map((ns) => deleteNamespace(ns, { kubeconfig: kubeconfig() })));
-});
+const namespace = namespacesDeletedAfterAll();
 
 describe.concurrent('causes named on the real node', () => {
   it('an image missing from the registry: exit 4 long before --timeout; the summary names the pod, the pull failure and the exact image', async () => {
