@@ -10,13 +10,24 @@ import type { RevisionLabels } from './cluster/release-secrets.js';
 
 export const CHART_DIGEST_LABEL = 'helm-installer/chart-digest';
 export const VALUES_DIGEST_LABEL = 'helm-installer/values-digest';
+/**
+ * The inputs as given (each values file's bytes in order, the --set expressions, the settings).
+ * KOTS re-renders the same ConfigMap byte for byte on most redeploys: equal inputs and an equal
+ * chart give equal merged values, so that check needs no helm run (the values probe is most of a
+ * no-op's time). Inputs written differently but equal after the merge still match by VALUES_DIGEST.
+ */
+export const INPUT_DIGEST_LABEL = 'helm-installer/input-digest';
 /** Label values are at most 63 characters: 40 hex digits (160 bits) of sha256. */
 const DIGEST_HEX = 40;
 
 export interface ReleaseDigests {
   chart: string;
   values: string;
+  input: string;
 }
+
+/** What can be known without helm: the chart and the inputs as given. */
+export type InputDigests = Pick<ReleaseDigests, 'chart' | 'input'>;
 
 /** What besides the values changes the applied objects. */
 export interface ApplySettings {
@@ -49,8 +60,19 @@ export function valuesDigest(mergedValues: unknown, settings: ApplySettings): st
     .slice(0, DIGEST_HEX);
 }
 
+/** `files`: each values file's bytes, in the order helm layers them. */
+export function inputDigest(files: { source: string; content: Buffer }[], sets: { kind: string; expression: string }[], settings: ApplySettings): string {
+  const hash = createHash('sha256');
+  for (const f of files) {
+    hash.update(`${f.source}\0${f.content.length}\0`);
+    hash.update(f.content);
+  }
+  hash.update(canonicalJson({ sets, settings }));
+  return hash.digest('hex').slice(0, DIGEST_HEX);
+}
+
 export function digestLabels(d: ReleaseDigests): Record<string, string> {
-  return { [CHART_DIGEST_LABEL]: d.chart, [VALUES_DIGEST_LABEL]: d.values };
+  return { [CHART_DIGEST_LABEL]: d.chart, [VALUES_DIGEST_LABEL]: d.values, [INPUT_DIGEST_LABEL]: d.input };
 }
 
 export type NoOpDecision = { unchanged: true; revision: number } | { unchanged: false; reason: string };
@@ -59,7 +81,7 @@ export type NoOpDecision = { unchanged: true; revision: number } | { unchanged: 
  * Pure. `records` are the release's non-superseded revisions (oldest first): the deployed one and
  * anything after it. Unchanged only when the newest is deployed and carries equal digests.
  */
-export function decideNoOp(records: RevisionLabels[], want: ReleaseDigests): NoOpDecision {
+export function decideNoOp(records: RevisionLabels[], want: Omit<ReleaseDigests, 'input'>): NoOpDecision {
   const last = records.at(-1);
   if (!last) return { unchanged: false, reason: 'no release yet' };
   if (last.status !== 'deployed') return { unchanged: false, reason: `last revision ${last.revision} is ${last.status}` };
@@ -92,4 +114,16 @@ function listFiles(dir: string): string[] {
     else if (entry.isFile()) out.push(p);
   }
   return out.sort();
+}
+
+/**
+ * Pure. The check that needs no helm run: the newest revision is deployed with an equal chart and
+ * equal inputs as given. Anything else is "not known yet", not "changed": decideNoOp then decides
+ * on the merged values.
+ */
+export function sameInputs(records: RevisionLabels[], want: InputDigests): { revision: number } | undefined {
+  const last = records.at(-1);
+  if (!last || last.status !== 'deployed') return undefined;
+  const same = last.labels[CHART_DIGEST_LABEL] === want.chart && last.labels[INPUT_DIGEST_LABEL] === want.input;
+  return same ? { revision: last.revision } : undefined;
 }

@@ -4,7 +4,7 @@
 // Lease (one installer at a time) -> recovery of a release a killed helm left pending ->
 // helm upgrade --install -> report. Failures propagate as typed errors to main.ts, which writes
 // the summary and the exit code. A signal stops the run between stages, or is forwarded to helm.
-import { writeSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
@@ -27,7 +27,7 @@ import { HelmOperationError, ReleaseBusyError, TransientError, UsageError } from
 import type { HelmClient } from '../helm/helm-client.js';
 import { isPending, type HistoryEntry } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
-import { chartDigest, decideNoOp, digestLabels, valuesDigest, type ReleaseDigests } from '../release-digest.js';
+import { chartDigest, decideNoOp, digestLabels, inputDigest, sameInputs, valuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests } from '../release-digest.js';
 import { planRecovery, recoverRelease } from '../release-recovery.js';
 import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
@@ -91,7 +91,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 
   // The digests need one helm run (helm's own merge of the values): spawned first, so it runs on
   // the other core while the Kubernetes client loads (loading blocks this thread).
-  const digestsPromise = releaseDigests(o, chart.path, helm, resolved);
+  // Stopped when the inputs alone show the release unchanged (helm 4 would go on rendering).
+  const probe = new AbortController();
+  const known = inputDigests(o, chart.path, resolved);
+  const digestsPromise = releaseDigests(o, known, helm, resolved, state.signal ? AbortSignal.any([state.signal, probe.signal]) : probe.signal);
   digestsPromise.catch(() => undefined);
   stage('connecting to the cluster');
   const kube = await connectKube().catch(async (err: unknown) => {
@@ -122,38 +125,52 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     stage('reading release state');
     // One attempt, no retry: a cluster that is not reachable yet gets the render check first (a
     // values mistake is reported as such), then the Lease retries it up to --connect-timeout.
-    const [digests, current] = await Promise.all([
-      digestsPromise,
-      records.current().catch((err: unknown) => {
-        if (!(err instanceof TransientError)) throw err;
-        logger.info({ cause: err.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');
-        return undefined;
-      }),
-    ]);
+    const current = await records.current().catch((err: unknown) => {
+      if (!(err instanceof TransientError)) throw err;
+      logger.info({ cause: err.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');
+      return undefined;
+    });
+
+    const unchanged = (revision: number, digests: Partial<ReleaseDigests>): number => {
+      logger.info({ release, namespace, revision, ...digests }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
+      writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
+      return 0;
+    };
+    const notHealthy = (unready: string[]) => logger.info({ release, reason: `not healthy: ${unready.join('; ')}` }, 'upgrading');
+
+    // Read only, no Lease: the release record and the live workloads are all a no-op needs.
+    // Another installer that holds the Lease has either not written its revision yet (then this
+    // run's request is what is deployed at this moment, as if it had finished just before) or
+    // has (then the last revision is pending, not deployed, and this run waits for the Lease).
+    // First the inputs as given (no helm run: the probe is stopped), then helm's merge of them.
+    let decided = false;
+    const same = current && !o.forceUpgrade ? sameInputs(current, known) : undefined;
+    if (same) {
+      const unready = await unreadyWorkloads(kube, namespace, release);
+      if (unready.length === 0) {
+        probe.abort();
+        return unchanged(same.revision, known);
+      }
+      notHealthy(unready);
+      decided = true;
+    }
+    const digests = await digestsPromise;
 
     // Unchanged and healthy: nothing to do.
     const unchangedRevision = async (revisions: RevisionLabels[]): Promise<number | undefined> => {
       const decision = decideNoOp(revisions, digests);
       const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
       if (decision.unchanged && unready.length === 0) return decision.revision;
-      logger.info({ release, reason: decision.unchanged ? `not healthy: ${unready.join('; ')}` : decision.reason }, 'upgrading');
+      if (decision.unchanged) notHealthy(unready);
+      else logger.info({ release, reason: decision.reason }, 'upgrading');
       return undefined;
-    };
-    const unchanged = (revision: number): number => {
-      logger.info({ release, namespace, revision, ...digests }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
-      writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
-      return 0;
     };
 
     if (o.forceUpgrade) {
       logger.info({ release }, 'upgrading: --force-upgrade');
-    } else if (current) {
-      // Read only, no Lease: the release record and the live workloads are all a no-op needs.
-      // Another installer that holds the Lease has either not written its revision yet (then this
-      // run's request is what is deployed at this moment, as if it had finished just before) or
-      // has (then the last revision is pending, not deployed, and this run waits for the Lease).
+    } else if (current && !decided) {
       const revision = await unchangedRevision(current);
-      if (revision !== undefined) return unchanged(revision);
+      if (revision !== undefined) return unchanged(revision, digests);
     }
 
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
@@ -254,7 +271,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
           if (!released && !o.forceUpgrade) {
             // The rollback may have brought back exactly what this run asks for.
             const revision = await unchangedRevision(await records.current());
-            if (revision !== undefined) return unchanged(revision);
+            if (revision !== undefined) return unchanged(revision, digests);
           }
           history = released ? [] : await helm.history(release, namespace, undefined, signal);
         }
@@ -404,18 +421,19 @@ async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, s
   });
 }
 
-async function releaseDigests(o: InstallOptions, chartPath: string, helm: HelmClient, resolved: ResolvedValues): Promise<ReleaseDigests> {
-  const merged = await helm.mergedValues(toValuesArguments(resolved));
-  return {
-    chart: chartDigest(chartPath),
-    values: valuesDigest(merged, {
-      registry: o.registry,
-      imagePullSecret: o.imagePullSecret,
-      imagePaths: o.imagePaths,
-      helmArgs: o.helmArgs,
-      installerVersion: installerVersion(),
-    }),
-  };
+function applySettings(o: InstallOptions): ApplySettings {
+  return { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs, installerVersion: installerVersion() };
+}
+
+/** The chart and the inputs as given: no helm run (the values files were read and bounded before). */
+function inputDigests(o: InstallOptions, chartPath: string, resolved: ResolvedValues): InputDigests {
+  const files = resolved.layers.map((l) => ({ source: l.source, content: readFileSync(l.file) }));
+  return { chart: chartDigest(chartPath), input: inputDigest(files, resolved.sets, applySettings(o)) };
+}
+
+async function releaseDigests(o: InstallOptions, known: InputDigests, helm: HelmClient, resolved: ResolvedValues, signal: AbortSignal): Promise<ReleaseDigests> {
+  const merged = await helm.mergedValues(toValuesArguments(resolved), signal);
+  return { ...known, values: valuesDigest(merged, applySettings(o)) };
 }
 
 function failedFastError(release: string, action: string, problems: Problem[], boundMs: number): HelmOperationError {

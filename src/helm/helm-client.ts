@@ -52,19 +52,19 @@ export class HelmClient {
    * chart with no defaults is rendered: no vendor template or schema can fail, and what comes
    * back is exactly what helm layers from these -f files and --set flags.
    */
-  mergedValues(values: ValuesArguments): Promise<Record<string, unknown>> {
+  mergedValues(values: ValuesArguments, signal?: AbortSignal): Promise<Record<string, unknown>> {
     // Asked once per set of layers and run: install's digests and the registry hints both need
-    // the user's layers merged, and each ask is a helm render.
+    // the user's layers merged, and each ask is a helm render. The first ask's signal stops it.
     const key = JSON.stringify(values);
     let merged = this.merged.get(key);
     if (!merged) {
-      merged = this.mergeValues(values);
+      merged = this.mergeValues(values, signal);
       this.merged.set(key, merged);
     }
     return merged.then((v) => structuredClone(v));
   }
 
-  private async mergeValues(values: ValuesArguments): Promise<Record<string, unknown>> {
+  private async mergeValues(values: ValuesArguments, signal?: AbortSignal): Promise<Record<string, unknown>> {
     // The probe chart is written synchronously, so helm starts in this very tick: the install
     // runs it on the other core while loading the Kubernetes client blocks this thread.
     const dir = mkdtempSync(join(process.env.HELM_INSTALLER_TMPDIR ?? tmpdir(), 'helm-installer-values-'));
@@ -73,7 +73,7 @@ export class HelmClient {
       mkdirSync(join(chart, 'templates'), { recursive: true });
       writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: values-probe\nversion: 0.0.0\n');
       writeFileSync(join(chart, 'templates', 'values.yaml'), '{{ toJson .Values }}\n');
-      const out = await this.call(mergedValuesArgs('values-probe', chart, values), { action: 'reading values', release: 'values-probe' });
+      const out = await this.call(mergedValuesArgs('values-probe', chart, values), { action: 'reading values', release: 'values-probe', signal });
       return parseProbeValues(out.stdout);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -39,9 +39,9 @@ export class HelmRunner {
       input: call.input,
       signal: call.signal,
       // Helm 4 catches SIGTERM but a `template` goes on rendering to the end (a minute, for a
-      // heavy chart): a call that changes nothing in the cluster is killed a second after SIGTERM.
+      // heavy chart): a call that changes nothing in the cluster is killed at once when canceled.
       // Calls that change the release only get SIGTERM, so helm can mark it failed or roll back.
-      killAfterMs: CHANGES_RELEASE.has(call.args[0] ?? '') ? undefined : 1000,
+      killAfterMs: CHANGES_RELEASE.has(call.args[0] ?? '') ? undefined : 0,
       maxBuffer: 512 * 1024 * 1024,
       onStreams: call.stream
         ? (stdout, stderr) => {

@@ -17,6 +17,13 @@ async function recordLabels(ns: string, revision: number): Promise<Record<string
   return s.metadata.labels;
 }
 
+/** The installer's JSON log line that says the release is unchanged. */
+function unchangedLine(stdout: string): Record<string, unknown> {
+  const line = stdout.split('\n').find((l) => l.includes('"msg":"unchanged: '));
+  if (!line) throw new Error(`no "unchanged" line in:\n${stdout}`);
+  return JSON.parse(line);
+}
+
 describe('no-op redeploy', () => {
   it('same chart and values: no new revision, "unchanged"; a changed value, a changed chart and --force-upgrade each upgrade', async () => {
     const ns = await createNamespace('noop', opts());
@@ -31,6 +38,17 @@ describe('no-op redeploy', () => {
     expect(meta.labels['helm-installer/chart-digest']).toBe(first['helm-installer/chart-digest']);
     expect(meta.labels['helm-installer/values-digest']).toBe(first['helm-installer/values-digest']);
 
+    expect(first['helm-installer/input-digest']).toMatch(/^[0-9a-f]{40}$/);
+
+    // The same files again (what KOTS renders on most redeploys): decided on the inputs as given,
+    // without waiting for helm's merge of the values (the logged digests have no values digest).
+    const same = await install('storefront', ns, ['--values', values]);
+    expect(same.exitCode, same.stderr).toBe(0);
+    const sameLine = unchangedLine(same.stdout);
+    expect(sameLine).toMatchObject({ revision: 1, chart: first['helm-installer/chart-digest'], input: first['helm-installer/input-digest'] });
+    expect(sameLine).not.toHaveProperty('values');
+    expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
+
     // The same answers, written differently (key order, comments): the merged values are equal.
     writeFileSync(values, '# re-rendered by KOTS\nweb: {replicaCount: 2}\n');
     const again = await install('storefront', ns, ['--values', values]);
@@ -38,6 +56,11 @@ describe('no-op redeploy', () => {
     expect(again.stderr).toMatch(/^helm-installer: unchanged release storefront in namespace /m);
     expect(again.stdout).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
     expect(again.stdout).not.toContain('running helm upgrade --install');
+    // Decided on helm's merge: other bytes, so another input digest, and the same values digest.
+    const againLine = unchangedLine(again.stdout);
+    expect(againLine).toMatchObject({ revision: 1, values: first['helm-installer/values-digest'] });
+    expect(againLine.input).toMatch(/^[0-9a-f]{40}$/);
+    expect(againLine.input).not.toBe(first['helm-installer/input-digest']);
     // Read only: the release record and the live workloads; no Lease taken for a no-op.
     expect(again.stdout).not.toContain('lease acquired');
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);

@@ -12,7 +12,7 @@ import { workloadUnready } from '../../src/cluster/workload-health.js';
 import { durationMs, parseDurationMs } from '../../src/config.js';
 import { labelsArgs, rollbackArgs, uninstallArgs } from '../../src/helm/helm-args.js';
 import type { HistoryEntry } from '../../src/helm/helm-results.js';
-import { canonicalJson, chartDigest, decideNoOp } from '../../src/release-digest.js';
+import { canonicalJson, chartDigest, decideNoOp, inputDigest, sameInputs } from '../../src/release-digest.js';
 import { tempDir } from '../helpers.js';
 import { planRecovery } from '../../src/release-recovery.js';
 
@@ -112,6 +112,40 @@ describe('decideNoOp', () => {
   it('canonical JSON does not depend on key order', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
     expect(canonicalJson({ a: 1, b: 2 })).toBe(canonicalJson({ b: 2, a: 1 }));
+  });
+});
+
+describe('sameInputs (the no-op check without a helm run)', () => {
+  const labels = (chart: string, input?: string) => ({ 'helm-installer/chart-digest': chart, ...(input ? { 'helm-installer/input-digest': input } : {}) });
+  const want = { chart: 'c1', input: 'i1' };
+  it('the newest revision deployed with the same chart and inputs; anything else is left to the merged values', () => {
+    expect(sameInputs([{ revision: 3, status: 'superseded', labels: labels('c1', 'i0') }, { revision: 4, status: 'deployed', labels: labels('c1', 'i1') }], want)).toEqual({ revision: 4 });
+    expect(sameInputs([], want)).toBeUndefined();
+    expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c1', 'i1') }, { revision: 5, status: 'failed', labels: labels('c1', 'i1') }], want)).toBeUndefined();
+    expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c2', 'i1') }], want)).toBeUndefined();
+    expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c1', 'i2') }], want)).toBeUndefined();
+    // A revision by an installer that kept no input digest.
+    expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c1') }], want)).toBeUndefined();
+  });
+
+  it('the input digest is sha256 of each file (source, length, bytes) then the sets and settings, 40 hex digits', () => {
+    const settings = { imagePaths: [], helmArgs: [], installerVersion: '1.0.0' };
+    const files = [
+      { source: 'vendor', content: Buffer.from('a: 1\n') },
+      { source: 'customer', content: Buffer.from('b: 2\n') },
+    ];
+    const sets = [{ kind: 'set', expression: 'c=3' }];
+    const expected = createHash('sha256')
+      .update('vendor\u00005\u0000a: 1\ncustomer\u00005\u0000b: 2\n')
+      .update('{"sets":[{"expression":"c=3","kind":"set"}],"settings":{"helmArgs":[],"imagePaths":[],"installerVersion":"1.0.0"}}')
+      .digest('hex')
+      .slice(0, 40);
+    expect(inputDigest(files, sets, settings)).toBe(expected);
+    // Each part counts: a byte of a file, the order of the files, a --set, a setting.
+    expect(inputDigest([files[0]!, { source: 'customer', content: Buffer.from('b: 3\n') }], sets, settings)).not.toBe(expected);
+    expect(inputDigest([files[1]!, files[0]!], sets, settings)).not.toBe(expected);
+    expect(inputDigest(files, [], settings)).not.toBe(expected);
+    expect(inputDigest(files, sets, { ...settings, registry: 'r.local/acme' })).not.toBe(expected);
   });
 });
 
