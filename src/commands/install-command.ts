@@ -34,7 +34,6 @@ import type { RunState } from '../run-state.js';
 import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
 import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
-import { rewriteRendered } from '../airgap.js';
 import { describeOccurrence } from '../images/image-plan.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 
@@ -360,6 +359,7 @@ async function renderThenPreflight(o: InstallOptions, state: RunState, start: Co
 async function renderCheck(start: CommandStart, airgap: AirgapSetup, values: ValuesArguments, namespace: string | undefined, signal: AbortSignal): Promise<string> {
   const { release, chart, helm } = start;
   if (airgap.rendered && airgap.rewrite) {
+    const { rewriteRendered } = await import('../airgap.js');
     rewriteRendered(airgap.rendered.manifests, airgap.rewrite);
     return airgap.rendered.manifests;
   }

@@ -3,7 +3,7 @@
 // callback and removed afterwards.
 import { loadChart, type ChartInfo } from '../chart.js';
 import type { CommonOptions } from '../config.js';
-import { prepareAirgap, type AirgapSetup } from '../airgap.js';
+import type { AirgapSetup } from '../airgap.js';
 import { createBaseContext, createHelmClient } from '../context.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
@@ -48,6 +48,8 @@ export async function withAirgap<T>(
   fn: (setup: AirgapSetup) => Promise<T>,
 ): Promise<T> {
   return withTempDir('helm-installer', async (workDir) => {
+    // Loaded here, not at start: an unchanged redeploy never gets this far (issue 10's no-op).
+    const { prepareAirgap } = await import('../airgap.js');
     const setup = await prepareAirgap(o, start, userValues, workDir);
     try {
       return await fn(setup);
