@@ -135,42 +135,33 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
       return 0;
     };
-    const notHealthy = (unready: string[]) => logger.info({ release, reason: `not healthy: ${unready.join('; ')}` }, 'upgrading');
 
-    // Read only, no Lease: the release record and the live workloads are all a no-op needs.
-    // Another installer that holds the Lease has either not written its revision yet (then this
-    // run's request is what is deployed at this moment, as if it had finished just before) or
-    // has (then the last revision is pending, not deployed, and this run waits for the Lease).
-    // First the inputs as given (no helm run: the probe is stopped), then helm's merge of them.
-    let decided = false;
-    const same = current && !o.forceUpgrade ? sameInputs(current, known) : undefined;
-    if (same) {
-      const unready = await unreadyWorkloads(kube, namespace, release);
-      if (unready.length === 0) {
-        probe.abort();
-        return unchanged(same.revision, known);
-      }
-      notHealthy(unready);
-      decided = true;
-    }
-    const digests = await digestsPromise;
-
-    // Unchanged and healthy: nothing to do.
+    // Unchanged and healthy: nothing to do. Decided on the inputs as given when they equal the
+    // deployed revision's (no helm run: the values probe is stopped), else on helm's merge of them.
     const unchangedRevision = async (revisions: RevisionLabels[]): Promise<number | undefined> => {
-      const decision = decideNoOp(revisions, digests);
+      const same = sameInputs(revisions, known);
+      const decision = same ? { unchanged: true as const, ...same } : decideNoOp(revisions, await digestsPromise);
       const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
-      if (decision.unchanged && unready.length === 0) return decision.revision;
-      if (decision.unchanged) notHealthy(unready);
-      else logger.info({ release, reason: decision.reason }, 'upgrading');
+      if (decision.unchanged && unready.length === 0) {
+        if (same) probe.abort();
+        return decision.revision;
+      }
+      logger.info({ release, reason: decision.unchanged ? `not healthy: ${unready.join('; ')}` : decision.reason }, 'upgrading');
       return undefined;
     };
+    const noOpDigests = async (): Promise<Partial<ReleaseDigests>> => (probe.signal.aborted ? known : digestsPromise);
 
     if (o.forceUpgrade) {
       logger.info({ release }, 'upgrading: --force-upgrade');
-    } else if (current && !decided) {
+    } else if (current) {
+      // Read only, no Lease: the release record and the live workloads are all a no-op needs.
+      // Another installer that holds the Lease has either not written its revision yet (then this
+      // run's request is what is deployed at this moment, as if it had finished just before) or
+      // has (then the last revision is pending, not deployed, and this run waits for the Lease).
       const revision = await unchangedRevision(current);
-      if (revision !== undefined) return unchanged(revision, digests);
+      if (revision !== undefined) return unchanged(revision, await noOpDigests());
     }
+    const digests = await digestsPromise;
 
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
@@ -270,7 +261,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
           if (!released && !o.forceUpgrade) {
             // The rollback may have brought back exactly what this run asks for.
             const revision = await unchangedRevision(await records.current());
-            if (revision !== undefined) return unchanged(revision, digests);
+            if (revision !== undefined) return unchanged(revision, await noOpDigests());
           }
           history = released ? [] : await helm.history(release, namespace, undefined, signal);
         }
