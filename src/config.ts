@@ -8,7 +8,8 @@ import type { SetArgument } from './helm/helm-args.js';
 import { packageRoot } from './helm/helm-binary.js';
 import { parseRegistryAddress } from './images/image-reference.js';
 import type { LogFormat } from './logger.js';
-import { list, optionalList, OptionValueError, type OptionsOf, value } from './options.js';
+import { list, optionalList, OptionValueError, type OptionsOf, rest, value } from './options.js';
+import { parseRenderFlags } from './helm/render-flags.js';
 import { maskSetArgument, setExpression } from './set-expressions.js';
 
 export { splitWords } from './options.js';
@@ -183,6 +184,15 @@ export const commonOptionTable = {
   logFormat: value('--log-format <format>', 'LOG_FORMAT', 'json (one object per line) or pretty', parseLogFormat, 'json' as LogFormat),
   logLevel: value('--log-level <level>', 'LOG_LEVEL', LOG_LEVELS.join(', '), parseLogLevel, 'info'),
 };
+
+/**
+ * render and images: `-- --kube-version 1.31 --api-versions monitoring.coreos.com/v1`, flags
+ * every helm template of the run gets (checked by render-flags.ts). The same variable as
+ * install's helm arguments (which go to helm upgrade verbatim).
+ */
+export function renderHelmArgs() {
+  return rest('HELM_ARGS', 'after --: helm template flags for every render (--kube-version, --api-versions, --skip-tests, --is-upgrade, ...)', parseRenderFlags);
+}
 
 export type CommonOptionValues = OptionsOf<typeof commonOptionTable>;
 

@@ -54,6 +54,8 @@ export interface ListSpec<T, O> extends BaseSpec {
 /** Arguments after `--`, or the env var split on white space. */
 export interface RestSpec extends BaseSpec {
   kind: 'rest';
+  /** Checks and normalises the arguments (throws OptionValueError); verbatim without one. */
+  parse?: (args: string[]) => string[];
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -101,8 +103,8 @@ export function optionalList<T>(
   return { kind: 'list', flags, env: env(envName), description, split: o.split, parse: o.parse, fallback: () => undefined, max: o.max ?? 1000 };
 }
 
-export function rest(envName: string, description: string): RestSpec {
-  return { kind: 'rest', flags: '', env: env(envName), description };
+export function rest(envName: string, description: string, parse?: (args: string[]) => string[]): RestSpec {
+  return { kind: 'rest', flags: '', env: env(envName), description, ...(parse ? { parse } : {}) };
 }
 
 /** Builds the flag name shown in messages: the long form of `flags`. */
@@ -184,9 +186,17 @@ export function resolveOptions<S extends OptionTable>(table: S, input: ResolveIn
         out[key] = items.map((item) => attempt(item, source, () => spec.parse(item, input.ctx)));
         break;
       }
-      case 'rest':
-        out[key] = Array.isArray(given) && given.length > 0 ? given : fromEnv ? splitWords(envRaw!) : [];
+      case 'rest': {
+        const fromArgv = Array.isArray(given) && given.length > 0;
+        const args = fromArgv ? given : fromEnv ? splitWords(envRaw!) : [];
+        try {
+          out[key] = spec.parse ? spec.parse(args) : args;
+        } catch (err) {
+          problems.push(`${fromArgv ? `invalid helm arguments after -- (or env ${spec.env})` : `invalid ${spec.env}=${echo(spec, envRaw!, input.ctx)}`}: ${reason(err)}`);
+          out[key] = [];
+        }
         break;
+      }
     }
   }
   if (problems.length > 0) {

@@ -10,7 +10,7 @@ import { buildImagePlan, describeRegistryOnly, requiredLocalImages, whyImage } f
 import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import { defineCommand } from '../command.js';
-import { type CommonOptions, commonOptionTable, oneOf, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
+import { type CommonOptions, commonOptionTable, oneOf, renderHelmArgs, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
 import { list, value } from '../options.js';
 import type { RunState } from '../run-state.js';
 import { expandValuesPath, readValuesFile, toValuesArguments } from '../values.js';
@@ -24,6 +24,8 @@ export interface ImagesOptions extends CommonOptions {
   why?: string;
   unionValues: string[];
   unionSets: string[];
+  /** helm template flags after `--` (render-flags.ts). */
+  helmArgs: string[];
 }
 
 export const imagesDefinition = defineCommand({
@@ -43,13 +45,15 @@ export const imagesDefinition = defineCommand({
       parse: (raw, ctx) => setExpression('set')(raw, ctx).expression,
       echo: (raw, ctx) => maskSetArgument('set', raw, ctx.secrets),
     }),
+    helmArgs: renderHelmArgs(),
   },
   run: (o, state) =>
-    imagesCommand({ ...toCommonOptions(o), format: o.format, check: o.check, why: o.why, unionValues: o.unionValues, unionSets: o.unionSet }, state),
+    imagesCommand({ ...toCommonOptions(o), format: o.format, check: o.check, why: o.why, unionValues: o.unionValues, unionSets: o.unionSet, helmArgs: o.helmArgs }, state),
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
   const { chart, release, resolved, helm } = await startCommand(o, state, 2);
+  helm.setRenderFlags(o.helmArgs);
 
   const main = toValuesArguments(resolved);
   const unionFiles = o.unionValues.flatMap(expandValuesPath);

@@ -5,8 +5,9 @@
 // the image plan was built from.
 import { once } from 'node:events';
 import { defineCommand } from '../command.js';
-import { type CommonOptions, commonOptionTable, toCommonOptions } from '../config.js';
+import { type CommonOptions, commonOptionTable, renderHelmArgs, toCommonOptions } from '../config.js';
 import { rewriteRendered } from '../airgap.js';
+
 import type { RunState } from '../run-state.js';
 import { toValuesArguments } from '../values.js';
 import { startCommand, withAirgap } from './prepare.js';
@@ -14,13 +15,14 @@ import { startCommand, withAirgap } from './prepare.js';
 export const renderDefinition = defineCommand({
   name: 'render',
   description: 'print the final manifests (helm template plus the image rewrite); no cluster needed',
-  options: commonOptionTable,
-  run: (o, state) => renderCommand(toCommonOptions(o), state),
+  options: { ...commonOptionTable, helmArgs: renderHelmArgs() },
+  run: (o, state) => renderCommand({ ...toCommonOptions(o), helmArgs: o.helmArgs }, state),
 });
 
-export async function renderCommand(o: CommonOptions, state: RunState): Promise<number> {
+export async function renderCommand(o: CommonOptions & { helmArgs: string[] }, state: RunState): Promise<number> {
   const start = await startCommand(o, state, 2);
   const { chart, release, resolved, helm } = start;
+  helm.setRenderFlags(o.helmArgs);
   state.progress.action = 'rendering';
   return withAirgap(o, start, toValuesArguments(resolved), async (airgap) => {
     const manifests =

@@ -75,13 +75,15 @@ export interface TemplateArguments {
   includeCrds?: boolean;
 }
 
-export function templateArgs(a: TemplateArguments): string[] {
+/** `renderFlags`: what shapes the render like the target cluster (see render-flags.ts, capabilities-args). */
+export function templateArgs(a: TemplateArguments, renderFlags: string[] = []): string[] {
   return [
     'template',
     a.release,
     a.chart,
     ...namespaceArgs(a.namespace),
     ...(a.includeCrds ? ['--include-crds'] : []),
+    ...renderFlags,
     ...valuesArgs(a.values),
     ...a.postRendererArgs,
   ];
@@ -103,6 +105,36 @@ export function historyArgs(release: string, namespace: string | undefined, max?
 export function labelsArgs(labels?: Record<string, string>): string[] {
   const entries = Object.entries(labels ?? {});
   return entries.length ? ['--labels', entries.map(([k, v]) => `${k}=${v}`).join(',')] : [];
+}
+
+/** A cluster's Capabilities as `helm template` flags (see cluster/capabilities.ts). */
+export interface RenderCapabilities {
+  /** The API server's gitVersion, e.g. v1.34.4. */
+  kubeVersion: string;
+  /** Every group/version and group/version/Kind the API server serves, as helm upgrade lists them. */
+  apiVersions: string[];
+}
+
+/**
+ * `--kube-version` and `--api-versions` for a render that must see what `helm upgrade` sees.
+ * The list is split over several flags: Linux caps one argument at 128 KiB, and a cluster with
+ * many CRDs serves thousands of kinds.
+ */
+export function capabilitiesArgs(c: RenderCapabilities, maxChars = 60_000): string[] {
+  const args = [`--kube-version=${c.kubeVersion}`];
+  let chunk: string[] = [];
+  let size = 0;
+  for (const v of c.apiVersions) {
+    if (chunk.length > 0 && size + v.length + 1 > maxChars) {
+      args.push(`--api-versions=${chunk.join(',')}`);
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(v);
+    size += v.length + 1;
+  }
+  if (chunk.length > 0) args.push(`--api-versions=${chunk.join(',')}`);
+  return args;
 }
 
 function waitArgs(helmMajor: 3 | 4): string[] {

@@ -34,6 +34,13 @@ export interface HelmClientOptions {
 export class HelmClient {
   private readonly runner: HelmRunner;
   private readonly merged = new Map<string, Promise<Record<string, unknown>>>();
+  /**
+   * Flags every `helm template` of the run gets, so each render sees what helm will see: for
+   * render and images the user's (after `--`), for install the cluster's Capabilities (a plain
+   * `helm template` uses helm's built-in Kubernetes version and API list, `helm upgrade` the
+   * cluster's). Set once, before the first render.
+   */
+  private renderFlags: string[] = [];
 
   constructor(private readonly options: HelmClientOptions) {
     this.runner = new HelmRunner(options.binary, options.logger);
@@ -80,8 +87,12 @@ export class HelmClient {
     }
   }
 
+  setRenderFlags(flags: string[]): void {
+    this.renderFlags = flags;
+  }
+
   async template(a: TemplateArguments, env?: Record<string, string>, signal?: AbortSignal): Promise<string> {
-    const out = await this.call(templateArgs(a), { action: 'rendering', release: a.release, env, signal });
+    const out = await this.call(templateArgs(a, this.renderFlags), { action: 'rendering', release: a.release, env, signal });
     return out.stdout;
   }
 

@@ -93,6 +93,13 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
       hint: "Grant the installer's ServiceAccount the permissions named above (the Role and ClusterRole in manifests/installer.yaml, or kots/installer-job.yaml; README, \"RBAC\").",
     });
   }
+  if (has(/chart requires kubeVersion/)) {
+    // Without --kube-version, helm template assumes its own built-in version (helm 3.17: 1.32,
+    // helm 4.1: 1.35), not the cluster's; install renders with the cluster's own.
+    return new InvalidInputError(message, {
+      hint: 'The chart does not support that Kubernetes version. For render and images, give the target cluster\'s version: `-- --kube-version 1.34` (HELM_INSTALLER_HELM_ARGS); for install it is the cluster\'s own: use a chart version made for it.',
+    });
+  }
   if (
     has(/values don't meet the specifications of the schema|execution error at|parse error at|error converting YAML to JSON|YAML parse error|unable to build kubernetes objects|error validating data|chart requires kubeVersion|template: /)
   ) {
