@@ -140,7 +140,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     // deployed revision's (no helm run: the values probe is stopped), else on helm's merge of them.
     const unchangedRevision = async (revisions: RevisionLabels[]): Promise<number | undefined> => {
       const same = sameInputs(revisions, known);
-      const decision = same ? { unchanged: true as const, ...same } : decideNoOp(revisions, await digestsPromise);
+      // No deployed last revision (a first install, a failed one): an upgrade whatever the values,
+      // decided without waiting for helm's merge of them (the render goes on meanwhile).
+      const compared = revisions.at(-1)?.status === 'deployed' ? await digestsPromise : { chart: known.chart, values: '' };
+      const decision = same ? { unchanged: true as const, ...same } : decideNoOp(revisions, compared);
       const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
       if (decision.unchanged && unready.length === 0) {
         if (same) probe.abort();
@@ -161,8 +164,6 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       const revision = await unchangedRevision(current);
       if (revision !== undefined) return unchanged(revision, await noOpDigests());
     }
-    const digests = await digestsPromise;
-
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
@@ -268,6 +269,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       }
       const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
       const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
+      // Awaited only now: a first install (nothing to compare) renders and checks while helm merges
+      // the values for the labels, instead of after it.
+      const digests = await digestsPromise;
 
       stage(everDeployed ? 'upgrade' : 'install');
       logger.info({ release, action: state.progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
