@@ -36,6 +36,7 @@ import { installerVersion } from '../version.js';
 import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
 import { describeOccurrence } from '../images/image-plan.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
+import type { RulesReviews } from '../rbac/rbac-preflight.js';
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -167,9 +168,17 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
+      // The release namespace's rules review needs no render: asked as soon as the cluster answered.
+      let reviews: Promise<RulesReviews> | undefined;
+      const rulesReviews = () =>
+        (reviews ??= import('../rbac/rbac-preflight.js').then((m) => {
+          const r = m.RulesReviews.of(kube.config);
+          void r.review(namespace);
+          return r;
+        }));
       const rbacCheck = async (manifests: string) => {
-        const { rbacPreflight } = await import('../rbac/rbac-preflight.js');
-        await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config);
+        const [{ rbacPreflight }, rules] = await Promise.all([import('../rbac/rbac-preflight.js'), rulesReviews()]);
+        await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, rules);
       };
 
       let held: ReleaseLease;
@@ -199,6 +208,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         // The cluster answered: the render and the RBAC preflight (access reviews: read only) run
         // while the Lease is taken, a failure reported in stage order. Only a namespace this run
         // must create for the Lease waits for both, so bad input leaves the cluster untouched.
+        void rulesReviews().catch(() => undefined);
         const rendered = render();
         const checked = rendered.then((m) => rbacCheck(m));
         checked.catch(() => undefined);

@@ -1,7 +1,10 @@
-// RBAC preflight: before helm changes anything, ask the API server (SelfSubjectAccessReview, as
-// `kubectl auth can-i` does) whether this identity (in a Job: its ServiceAccount) may do what the
-// rendered chart needs. Without it a narrow Role surfaces as a helm failure halfway through an
-// install, with a rollback that may itself be forbidden.
+// RBAC preflight: before helm changes anything, ask the API server whether this identity (in a
+// Job: its ServiceAccount) may do what the rendered chart needs. Without it a narrow Role surfaces
+// as a helm failure halfway through an install, with a rollback that may itself be forbidden.
+// One SelfSubjectRulesReview per namespace (as `kubectl auth can-i --list`) grants most of it;
+// what its rules do not grant is asked one by one with SelfSubjectAccessReviews (as `kubectl auth
+// can-i`), whose answer alone makes a denial (rules-review.ts says when). The release namespace's
+// rules review can be asked before the chart is rendered (prepareRbacPreflight).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizationV1Api, KubeConfig, V1APIResource } from '@kubernetes/client-node';
 import { kubeModule } from '../cluster/kube-client.js';
@@ -10,6 +13,7 @@ import type { Logger } from '../logger.js';
 import {
   crdResources, describePermission, renderedObjects, requiredPermissions, type Permission, type RenderedObject, type ResourceInfo,
 } from './required-permissions.js';
+import { decideByRules, type RulesReview } from './rules-review.js';
 
 export interface RbacPreflightInput {
   /** The rendered chart, CRDs included (helm template --include-crds). */
@@ -25,7 +29,35 @@ export interface RbacPreflightInput {
 
 export interface RbacPreflightResult {
   checked: number;
+  /** Granted by the rules reviews' rules. */
+  byRules: number;
+  /** Asked with an access review each (before any settling retry). */
+  asked: number;
   denied: Permission[];
+}
+
+/** The rules reviews of a run, one per namespace, each asked once (a failed one: undefined, its permissions are asked one by one). */
+export class RulesReviews {
+  private readonly reviews = new Map<string, Promise<RulesReview | undefined>>();
+
+  constructor(private readonly auth: AuthorizationV1Api) {}
+
+  static of(kc: KubeConfig): RulesReviews {
+    return new RulesReviews(kc.makeApiClient(k8s.AuthorizationV1Api));
+  }
+
+  /** Starts the review of the namespace now (if not yet asked); answers when it is there. */
+  review(namespace: string): Promise<RulesReview | undefined> {
+    let review = this.reviews.get(namespace);
+    if (!review) {
+      review = this.auth
+        .createSelfSubjectRulesReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace } } })
+        .then((r) => ({ resourceRules: r.status?.resourceRules ?? [], incomplete: r.status?.incomplete ?? true }))
+        .catch(() => undefined);
+      this.reviews.set(namespace, review);
+    }
+    return review;
+  }
 }
 
 /** Exposes the discovery lookup KubernetesObjectApi keeps to itself (cached per apiVersion). */
@@ -40,7 +72,7 @@ class ResourceDiscovery extends k8s.KubernetesObjectApi {
 }
 
 /** `kc`: the configuration the rest of the run uses (src/cluster/kube-client.ts loads it as helm does). */
-export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig): Promise<RbacPreflightResult> {
+export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, rules = RulesReviews.of(kc)): Promise<RbacPreflightResult> {
   const objects = renderedObjects(input.manifests);
   const fromCrds = crdResources(objects, input.manifests);
   const discovery = kc.makeApiClient(ResourceDiscovery);
@@ -66,9 +98,18 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig): Prom
   await Promise.all(keys.filter((k) => !resolved.has(k)).map(lookup));
   const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
+  const namespaces = [...new Set(permissions.flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];
+  const reviews = new Map<string, RulesReview>();
+  await Promise.all(
+    namespaces.map(async (namespace) => {
+      const review = await rules.review(namespace);
+      if (review) reviews.set(namespace, review);
+    }),
+  );
+  const { granted, ask } = decideByRules(permissions, reviews);
 
   const auth = kc.makeApiClient(k8s.AuthorizationV1Api);
-  let denied = await deniedOf(auth, permissions, input.concurrency ?? 32);
+  let denied = await deniedOf(auth, ask, input.concurrency ?? 32);
   // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
   // cache may not have the new binding yet when the pod starts. Ask again before failing for good.
   for (let i = 0; denied.length && i < (input.settleRetries ?? 3); i++) {
@@ -76,7 +117,7 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig): Prom
     denied = await deniedOf(auth, denied, input.concurrency ?? 32);
   }
   denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
-  return { checked: permissions.length, denied };
+  return { checked: permissions.length, byRules: granted.length, asked: ask.length, denied };
 }
 
 async function deniedOf(auth: AuthorizationV1Api, permissions: Permission[], concurrency: number): Promise<Permission[]> {
@@ -105,9 +146,9 @@ async function deniedOf(auth: AuthorizationV1Api, permissions: Permission[], con
 }
 
 /** Runs the check and turns a denial into exit 6 naming each missing permission. */
-export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig): Promise<void> {
-  const result = await checkRbac(input, kc);
-  logger.info({ checked: result.checked, denied: result.denied.length }, 'rbac preflight');
+export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig, rules?: RulesReviews): Promise<void> {
+  const result = await checkRbac(input, kc, rules);
+  logger.info({ checked: result.checked, byRules: result.byRules, asked: result.asked, denied: result.denied.length }, 'rbac preflight');
   if (!result.denied.length) return;
   throw new PreflightError(
     `RBAC: this identity lacks ${result.denied.length} permission(s) the chart needs:\n${groupDenied(result.denied).join('\n')}`,

@@ -1,0 +1,153 @@
+// The RBAC preflight on the real control plane, run as a ServiceAccount (a kubeconfig with its
+// token), as the Job runs it: the Role shipped in manifests/, narrowed per case. Rules reviews
+// grant what their rules list; anything else is asked with an access review, whose denial alone
+// makes exit 6, naming the permission, before helm changes anything.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { getJson, kubectl } from '../cluster/kube.js';
+import { appDir, repoRoot, tempDir } from '../helpers.js';
+import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+
+const customer = join(appDir, 'examples', 'customer-values.yaml');
+const opts = () => ({ kubeconfig: kubeconfig() });
+const namespace = namespacesDeletedAfterAll();
+const shipped = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) => d.toJS());
+const shippedRole = shipped.find((d) => d?.kind === 'Role');
+const shippedClusterRole = shipped.find((d) => d?.kind === 'ClusterRole');
+const clusterScoped: string[][] = [];
+
+afterAll(async () => {
+  for (const [kind, name] of clusterScoped) await kubectl(['delete', kind!, name!, '--ignore-not-found'], opts());
+});
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** A ServiceAccount bound to `rules` (and the shipped ClusterRole for the chart's CRD); a kubeconfig with its token. */
+async function identity(ns: string, rules: Rule[], extra: object[] = []): Promise<string> {
+  const clusterRole = `rbac-preflight-crds-${ns}`;
+  const subject = { kind: 'ServiceAccount', name: 'installer', namespace: ns };
+  const docs = [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'installer', namespace: ns }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'installer', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'installer' },
+      subjects: [subject],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole }, rules: shippedClusterRole.rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: clusterRole },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+      subjects: [subject],
+    },
+    ...extra,
+  ];
+  clusterScoped.push(['clusterrolebinding', clusterRole], ['clusterrole', clusterRole]);
+  await kubectl(['apply', '-f', '-'], { ...opts(), input: docs.map((d) => stringify(d)).join('---\n') });
+  const token = (await kubectl(['create', 'token', 'installer', '--namespace', ns, '--duration', '1h'], opts())).stdout.trim();
+  const admin = await getJson(['config', 'view', '--raw', '--minify'], opts());
+  const cluster = admin.clusters[0].cluster;
+  const file = join(tempDir('rbac-kubeconfig'), 'kubeconfig');
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster }],
+      users: [{ name: 'installer', user: { token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'installer', namespace: ns } }],
+      'current-context': 'c',
+    }),
+  );
+  return file;
+}
+
+/** The shipped Role's rules with cronjobs taken out (as the Job case narrows it), plus `add`. */
+function withoutCronJobs(add: Rule[] = []): Rule[] {
+  return [...shippedRole.rules.map((r: Rule) => ({ ...r, resources: r.resources.filter((x) => x !== 'cronjobs') })), ...add];
+}
+
+function preflightLog(stdout: string): { checked: number; byRules: number; asked: number; denied: number } {
+  const line = stdout.split('\n').find((l) => l.includes('"msg":"rbac preflight"'));
+  if (!line) throw new Error(`no rbac preflight log line in:\n${stdout.slice(-3000)}`);
+  const { checked, byRules, asked, denied } = JSON.parse(line);
+  return { checked, byRules, asked, denied };
+}
+
+async function expectUntouched(ns: string): Promise<void> {
+  expect(await history('storefront', ns)).toEqual([]);
+  const left = await kubectl(['get', 'deployments,statefulsets,cronjobs,leases', '--namespace', ns, '-o', 'name'], opts());
+  expect(left.stdout.trim()).toBe('');
+}
+
+const cronJobLine = (ns: string) => `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/storefront-report)`;
+const CRD_VERBS = 5; // get, list, watch, create, patch on the cluster-scoped CRD: always asked one by one
+
+describe('RBAC preflight as a ServiceAccount', () => {
+  it('a Role without cronjobs: exit 6 naming exactly that permission, the rest granted by the rules review, nothing changed', async () => {
+    const ns = await namespace('rbac-narrow');
+    const kc = await identity(ns, withoutCronJobs());
+    const r = await install('storefront', ns, ['--values', customer, '--log-level', 'debug'], { KUBECONFIG: kc });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
+    expect(r.stderr).toContain(`${cronJobLine(ns)}\n`);
+    const log = preflightLog(r.stdout);
+    expect(log).toEqual({ checked: log.checked, byRules: log.checked - 6 - CRD_VERBS, asked: 6 + CRD_VERBS, denied: 6 });
+    await expectUntouched(ns);
+  });
+
+  it('cronjobs granted only for the object name (resourceNames): not enough for create, asked and denied the same way', async () => {
+    const ns = await namespace('rbac-names');
+    const kc = await identity(ns, withoutCronJobs([{ apiGroups: ['batch'], resources: ['cronjobs'], resourceNames: ['storefront-report'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }]));
+    const r = await install('storefront', ns, ['--values', customer, '--log-level', 'debug'], { KUBECONFIG: kc });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
+    expect(r.stderr).toContain(`${cronJobLine(ns)}\n`);
+    expect(preflightLog(r.stdout)).toMatchObject({ asked: 6 + CRD_VERBS, denied: 6 });
+    await expectUntouched(ns);
+  });
+
+  it('a rules review with an evaluation error (a binding to a Role that does not exist): the same answer', async () => {
+    const ns = await namespace('rbac-dangling');
+    const dangling = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'installer-missing', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'does-not-exist' },
+      subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
+    };
+    const kc = await identity(ns, withoutCronJobs(), [dangling]);
+    const review = JSON.parse(
+      (await kubectl(['create', '-f', '-', '-o', 'json'], { kubeconfig: kc, input: JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: ns } }) })).stdout,
+    );
+    expect(review.status.evaluationError).toMatch(/does-not-exist/);
+    const r = await install('storefront', ns, ['--values', customer, '--log-level', 'debug'], { KUBECONFIG: kc });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`${cronJobLine(ns)}\n`);
+    expect(preflightLog(r.stdout)).toMatchObject({ asked: 6 + CRD_VERBS, denied: 6 });
+    await expectUntouched(ns);
+  });
+
+  it('the shipped Role: the install goes through, only the cluster-scoped CRD asked one by one', async () => {
+    const ns = await namespace('rbac-full');
+    const kc = await identity(ns, shippedRole.rules);
+    const r = await install('storefront', ns, ['--values', customer, '--log-level', 'debug'], { KUBECONFIG: kc });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const log = preflightLog(r.stdout);
+    expect(log).toEqual({ checked: log.checked, byRules: log.checked - CRD_VERBS, asked: CRD_VERBS, denied: 0 });
+    expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+    // Its database claim goes back to the pool (namespacesDeletedAfterAll deletes the namespace too).
+    await kubectl(['delete', 'statefulset,pvc', '--all', '--namespace', ns, '--wait=false'], opts());
+  });
+});
