@@ -64,6 +64,26 @@ describe('startup', () => {
     expect(modules.filter((m) => m.includes('/node_modules/pino-pretty/'))).toEqual([]);
   });
 
+  it("the Kubernetes client's bundle leaves out node's bundled undici too (its built-ins are required, not imported) and still works", async () => {
+    const bundle = join(repoRoot, 'dist', 'vendor', 'kubernetes-client.js');
+    const script = `const k8s = await import(${JSON.stringify(bundle)});
+const loaded = process.moduleLoadList.filter((m) => /undici/.test(m));
+const config = new k8s.KubeConfig();
+config.loadFromOptions({
+  clusters: [{ name: 'c', server: 'https://192.0.2.10:6443', skipTLSVerify: false }],
+  users: [{ name: 'u', token: 't' }],
+  contexts: [{ name: 'x', cluster: 'c', user: 'u', namespace: 'ns1' }],
+  currentContext: 'x',
+});
+const core = config.makeApiClient(k8s.CoreV1Api);
+const https = (await import('node:https')).default;
+const options = {};
+await config.applyToHTTPSOptions(options);
+console.log(JSON.stringify({ loaded, core: typeof core.listNamespacedSecret, agent: options.agent instanceof https.Agent, server: config.getCurrentCluster().server }));`;
+    const r = await execa(process.execPath, ['--input-type=module', '-e', script]);
+    expect(JSON.parse(String(r.stdout))).toEqual({ loaded: [], core: 'function', agent: true, server: 'https://192.0.2.10:6443' });
+  });
+
   it('--log-format pretty still loads pino-pretty and prints readable lines', async () => {
     const r = await execa(process.execPath, [cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'], { reject: false });
     expect(r.exitCode, String(r.stderr)).toBe(0);
