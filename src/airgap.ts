@@ -21,7 +21,7 @@ import { buildHints, withoutGlobalRegistry } from './images/values-hints.js';
 import { compareHintedImages } from './images/verify-hints.js';
 import type { Logger } from './logger.js';
 import { MiB, readInputFile } from './read-input.js';
-import type { SecretRegistry } from './secrets.js';
+import { registerPullSecret, type SecretRegistry } from './secrets.js';
 
 export interface PreflightSettings {
   pullSecretFile?: string;
@@ -289,31 +289,6 @@ function readPullSecret(file: string, secrets: SecretRegistry | undefined): stri
   }
   if (secrets) registerPullSecret(text, secrets);
   return text;
-}
-
-/** Every credential in a .dockerconfigjson, base64 `auth` and its decoded password included. */
-export function registerPullSecret(text: string, secrets: SecretRegistry): void {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    // The preflight reports the format error; mask every quoted string that could be a credential.
-    for (const m of text.matchAll(/"(auth|password|identitytoken|registrytoken)"\s*:\s*"([^"]*)"/gi)) secrets.add(m[2]);
-    return;
-  }
-  secrets.collectFrom(data);
-  const walk = (node: unknown): void => {
-    if (node === null || typeof node !== 'object') return;
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'auth' && typeof v === 'string') {
-        const decoded = Buffer.from(v, 'base64').toString('utf8');
-        const colon = decoded.indexOf(':');
-        if (colon >= 0) secrets.add(decoded.slice(colon + 1));
-        secrets.add(decoded);
-      } else walk(v);
-    }
-  };
-  walk(data);
 }
 
 /** Chart defaults overlaid with the user's merged values: maps merge, the rest replaces. */

@@ -4,11 +4,11 @@
 // naming the flag and its environment variable before any work, not a failure after the render.
 // The pull secret's credentials are registered as secrets here, before anything is printed.
 import { X509Certificate } from 'node:crypto';
-import { registerPullSecret } from './airgap.js';
 import { parsePath } from './config.js';
 import { parseDockerConfigJson } from './images/registry-preflight.js';
 import { OptionValueError, type ParseContext } from './options.js';
 import { MiB, readInputFile } from './read-input.js';
+import { registerPullSecret } from './secrets.js';
 
 function readForOption(path: string, what: string): string {
   try {

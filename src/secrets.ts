@@ -88,3 +88,32 @@ export function maskSetExpression(expr: string, secrets: SecretRegistry, kind: S
   }
   return maskSetArgument(kind, expr, secrets);
 }
+
+/**
+ * Every credential in a .dockerconfigjson, base64 `auth` and its decoded password included. Here,
+ * not with the registry preflight: the option parser registers them for every run, and loading
+ * the airgap modules for that cost each unchanged redeploy their load.
+ */
+export function registerPullSecret(text: string, secrets: SecretRegistry): void {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    // The preflight reports the format error; mask every quoted string that could be a credential.
+    for (const m of text.matchAll(/"(auth|password|identitytoken|registrytoken)"\s*:\s*"([^"]*)"/gi)) secrets.add(m[2]);
+    return;
+  }
+  secrets.collectFrom(data);
+  const walk = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'auth' && typeof v === 'string') {
+        const decoded = Buffer.from(v, 'base64').toString('utf8');
+        const colon = decoded.indexOf(':');
+        if (colon >= 0) secrets.add(decoded.slice(colon + 1));
+        secrets.add(decoded);
+      } else walk(v);
+    }
+  };
+  walk(data);
+}
