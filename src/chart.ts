@@ -25,8 +25,11 @@ export interface ChartInfo {
   name: string;
   version: string;
   appVersion?: string;
-  /** Its defaults as helm coalesces them: values.yaml with each subchart's under its key (image hints). */
-  defaultValues: Record<string, unknown>;
+  /**
+   * Its defaults as helm coalesces them: values.yaml with each subchart's under its key (image
+   * hints). Read on first use (then kept): a bad values.yaml throws here, with its file named.
+   */
+  readonly defaultValues: Record<string, unknown>;
   /** Images its Chart.yaml and its subcharts' (unpacked or archived) declare in `helm.sh/images`. */
   annotatedImages: AnnotatedImage[];
 }
@@ -44,7 +47,19 @@ const OUTSIDE_ENTRIES_BYTES = 1 * MiB;
 const TAR_OVERHEAD = 16 * MiB;
 const CHART_HINT = 'Pass --chart (HELM_INSTALLER_CHART) with a chart directory or a .tgz made by `helm package`.';
 
-export async function loadChart(input: ChartInput): Promise<ChartInfo> {
+/**
+ * The chart's metadata, limits and links checked. Its values.yaml files (the bulk of the YAML to
+ * parse) are read and checked here too, unless `deferValues`: then on the first read of
+ * `defaultValues`. `install` defers them past its no-op check, which needs the chart's name,
+ * version and bytes but not its defaults: parsing them cost an unchanged redeploy a tenth of its time.
+ */
+export async function loadChart(input: ChartInput, options: { deferValues?: boolean } = {}): Promise<ChartInfo> {
+  const chart = await loadChartLazily(input);
+  if (!options.deferValues) void chart.defaultValues;
+  return chart;
+}
+
+async function loadChartLazily(input: ChartInput): Promise<ChartInfo> {
   const path = input.chart ? resolve(input.chart) : findBundledChart(input.appDir);
   if (!existsSync(path)) {
     throw new InvalidInputError(`chart not found: ${path}`, {
@@ -108,12 +123,16 @@ async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChar
       else if (e.isFile() && e.name.endsWith('.tgz')) subcharts.push(await loadArchiveTree(createReadStream(path), path, depth + 1));
     }
   }
-  return {
-    chartFile,
-    meta: parseYamlMap(readChartFile(chartFile), chartFile),
-    values: existsSync(valuesFile) ? parseYamlMap(readChartFile(valuesFile), valuesFile) : {},
-    subcharts,
-  };
+  return withLazyValues(
+    { chartFile, meta: parseYamlMap(readChartFile(chartFile), chartFile), subcharts },
+    () => (existsSync(valuesFile) ? parseYamlMap(readChartFile(valuesFile), valuesFile) : {}),
+  );
+}
+
+/** The tree with `values` read on first use and kept; a read that fails throws on every use. */
+function withLazyValues(tree: Omit<LoadedChart, 'values'>, read: () => Record<string, unknown>): LoadedChart {
+  let values: Record<string, unknown> | undefined;
+  return Object.defineProperty(tree, 'values', { enumerable: true, get: () => (values ??= read()) }) as LoadedChart;
 }
 
 /**
@@ -163,12 +182,9 @@ async function loadArchiveTree(source: Readable, label: string, depth: number): 
     const text = (name: string) => scan.files.get(`${prefix}${name}`)?.toString('utf8');
     const chartFile = `${label}:${prefix}Chart.yaml`;
     const valuesText = text('values.yaml');
-    return {
-      chartFile,
-      meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile),
-      values: valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`),
-      subcharts,
-    };
+    return withLazyValues({ chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts }, () =>
+      valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`),
+    );
   };
   return fromFiles('', 0);
 }
@@ -339,13 +355,16 @@ function describeChart(path: string, format: ChartInfo['format'], tree: LoadedCh
       hint: 'Fix Chart.yaml.',
     });
   }
+  let defaults: Record<string, unknown> | undefined;
   return {
     path,
     format,
     name,
     version,
     appVersion: typeof meta.appVersion === 'string' ? meta.appVersion : undefined,
-    defaultValues: coalescedDefaults(tree),
+    get defaultValues() {
+      return (defaults ??= coalescedDefaults(tree));
+    },
     annotatedImages: annotatedImagesOfTree(tree),
   };
 }

@@ -80,7 +80,8 @@ export const installDefinition = defineCommand({
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
   const started = Date.now();
-  const start = await startCommand(o, state, 1);
+  // The chart's defaults are read past the no-op check (withAirgap): an unchanged redeploy needs none.
+  const start = await startCommand(o, state, 1, { deferChartValues: true });
   const { logger, chart, release, resolved, helm } = start;
   logger.info(
     { chart: `${chart.name}-${chart.version}`, release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version },

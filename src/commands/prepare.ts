@@ -26,13 +26,14 @@ export interface CommandStart {
 
 /**
  * The stages every command runs first: logger, chart, value layers, helm. Logs go to stdout
- * (fd 1) for `install`, to stderr (fd 2) where stdout is data.
+ * (fd 1) for `install`, to stderr (fd 2) where stdout is data. `deferChartValues`: the chart's
+ * values.yaml files are read by withAirgap (or any read of chart.defaultValues) instead.
  */
-export async function startCommand(o: CommonOptions, state: RunState, logTo: 1 | 2): Promise<CommandStart> {
+export async function startCommand(o: CommonOptions, state: RunState, logTo: 1 | 2, options: { deferChartValues?: boolean } = {}): Promise<CommandStart> {
   const { logger, secrets } = createBaseContext(o, logTo, state);
   state.progress.namespace = o.namespace;
   state.progress.action = 'reading the chart';
-  const chart = await loadChart({ chart: o.chart, appDir: o.appDir });
+  const chart = await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: options.deferChartValues });
   const release = o.release ?? chart.name;
   state.progress.release = release;
   state.progress.action = 'reading values';
@@ -47,6 +48,9 @@ export async function withAirgap<T>(
   userValues: ValuesArguments,
   fn: (setup: AirgapSetup) => Promise<T>,
 ): Promise<T> {
+  // The chart's values.yaml files, if startCommand deferred them: read and checked (exit 3 naming
+  // the file) before anything else of the run, as every other command does at start.
+  void start.chart.defaultValues;
   return withTempDir('helm-installer', async (workDir) => {
     // Loaded here, not at start: an unchanged redeploy never gets this far (issue 10's no-op).
     const { prepareAirgap } = await import('../airgap.js');
