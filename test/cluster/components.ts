@@ -13,6 +13,12 @@ export const SERVICE_CIDR = '10.96.0.0/12';
 /** First address of SERVICE_CIDR: the in-cluster `kubernetes` Service, named in the serving cert. */
 export const KUBERNETES_SERVICE_IP = '10.96.0.1';
 const POD_CIDR = '10.244.0.0/16';
+/**
+ * kwokctl's "unlimited" client rate limits (its consts DefaultUnlimitedQPS/Burst), for the
+ * components that create and update objects on a release's behalf. KWOK's own client has no
+ * limit. Test-cluster settings only: the API server on loopback is the only thing they protect.
+ */
+const UNLIMITED_CLIENT = ['--kube-api-qps=5000', '--kube-api-burst=10000'];
 
 export function etcdArgs(paths: StatePaths, ports: Ports): string[] {
   const client = `http://127.0.0.1:${ports.etcdClient}`;
@@ -68,11 +74,19 @@ export function controllerManagerArgs(paths: StatePaths): string[] {
     `--cluster-signing-cert-file=${paths.caCert}`,
     `--cluster-signing-key-file=${paths.caKey}`,
     '--profiling=false',
+    // Client-side rate limits as kwokctl sets them: at the default 20 QPS the deployment and
+    // replicaset controllers made about 5 ReplicaSets and Pods a second, so a chart of 1000
+    // Deployments waited minutes for the controllers, not for helm or the installer.
+    ...UNLIMITED_CLIENT,
+    // More workers (default 5) so one slow sync does not hold the rest of a large release back.
+    '--concurrent-deployment-syncs=20',
+    '--concurrent-replicaset-syncs=20',
   ];
 }
 
 export function schedulerArgs(paths: StatePaths): string[] {
-  return [`--kubeconfig=${paths.kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false'];
+  // The scheduler's default (50 QPS) binds at most 50 pods a second; kwokctl lifts it too.
+  return [`--kubeconfig=${paths.kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false', ...UNLIMITED_CLIENT];
 }
 
 export function kwokArgs(paths: StatePaths): string[] {
