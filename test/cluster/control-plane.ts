@@ -32,7 +32,7 @@ export interface ClusterInfo {
   kubeconfig: string;
   apiServerUrl: string;
   stateDir: string;
-  /** `127.0.0.1:PORT`: the loopback registry the real node pulls from (plain HTTP; push there). */
+  /** `127.0.0.1:PORT`: the loopback registry the real node pulls from (plain HTTP; push there); '' with HELM_INSTALLER_REAL_NODE=off. */
   registry: string;
   /** The API server's port on 127.0.0.1 (what a hostNetwork pod on the real node connects to). */
   apiServerPort: number;
@@ -107,14 +107,27 @@ function clusterInfo(paths: StatePaths, record: PidsFile, startedNow: boolean): 
     kubeconfig: paths.kubeconfig,
     apiServerUrl: record.apiServerUrl,
     apiServerPort: Number(new URL(record.apiServerUrl).port),
-    registry: record.node!.registry,
+    registry: record.node?.registry ?? '',
     stateDir: paths.stateDir,
     startedNow,
   };
 }
 
+/**
+ * HELM_INSTALLER_REAL_NODE=off: a second cluster (its own HELM_INSTALLER_CACHE) for experiments
+ * with the control plane, without a second kubelet: the real node uses machine-wide places
+ * (/var/log/containers, CNI, iptables) that the first cluster's node already holds.
+ */
+export function realNodeWanted(): boolean {
+  return process.env.HELM_INSTALLER_REAL_NODE !== 'off';
+}
+
 /** Reuses the recorded real node when it is healthy, else (re)starts it; the record is saved as it goes. */
 async function ensureRealNode(paths: StatePaths, record: PidsFile, log: (line: string) => void): Promise<void> {
+  if (!realNodeWanted()) {
+    log('HELM_INSTALLER_REAL_NODE=off: no real node (only the KWOK node)');
+    return;
+  }
   if (await realNodeHealthy(record.node, paths.kubeconfig)) return;
   if (record.node) log('the real node is not healthy: restarting it');
   await stopRealNode(paths.node, record.node, log);
