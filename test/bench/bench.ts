@@ -4,7 +4,7 @@
 // machine and its load average before and after.
 //
 // Run: npm run bench [-- --runs N] [--scale 10,100,1000] [--sizes 1,10,50] [--corpus file.yaml]
-//      [--only install|post-render]
+//      [--only install|scale|post-render]   (scale: only the rows of --scale)
 import { cpus, loadavg, totalmem } from 'node:os';
 import { ensureDebianPackages } from '../setup/debian-packages.js';
 import { installRows } from './install-rows.js';
@@ -16,7 +16,7 @@ interface Options {
   scale: number[];
   sizes: number[];
   corpus?: string;
-  only?: 'install' | 'post-render';
+  only?: 'install' | 'scale' | 'post-render';
 }
 
 function parseArgs(argv: string[]): Options {
@@ -26,7 +26,9 @@ function parseArgs(argv: string[]): Options {
   };
   const list = (v: string) => v.split(',').map(Number).filter((n) => n > 0);
   const only = get('--only');
-  if (only !== undefined && only !== 'install' && only !== 'post-render') throw new Error(`--only takes install or post-render, not ${only}`);
+  if (only !== undefined && only !== 'install' && only !== 'scale' && only !== 'post-render') {
+    throw new Error(`--only takes install, scale or post-render, not ${only}`);
+  }
   return {
     runs: Math.max(5, Number(get('--runs') ?? 5) || 5),
     scale: list(get('--scale') ?? '10,100,1000'),
@@ -43,16 +45,18 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const started = new Date();
   const rows: Row[] = [];
-  if (o.only !== 'post-render') rows.push(...(await installRows({ runs: o.runs, scale: o.scale, say })));
-  if (o.only !== 'install') rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
+  if (o.only !== 'post-render') rows.push(...(await installRows({ runs: o.runs, scale: o.scale, scaleOnly: o.only === 'scale', say })));
+  if (o.only !== 'install' && o.only !== 'scale') rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
   const loadAfter = loadavg()[0]!;
   const minutes = (Date.now() - started.getTime()) / 60_000;
+  say(`the whole bench took ${minutes.toFixed(1)} min`);
   process.stdout.write(
     [
       '',
       `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC (${minutes.toFixed(0)} min) on ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; ` +
         `load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after. Median of ${o.runs} alternating runs per contender; ` +
-        `wall ratio is ours / reference (below 1 is faster); CPU includes helm's; yq ${await yqVersion()}.`,
+        `wall ratio is ours / reference (below 1 is faster); CPU includes helm's` +
+        (o.only === 'install' || o.only === 'scale' ? '.' : `; yq ${await yqVersion()}.`),
       '',
       markdownTable(rows),
       '',
