@@ -10,7 +10,7 @@ import { ensureCluster } from '../cluster/control-plane.js';
 import { kubectl } from '../cluster/kube.js';
 import { topUpVolumePool } from '../cluster/volume-pool.js';
 import { appDir, cliPath, helm4, tempDir } from '../helpers.js';
-import { alternate, timed, type Row } from './measure.js';
+import { alternate, markdownTable, timed, type Row } from './measure.js';
 
 export interface InstallBenchOptions {
   runs: number;
@@ -121,7 +121,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     return s;
   };
   const dropNamespace = async (namespace: string) => {
-    await kubectl(['delete', 'namespace', namespace, '--timeout=15m'], kube);
+    await kubectl(['delete', 'namespace', namespace, '--timeout=15m'], { ...kube, timeoutMs: 15 * 60_000 });
     namespaces.splice(namespaces.indexOf(namespace), 1);
   };
 
@@ -141,7 +141,8 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
         goal: 'at most 1.05x',
         note: `HELM_QPS=${SCALE_HELM_ENV.HELM_QPS} for both`,
       });
-      say(`scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min`);
+      // The row as soon as it is measured: a later row that fails must not lose it.
+      say(`scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min:\n${markdownTable(rows.slice(-1))}`);
     }
   } finally {
     say(`deleting ${namespaces.length} namespaces`);
