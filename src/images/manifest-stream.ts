@@ -32,6 +32,15 @@ export interface ManifestPiece {
   line: number;
 }
 
+/**
+ * The documents of a stream by index, for the passes that read them: an array of pieces, or the
+ * post-renderer's spill file (spilled-pieces.ts) that keeps them out of the heap.
+ */
+export interface PieceSource {
+  readonly length: number;
+  at(index: number): ManifestPiece | undefined;
+}
+
 /** One parsed piece. Node ranges index into `text`. */
 export interface ParsedPiece extends ManifestPiece {
   /** Usually one; a `...` end marker followed by content makes more. */

@@ -2,12 +2,15 @@
 // the stream, and append a report line. Helm 4 throws a post-renderer plugin's stderr away, so
 // the report file is the only channel that reliably reaches the installer. The report stays
 // small (counts and each distinct rewrite once), whatever the stream's size.
+import { randomUUID } from 'node:crypto';
 import { appendFile, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
 import { parseRegistryAddress } from './image-reference.js';
 import type { ExtraImagePath } from './manifest-images.js';
 import { ManifestSplitter, type ManifestPiece } from './manifest-stream.js';
 import { prepareRewrite, type RewritePlan, type RewriteSummary } from './rewrite-manifests.js';
+import { SpilledPieces } from './spilled-pieces.js';
 
 /** The JSON file handed to the post-renderer with `--plan`. */
 export interface PostRenderPlanFile {
@@ -100,16 +103,21 @@ function collectGarbageNow(): ((piece: ManifestPiece) => void) | undefined {
 }
 const MB = 1024 * 1024;
 
-/** Splits a byte stream into documents as it arrives (UTF-8 decoded across chunk edges). */
-export async function readPieces(input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): Promise<ManifestPiece[]> {
+/**
+ * Splits a byte stream into documents as it arrives (UTF-8 decoded across chunk edges), handing
+ * each to `sink` (an array, or the spill file) as soon as it is complete.
+ */
+export async function readPieces<S extends { push(piece: ManifestPiece): unknown }>(
+  input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  sink: S,
+): Promise<S> {
   const decoder = new TextDecoder('utf-8');
   const splitter = new ManifestSplitter();
-  const pieces: ManifestPiece[] = [];
   for await (const chunk of input) {
-    pieces.push(...splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })));
+    for (const piece of splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))) sink.push(piece);
   }
-  pieces.push(...splitter.push(decoder.decode()), ...splitter.end());
-  return pieces;
+  for (const piece of [...splitter.push(decoder.decode()), ...splitter.end()]) sink.push(piece);
+  return sink;
 }
 
 /**
@@ -123,10 +131,14 @@ export async function runPostRender(
   write?: (chunk: string) => void | Promise<void>,
 ): Promise<PostRenderOutcome> {
   let reportFile: string | undefined;
+  let spilled: SpilledPieces | undefined;
   try {
-    const plan = await readPlanFile(parsePlanArgument(argv));
+    const planFile = parsePlanArgument(argv);
+    const plan = await readPlanFile(planFile);
     reportFile = plan.reportFile;
-    const pieces = await readPieces(typeof input === 'string' ? [input] : input);
+    // Beside the plan: the installer's own work directory, removed when its run ends.
+    spilled = new SpilledPieces(join(dirname(planFile), `post-render-${process.pid}-${randomUUID()}.spill`));
+    const pieces = await readPieces(typeof input === 'string' ? [input] : input, spilled);
     const prepared = prepareRewrite(pieces, toRewritePlan(plan), { afterDocument: collectGarbageNow() });
     await appendReport(reportFile, { ok: true, at: new Date().toISOString(), ...prepared.summary });
     const chunks: string[] = [];
@@ -166,6 +178,8 @@ export async function runPostRender(
       }
     }
     return { exitCode: 1, stdout: '', stderr };
+  } finally {
+    spilled?.close();
   }
 }
 

@@ -4,7 +4,8 @@
 // Two passes over the documents, one parsed tree alive at a time: the first finds every image and
 // pod spec and remembers only where to edit; the plan needs every image of the stream before it
 // can name one (collisions), then the second pass splices the edits into each document's text.
-// Memory is the input's text plus the largest document's tree, whatever the stream's size.
+// Memory is the pieces' text (none: the post-renderer reads it back from a spill file) plus the
+// largest document's tree and the edits, whatever the stream's size.
 import { isMap, isScalar, isSeq, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
 import { parseImageReference, type LocalRegistry } from './image-reference.js';
@@ -21,7 +22,7 @@ import {
   type PodSpecLocation,
   type RegistryOnlyOccurrence,
 } from './manifest-images.js';
-import { parsePiece, splitManifestStream, type ManifestPiece } from './manifest-stream.js';
+import { parsePiece, splitManifestStream, type ManifestPiece, type PieceSource } from './manifest-stream.js';
 import { applyEdits, rangeOf, scalarEdit, type TextEdit } from './text-edits.js';
 
 export interface RewritePlan {
@@ -115,7 +116,7 @@ export function rewriteManifests(text: string, plan: RewritePlan): RewriteResult
 }
 
 export function prepareRewrite(
-  pieces: ManifestPiece[],
+  pieces: PieceSource,
   plan: RewritePlan,
   options: { collect?: boolean; afterDocument?: (piece: ManifestPiece) => void } = {},
 ): PreparedRewrite {
@@ -126,7 +127,8 @@ export function prepareRewrite(
   }
   const collect = options.collect === true;
   const images: ImageOccurrence[] = [];
-  const perImage = new Map<string, { count: number; first: ImageLocation }>();
+  const perImage = new Map<string, { count: number; first: ImageOccurrence }>();
+  const names = new Interned();
   const pending = new PendingEdits();
   const embedded = new Map<number, EmbeddedEdit>();
   const registries: RegistryOnlyOccurrence[] = [];
@@ -134,11 +136,12 @@ export function prepareRewrite(
   let pullSecretsAdded = 0;
 
   // Pass 1: find, validate, remember where to edit; the tree is dropped after each document.
-  for (const piece of pieces) {
+  for (let index = 0; index < pieces.length; index++) {
+    const piece = pieces.at(index)!;
     const stream = parsePiece(piece);
     const located = locateAll(stream, plan.extraPaths);
     const locations = located.images;
-    registries.push(...located.registries);
+    registries.push(...located.registries.map((r) => JSON.parse(JSON.stringify(r)) as RegistryOnlyOccurrence));
     const edited = new Set<Scalar>();
     const embeddedOf = new Map<Scalar, EmbeddedEdit>();
     for (const location of locations) {
@@ -147,29 +150,31 @@ export function prepareRewrite(
         const { node: _node, span: _span, ...occurrence } = location;
         images.push(occurrence);
       }
-      const seen = perImage.get(location.image);
+      const image = names.intern(location.image);
+      const seen = perImage.get(image);
       if (seen) seen.count++;
-      else perImage.set(location.image, { count: 1, first: location });
+      else perImage.set(image, { count: 1, first: { ...detachedOccurrence(location), image } });
       if (!plan.registry) continue;
       validateAt(location);
       if (location.span) {
         // References inside one string are edited together, in one edit of that scalar.
         let edit = embeddedOf.get(location.node);
         if (!edit) {
-          edit = { value: String(location.node.value), spans: [] };
+          edit = { value: detached(String(location.node.value)), spans: [] };
           embeddedOf.set(location.node, edit);
           const [start, end] = rangeOf(location.node);
           embedded.set(pending.piece.length, edit);
           pending.add(piece.index, start, end, SCALAR_TYPES.indexOf(location.node.type), '');
         }
-        if (!edit.spans.some((s) => s.start === location.span!.start)) edit.spans.push({ ...location.span, image: location.image });
+        if (!edit.spans.some((s) => s.start === location.span!.start)) edit.spans.push({ ...location.span, image });
         continue;
       }
       // One anchored scalar may be reached through several aliases: edit it once.
       if (edited.has(location.node)) continue;
       edited.add(location.node);
       const [start, end] = rangeOf(location.node);
-      pending.add(piece.index, start, end, SCALAR_TYPES.indexOf(location.node.type), location.image);
+      // The interned copy: a view into this document would keep its whole text alive.
+      pending.add(piece.index, start, end, SCALAR_TYPES.indexOf(location.node.type), image);
     }
     if (plan.imagePullSecret !== undefined) {
       for (const spec of locatePodSpecs(stream)) {
@@ -186,7 +191,7 @@ export function prepareRewrite(
   // The same plan `images` and the preflight build (validation, collisions, exact KOTS names),
   // from the first place of each distinct image: small whatever the stream's size.
   const imagePlan = buildImagePlan({
-    occurrences: [...perImage.values()].map(({ first: { node: _node, span: _span, ...occurrence } }) => occurrence),
+    occurrences: [...perImage.values()].map(({ first }) => first),
     registries,
     registry: plan.registry,
   });
@@ -223,7 +228,8 @@ export function prepareRewrite(
   // Pass 2: splice each document's edits into its text.
   function* output(): Generator<string> {
     let next = 0;
-    for (const piece of pieces) {
+    for (let index = 0; index < pieces.length; index++) {
+      const piece = pieces.at(index)!;
       const edits: TextEdit[] = [];
       for (; next < pending.piece.length && pending.piece[next] === piece.index; next++) {
         const [start, end, style, text] = [pending.start[next]!, pending.end[next]!, pending.style[next]!, pending.text[next]!];
@@ -244,6 +250,35 @@ export function prepareRewrite(
     }
   }
   return { summary, ...(collect ? { images, rewrites } : {}), output };
+}
+
+/**
+ * A copy of a string that does not keep its document alive. V8 cuts substrings as views into the
+ * string they came from, so one image name kept from each document (the edits of pass 1) kept
+ * every document's whole text in the heap: the post-renderer's memory grew with the stream
+ * although the stream itself sits in a spill file. Kept strings are few and short: copy them.
+ */
+function detached(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
+}
+
+function detachedOccurrence(location: ImageLocation): ImageOccurrence {
+  const { node: _node, span: _span, ...occurrence } = location;
+  return JSON.parse(JSON.stringify(occurrence)) as ImageOccurrence;
+}
+
+/** One detached copy per distinct string, however often it is kept. */
+class Interned {
+  private readonly copies = new Map<string, string>();
+
+  intern(text: string): string {
+    let copy = this.copies.get(text);
+    if (copy === undefined) {
+      copy = detached(text);
+      this.copies.set(copy, copy);
+    }
+    return copy;
+  }
 }
 
 function embeddedEdit(inside: EmbeddedEdit, node: { type: Scalar['type']; start: number; end: number }, rewriteMap: Map<string, string>, text: string): TextEdit | undefined {

@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { parsePlanArgument, readPostRenderReports, runPostRender } from '../../src/images/post-render-run.js';
@@ -52,6 +53,8 @@ describe('runPostRender', () => {
     const outcome = await runPostRender(['--plan', plan], POD);
     expect(outcome).toMatchObject({ exitCode: 0, stderr: '' });
     expect(outcome.stdout).toBe(POD.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27'));
+    // The stream was spilled beside the plan while it ran, and nothing of it is left there.
+    expect(readdirSync(dirname(plan)).filter((f) => f.endsWith('.spill'))).toEqual([]);
     await runPostRender([`--plan=${plan}`], POD);
     const reports = await readPostRenderReports(reportFile);
     expect(reports).toHaveLength(2);
@@ -88,6 +91,7 @@ describe('runPostRender', () => {
       ok: false,
       error: { name: 'InvalidInputError', exitCode: 3, file: 'demo/templates/pod.yaml', key: 'spec.containers[0].image' },
     });
+    expect(readdirSync(dirname(plan)).filter((f) => f.endsWith('.spill'))).toEqual([]);
   });
 
   it('reports a bad plan on stderr only (there is no report file to name)', async () => {
