@@ -20,7 +20,7 @@ export interface PostRendererOptions {
   helmMajor: 3 | 4;
   /** Node binary that runs the post-renderer; defaults to the one running us. */
   nodePath?: string;
-  /** Compiled post-render.js; defaults to the one next to this compiled module. */
+  /** The post-renderer script; defaults to the bundled dist/bundle/post-render.js. */
   scriptPath?: string;
 }
 
@@ -44,8 +44,9 @@ export interface PostRendererSetup {
 export const POST_RENDER_NODE_ARGS = ['--max-semi-space-size=1', '--expose-gc'];
 
 export function defaultPostRenderScript(): string {
-  // dist/src/images/post-renderer-setup.js -> dist/src/post-render.js
-  return fileURLToPath(new URL('../post-render.js', import.meta.url));
+  // dist/src/images/post-renderer-setup.js -> dist/bundle/post-render.js, the one-file build of
+  // src/post-render.ts (test/tools/bundle-post-render.mjs): less to load in every render.
+  return fileURLToPath(new URL('../../bundle/post-render.js', import.meta.url));
 }
 
 export async function preparePostRenderer(options: PostRendererOptions): Promise<PostRendererSetup> {
@@ -55,7 +56,7 @@ export async function preparePostRenderer(options: PostRendererOptions): Promise
     await access(scriptPath);
   } catch {
     throw new InstallerError(ExitCode.internal, `The post-renderer script ${scriptPath} does not exist`, {
-      hint: 'Build the installer (npm run build) so that dist/src/post-render.js exists, or pass its path.',
+      hint: 'Build the installer (npm run build) so that dist/bundle/post-render.js exists, or pass its path.',
     });
   }
 

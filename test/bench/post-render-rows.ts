@@ -125,7 +125,7 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
     plan: { registry: parseRegistryAddress(REGISTRY), extraPaths: [], imagePullSecret: PULL_SECRET },
     helmMajor: 4,
   });
-  const script = join(repoRoot, 'dist', 'src', 'post-render.js');
+  const script = join(repoRoot, 'dist', 'bundle', 'post-render.js');
   const rows: Row[] = [];
   for (const mb of o.sizes) {
     const input = join(dir, `input-${mb}.yaml`);

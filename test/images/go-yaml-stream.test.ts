@@ -14,7 +14,7 @@ import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 
 const CHART = join(repoRoot, 'test/fixtures/charts/go-yaml-strings');
-const SCRIPT = join(repoRoot, 'dist/src/post-render.js');
+const SCRIPT = join(repoRoot, 'dist/bundle/post-render.js');
 const HELM = { 3: helm3, 4: helm4 } as const;
 const L = 'registry.local:5000/app';
 const SOURCE_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';

@@ -1,5 +1,5 @@
 // The post-renderer against the real pinned helm 3 and helm 4, through `helm template`. Runs the
-// compiled dist/src/post-render.js (npm test builds first).
+// bundled dist/bundle/post-render.js (npm test builds first).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { parseStream } from './manifest-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SCRIPT = join(ROOT, 'dist/src/post-render.js');
+const SCRIPT = join(ROOT, 'dist/bundle/post-render.js');
 const HELM = { 3: join(ROOT, 'node_modules/.helm-installer/helm3'), 4: join(ROOT, 'node_modules/.helm-installer/helm4') } as const;
 const L = 'registry.local:5000/app';
 
