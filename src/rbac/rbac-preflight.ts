@@ -74,7 +74,7 @@ class ResourceDiscovery extends k8s.KubernetesObjectApi {
 /** `kc`: the configuration the rest of the run uses (src/cluster/kube-client.ts loads it as helm does). */
 export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, rules = RulesReviews.of(kc)): Promise<RbacPreflightResult> {
   const objects = renderedObjects(input.manifests);
-  const fromCrds = crdResources(objects, input.manifests);
+  const fromCrds = crdResources(objects);
   const discovery = kc.makeApiClient(ResourceDiscovery);
   const resolved = new Map<string, ResourceInfo | undefined>();
   // One discovery read per apiVersion, all at once (each is a round trip before helm may start).

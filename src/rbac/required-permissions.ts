@@ -35,6 +35,8 @@ export interface RenderedObject {
   kind: string;
   name: string;
   namespace?: string;
+  /** A CustomResourceDefinition's resources, per served version (`<group>/<version>:<Kind>`). */
+  defines?: Map<string, ResourceInfo>;
 }
 
 export interface ResourceInfo {
@@ -54,34 +56,31 @@ export interface Permission {
   for: string[];
 }
 
-/** Every object in a multi-document manifest stream (empty documents and Lists' items handled). */
+/** Every object in a multi-document manifest stream (empty documents and Lists' items handled), parsed once. */
 export function renderedObjects(manifests: string): RenderedObject[] {
   const out: RenderedObject[] = [];
   const add = (o: any) => {
     if (!o || typeof o !== 'object' || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') return;
     if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.forEach(add);
-    out.push({ apiVersion: o.apiVersion, kind: o.kind, name: String(o.metadata?.name ?? ''), namespace: o.metadata?.namespace ?? undefined });
+    const defines = o.kind === 'CustomResourceDefinition' ? definedResources(o) : undefined;
+    out.push({ apiVersion: o.apiVersion, kind: o.kind, name: String(o.metadata?.name ?? ''), namespace: o.metadata?.namespace ?? undefined, ...(defines ? { defines } : {}) });
   };
   for (const doc of parseAllDocuments(manifests)) add(doc.toJS());
   return out;
 }
 
-/** Resource info for the CRDs among the objects: their custom resources may not be served yet. */
-export function crdResources(objects: RenderedObject[], manifests: string): Map<string, ResourceInfo> {
+function definedResources(o: any): Map<string, ResourceInfo> | undefined {
+  if (!o.spec?.names?.kind) return undefined;
   const map = new Map<string, ResourceInfo>();
-  if (!objects.some((o) => o.kind === 'CustomResourceDefinition')) return map;
-  for (const doc of parseAllDocuments(manifests)) {
-    const o = doc.toJS() as any;
-    if (o?.kind !== 'CustomResourceDefinition' || !o.spec?.names?.kind) continue;
-    for (const v of o.spec.versions ?? [{ name: o.spec.version }]) {
-      map.set(`${o.spec.group}/${v.name}:${o.spec.names.kind}`, {
-        group: o.spec.group,
-        resource: o.spec.names.plural,
-        namespaced: o.spec.scope !== 'Cluster',
-      });
-    }
+  for (const v of o.spec.versions ?? [{ name: o.spec.version }]) {
+    map.set(`${o.spec.group}/${v.name}:${o.spec.names.kind}`, { group: o.spec.group, resource: o.spec.names.plural, namespaced: o.spec.scope !== 'Cluster' });
   }
   return map;
+}
+
+/** Resource info for the CRDs among the objects: their custom resources may not be served yet. */
+export function crdResources(objects: RenderedObject[]): Map<string, ResourceInfo> {
+  return new Map(objects.flatMap((o) => [...(o.defines ?? [])]));
 }
 
 /**

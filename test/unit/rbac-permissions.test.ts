@@ -52,7 +52,7 @@ kind: Gadget
 metadata: {name: g}
 `;
   const objects = renderedObjects(manifests);
-  const crds = crdResources(objects, manifests);
+  const crds = crdResources(objects);
   const resolve = (o: RenderedObject) => BUILTIN[`${o.apiVersion}:${o.kind}`] ?? crds.get(`${o.apiVersion}:${o.kind}`);
 
   it('asks per object for what helm does to it, in its namespace; the release records; CRDs never deleted; unknown kinds left to helm', () => {
@@ -100,7 +100,7 @@ describe('manifests/installer.yaml RBAC', () => {
       '-f', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'web.ingress.tls=true', '--set', 'database.password=x',
     ]).toString();
     const objects = renderedObjects(rendered);
-    const crds = crdResources(objects, rendered);
+    const crds = crdResources(objects);
     const unresolved = objects.filter((o) => !BUILTIN[`${o.apiVersion}:${o.kind}`] && !crds.has(`${o.apiVersion}:${o.kind}`));
     expect(unresolved).toEqual([]);
     const needed = requiredPermissions(objects, namespace, (o) => BUILTIN[`${o.apiVersion}:${o.kind}`] ?? crds.get(`${o.apiVersion}:${o.kind}`));
