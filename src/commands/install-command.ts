@@ -36,7 +36,7 @@ import { installerVersion } from '../version.js';
 import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
 import { describeOccurrence } from '../images/image-plan.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import type { RulesReviews } from '../rbac/rbac-preflight.js';
+import type { RbacQueries } from '../rbac/rbac-preflight.js';
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -169,17 +169,19 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
-      // The release namespace's rules review needs no render: asked as soon as the cluster answered.
-      let reviews: Promise<RulesReviews> | undefined;
-      const rulesReviews = () =>
-        (reviews ??= import('../rbac/rbac-preflight.js').then((m) => {
-          const r = m.RulesReviews.of(kube.config);
-          void r.review(namespace);
-          return r;
+      // The release namespace's rules review and discovery of the apiVersions the chart's files
+      // name need no render: asked as soon as the cluster answered, while helm renders.
+      let queries: Promise<RbacQueries> | undefined;
+      const rbacQueries = () =>
+        (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-api-versions.js')]).then(([m, { chartApiVersions }]) => {
+          const q = m.RbacQueries.of(kube.config);
+          void q.review(namespace);
+          q.prefetchDiscovery(chartApiVersions(chart.path));
+          return q;
         }));
       const rbacCheck = async (manifests: string) => {
-        const [{ rbacPreflight }, rules] = await Promise.all([import('../rbac/rbac-preflight.js'), rulesReviews()]);
-        await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, rules);
+        const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), rbacQueries()]);
+        await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, q);
       };
 
       let held: ReleaseLease;
@@ -209,7 +211,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         // The cluster answered: the render and the RBAC preflight (access reviews: read only) run
         // while the Lease is taken, a failure reported in stage order. Only a namespace this run
         // must create for the Lease waits for both, so bad input leaves the cluster untouched.
-        void rulesReviews().catch(() => undefined);
+        void rbacQueries().catch(() => undefined);
         const rendered = render();
         const checked = rendered.then((m) => rbacCheck(m));
         checked.catch(() => undefined);

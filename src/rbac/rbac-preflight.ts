@@ -4,7 +4,8 @@
 // One SelfSubjectRulesReview per namespace (as `kubectl auth can-i --list`) grants most of it;
 // what its rules do not grant is asked one by one with SelfSubjectAccessReviews (as `kubectl auth
 // can-i`), whose answer alone makes a denial (rules-review.ts says when). The release namespace's
-// rules review can be asked before the chart is rendered (prepareRbacPreflight).
+// rules review, and discovery of the apiVersions the chart's files name, are asked while helm
+// renders (RbacQueries).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizationV1Api, KubeConfig, V1APIResource } from '@kubernetes/client-node';
 import { kubeModule } from '../cluster/kube-client.js';
@@ -36,14 +37,35 @@ export interface RbacPreflightResult {
   denied: Permission[];
 }
 
-/** The rules reviews of a run, one per namespace, each asked once (a failed one: undefined, its permissions are asked one by one). */
-export class RulesReviews {
+/**
+ * What the preflight asks the API server that needs no render, so a run can ask it while helm
+ * renders: the rules reviews, one per namespace, each asked once (a failed one: undefined, its
+ * permissions are asked one by one), and discovery of the apiVersions the chart is likely to use.
+ */
+export class RbacQueries {
   private readonly reviews = new Map<string, Promise<RulesReview | undefined>>();
+  private readonly prefetches: Promise<unknown>[] = [];
 
-  constructor(private readonly auth: AuthorizationV1Api) {}
+  constructor(
+    private readonly auth: AuthorizationV1Api,
+    readonly discovery: ResourceDiscovery,
+  ) {}
 
-  static of(kc: KubeConfig): RulesReviews {
-    return new RulesReviews(kc.makeApiClient(k8s.AuthorizationV1Api));
+  static of(kc: KubeConfig): RbacQueries {
+    return new RbacQueries(kc.makeApiClient(k8s.AuthorizationV1Api), kc.makeApiClient(ResourceDiscovery));
+  }
+
+  /**
+   * Fills the discovery cache for these apiVersions now (one read each); a guess that is wrong or
+   * fails costs that read only: the check looks up whatever the render holds that is not cached.
+   */
+  prefetchDiscovery(apiVersions: Iterable<string>): void {
+    for (const apiVersion of apiVersions) this.prefetches.push(this.discovery.find(apiVersion, '').catch(() => undefined));
+  }
+
+  /** Once the prefetched reads are in (a lookup meanwhile would read the same apiVersion again). */
+  async prefetched(): Promise<void> {
+    await Promise.all(this.prefetches);
   }
 
   /** Starts the review of the namespace now (if not yet asked); answers when it is there. */
@@ -72,10 +94,11 @@ class ResourceDiscovery extends k8s.KubernetesObjectApi {
 }
 
 /** `kc`: the configuration the rest of the run uses (src/cluster/kube-client.ts loads it as helm does). */
-export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, rules = RulesReviews.of(kc)): Promise<RbacPreflightResult> {
+export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queries = RbacQueries.of(kc)): Promise<RbacPreflightResult> {
   const objects = renderedObjects(input.manifests);
   const fromCrds = crdResources(objects);
-  const discovery = kc.makeApiClient(ResourceDiscovery);
+  const discovery = queries.discovery;
+  await queries.prefetched();
   const resolved = new Map<string, ResourceInfo | undefined>();
   // One discovery read per apiVersion, all at once (each is a round trip before helm may start).
   const keys = [...new Set(objects.map((o) => `${o.apiVersion}:${o.kind}`))];
@@ -102,7 +125,7 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, rules
   const reviews = new Map<string, RulesReview>();
   await Promise.all(
     namespaces.map(async (namespace) => {
-      const review = await rules.review(namespace);
+      const review = await queries.review(namespace);
       if (review) reviews.set(namespace, review);
     }),
   );
@@ -146,8 +169,8 @@ async function deniedOf(auth: AuthorizationV1Api, permissions: Permission[], con
 }
 
 /** Runs the check and turns a denial into exit 6 naming each missing permission. */
-export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig, rules?: RulesReviews): Promise<void> {
-  const result = await checkRbac(input, kc, rules);
+export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig, queries?: RbacQueries): Promise<void> {
+  const result = await checkRbac(input, kc, queries);
   logger.info({ checked: result.checked, byRules: result.byRules, asked: result.asked, denied: result.denied.length }, 'rbac preflight');
   if (!result.denied.length) return;
   throw new PreflightError(
