@@ -59,9 +59,18 @@ COPY package.json ./
 COPY app app
 # Nothing is written outside /tmp (mount an emptyDir there): helm's cache, config and plugins
 # (our post-renderer), the merged values, HOME. So the root filesystem can be read-only.
+# Node's compile cache is kept in the image (NODE_COMPILE_CACHE), not in /tmp (see below).
 ENV HOME=/tmp HELM_CACHE_HOME=/tmp/helm/cache HELM_CONFIG_HOME=/tmp/helm/config HELM_DATA_HOME=/tmp/helm/data \
-    HELM_BIN=/usr/local/bin/helm HELM_INSTALLER_TERMINATION_LOG=/dev/termination-log NODE_ENV=production
+    HELM_BIN=/usr/local/bin/helm HELM_INSTALLER_TERMINATION_LOG=/dev/termination-log NODE_ENV=production \
+    NODE_COMPILE_CACHE=/opt/helm-installer/compile-cache
+RUN install -d -o 65532 -g 65532 /opt/helm-installer/compile-cache
 # No passwd entry needed: numeric, and the Job's securityContext says the same (runAsNonRoot).
 USER 65532:65532
+# The compiled code of every module a run can load, made now as the user the Job runs as (node
+# names its cache directory after the uid): a Job's /tmp is empty on every run, so a cache there
+# never helped. Read-only at run time: node reads it and writes nothing; a run as another uid
+# finds no directory of its own and runs without a cache, as before.
+RUN --mount=type=bind,from=build,source=/src/test/tools/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs \
+    node /tmp/warm-compile-cache.mjs /opt/helm-installer
 ENTRYPOINT ["node", "/opt/helm-installer/dist/src/cli.js"]
 CMD ["install"]

@@ -45,6 +45,20 @@ describe('Dockerfile', () => {
     expect(/^ENV .*HELM_BIN=\/usr\/local\/bin\/helm\s/m.test(final)).toBe(true);
   });
 
+  it("keeps node's compile cache in the image (a Job's /tmp starts empty), filled as the Job's user", () => {
+    const env = /^ENV (.*)$/m.exec(final)![1]!;
+    expect(env).toMatch(/(^|\s)NODE_COMPILE_CACHE=\/opt\/helm-installer\/compile-cache(\s|$)/);
+    const lines = final.split('\n');
+    const user = lines.indexOf('USER 65532:65532');
+    const owned = lines.findIndex((l) => l === 'RUN install -d -o 65532 -g 65532 /opt/helm-installer/compile-cache');
+    const warm = lines.findIndex((l) => /^RUN .*node \/tmp\/warm-compile-cache\.mjs \/opt\/helm-installer$/.test(l));
+    // node names the cache directory after the uid: made by root for 65532, filled as 65532.
+    expect(owned).toBeGreaterThan(-1);
+    expect(owned).toBeLessThan(user);
+    expect(warm).toBeGreaterThan(user);
+    expect(lines[warm]).toContain('--mount=type=bind,from=build,source=/src/test/tools/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs');
+  });
+
   it('carries the OCI labels', () => {
     for (const label of ['title', 'description', 'version', 'revision', 'licenses', 'base.name']) {
       expect(final).toContain(`org.opencontainers.image.${label}=`);
