@@ -143,9 +143,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     const unchangedRevision = async (revisions: RevisionLabels[]): Promise<number | undefined> => {
       const same = sameInputs(revisions, known);
       // No deployed last revision (a first install, a failed one): an upgrade whatever the values,
-      // decided without waiting for helm's merge of them (the render goes on meanwhile).
-      const compared = revisions.at(-1)?.status === 'deployed' ? await digestsPromise : { chart: known.chart, values: '' };
-      const decision = same ? { unchanged: true as const, ...same } : decideNoOp(revisions, compared);
+      // decided without waiting for helm's merge of them (the render goes on meanwhile). Equal
+      // inputs as given need no merge either: that is the no-op's short way.
+      const compared = async () => (revisions.at(-1)?.status === 'deployed' ? await digestsPromise : { chart: known.chart, values: '' });
+      const decision = same ? { unchanged: true as const, ...same } : decideNoOp(revisions, await compared());
       const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
       if (decision.unchanged && unready.length === 0) {
         if (same) probe.abort();

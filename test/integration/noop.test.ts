@@ -1,7 +1,7 @@
 // Idempotent redeploy against the real control plane: KOTS applies the installer Job again on
 // every config change anywhere; when the chart and the merged values equal the deployed
 // revision's and the release is healthy, the run adds no revision and says "unchanged".
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl } from '../cluster/kube.js';
@@ -47,6 +47,17 @@ describe('no-op redeploy', () => {
     const sameLine = unchangedLine(same.stdout);
     expect(sameLine).toMatchObject({ revision: 1, chart: first['helm-installer/chart-digest'], input: first['helm-installer/input-digest'] });
     expect(sameLine).not.toHaveProperty('values');
+    expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
+
+    // Not waited for either: with a merge that takes a minute (a helm whose values probe sleeps
+    // first), the same inputs still end as "unchanged", and the probe is stopped before it ends.
+    const slow = join(tempDir('noop-slow-helm'), 'helm');
+    const probeFinished = `${slow}.probe-finished`;
+    writeFileSync(slow, `#!/bin/sh\ncase " $* " in *" values-probe "*) sleep 60; touch '${probeFinished}';; esac\nexec '${helm4}' "$@"\n`, { mode: 0o755 });
+    const notWaited = await install('storefront', ns, ['--values', values], { HELM_BIN: slow });
+    expect(notWaited.exitCode, notWaited.stderr).toBe(0);
+    expect(unchangedLine(notWaited.stdout)).toMatchObject({ revision: 1, input: first['helm-installer/input-digest'] });
+    expect(existsSync(probeFinished)).toBe(false);
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
 
     // The same answers, written differently (key order, comments): the merged values are equal.
