@@ -4,7 +4,7 @@
 import { createReadStream, existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
-import * as tar from 'tar';
+import type * as tar from 'tar';
 import { parseDocument } from 'yaml';
 import { InvalidInputError } from './errors.js';
 import { formatBytes, kindOf, MiB, readInputFile, requireRegularFile } from './read-input.js';
@@ -120,7 +120,7 @@ async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChar
     for (const e of entries) {
       const path = join(charts, e.name);
       if (e.isDirectory() && existsSync(join(path, 'Chart.yaml'))) subcharts.push(await loadDirectoryTree(path, depth + 1));
-      else if (e.isFile() && e.name.endsWith('.tgz')) subcharts.push(await loadArchiveTree(createReadStream(path), path, depth + 1));
+      else if (e.isFile() && e.name.endsWith('.tgz')) subcharts.push(await loadArchiveTree(() => createReadStream(path), path, depth + 1));
     }
   }
   return withLazyValues(
@@ -139,14 +139,13 @@ function withLazyValues(tree: Omit<LoadedChart, 'values'>, read: () => Record<st
  * A chart archive with its subcharts, unpacked (charts/<dir>/) or archived again (charts/*.tgz,
  * read from memory with the same limits). Archives nest only as deep as charts do.
  */
-async function loadArchiveTree(source: Readable, label: string, depth: number): Promise<LoadedChart> {
+async function loadArchiveTree(open: () => Readable, label: string, depth: number): Promise<LoadedChart> {
   if (depth > MAX_CHART_DEPTH) {
-    source.destroy();
     throw new InvalidInputError(`chart ${label} nests subcharts more than ${MAX_CHART_DEPTH} levels deep`, { file: label, hint: 'Fix the chart.' });
   }
   let scan: ArchiveScan;
   try {
-    scan = await scanArchive(source);
+    scan = await scanArchive(open);
   } catch (err) {
     const message = (err as Error).message;
     const what = /header check|incorrect header|unknown compression/i.test(message) ? 'it is not a gzip archive' : message;
@@ -175,7 +174,7 @@ async function loadArchiveTree(source: Readable, label: string, depth: number): 
       const inner = `${prefix}charts/${name}`;
       subcharts.push(
         name.endsWith('.tgz') && !scan.files.has(`${inner}/Chart.yaml`)
-          ? await loadArchiveTree(Readable.from([scan.files.get(inner)!]), `${label}:${inner}`, depth + d + 1)
+          ? await loadArchiveTree(() => Readable.from([scan.files.get(inner)!]), `${label}:${inner}`, depth + d + 1)
           : await fromFiles(`${inner}/`, d + 1),
       );
     }
@@ -237,7 +236,7 @@ async function readChartArchive(file: string): Promise<ChartInfo> {
   if (st.size > MAX_ARCHIVE_BYTES) {
     throw new InvalidInputError(`chart archive ${file} is ${formatBytes(st.size)}, over the limit of ${formatBytes(MAX_ARCHIVE_BYTES)}`, { file, hint: CHART_HINT });
   }
-  return describeChart(file, 'archive', await loadArchiveTree(createReadStream(file), file, 0));
+  return describeChart(file, 'archive', await loadArchiveTree(() => createReadStream(file), file, 0));
 }
 
 interface ArchiveScan {
@@ -258,7 +257,11 @@ const KEPT_FILE = /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|values\.yaml|charts\/[^/]
  * the Chart.yaml and values.yaml of each chart and the archived subcharts are kept, each within
  * the per-file limit.
  */
-function scanArchive(source: Readable): Promise<ArchiveScan> {
+async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
+  // Loaded for archives only: a chart directory (and with it every unchanged redeploy of one)
+  // never needs tar. The stream is opened once it is loaded, so no error event goes unheard.
+  const { Parser } = await import('tar');
+  const source = open();
   return new Promise((resolvePromise, reject) => {
     const files = new Map<string, Buffer>();
     const problems: string[] = [];
@@ -270,7 +273,7 @@ function scanArchive(source: Readable): Promise<ArchiveScan> {
     let accounted = 0;
     let finished = false;
     const gunzip = createGunzip();
-    const parser = new tar.Parser({ strict: true, maxMetaEntrySize: 64 * 1024 });
+    const parser = new Parser({ strict: true, maxMetaEntrySize: 64 * 1024 });
     const finish = (err?: Error) => {
       if (finished) return;
       finished = true;
