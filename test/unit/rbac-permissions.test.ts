@@ -25,6 +25,49 @@ const BUILTIN: Record<string, ResourceInfo> = {
   'apiextensions.k8s.io/v1:CustomResourceDefinition': { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', namespaced: false },
 };
 
+describe('renderedObjects', () => {
+  it('reads the head of every object: Lists expanded, empty and comment-only documents skipped, quoted and flow-style names, a document the fast reader leaves (an anchor)', () => {
+    const manifests = `# Source: c/templates/empty.yaml
+---
+# Source: c/templates/list.yaml
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: a}
+  - apiVersion: v1
+    kind: Secret
+    metadata:
+      name: "b"
+      namespace: other
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: 'web'
+  labels: &l {app: web}
+spec:
+  selector: {matchLabels: *l}
+---
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: jobs}
+`;
+    expect(renderedObjects(manifests)).toEqual([
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', namespace: undefined },
+      { apiVersion: 'v1', kind: 'Secret', name: 'b', namespace: 'other' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: undefined },
+      { apiVersion: 'batch/v1', kind: 'Job', name: 'migrate', namespace: 'jobs' },
+    ]);
+  });
+
+  it('stops on a rendered document that is not YAML, naming where (exit 3), instead of leaving its object out of the check', () => {
+    expect(() => renderedObjects('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n')).toThrow(/not valid YAML \(document 1, line \d+ of the stream\)/);
+  });
+});
+
 describe('requiredPermissions', () => {
   const manifests = `apiVersion: apps/v1
 kind: Deployment
