@@ -252,6 +252,7 @@ export function watchWhileHelmWaits(
   let timer: NodeJS.Timeout | undefined;
   const round = async () => {
     if (state.stopped) return;
+    const began = Date.now();
     try {
       const found = { objects: 0 };
       const problems = await readProblems(scope, {}, found);
@@ -293,7 +294,7 @@ export function watchWhileHelmWaits(
     } catch (err) {
       o.logger.debug({ cause: (err as Error).message?.split('\n')[0] }, 'progress read failed');
     } finally {
-      if (!state.stopped && !state.failedFast) timer = setTimeout(() => void round(), pollMs);
+      if (!state.stopped && !state.failedFast) timer = setTimeout(() => void round(), nextPollDelay(pollMs, Date.now() - began));
     }
   };
   timer = setTimeout(() => void round(), pollMs);
@@ -317,6 +318,17 @@ export function pollPlan(intervalMs: number, failFastMs: number): { pollMs: numb
   if (!(intervalMs > 0)) return { pollMs: wanted, logEveryMs: Number.POSITIVE_INFINITY };
   const logEveryMs = Math.max(1000, intervalMs);
   return { pollMs: logEveryMs / Math.ceil(logEveryMs / Math.min(logEveryMs, wanted)), logEveryMs };
+}
+
+/**
+ * Pure: the delay before the next read, given how long the last one took. Reading a large release
+ * (a chart of 1000 Deployments: lists of thousands of objects the API server serializes and the
+ * client parses, a second or more under load) every few seconds took a good part of the CPU that
+ * helm and the cluster need; reads are spaced so they take at most a tenth of the time, and at
+ * most 30 s apart (fail-fast then answers within one more read). A small release keeps pollMs.
+ */
+export function nextPollDelay(pollMs: number, lastReadMs: number): number {
+  return Math.max(pollMs, Math.min(30_000, lastReadMs * 10));
 }
 
 function oneLine(s: string): string {

@@ -1,7 +1,7 @@
 // Pure classification of what helm waits for: each unready pod's reason, the latest Event per
 // object, the summary lines, and the fail-fast bookkeeping.
 import { describe, expect, it } from 'vitest';
-import { describeProblems, HopelessTracker, jobProblem, latestEvents, matches, podProblem, pollPlan } from '../../src/cluster/wait-diagnosis.js';
+import { describeProblems, HopelessTracker, jobProblem, latestEvents, matches, nextPollDelay, podProblem, pollPlan } from '../../src/cluster/wait-diagnosis.js';
 
 const pod = (status: object, name = 'web-1') => ({ metadata: { name }, status }) as never;
 
@@ -150,5 +150,15 @@ describe('matches', () => {
     expect(matches({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }, { tier: 'b' })).toBe(true);
     expect(matches({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['a'] }] }, { tier: 'a' })).toBe(false);
     expect(matches({ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] }, {})).toBe(true);
+  });
+});
+
+describe('nextPollDelay', () => {
+  it('keeps the planned interval while a read is quick, spaces reads to ten times their duration when slow, at most 30 s', () => {
+    expect(nextPollDelay(5_000, 80)).toBe(5_000);
+    expect(nextPollDelay(5_000, 500)).toBe(5_000);
+    expect(nextPollDelay(5_000, 1_200)).toBe(12_000);
+    expect(nextPollDelay(2_500, 9_000)).toBe(30_000);
+    expect(nextPollDelay(1_000, 0)).toBe(1_000);
   });
 });
