@@ -5,6 +5,7 @@
 // helm upgrade --install -> report. Failures propagate as typed errors to main.ts, which writes
 // the summary and the exit code. A signal stops the run between stages, or is forwarded to helm.
 import { readFileSync, writeSync } from 'node:fs';
+import { clusterRenderFlags } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
@@ -167,6 +168,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       const revision = await unchangedRevision(current);
       if (revision !== undefined) return unchanged(revision, await noOpDigests());
     }
+    // Past the no-op: every render from here on (image plan, hints, render check, RBAC) sees the
+    // cluster's version and APIs, as helm upgrade will. Read while the airgap stage loads (the
+    // first helm template waits for it); a cluster that did not answer above is not asked again.
+    helm.setRenderFlags(clusterRenderFlags(current === undefined ? undefined : kube.config, logger));
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
@@ -390,13 +395,16 @@ function warnUnrewrittenHooks(o: InstallOptions, start: CommandStart, airgap: Ai
 async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, started: number): Promise<number> {
   const { logger, chart, release, resolved, helm } = start;
   const stage = stageGate(state);
+  // Renders with the cluster's version and APIs, as helm's server-side dry run does. A kubeconfig
+  // that cannot be loaded is reported after the checks that need no cluster (below).
+  const cluster = await connectKube().catch(() => undefined);
+  helm.setRenderFlags(await clusterRenderFlags(cluster?.config, logger));
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
     const manifests = await renderThenPreflight(o, state, start, airgap, values);
     if (!o.skipPreflight) {
       stage('rbac preflight');
-      // The client and the preflight module are loaded only here: they take a noticeable part of a second.
-      const kube = await connectKube();
+      const kube = cluster ?? (await connectKube());
       const { rbacPreflight } = await import('../rbac/rbac-preflight.js');
       await untilAborted(rbacPreflight({ manifests, releaseNamespace: o.namespace ?? helmDefaultNamespace(kube.config) }, logger, kube.config), state.signal, 'rbac preflight');
     }

@@ -40,7 +40,7 @@ export class HelmClient {
    * `helm template` uses helm's built-in Kubernetes version and API list, `helm upgrade` the
    * cluster's). Set once, before the first render.
    */
-  private renderFlags: string[] = [];
+  private renderFlags: string[] | Promise<string[]> = [];
 
   constructor(private readonly options: HelmClientOptions) {
     this.runner = new HelmRunner(options.binary, options.logger);
@@ -87,12 +87,13 @@ export class HelmClient {
     }
   }
 
-  setRenderFlags(flags: string[]): void {
+  /** A promise (install: the cluster's, still being read) is awaited by the first render; it must not reject. */
+  setRenderFlags(flags: string[] | Promise<string[]>): void {
     this.renderFlags = flags;
   }
 
   async template(a: TemplateArguments, env?: Record<string, string>, signal?: AbortSignal): Promise<string> {
-    const out = await this.call(templateArgs(a, this.renderFlags), { action: 'rendering', release: a.release, env, signal });
+    const out = await this.call(templateArgs(a, await this.renderFlags), { action: 'rendering', release: a.release, env, signal });
     return out.stdout;
   }
 

@@ -1,0 +1,106 @@
+// install's own render sees the cluster helm upgrade sees. On the local control plane (its API
+// server's version, the APIs it serves), through the real helm 4 and helm 3:
+// - the version and API list the installer reads equal those helm itself gives a chart at install;
+// - installing a chart whose images depend on .Capabilities (kubeVersion/semverCompare, an
+//   APIVersions.Has gate on a kind, which a plain helm template lacks) with --registry: the
+//   image plan (checked by the preflight against a registry holding exactly the images the
+//   cluster's render needs) is what helm installed, read back from the cluster.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterCapabilities } from '../../src/cluster/capabilities.js';
+import { connectKube } from '../../src/cluster/kube-client.js';
+import { getJson } from '../cluster/kube.js';
+import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
+import { pushTestImage, startRegistry, type TestRegistry } from '../images/registry.js';
+import { install, kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+
+const HELMS = [
+  { name: 'helm 4', bin: helm4 },
+  { name: 'helm 3', bin: helm3 },
+];
+const charts = join(repoRoot, 'test/fixtures/charts');
+const newNamespace = namespacesDeletedAfterAll();
+let registry: TestRegistry;
+let serverVersion: string;
+
+beforeAll(async () => {
+  process.env.KUBECONFIG = kubeconfig();
+  registry = await startRegistry();
+  serverVersion = (await getJson<{ serverVersion: { gitVersion: string } }>(['version', '-o', 'json'], { kubeconfig: kubeconfig() })).serverVersion.gitVersion;
+});
+afterAll(async () => {
+  await registry?.stop();
+});
+
+/** A chart that prints the Capabilities helm gives it into a ConfigMap. */
+function probeChart(): string {
+  const dir = join(tempDir('capabilities-probe'), 'probe');
+  mkdirSync(join(dir, 'templates'), { recursive: true });
+  writeFileSync(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: probe\nversion: 0.1.0\n');
+  writeFileSync(
+    join(dir, 'templates', 'probe.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n  apis: {{ toJson .Capabilities.APIVersions | quote }}\n',
+  );
+  return dir;
+}
+
+const minor = (v: string) => Number(/^v?1\.(\d+)/.exec(v)![1]);
+
+describe.each(HELMS)('the cluster as helm upgrade sees it ($name)', ({ bin }) => {
+  it("the installer reads the version and API list helm gives a chart at install", async () => {
+    const r = await execa(bin, ['install', 'probe', probeChart(), '--namespace', 'default', '--dry-run=server'], { env: { KUBECONFIG: kubeconfig() } });
+    // Helm 3 prints the template's text, helm 4 its re-serialisation: one line per key either way.
+    const line = (key: string) => JSON.parse(new RegExp(`^ {2}${key}: (".*")$`, 'm').exec(r.stdout)![1]!) as string;
+    const helmApis = (JSON.parse(line('apis')) as string[]).sort();
+    const helmKube = line('kube');
+
+    const ours = await clusterCapabilities((await connectKube()).config);
+    expect(ours.kubeVersion).toBe(helmKube);
+    expect(ours.kubeVersion).toBe(serverVersion);
+    expect(ours.apiVersions).toEqual(helmApis);
+    // Kind-level entries are what a plain helm template lacks.
+    expect(ours.apiVersions).toContain('batch/v1/CronJob');
+    // A server without aggregated discovery (before Kubernetes 1.27): one read per group version, the same list.
+    expect(await clusterCapabilities((await connectKube()).config, { aggregated: false })).toEqual(ours);
+  });
+
+  it('install --registry: the image plan the preflight checks is what helm installs, for Capabilities-gated charts', async () => {
+    // The fixture's rules (templates/*.yaml), applied to this API server's version.
+    const m = minor(serverVersion);
+    const csi = [
+      'longhorn-manager:v1.8.0',
+      m >= 33 ? 'csi-resizer:v1.13.1' : 'csi-resizer:v1.9.4',
+      m >= 35 ? 'csi-snapshotter:v8.2.0' : 'csi-snapshotter:v7.0.2',
+    ];
+    // batch/v1 CronJob is served by every supported Kubernetes; monitoring.coreos.com/v1 is not installed here.
+    const gated = ['nginx:1.27.3', 'kubectl:1.31.4'];
+    const ns = await newNamespace(`caps-${bin === helm4 ? 'h4' : 'h3'}`);
+    const address = `${registry.host}/caps-${bin === helm4 ? 'h4' : 'h3'}`;
+    // The registry holds exactly these: an image the plan adds is missing (exit 6), one it misses is not installed.
+    for (const image of [...csi, ...gated]) {
+      const [name, tag] = image.split(':');
+      await pushTestImage(registry, `${address.slice(registry.host.length + 1)}/${name}`, tag!);
+    }
+
+    for (const [chart, expected] of [
+      ['kube-version-gated', csi],
+      ['api-versions-gated', gated],
+    ] as const) {
+      const r = await install(chart, ns, ['--chart', join(charts, chart), '--registry', address, '--helm-bin', bin]);
+      expect(r.exitCode, `${chart}: ${r.stdout.slice(-1500)}\n${r.stderr}`).toBe(0);
+      const preflight = r.stdout.split('\n').filter((l) => l.includes('"msg":"registry preflight"')).map((l) => JSON.parse(l) as { present: number; missing: number });
+      expect(preflight, chart).toEqual([expect.objectContaining({ present: expected.length, missing: 0 })]);
+    }
+
+    const installed: string[] = [];
+    for (const kind of ['deployments', 'cronjobs']) {
+      for (const obj of await kinds(ns, kind)) {
+        const spec = kind === 'cronjobs' ? obj.spec.jobTemplate.spec.template.spec : obj.spec.template.spec;
+        installed.push(...spec.containers.map((c: { image: string }) => c.image));
+      }
+    }
+    expect(installed.sort()).toEqual([...csi, ...gated].map((i) => `${address}/${i}`).sort());
+  });
+});
