@@ -398,7 +398,7 @@ async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, s
   // Renders with the cluster's version and APIs, as helm's server-side dry run does. A kubeconfig
   // that cannot be loaded is reported after the checks that need no cluster (below).
   const cluster = await connectKube().catch(() => undefined);
-  helm.setRenderFlags(await clusterRenderFlags(cluster?.config, logger));
+  helm.setRenderFlags(clusterRenderFlags(cluster?.config, logger));
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
     const manifests = await renderThenPreflight(o, state, start, airgap, values);
