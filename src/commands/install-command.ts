@@ -185,6 +185,17 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
           q.prefetchDiscovery(chartApiVersions(chart.path));
           return q;
         }));
+      // The chart's values.yaml files (deferred at start for the no-op check): parsed on this thread
+      // once helm renders on the other core; a bad one is still exit 3 naming the file, reported
+      // before the render check and before any namespace is created.
+      const chartDefaults = (): Promise<void> => {
+        try {
+          void chart.defaultValues;
+          return Promise.resolve();
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
       const rbacCheck = async (manifests: string) => {
         const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), rbacQueries()]);
         await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, q);
@@ -197,7 +208,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         // a failure still reported in stage order (bad input before a missing image).
         stage('render check');
         const rendered = render();
+        const defaults = chartDefaults();
         await awaitInOrder(state.progress, [
+          ['reading the chart values', defaults],
           ['render check', rendered],
           [
             'registry preflight',
@@ -219,13 +232,15 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         // must create for the Lease waits for both, so bad input leaves the cluster untouched.
         void rbacQueries().catch(() => undefined);
         const rendered = render();
+        const defaults = chartDefaults();
         const checked = rendered.then((m) => rbacCheck(m));
         checked.catch(() => undefined);
         const stopWaiting = new AbortController();
-        const taking = acquire(() => checked, AbortSignal.any([state.signal, stopWaiting.signal]));
+        const taking = acquire(() => Promise.all([defaults, checked]).then(() => undefined), AbortSignal.any([state.signal, stopWaiting.signal]));
         taking.catch(() => undefined);
         try {
           await awaitInOrder(state.progress, [
+            ['reading the chart values', defaults],
             ['render check', rendered],
             ['rbac preflight', untilAborted(checked, state.signal, 'rbac preflight')],
           ] as const);
@@ -241,6 +256,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         // No preflight: helm's own upgrade renders first and stops on bad values before it
         // changes anything, so a separate render would only cost its time. A namespace this run
         // must create for the Lease still waits for a render check first.
+        await chartDefaults();
         warnUnrewrittenHooks(o, start, airgap);
         let checked: Promise<void> | undefined;
         held = await acquire(
@@ -336,7 +352,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         `${successSummary({ release, namespace, action: everDeployed ? 'upgraded' : 'installed', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`,
       );
       return 0;
-    });
+    }, { chartValuesByCaller: true });
   } finally {
     await (lease as ReleaseLease | undefined)?.release();
   }

@@ -47,10 +47,12 @@ export async function withAirgap<T>(
   start: Pick<CommandStart, 'chart' | 'helm' | 'release' | 'logger'>,
   userValues: ValuesArguments,
   fn: (setup: AirgapSetup) => Promise<T>,
+  options: { chartValuesByCaller?: boolean } = {},
 ): Promise<T> {
   // The chart's values.yaml files, if startCommand deferred them: read and checked (exit 3 naming
-  // the file) before anything else of the run, as every other command does at start.
-  void start.chart.defaultValues;
+  // the file) before anything else of the run, as every other command does at start; or by the
+  // caller (install reads them while helm renders, before the check's outcome is taken).
+  if (!options.chartValuesByCaller) void start.chart.defaultValues;
   return withTempDir('helm-installer', async (workDir) => {
     // Loaded here, not at start: an unchanged redeploy never gets this far (issue 10's no-op).
     const { prepareAirgap } = await import('../airgap.js');

@@ -60,6 +60,21 @@ describe('install lifecycle (helm 4)', () => {
     expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
   });
 
+  it("a chart whose values.yaml does not parse: exit 3 naming the file (read while helm renders), with and without preflight, in an existing namespace and in one it would create; nothing changed", async () => {
+    const chart = copyChart((dir) => writeFileSync(join(dir, 'values.yaml'), `${readFileSync(join(dir, 'values.yaml'), 'utf8')}\nweb: {replicaCount: 2\n`));
+    const valuesFile = join(chart, 'values.yaml');
+    const ns = await createNamespace('badchartvalues', opts());
+    const absent = `${ns}-new`;
+    for (const [namespace, extra] of [[ns, []], [ns, ['--skip-preflight']], [absent, []]] as const) {
+      const r = await install('storefront', namespace, ['--chart', chart, '--values', customer, ...extra]);
+      expect(r.exitCode, r.stderr).toBe(3);
+      expect(r.stderr).toContain(`${valuesFile}: `);
+      expect(await history('storefront', namespace)).toEqual([]);
+    }
+    expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
+    expect((await kubectl(['get', 'namespace', absent], { ...opts(), reject: false })).exitCode).not.toBe(0);
+  });
+
   it('upgrade with changed customer values: revision 2, the change live in the object', async () => {
     const ns = await createNamespace('upgrade', opts());
     expect((await install('storefront', ns, ['--values', customer])).exitCode).toBe(0);
