@@ -6,6 +6,7 @@
 // the summary and the exit code. A signal stops the run between stages, or is forwarded to helm.
 import { readFileSync, writeSync } from 'node:fs';
 import { clusterRenderFlags } from '../cluster/capabilities.js';
+import { checkInstallHelmArgs } from '../helm/render-flags.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
@@ -76,7 +77,11 @@ export const installDefinition = defineCommand({
   name: 'install',
   description: 'helm upgrade --install the chart with --wait, rolling back on failure',
   options: installOptionTable,
-  run: (o, state) => installCommand({ ...o, ...toCommonOptions(o) }, state),
+  run: (o, state) => {
+    const problem = checkInstallHelmArgs(o.helmArgs, o.registry !== undefined || o.imagePullSecret !== undefined);
+    if (problem) throw new UsageError(problem, { hint: 'Remove it from the arguments after -- (or from HELM_INSTALLER_HELM_ARGS).' });
+    return installCommand({ ...o, ...toCommonOptions(o) }, state);
+  },
 });
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {

@@ -75,3 +75,22 @@ export function parseRenderFlags(args: string[]): string[] {
 function clip(s: string): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
+
+/**
+ * install's helm arguments go to `helm upgrade` verbatim, but not those that cannot mean there
+ * what the user wants: the Capabilities flags (helm upgrade has none; install renders with the
+ * cluster's own), and a post-renderer when the installer's own rewrites images (helm keeps only
+ * the last --post-renderer: the user's would silently replace the rewrite).
+ */
+export function checkInstallHelmArgs(args: string[], rewriting: boolean): string | undefined {
+  for (const arg of args) {
+    const name = arg.startsWith('--') ? arg.split('=')[0]! : /^-a/.test(arg) ? '-a' : '';
+    if (name === '--kube-version' || name === '--api-versions' || name === '-a') {
+      return `helm flag ${name} cannot be passed to install: helm upgrade has no such flag, and install renders with the cluster's own Kubernetes version and API list (render and images take it after --)`;
+    }
+    if (rewriting && (name === '--post-renderer' || name === '--post-renderer-args')) {
+      return `helm flag ${name} cannot be passed to install with --registry or --image-pull-secret: helm keeps only the last --post-renderer, so it would replace the installer's image rewrite (run install without them to use your own post-renderer)`;
+    }
+  }
+  return undefined;
+}

@@ -91,3 +91,14 @@ describe.each(HELMS)('render and images with helm flags after -- ($name)', ({ bi
     expect(outDir.stderr).toContain('invalid HELM_INSTALLER_HELM_ARGS="--output-dir /tmp/out": helm flag --output-dir cannot be used');
   });
 });
+
+describe('install with helm arguments that cannot work (no cluster needed: refused first)', () => {
+  it("a --post-renderer that would replace the image rewrite, and --kube-version, are exit 2 naming the flag", async () => {
+    const rewrite = await runCli(['install', '--registry', R, '--', '--post-renderer', '/bin/cat']);
+    expect(rewrite.exitCode).toBe(2);
+    expect(rewrite.stderr).toContain("helm flag --post-renderer cannot be passed to install with --registry or --image-pull-secret");
+    const kube = await runCli(['install'], { env: { HELM_INSTALLER_HELM_ARGS: '--kube-version 1.31' } });
+    expect(kube.exitCode).toBe(2);
+    expect(kube.stderr).toContain('helm flag --kube-version cannot be passed to install');
+  });
+});

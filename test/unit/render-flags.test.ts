@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { renderHelmArgs } from '../../src/config.js';
 import { UsageError } from '../../src/errors.js';
 import { capabilitiesArgs } from '../../src/helm/helm-args.js';
-import { parseRenderFlags } from '../../src/helm/render-flags.js';
+import { checkInstallHelmArgs, parseRenderFlags } from '../../src/helm/render-flags.js';
 import { resolveOptions } from '../../src/options.js';
 import { SecretRegistry } from '../../src/secrets.js';
 
@@ -75,6 +75,18 @@ describe('parseRenderFlags', () => {
     expect(() => resolve(undefined, { HELM_INSTALLER_HELM_ARGS: '--output-dir out' })).toThrow(
       /^invalid HELM_INSTALLER_HELM_ARGS="--output-dir out": helm flag --output-dir cannot be used/,
     );
+  });
+});
+
+describe('checkInstallHelmArgs', () => {
+  it("refuses the Capabilities flags helm upgrade lacks, and a post-renderer that would replace the installer's rewrite", () => {
+    expect(checkInstallHelmArgs(['--wait-for-jobs', '--description', 'x'], true)).toBeUndefined();
+    expect(checkInstallHelmArgs(['--kube-version=1.31'], false)).toMatch(/^helm flag --kube-version cannot be passed to install: helm upgrade has no such flag/);
+    expect(checkInstallHelmArgs(['-a', 'monitoring.coreos.com/v1'], false)).toMatch(/^helm flag -a cannot be passed to install/);
+    expect(checkInstallHelmArgs(['--post-renderer', 'mine'], true)).toMatch(/^helm flag --post-renderer cannot be passed to install with --registry or --image-pull-secret: helm keeps only the last --post-renderer/);
+    expect(checkInstallHelmArgs(['--post-renderer-args=--x'], true)).toMatch(/^helm flag --post-renderer-args cannot/);
+    // Without a rewrite of ours, the user's post-renderer is theirs to use.
+    expect(checkInstallHelmArgs(['--post-renderer', 'mine'], false)).toBeUndefined();
   });
 });
 
