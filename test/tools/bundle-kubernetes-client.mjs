@@ -4,24 +4,15 @@
 // about a thousand modules: see the entry file for the figures.
 import { build } from 'esbuild';
 import { builtinModules } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { nodeEsm, root } from './esbuild-node-esm.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 await build({
+  ...nodeEsm,
   entryPoints: [join(root, 'src', 'cluster', 'kubernetes-client-entry.ts')],
   outfile: join(root, 'dist', 'vendor', 'kubernetes-client.js'),
-  bundle: true,
-  minify: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node24',
-  legalComments: 'eof',
-  logLevel: 'warning',
-  // Its CommonJS dependencies require node's built-ins: give the ES module a require.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   plugins: [builtinsByRequire()],
 });
 
