@@ -1,8 +1,8 @@
 // Runs one helm process with node's own child_process: output collected (bounded), an abort
 // signal turned into SIGTERM (and, unless the caller asks for one, no SIGKILL after it: helm
-// needs time to roll back; the pod's grace period is the real bound). node:child_process instead of execa because execa and its
-// hundred modules cost a few hundred milliseconds of CPU on every run (issue 10), and this is
-// all of it we used.
+// needs time to roll back; the pod's grace period is the real bound). node:child_process
+// instead of execa because execa and its hundred modules cost a few hundred milliseconds of CPU
+// on every run (issue 10), and this is all of it we used.
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 

@@ -141,19 +141,16 @@ export function prepareRewrite(
     const stream = parsePiece(piece);
     const located = locateAll(stream, plan.extraPaths);
     const locations = located.images;
-    registries.push(...located.registries.map((r) => JSON.parse(JSON.stringify(r)) as RegistryOnlyOccurrence));
+    registries.push(...located.registries.map(detached));
     const edited = new Set<Scalar>();
     const embeddedOf = new Map<Scalar, EmbeddedEdit>();
     for (const location of locations) {
       occurrences++;
-      if (collect) {
-        const { node: _node, span: _span, ...occurrence } = location;
-        images.push(occurrence);
-      }
+      if (collect) images.push(occurrenceOf(location));
       const image = names.intern(location.image);
       const seen = perImage.get(image);
       if (seen) seen.count++;
-      else perImage.set(image, { count: 1, first: { ...detachedOccurrence(location), image } });
+      else perImage.set(image, { count: 1, first: { ...detached(occurrenceOf(location)), image } });
       if (!plan.registry) continue;
       validateAt(location);
       if (location.span) {
@@ -253,18 +250,20 @@ export function prepareRewrite(
 }
 
 /**
- * A copy of a string that does not keep its document alive. V8 cuts substrings as views into the
- * string they came from, so one image name kept from each document (the edits of pass 1) kept
- * every document's whole text in the heap: the post-renderer's memory grew with the stream
- * although the stream itself sits in a spill file. Kept strings are few and short: copy them.
+ * A copy (of a string, or of plain data holding strings) that does not keep its document alive.
+ * V8 cuts substrings as views into the string they came from, so one image name kept from each
+ * document (the edits of pass 1) kept every document's whole text in the heap: the
+ * post-renderer's memory grew with the stream although the stream itself sits in a spill file.
+ * What is kept is few and short: copy it.
  */
-function detached(text: string): string {
-  return JSON.parse(JSON.stringify(text)) as string;
+function detached<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
 }
 
-function detachedOccurrence(location: ImageLocation): ImageOccurrence {
+/** An image location without its tree: the node and span point into the parsed document. */
+function occurrenceOf(location: ImageLocation): ImageOccurrence {
   const { node: _node, span: _span, ...occurrence } = location;
-  return JSON.parse(JSON.stringify(occurrence)) as ImageOccurrence;
+  return occurrence;
 }
 
 /** One detached copy per distinct string, however often it is kept. */
