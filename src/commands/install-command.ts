@@ -5,7 +5,7 @@
 // helm upgrade --install -> report. Failures propagate as typed errors to main.ts, which writes
 // the summary and the exit code. A signal stops the run between stages, or is forwarded to helm.
 import { readFileSync, writeSync } from 'node:fs';
-import { clusterRenderFlags } from '../cluster/capabilities.js';
+import { clusterRenderFlags, readClusterDiscovery, type ClusterDiscovery } from '../cluster/capabilities.js';
 import { checkInstallHelmArgs } from '../helm/render-flags.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
@@ -176,18 +176,20 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     // Past the no-op: every render from here on (image plan, hints, render check, RBAC) sees the
     // cluster's version and APIs, as helm upgrade will. Read while the airgap stage loads (the
     // first helm template waits for it); a cluster that did not answer above is not asked again.
-    helm.setRenderFlags(clusterRenderFlags(current === undefined ? undefined : kube.config, logger));
+    // The same read gives the RBAC preflight each kind's resource and scope.
+    const discovery: Promise<ClusterDiscovery> | undefined = current === undefined ? undefined : readClusterDiscovery(kube.config).read();
+    discovery?.catch(() => undefined);
+    helm.setRenderFlags(clusterRenderFlags(discovery, logger));
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
-      // The release namespace's rules review and discovery of the apiVersions the chart's files
-      // name need no render: asked as soon as the cluster answered, while helm renders.
+      // The release namespace's rules review needs no render: asked as soon as the cluster
+      // answered, while helm renders.
       let queries: Promise<RbacQueries> | undefined;
       const rbacQueries = () =>
-        (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-api-versions.js')]).then(([m, { chartApiVersions }]) => {
-          const q = m.RbacQueries.of(kube.config);
+        (queries ??= import('../rbac/rbac-preflight.js').then((m) => {
+          const q = m.RbacQueries.of(kube.config, discovery?.then((d) => d.resources));
           void q.review(namespace);
-          q.prefetchDiscovery(chartApiVersions(chart.path));
           return q;
         }));
       // The chart's values.yaml files (deferred at start for the no-op check): parsed on this thread
@@ -419,15 +421,18 @@ async function dryRun(o: InstallOptions, state: RunState, start: CommandStart, s
   // Renders with the cluster's version and APIs, as helm's server-side dry run does. A kubeconfig
   // that cannot be loaded is reported after the checks that need no cluster (below).
   const cluster = await connectKube().catch(() => undefined);
-  helm.setRenderFlags(clusterRenderFlags(cluster?.config, logger));
+  const discovery = cluster && readClusterDiscovery(cluster.config).read();
+  discovery?.catch(() => undefined);
+  helm.setRenderFlags(clusterRenderFlags(discovery, logger));
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
     const manifests = await renderThenPreflight(o, state, start, airgap, values);
     if (!o.skipPreflight) {
       stage('rbac preflight');
       const kube = cluster ?? (await connectKube());
-      const { rbacPreflight } = await import('../rbac/rbac-preflight.js');
-      await untilAborted(rbacPreflight({ manifests, releaseNamespace: o.namespace ?? helmDefaultNamespace(kube.config) }, logger, kube.config), state.signal, 'rbac preflight');
+      const { rbacPreflight, RbacQueries } = await import('../rbac/rbac-preflight.js');
+      const queries = RbacQueries.of(kube.config, discovery?.then((d) => d.resources));
+      await untilAborted(rbacPreflight({ manifests, releaseNamespace: o.namespace ?? helmDefaultNamespace(kube.config) }, logger, kube.config, queries), state.signal, 'rbac preflight');
     }
     stage('reading release history');
     const history = await helm.history(release, o.namespace, undefined, state.signal);

@@ -3,11 +3,12 @@
 // as a helm failure halfway through an install, with a rollback that may itself be forbidden.
 // One SelfSubjectRulesReview per namespace (as `kubectl auth can-i --list`) grants most of it;
 // what its rules do not grant is asked one by one with SelfSubjectAccessReviews (as `kubectl auth
-// can-i`), whose answer alone makes a denial (rules-review.ts says when). The release namespace's
-// rules review, and discovery of the apiVersions the chart's files name, are asked while helm
-// renders (RbacQueries).
+// can-i`), whose answer alone makes a denial (rules-review.ts says when). Each kind's resource and
+// scope come from the run's one discovery read (capabilities.ts), and the release namespace's
+// rules review is asked while helm renders (RbacQueries).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizationV1Api, KubeConfig, V1APIResource } from '@kubernetes/client-node';
+import type { ResourceIndex } from '../cluster/capabilities.js';
 import { kubeModule } from '../cluster/kube-client.js';
 import { PreflightError, TransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -38,34 +39,22 @@ export interface RbacPreflightResult {
 }
 
 /**
- * What the preflight asks the API server that needs no render, so a run can ask it while helm
- * renders: the rules reviews, one per namespace, each asked once (a failed one: undefined, its
- * permissions are asked one by one), and discovery of the apiVersions the chart is likely to use.
+ * What the preflight asks or knows that needs no render, so a run can have it while helm renders:
+ * the rules reviews, one per namespace, each asked once (a failed one: undefined, its permissions
+ * are asked one by one), and the resource index of the run's discovery read (undefined when that
+ * read failed: each apiVersion's discovery is then read on its own).
  */
 export class RbacQueries {
   private readonly reviews = new Map<string, Promise<RulesReview | undefined>>();
-  private readonly prefetches: Promise<unknown>[] = [];
 
   constructor(
     private readonly auth: AuthorizationV1Api,
     readonly discovery: ResourceDiscovery,
+    readonly resources: Promise<ResourceIndex | undefined> = Promise.resolve(undefined),
   ) {}
 
-  static of(kc: KubeConfig): RbacQueries {
-    return new RbacQueries(kc.makeApiClient(k8s.AuthorizationV1Api), kc.makeApiClient(ResourceDiscovery));
-  }
-
-  /**
-   * Fills the discovery cache for these apiVersions now (one read each); a guess that is wrong or
-   * fails costs that read only: the check looks up whatever the render holds that is not cached.
-   */
-  prefetchDiscovery(apiVersions: Iterable<string>): void {
-    for (const apiVersion of apiVersions) this.prefetches.push(this.discovery.find(apiVersion, '').catch(() => undefined));
-  }
-
-  /** Once the prefetched reads are in (a lookup meanwhile would read the same apiVersion again). */
-  async prefetched(): Promise<void> {
-    await Promise.all(this.prefetches);
+  static of(kc: KubeConfig, resources?: Promise<ResourceIndex | undefined>): RbacQueries {
+    return new RbacQueries(kc.makeApiClient(k8s.AuthorizationV1Api), kc.makeApiClient(ResourceDiscovery), resources?.catch(() => undefined));
   }
 
   /** Starts the review of the namespace now (if not yet asked); answers when it is there. */
@@ -98,12 +87,21 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
   const objects = renderedObjects(input.manifests);
   const fromCrds = crdResources(objects);
   const discovery = queries.discovery;
-  await queries.prefetched();
+  const index = await queries.resources;
   const resolved = new Map<string, ResourceInfo | undefined>();
-  // One discovery read per apiVersion, all at once (each is a round trip before helm may start).
   const keys = [...new Set(objects.map((o) => `${o.apiVersion}:${o.kind}`))];
+  const unindexed: string[] = [];
+  for (const key of keys) {
+    const known = index?.get(key);
+    if (known) resolved.set(key, known);
+    // Not served when the run read discovery: a CRD this chart defines (its own names and scope).
+    else if (index && fromCrds.has(key)) resolved.set(key, fromCrds.get(key));
+    else unindexed.push(key);
+  }
+  // Anything else (no index: the run's discovery read failed; a kind served since) is read from
+  // discovery per apiVersion, all at once (each is a round trip before helm may start).
   const first = new Map<string, string>();
-  for (const key of keys) if (!first.has(key.slice(0, key.lastIndexOf(':')))) first.set(key.slice(0, key.lastIndexOf(':')), key);
+  for (const key of unindexed) if (!first.has(key.slice(0, key.lastIndexOf(':')))) first.set(key.slice(0, key.lastIndexOf(':')), key);
   const lookup = async (key: string) => {
     const [apiVersion, kind] = [key.slice(0, key.lastIndexOf(':')), key.slice(key.lastIndexOf(':') + 1)];
     const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
@@ -118,7 +116,7 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
   };
   // The first kind of each apiVersion fills the client's cache for that apiVersion; the rest hit it.
   await Promise.all([...first.values()].map(lookup));
-  await Promise.all(keys.filter((k) => !resolved.has(k)).map(lookup));
+  await Promise.all(unindexed.filter((k) => !resolved.has(k)).map(lookup));
   const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
   const namespaces = [...new Set(permissions.flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];

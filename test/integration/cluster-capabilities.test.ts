@@ -1,6 +1,8 @@
 // install's own render sees the cluster helm upgrade sees. On the local control plane (its API
 // server's version, the APIs it serves), through the real helm 4 and helm 3:
 // - the version and API list the installer reads equal those helm itself gives a chart at install;
+// - the same read's resource index names each kind's resource and scope as the API server does,
+//   and the RBAC preflight answers the same with it as with a discovery read per apiVersion;
 // - installing a chart whose images depend on .Capabilities (kubeVersion/semverCompare, an
 //   APIVersions.Has gate on a kind, which a plain helm template lacks) with --registry: the
 //   image plan (checked by the preflight against a registry holding exactly the images the
@@ -9,10 +11,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterCapabilities } from '../../src/cluster/capabilities.js';
+import { clusterCapabilities, clusterDiscovery } from '../../src/cluster/capabilities.js';
+import { checkRbac, RbacQueries } from '../../src/rbac/rbac-preflight.js';
 import { connectKube } from '../../src/cluster/kube-client.js';
 import { getJson, kubectl } from '../cluster/kube.js';
-import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
+import { appDir, chartDir, helm, helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 import { pushTestImage, startRegistry, type TestRegistry } from '../images/registry.js';
 import { install, kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
@@ -47,6 +50,65 @@ function probeChart(): string {
 }
 
 const minor = (v: string) => Number(/^v?1\.(\d+)/.exec(v)![1]);
+
+describe('one discovery read for the Capabilities and the RBAC preflight', () => {
+  it("indexes each kind's resource and scope as the API server names them, the same with or without aggregated discovery", async () => {
+    const { config } = await connectKube();
+    const aggregated = await clusterDiscovery(config);
+    // Built-in kinds as Kubernetes names them (written out here, not derived).
+    const expected: Record<string, { group: string; resource: string; namespaced: boolean }> = {
+      'v1:Pod': { group: '', resource: 'pods', namespaced: true },
+      'v1:ConfigMap': { group: '', resource: 'configmaps', namespaced: true },
+      'v1:Namespace': { group: '', resource: 'namespaces', namespaced: false },
+      'v1:PersistentVolume': { group: '', resource: 'persistentvolumes', namespaced: false },
+      'apps/v1:Deployment': { group: 'apps', resource: 'deployments', namespaced: true },
+      'apps/v1:StatefulSet': { group: 'apps', resource: 'statefulsets', namespaced: true },
+      'batch/v1:CronJob': { group: 'batch', resource: 'cronjobs', namespaced: true },
+      'networking.k8s.io/v1:Ingress': { group: 'networking.k8s.io', resource: 'ingresses', namespaced: true },
+      'networking.k8s.io/v1:IngressClass': { group: 'networking.k8s.io', resource: 'ingressclasses', namespaced: false },
+      'policy/v1:PodDisruptionBudget': { group: 'policy', resource: 'poddisruptionbudgets', namespaced: true },
+      'rbac.authorization.k8s.io/v1:ClusterRole': { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespaced: false },
+      'rbac.authorization.k8s.io/v1:RoleBinding': { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', namespaced: true },
+      'apiextensions.k8s.io/v1:CustomResourceDefinition': { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', namespaced: false },
+      'coordination.k8s.io/v1:Lease': { group: 'coordination.k8s.io', resource: 'leases', namespaced: true },
+    };
+    for (const [key, info] of Object.entries(expected)) expect(aggregated.resources.get(key), key).toEqual(info);
+    // A kind served only as a subresource (deployments/scale) is no resource of its own.
+    expect(aggregated.resources.has('autoscaling/v1:Scale')).toBe(false);
+    // Every kind of a served group version is indexed: as many as `kubectl api-resources` lists for apps/v1.
+    const apps = (await kubectl(['api-resources', '--api-group=apps', '-o', 'name'], { kubeconfig: kubeconfig() })).stdout.split('\n').filter(Boolean).sort();
+    expect([...aggregated.resources].filter(([k]) => k.startsWith('apps/v1:')).map(([, r]) => `${r.resource}.apps`).sort()).toEqual(apps);
+    // A server without aggregated discovery: the same index from one read per group version.
+    const legacy = await clusterDiscovery(config, { aggregated: false });
+    expect(new Map([...legacy.resources].sort())).toEqual(new Map([...aggregated.resources].sort()));
+  });
+
+  it('the RBAC preflight answers the same from the index as from discovery per apiVersion, a CRD the chart defines included', async () => {
+    const { config } = await connectKube();
+    // The bundled chart, CRDs included, plus a custom resource of a CRD this render alone defines.
+    const crd = [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      'metadata:\n  name: gadgets.index-test.example.com',
+      'spec:\n  group: index-test.example.com\n  scope: Cluster\n  names:\n    kind: Gadget\n    plural: gadgets\n  versions:\n    - name: v1\n      served: true\n      storage: true',
+    ].join('\n');
+    const bundled = await helm(helm4, ['template', 'storefront', chartDir, '--namespace', 'rbac-index', '--include-crds', '--values', join(appDir, 'examples', 'customer-values.yaml')]);
+    const manifests = [
+      bundled,
+      crd,
+      'apiVersion: index-test.example.com/v1\nkind: Gadget\nmetadata:\n  name: one',
+    ].join('\n---\n');
+    const input = { manifests, releaseNamespace: 'rbac-index' };
+    const withIndex = await checkRbac(input, config, RbacQueries.of(config, clusterDiscovery(config).then((d) => d.resources)));
+    const perApiVersion = await checkRbac(input, config, RbacQueries.of(config));
+    expect(withIndex).toEqual(perApiVersion);
+    expect(withIndex.denied).toEqual([]);
+    // The Gadget is checked (the six object verbs on cluster-wide gadgets), not left out as unknown;
+    // its CRD adds nothing the bundled chart's own CRD does not already need.
+    const alone = await checkRbac({ manifests: bundled, releaseNamespace: 'rbac-index' }, config, RbacQueries.of(config, clusterDiscovery(config).then((d) => d.resources)));
+    expect(withIndex.checked).toBe(alone.checked + 6);
+  });
+});
 
 describe.each(HELMS)('the cluster as helm upgrade sees it ($name)', ({ bin }) => {
   it("the installer reads the version and API list helm gives a chart at install", async () => {
