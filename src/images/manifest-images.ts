@@ -8,7 +8,7 @@
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../errors.js';
 import { findEmbeddedReferences, isEmbeddedImage, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
-import { parsePiece, sourceComment, splitManifestStream, type ParsedPiece } from './manifest-stream.js';
+import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 
 /**
  * An extra place that holds an image, for custom resources. `path` is dot-separated keys from
@@ -96,9 +96,22 @@ const CUSTOM_SPEC_PATHS = [
 const NO_IMAGE_KEYS = new Set(['CustomResourceDefinition', 'Secret', 'ConfigMap']);
 const HELM4_SOURCE_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
 
-/** The documents of a whole stream, parsed one at a time (only one tree alive at a time). */
-export function* manifestDocuments(text: string): Generator<ManifestStream> {
-  for (const piece of splitManifestStream(text)) yield parsePiece(piece);
+/**
+ * The documents of a whole stream that may hold images, parsed one at a time (only one tree alive
+ * at a time).
+ */
+export function* manifestDocuments(text: string, extraPaths: ExtraImagePath[] = []): Generator<ManifestStream> {
+  for (const piece of splitManifestStream(text)) if (mayHoldImages(piece, extraPaths)) yield parsePiece(piece);
+}
+
+/**
+ * False for a CustomResourceDefinition (read from its head, not parsed): a schema deploys nothing
+ * and none of the places images are looked for exist in one (its `image` keys are schema, see
+ * NO_IMAGE_KEYS), unless an extra image path names the kind. Skipping the parse of CRDs, most of
+ * the bytes of public charts, is what keeps the post-renderer's memory near its input's size.
+ */
+export function mayHoldImages(piece: ManifestPiece, extraPaths: ExtraImagePath[]): boolean {
+  return extraPaths.some((e) => e.kind === 'CustomResourceDefinition') || !isCustomResourceDefinition(piece.text);
 }
 
 /** Validates an extra path's syntax; a bad one is a configuration mistake. */
@@ -270,7 +283,7 @@ export function collectImages(text: string, extraPaths: ExtraImagePath[] = []): 
 export function collectAll(text: string, extraPaths: ExtraImagePath[] = []): { images: ImageOccurrence[]; registries: RegistryOnlyOccurrence[] } {
   const images: ImageOccurrence[] = [];
   const registries: RegistryOnlyOccurrence[] = [];
-  for (const stream of manifestDocuments(text)) {
+  for (const stream of manifestDocuments(text, extraPaths)) {
     const located = locateAll(stream, extraPaths);
     for (const { node: _node, span: _span, ...occurrence } of located.images) images.push(occurrence);
     registries.push(...located.registries);

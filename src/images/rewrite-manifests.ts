@@ -14,6 +14,7 @@ import {
   get,
   locateAll,
   locatePodSpecs,
+  mayHoldImages,
   resolve,
   type ExtraImagePath,
   type ImageLocation,
@@ -138,6 +139,11 @@ export function prepareRewrite(
   // Pass 1: find, validate, remember where to edit; the tree is dropped after each document.
   for (let index = 0; index < pieces.length; index++) {
     const piece = pieces.at(index)!;
+    // Left as it is (pass 2 copies its text): no image can be found in it.
+    if (!mayHoldImages(piece, plan.extraPaths)) {
+      options.afterDocument?.(piece);
+      continue;
+    }
     const stream = parsePiece(piece);
     const located = locateAll(stream, plan.extraPaths);
     const locations = located.images;

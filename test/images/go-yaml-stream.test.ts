@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
-import { manifestDocuments } from '../../src/images/manifest-images.js';
+import { parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
 import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
@@ -35,9 +35,9 @@ function strictObjects(text: string): unknown[] {
   });
 }
 
-/** Our reader: every document of the stream, one at a time. */
+/** Our reader: every document of the stream, one at a time (CRDs included: the image search skips them, not the reader). */
 function ourObjects(text: string): unknown[] {
-  return [...manifestDocuments(text)].flatMap((piece) => piece.docs.map((doc) => doc.toJS()));
+  return splitManifestStream(text).flatMap((piece) => parsePiece(piece).docs.map((doc) => doc.toJS()));
 }
 
 /**

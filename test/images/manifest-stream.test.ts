@@ -1,7 +1,7 @@
 // The stream reader on its own: where documents are cut (whole stream or chunk by chunk), and
 // go-yaml's quoted scalars read the way go-yaml reads them. Expected values are written by hand.
 import { describe, it, expect } from 'vitest';
-import { ManifestSplitter, parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
+import { isCustomResourceDefinition, ManifestSplitter, parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
 import { InvalidInputError } from '../../src/errors.js';
 
 const STREAM = `# leading comment
@@ -77,5 +77,72 @@ describe('parsePiece', () => {
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as InvalidInputError).message).toMatch(/^The rendered manifests are not valid YAML \(document 5, line 2[0-9] of the stream\)/);
     expect((error as InvalidInputError).file).toBe('c/templates/x.yaml');
+  });
+});
+
+describe('isCustomResourceDefinition', () => {
+  // What helm 4 hands a post-renderer for a CRD: keys sorted, descriptions as block scalars and as
+  // single-quoted strings whose continuation lines and closing quote sit at column 0.
+  const CRD = `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    postrenderer.helm.sh/postrender-filename: 'op/crds/widgets.yaml'
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        description: 'A widget.
+
+It has a spec: read it.
+
+'
+        properties:
+          spec:
+            description: |-
+              kind: Pod
+              apiVersion: v1
+            properties:
+              image: {type: string, default: 'quay.io/example/widget:1.0'}
+`;
+
+  it('tells a CRD from its head, whatever its indented strings and block scalars hold', () => {
+    expect(isCustomResourceDefinition(CRD)).toBe(true);
+    expect(isCustomResourceDefinition(CRD.replace('apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'))).toBe(true);
+    // The lexer reads past a block scalar and a quoted string before the keys.
+    expect(isCustomResourceDefinition("note: |\n  kind: Pod\nother: 'a\n\nb'\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n")).toBe(true);
+    // A line at column 0 inside a string that names either key: not told apart without a parse, so parsed.
+    expect(isCustomResourceDefinition(CRD.replace('It has a spec', 'Its kind has a spec'))).toBe(false);
+    expect(isCustomResourceDefinition('# Source: op/crds/w.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition # the schema\nspec: {}\n')).toBe(true);
+  });
+
+  it('answers false for anything else, and whenever the head is not plainly read', () => {
+    const no = [
+      // Another kind, or the name in another group.
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: CustomResourceDefinition}\n',
+      'apiVersion: example.com/v1\nkind: CustomResourceDefinition\n',
+      // A Deployment whose quoted annotation holds CRD-looking lines at column 0.
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    a: 'x\n\napiVersion: apiextensions.k8s.io/v1\n\nkind: CustomResourceDefinition\n\n'\nspec: {}\n",
+      // No keys of its own: CRD-looking lines inside a string are not keys.
+      "metadata:\n  a: 'x\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n'\n",
+      // The CRD's kind given again further down (go-yaml keeps the last one).
+      `${CRD}kind: Deployment\n`,
+      // Quoted or flow-style keys, a List of CRDs, two documents in one piece.
+      '"apiVersion": apiextensions.k8s.io/v1\n"kind": CustomResourceDefinition\n',
+      '{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition}\n',
+      'apiVersion: v1\nkind: List\nitems:\n- apiVersion: apiextensions.k8s.io/v1\n  kind: CustomResourceDefinition\n',
+      'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n...\napiVersion: apps/v1\nkind: Deployment\n',
+      // A value that is not a plain scalar, or none.
+      "apiVersion: apiextensions.k8s.io/v1\nkind: 'CustomResourceDefinition'\n",
+      'apiVersion: apiextensions.k8s.io/v1\nkind:\n  CustomResourceDefinition\n',
+      '',
+    ];
+    for (const text of no) expect(isCustomResourceDefinition(text), text).toBe(false);
   });
 });

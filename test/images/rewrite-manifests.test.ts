@@ -435,6 +435,39 @@ items:
     expect(rewriteManifests(output, plan).output).toBe(output);
   });
 
+  it('passes a CustomResourceDefinition through unparsed and byte for byte; an extra path naming the kind reads it', () => {
+    // Past its head this CRD is not even valid YAML: it is not parsed (helm reads the output
+    // after us and names such an error itself). Its image-looking schema default is no image.
+    const crd = `---
+# Source: op/crds/widgets.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  image: acme/widget:1
+  versions: [{name: v1, schema: {openAPIV3Schema: {properties: {image: {type: string, default: acme/widget:1}}}}}]
+  broken: [1, 2
+`;
+    const deployment = `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec: {template: {spec: {containers: [{name: web, image: acme/web:2}]}}}
+`;
+    const plan = { registry, extraPaths: [], imagePullSecret: 'regcred' };
+    const { output, images } = rewriteManifests(crd + deployment, plan);
+    expect(output.startsWith(crd)).toBe(true);
+    expect(images.map((i) => `${i.kind}:${i.image}`)).toEqual(['Deployment:acme/web:2']);
+    expect(collectImages(crd + deployment).map((i) => i.image)).toEqual(['acme/web:2']);
+    // With an extra path for the kind the CRD is parsed like any other document.
+    const valid = crd.replace('  broken: [1, 2\n', '');
+    const extra = { registry, extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }] };
+    const read = rewriteManifests(valid + deployment, extra);
+    expect(read.images.map((i) => `${i.kind}:${i.image}`)).toEqual(['CustomResourceDefinition:acme/widget:1', 'Deployment:acme/web:2']);
+    expect(read.output).toContain(`  image: ${L}/widget:1\n`);
+    expect(() => rewriteManifests(crd, extra)).toThrow(InvalidInputError);
+  });
+
   it('passes an empty stream and a stream with no workloads through unchanged', () => {
     expect(rewriteManifests('', { registry, extraPaths: [], imagePullSecret: 's' }).output).toBe('');
     const text = '---\n# Source: x\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n';
