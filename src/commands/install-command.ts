@@ -113,6 +113,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
   state.progress.namespace = namespace;
   const records = new ReleaseRecords(kube, namespace, release);
+  // Discovery (the cluster's Capabilities for the renders, each kind's resource for the RBAC
+  // preflight) is asked now, so its round trips overlap the release read below instead of
+  // following it; its answers are parsed only past the no-op check, which needs none of them.
+  const discovering = readClusterDiscovery(kube.config);
   let lease: ReleaseLease | undefined;
   const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal) => {
     stage('waiting for the release lease');
@@ -174,10 +178,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       if (revision !== undefined) return unchanged(revision, await noOpDigests());
     }
     // Past the no-op: every render from here on (image plan, hints, render check, RBAC) sees the
-    // cluster's version and APIs, as helm upgrade will. Read while the airgap stage loads (the
-    // first helm template waits for it); a cluster that did not answer above is not asked again.
-    // The same read gives the RBAC preflight each kind's resource and scope.
-    const discovery: Promise<ClusterDiscovery> | undefined = current === undefined ? undefined : readClusterDiscovery(kube.config).read();
+    // cluster's version and APIs, as helm upgrade will (the first helm template waits for them),
+    // and the RBAC preflight each kind's resource and scope, from the discovery asked above. For a
+    // cluster that did not answer the release read, its answers are not waited for.
+    const discovery: Promise<ClusterDiscovery> | undefined = current === undefined ? undefined : discovering.read();
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
@@ -194,15 +198,20 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         }));
       // The chart's values.yaml files (deferred at start for the no-op check): parsed on this thread
       // once helm renders on the other core; a bad one is still exit 3 naming the file, reported
-      // before the render check and before any namespace is created.
-      const chartDefaults = (): Promise<void> => {
-        try {
-          void chart.defaultValues;
-          return Promise.resolve();
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      };
+      // before the render check and before any namespace is created. Parsed on the next turn of
+      // the event loop: the render started just before spawns helm only after a few microtasks
+      // (it awaits the render flags), and a parse in this tick would hold that spawn back.
+      const chartDefaults = (): Promise<void> =>
+        new Promise((resolve, reject) =>
+          setImmediate(() => {
+            try {
+              void chart.defaultValues;
+              resolve();
+            } catch (error) {
+              reject(error);
+            }
+          }),
+        );
       const rbacCheck = async (manifests: string) => {
         const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), rbacQueries()]);
         await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, q);
