@@ -118,6 +118,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // following it; its answers are parsed only past the no-op check, which needs none of them.
   const discovering = readClusterDiscovery(kube.config);
   let lease: ReleaseLease | undefined;
+  let recordsUnderLease: Promise<RevisionLabels[]> | undefined;
   const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal) => {
     stage('waiting for the release lease');
     lease ??= await ReleaseLease.acquire(kube, {
@@ -129,6 +130,12 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       logger,
       beforeCreatingNamespace,
     });
+    // The release records as they are under the Lease (no other installer changes them from now
+    // on), read at once: the render and the RBAC preflight often still run, and the upgrade would
+    // otherwise wait for this round trip after them. Awaited (and its failure reported) only at
+    // "reading release history".
+    recordsUnderLease ??= records.current();
+    recordsUnderLease.catch(() => undefined);
     return lease;
   };
 
@@ -287,10 +294,11 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       // Stop helm if another installer takes the Lease (this run stalled past its duration).
       const signal = AbortSignal.any([state.signal, held.lost]);
       stage('reading release history');
-      // Under the Lease: the records again (a cheap list of labels). Helm's history is read only
-      // when they show something unusual (a pending or failed last revision) that the recovery
-      // plan must see; a release that does not exist or whose last revision is deployed needs none.
-      const now = await records.current();
+      // Under the Lease: the records again (a cheap list of labels, asked when the Lease was
+      // taken). Helm's history is read only when they show something unusual (a pending or failed
+      // last revision) that the recovery plan must see; a release that does not exist or whose
+      // last revision is deployed needs none.
+      const now = await (recordsUnderLease ?? records.current());
       const last = now.at(-1);
       let history: { revision: number; status: string }[] = now;
       if (last && last.status !== 'deployed') {
