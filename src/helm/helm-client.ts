@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import {
+  clientRateArgs,
   historyArgs,
   mergedValuesArgs,
   rollbackArgs,
@@ -34,6 +35,8 @@ export interface HelmClientOptions {
 export class HelmClient {
   private readonly runner: HelmRunner;
   private readonly merged = new Map<string, Promise<Record<string, unknown>>>();
+  /** Before the user's own flags after `--`, so one of theirs (later) still wins. */
+  private readonly rate: string[];
   /**
    * Flags every `helm template` of the run gets, so each render sees what helm will see: for
    * render and images the user's (after `--`), for install the cluster's Capabilities (a plain
@@ -44,6 +47,7 @@ export class HelmClient {
 
   constructor(private readonly options: HelmClientOptions) {
     this.runner = new HelmRunner(options.binary, options.logger);
+    this.rate = clientRateArgs({ ...process.env, ...options.env });
   }
 
   get major(): 3 | 4 {
@@ -99,7 +103,7 @@ export class HelmClient {
 
   /** The revision made (none for a dry run): read from helm's own output, else from its history. */
   async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<{ revision?: number }> {
-    const out = await this.call(upgradeInstallArgs(a, this.major), {
+    const out = await this.call(this.rateLimited(upgradeInstallArgs(a, this.major), a.extraArgs.length), {
       action: a.dryRun ? 'dry-run install/upgrade' : 'install/upgrade',
       release: a.release,
       stream: true,
@@ -110,11 +114,11 @@ export class HelmClient {
   }
 
   async rollback(a: RollbackArguments, opts: { signal?: AbortSignal }): Promise<void> {
-    await this.call(rollbackArgs(a, this.major), { action: `rollback to revision ${a.revision}`, release: a.release, stream: true, ...opts });
+    await this.call(this.rateLimited(rollbackArgs(a, this.major)), { action: `rollback to revision ${a.revision}`, release: a.release, stream: true, ...opts });
   }
 
   async uninstall(a: UninstallArguments, opts: { signal?: AbortSignal }): Promise<void> {
-    await this.call(uninstallArgs(a, this.major), { action: 'uninstall', release: a.release, stream: true, ...opts });
+    await this.call(this.rateLimited(uninstallArgs(a, this.major)), { action: 'uninstall', release: a.release, stream: true, ...opts });
   }
 
   /** The release's revisions, oldest first; empty when it does not exist. */
@@ -140,6 +144,11 @@ export class HelmClient {
     });
     if (!out.ok) throw classifyHelmFailure({ release: o.release, action: o.action, ...out });
     return out;
+  }
+
+  private rateLimited(args: string[], userArgs = 0): string[] {
+    const at = args.length - userArgs;
+    return [...args.slice(0, at), ...this.rate, ...args.slice(at)];
   }
 
   private env(extra?: Record<string, string>): Record<string, string> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { commonOptionTable, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
 import { installOptionTable } from '../../src/commands/install-command.js';
 import { ExitCode } from '../../src/errors.js';
-import { upgradeInstallArgs } from '../../src/helm/helm-args.js';
+import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
 import { OptionValueError, parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options.js';
 import { MASK, SecretRegistry } from '../../src/secrets.js';
@@ -130,6 +130,13 @@ describe('helm argv', () => {
       '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--take-ownership', '--force-conflicts',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1', '--debug',
     ]);
+  });
+  it("helm's client rate limit: 50 a second after a burst of 300 unless the environment sets either", () => {
+    expect(clientRateArgs({})).toEqual(['--qps', '50', '--burst-limit', '300']);
+    expect(clientRateArgs({ HELM_QPS: '7' })).toEqual(['--burst-limit', '300']);
+    expect(clientRateArgs({ HELM_BURST_LIMIT: '20' })).toEqual(['--qps', '50']);
+    expect(clientRateArgs({ HELM_QPS: '7', HELM_BURST_LIMIT: '20' })).toEqual([]);
+    expect(clientRateArgs({ HELM_QPS: '' })).toEqual(['--qps', '50', '--burst-limit', '300']);
   });
   it('helm 3 uses --wait --atomic, and dry run is server-side', () => {
     const v3 = upgradeInstallArgs({ ...args, dryRun: true }, 3);
