@@ -40,12 +40,15 @@ export interface PostRendererSetup {
  * 16 MB per semi-space) keeps each document's short-lived tree from being promoted and piling up
  * in the old generation: measured on 50 MB of manifests, peak RSS 340 MB -> 200 MB, same speed.
  * --expose-gc lets the post-renderer collect after every few MB of documents (post-render-run.ts).
- * No Maglev and no TurboFan inlining: the memory of compiling the hot parser functions is a fixed
- * cost of every run, and these two were most of it. Measured in alternating runs (5 each) on
- * 1, 10 and 50 MB of helm 4 output and 48 MB of public charts: peak RSS 6-10 MB lower
- * (1 MB: 73-80 -> 67 MB), CPU time the same or lower.
+ * No optimising compilers (Maglev, TurboFan): compiling the hot parser functions is a fixed cost
+ * of every run, 8-23 MB of the peak, while the interpreter and baseline code (Sparkplug) still
+ * rewrite several times faster than yq. Memory is what a Job's limit counts, and a rewrite is a
+ * small part of an install's time. Medians of 3 runs (load 3), peak RSS and wall time, TurboFan
+ * without inlining -> none: helm 4 output of 1 MB 69 -> 59 MB, 0.26 -> 0.29 s; of 10 MB 86 -> 68
+ * MB, 0.78 -> 1.97 s (yq 5.6 s); public charts concatenated, 12 MB 89 -> 81 MB, 0.32 -> 0.40 s
+ * (yq 1.9 s), 50 MB 130 -> 107 MB, 1.04 -> 1.63 s (yq 9.1 s).
  */
-export const POST_RENDER_NODE_ARGS = ['--max-semi-space-size=1', '--expose-gc', '--no-maglev', '--no-turbo-inlining'];
+export const POST_RENDER_NODE_ARGS = ['--max-semi-space-size=1', '--expose-gc', '--no-maglev', '--no-opt'];
 
 export function defaultPostRenderScript(): string {
   // dist/src/images/post-renderer-setup.js -> dist/bundle/post-render.js, the one-file build of

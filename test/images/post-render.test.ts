@@ -128,7 +128,7 @@ describe('preparePostRenderer', () => {
       version: '1.0.0',
       type: 'postrenderer/v1',
       runtime: 'subprocess',
-      runtimeConfig: { platformCommand: [{ command: '/usr/bin/node', args: ['--max-semi-space-size=1', '--expose-gc', '--no-maglev', '--no-turbo-inlining', SELF] }] },
+      runtimeConfig: { platformCommand: [{ command: '/usr/bin/node', args: ['--max-semi-space-size=1', '--expose-gc', '--no-maglev', '--no-opt', SELF] }] },
     });
     expect(JSON.parse(await readFile(setup.planFile, 'utf8'))).toEqual({
       version: 1,
@@ -145,7 +145,7 @@ describe('preparePostRenderer', () => {
     const [flag, script] = setup.helmArgs;
     expect(flag).toBe('--post-renderer');
     expect(((await stat(script!)).mode & 0o111) !== 0).toBe(true);
-    expect(await readFile(script!, 'utf8')).toContain(`exec '/opt/it'\\''s/node' --max-semi-space-size=1 --expose-gc --no-maglev --no-turbo-inlining '${SELF}' --plan '${setup.planFile}'`);
+    expect(await readFile(script!, 'utf8')).toContain(`exec '/opt/it'\\''s/node' --max-semi-space-size=1 --expose-gc --no-maglev --no-opt '${SELF}' --plan '${setup.planFile}'`);
     expect(setup.env).toEqual({});
   });
 
