@@ -1,13 +1,14 @@
 // Post-render against mikefarah's yq doing the same rewrite (every container image of every pod
 // template to `<registry>/<last path component>`, plus an imagePullSecret) on the very stream
 // helm 4 hands a post-renderer (captured with a recording plugin), at about 1, 10 and 50 MB.
-// --corpus repeats a file of your own up to each size instead (e.g. public charts rendered by
-// helm 4 and concatenated; never commit those).
+// --corpus repeats a file of your own up to each size instead, or takes its first documents for a
+// size below its own (e.g. public charts rendered by helm 4 and concatenated; never commit those).
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { POST_RENDER_NODE_ARGS, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { splitManifestStream } from '../../src/images/manifest-stream.js';
 import { cacheRoot, buildScriptPath } from '../cluster/paths.js';
 import { helm4, repoRoot, tempDir } from '../helpers.js';
 import { alternate, median, timed, type Row } from './measure.js';
@@ -138,9 +139,26 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
     let label: string;
     if (o.corpus) {
       const unit = readFileSync(o.corpus, 'utf8');
-      const copies = Math.max(1, Math.round((mb * 1024 * 1024) / Buffer.byteLength(unit)));
-      writeFileSync(input, Array.from({ length: copies }, () => (unit.endsWith('\n') ? unit : `${unit}\n`)).join('---\n'));
-      label = `${copies} x corpus`;
+      const whole = unit.endsWith('\n') ? unit : `${unit}\n`;
+      const target = mb * 1024 * 1024;
+      if (Buffer.byteLength(whole) > target * 1.5) {
+        // A size below the corpus's own: its documents in order, each that still fits the size.
+        const pieces = splitManifestStream(whole);
+        const taken: string[] = [];
+        let bytes = 0;
+        for (const piece of pieces) {
+          const size = Buffer.byteLength(piece.text);
+          if (bytes + size > target) continue;
+          taken.push(piece.text);
+          bytes += size;
+        }
+        writeFileSync(input, taken.join(''));
+        label = `${taken.length} of ${pieces.length} corpus documents`;
+      } else {
+        const copies = Math.max(1, Math.round(target / Buffer.byteLength(whole)));
+        writeFileSync(input, Array.from({ length: copies }, () => whole).join('---\n'));
+        label = `${copies} x corpus`;
+      }
     } else {
       const count = Math.max(1, Math.round((mb * 1024 * 1024) / BYTES_PER_ITEM));
       await helm4Stream(dir, makeChart(join(dir, `c${mb}`), count), input);
