@@ -19,6 +19,9 @@ const SHORT: Record<string, string> = { '-a': '--api-versions' };
 /** Switches; `--flag=true|false` is accepted as helm does. */
 const SWITCHES = new Set(['--skip-tests', '--is-upgrade', '--skip-schema-validation', '--enable-dns', '--include-crds']);
 
+const SKIP_CRDS_REFUSED =
+  'images and render must see every manifest install applies (a partial render hides images from the plan); filter the output of render instead';
+
 /** Flags that cannot work here, with what to do instead. */
 const REFUSED: [RegExp, string][] = [
   [/^--post-renderer(-args)?$/, "the installer runs its own post-renderer (the image rewrite) and a second one cannot be chained: it would bypass the rewrite; rewrite the manifests after render's output instead"],
@@ -26,12 +29,12 @@ const REFUSED: [RegExp, string][] = [
   [/^(-f|--values|--set|--set-string|--set-json|--set-file|--set-literal)$/, "values after -- would bypass the installer's layering and registry hints: use helm-installer's own -f/--values, --set, --set-string, --set-json"],
   [/^(-n|--namespace)$/, 'use helm-installer -n/--namespace'],
   [/^(-g|--generate-name|--name-template)$/, 'use helm-installer --release'],
-  [/^(-s|--show-only|--no-hooks|--skip-crds)$/, 'images and render must see every manifest install applies (a partial render hides images from the plan); filter the output of render instead'],
+  [/^(-s|--show-only|--no-hooks|--skip-crds)$/, SKIP_CRDS_REFUSED],
   [/^(--validate|--dry-run)$/, 'render and images need no cluster: give the cluster\'s version and APIs with --kube-version and --api-versions (install renders with the cluster\'s own)'],
   [/^(--version|--repo|--devel|--verify|--keyring|--dependency-update|--username|--password|--ca-file|--cert-file|--key-file|--plain-http|--pass-credentials|--insecure-skip-tls-verify)$/, 'the chart comes from --chart (a directory or .tgz), not from a repository'],
 ];
 
-export const RENDER_FLAGS_ALLOWED = '--kube-version, --api-versions (-a), --skip-tests, --is-upgrade, --skip-schema-validation, --enable-dns, --include-crds';
+export const RENDER_FLAGS_ALLOWED = '--kube-version, --api-versions (-a), --skip-tests, --is-upgrade, --skip-schema-validation, --enable-dns, --include-crds (always on)';
 
 /**
  * Checks the helm arguments given to render or images and returns them as helm template takes
@@ -62,6 +65,12 @@ export function parseRenderFlags(args: string[]): string[] {
     }
     if (SWITCHES.has(long)) {
       if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new OptionValueError(`${name}=${clip(inline)}: expected true or false`);
+      if (long === '--include-crds') {
+        // Every render already includes crds/ (install creates them too), so it is not passed
+        // twice; turned off it would be --skip-crds by another name, a render that hides images.
+        if (inline === 'false') throw new OptionValueError(`helm flag ${name}=false cannot be used with render or images: ${SKIP_CRDS_REFUSED}`);
+        continue;
+      }
       out.push(inline === undefined ? long : `${long}=${inline}`);
       continue;
     }

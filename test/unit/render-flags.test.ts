@@ -21,11 +21,11 @@ describe('parseRenderFlags', () => {
       '--skip-tests',
       '--is-upgrade=true',
     ]);
-    expect(parseRenderFlags(['--kube-version=v1.34.4-eks-1a2b3c', '--skip-schema-validation', '--enable-dns', '--include-crds'])).toEqual([
+    // --include-crds is accepted but not passed again: every render already includes crds/.
+    expect(parseRenderFlags(['--kube-version=v1.34.4-eks-1a2b3c', '--skip-schema-validation', '--enable-dns', '--include-crds', '--include-crds=true'])).toEqual([
       '--kube-version=v1.34.4-eks-1a2b3c',
       '--skip-schema-validation',
       '--enable-dns',
-      '--include-crds',
     ]);
     expect(parseRenderFlags([])).toEqual([]);
   });
@@ -40,6 +40,7 @@ describe('parseRenderFlags', () => {
       [['--namespace=x'], /helm flag --namespace cannot be used .*-n\/--namespace/],
       [['-s', 'templates/a.yaml'], /helm flag -s cannot be used .*every manifest/],
       [['--no-hooks'], /helm flag --no-hooks cannot be used/],
+      [['--include-crds=false'], /helm flag --include-crds=false cannot be used with render or images: images and render must see every manifest/],
       [['--validate'], /helm flag --validate cannot be used .*--kube-version and --api-versions/],
       [['--version', '1.2.3'], /helm flag --version cannot be used .*--chart/],
       [['--wait-for-jobs'], /helm flag --wait-for-jobs is not passed to helm template by render or images; allowed: --kube-version/],
