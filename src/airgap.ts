@@ -13,6 +13,7 @@ import { parseImageReference, parseRegistryAddress, pullsKotsImage, type LocalRe
 import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImagePlan } from './images/image-plan.js';
 import { splitManifestStream } from './images/manifest-stream.js';
 import { prepareRewrite, type RewritePlan } from './images/rewrite-manifests.js';
+import { parseImagePath } from './images/extra-image-paths.js';
 import { collectAll, type ExtraImagePath, type ImageOccurrence } from './images/manifest-images.js';
 import { postRenderFailure } from './images/post-render-run.js';
 import { preparePostRenderer } from './images/post-renderer-setup.js';
@@ -63,17 +64,6 @@ export interface AirgapContext {
   helm: HelmClient;
   release: string;
   logger: Logger;
-}
-
-/** `Kind:path` or `group/version/Kind:path` (README), e.g. `Promotion:spec.image`. */
-export function parseImagePath(spec: string): ExtraImagePath {
-  const m = /^(?:([^:]+)\/)?([A-Za-z][A-Za-z0-9]*):([A-Za-z0-9_.\-[\]*]+)$/.exec(spec.trim());
-  if (!m) {
-    throw new UsageError(`invalid --image-path "${spec}": expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image`, {
-      key: 'image-path',
-    });
-  }
-  return { kind: m[2]!, path: m[3]!, ...(m[1] ? { apiVersion: m[1] } : {}) };
 }
 
 /**
