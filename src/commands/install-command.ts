@@ -194,13 +194,14 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
-      // The release namespace's rules review needs no render: asked as soon as the cluster
-      // answered, while helm renders.
+      // The release namespace's rules review needs no render, nor the access reviews of the CRD
+      // verbs when the chart ships CRDs: asked as soon as the cluster answered, while helm renders.
       let queries: Promise<RbacQueries> | undefined;
       const rbacQueries = () =>
-        (queries ??= import('../rbac/rbac-preflight.js').then((m) => {
+        (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-crds.js')]).then(([m, { crdAccessGuess }]) => {
           const q = m.RbacQueries.of(kube.config, discovery?.then((d) => d.resources));
           void q.review(namespace);
+          q.prefetchAccess(crdAccessGuess(chart.path));
           return q;
         }));
       // The chart's values.yaml files (deferred at start for the no-op check): parsed on this thread

@@ -46,6 +46,8 @@ export interface RbacPreflightResult {
  */
 export class RbacQueries {
   private readonly reviews = new Map<string, Promise<RulesReview | undefined>>();
+  /** Access reviews asked before the render, by permission: the check's first pass reuses their answers. */
+  private readonly answers = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly auth: AuthorizationV1Api,
@@ -55,6 +57,27 @@ export class RbacQueries {
 
   static of(kc: KubeConfig, resources?: Promise<ResourceIndex | undefined>): RbacQueries {
     return new RbacQueries(kc.makeApiClient(k8s.AuthorizationV1Api), kc.makeApiClient(ResourceDiscovery), resources?.catch(() => undefined));
+  }
+
+  /**
+   * Asks these access reviews now (a guess of what the render will need that no rules review
+   * grants, e.g. the cluster-scoped CRD verbs), so the check finds them answered instead of
+   * asking them after the render. A failed one is forgotten: the check asks it again.
+   */
+  prefetchAccess(permissions: Omit<Permission, 'for'>[]): void {
+    for (const p of permissions) void this.allowed(p).catch(() => undefined);
+  }
+
+  /** One access review's answer, asked once. */
+  allowed(p: Omit<Permission, 'for'>): Promise<boolean> {
+    const key = describePermission(p);
+    let answer = this.answers.get(key);
+    if (!answer) {
+      answer = accessAllowed(this.auth, p);
+      answer.catch(() => this.answers.delete(key));
+      this.answers.set(key, answer);
+    }
+    return answer;
   }
 
   /** Starts the review of the namespace now (if not yet asked); answers when it is there. */
@@ -129,37 +152,44 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
   );
   const { granted, ask } = decideByRules(permissions, reviews);
 
-  const auth = kc.makeApiClient(k8s.AuthorizationV1Api);
-  let denied = await deniedOf(auth, ask, input.concurrency ?? 32);
+  // The first pass takes answers asked before the render (RbacQueries.prefetchAccess) as they are.
+  let denied = await deniedOf((p) => queries.allowed(p), ask, input.concurrency ?? 32);
   // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
   // cache may not have the new binding yet when the pod starts. Ask again before failing for good.
+  const auth = kc.makeApiClient(k8s.AuthorizationV1Api);
   for (let i = 0; denied.length && i < (input.settleRetries ?? 3); i++) {
     await sleep(input.settleDelayMs ?? 2000);
-    denied = await deniedOf(auth, denied, input.concurrency ?? 32);
+    denied = await deniedOf((p) => accessAllowed(auth, p), denied, input.concurrency ?? 32);
   }
   denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
   return { checked: permissions.length, byRules: granted.length, asked: ask.length, denied };
 }
 
-async function deniedOf(auth: AuthorizationV1Api, permissions: Permission[], concurrency: number): Promise<Permission[]> {
+/** One SelfSubjectAccessReview (as `kubectl auth can-i`). */
+async function accessAllowed(auth: AuthorizationV1Api, p: Omit<Permission, 'for'>): Promise<boolean> {
+  const review = await auth.createSelfSubjectAccessReview({
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: { group: p.group, ...resourceAttributes(p.resource), verb: p.verb, ...(p.namespace ? { namespace: p.namespace } : {}) } },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+async function deniedOf(allowed: (p: Permission) => Promise<boolean>, permissions: Permission[], concurrency: number): Promise<Permission[]> {
   const denied: Permission[] = [];
   let next = 0;
   const worker = async () => {
     while (next < permissions.length) {
       const p = permissions[next++]!;
-      let review;
+      let ok;
       try {
-        review = await auth.createSelfSubjectAccessReview({
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SelfSubjectAccessReview',
-            spec: { resourceAttributes: { group: p.group, ...resourceAttributes(p.resource), verb: p.verb, ...(p.namespace ? { namespace: p.namespace } : {}) } },
-          },
-        });
+        ok = await allowed(p);
       } catch (error) {
         throw unreachable(error);
       }
-      if (!review.status?.allowed) denied.push(p);
+      if (!ok) denied.push(p);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, permissions.length) }, worker));
