@@ -65,8 +65,8 @@ export async function clusterDiscovery(config: KubeConfig, o: { aggregated?: boo
  * can overlap the round trips with its own first reads and still spend no parsing on a run that
  * turns out not to need them (the no-op redeploy).
  */
-async function startDiscovery(config: KubeConfig, o: { aggregated?: boolean } = {}): Promise<{ read: () => Promise<ClusterDiscovery> }> {
-  const get = await rawGetter(config);
+async function startDiscovery(config: KubeConfig, o: { aggregated?: boolean; signal?: AbortSignal } = {}): Promise<{ read: () => Promise<ClusterDiscovery> }> {
+  const get = await rawGetter(config, o.signal);
   // `aggregated: false` reads the way a server without aggregated discovery answers (a test checks both agree).
   const accept = o.aggregated === false ? 'application/json' : AGGREGATED;
   const answers = Promise.all([get('/version', 'application/json'), get('/api', accept), get('/apis', accept)]);
@@ -124,12 +124,13 @@ async function parseDiscovery(get: RawGet, version: { gitVersion?: string }, cor
 type RawGet = (path: string, accept: string) => Promise<string>;
 
 /** A GET with our own Accept header through the client's configured transport (auth, TLS, kept connections). */
-async function rawGetter(config: KubeConfig): Promise<RawGet> {
+async function rawGetter(config: KubeConfig, signal?: AbortSignal): Promise<RawGet> {
   const k8s = await kubeModule();
   class RawApi extends k8s.KubernetesObjectApi {
     async getText(path: string, accept: string): Promise<string> {
       const context = this.configuration.baseServer.makeRequestContext(path, 'GET' as never);
       context.setHeaderParam('Accept', accept);
+      if (signal) context.setSignal(signal);
       for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default]) await auth?.applySecurityAuthentication(context);
       const response = await this.configuration.httpApi.send(context).toPromise();
       const body = await response.body.text();
@@ -146,10 +147,13 @@ async function rawGetter(config: KubeConfig): Promise<RawGet> {
 /**
  * Discovery for an install, started now: the requests go out at once, so their round trips
  * overlap whatever the run does meanwhile; the answers are parsed only when `read` is called.
- * `read` rejects when the cluster does not answer within the bound (counted from now).
+ * `read` rejects when the cluster does not answer within the bound (counted from now); the
+ * requests are then given up, as they are on `stop` (a run that needs no answers, such as an
+ * unchanged redeploy, ends without waiting for a slow server's).
  */
-export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { read: () => Promise<ClusterDiscovery> } {
-  const started = startDiscovery(config);
+export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { read: () => Promise<ClusterDiscovery>; stop: () => void } {
+  const stopped = new AbortController();
+  const started = startDiscovery(config, { signal: stopped.signal });
   started.catch(() => undefined);
   const deadline = Date.now() + boundMs;
   let result: Promise<ClusterDiscovery> | undefined;
@@ -158,7 +162,10 @@ export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { re
       (result ??= (async () => {
         let timer: NodeJS.Timeout | undefined;
         const bound = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${boundMs / 1000}s`)), Math.max(0, deadline - Date.now()));
+          timer = setTimeout(() => {
+            reject(new Error(`no answer within ${boundMs / 1000}s`));
+            stopped.abort();
+          }, Math.max(0, deadline - Date.now()));
         });
         try {
           return await Promise.race([started.then((s) => s.read()), bound]);
@@ -166,6 +173,7 @@ export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { re
           clearTimeout(timer);
         }
       })()),
+    stop: () => stopped.abort(),
   };
 }
 

@@ -115,7 +115,8 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const records = new ReleaseRecords(kube, namespace, release);
   // Discovery (the cluster's Capabilities for the renders, each kind's resource for the RBAC
   // preflight) is asked now, so its round trips overlap the release read below instead of
-  // following it; its answers are parsed only past the no-op check, which needs none of them.
+  // following it; its answers are parsed only past the no-op check, which needs none of them
+  // (an unchanged redeploy, or a run that could not read the release, gives them up: stop()).
   const discovering = readClusterDiscovery(kube.config);
   let lease: ReleaseLease | undefined;
   let recordsUnderLease: Promise<RevisionLabels[]> | undefined;
@@ -150,6 +151,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     });
 
     const unchanged = (revision: number, digests: Partial<ReleaseDigests>): number => {
+      discovering.stop();
       logger.info({ release, namespace, revision, ...digests }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
       writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
       return 0;
@@ -188,6 +190,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     // cluster's version and APIs, as helm upgrade will (the first helm template waits for them),
     // and the RBAC preflight each kind's resource and scope, from the discovery asked above. For a
     // cluster that did not answer the release read, its answers are not waited for.
+    if (current === undefined) discovering.stop();
     const discovery: Promise<ClusterDiscovery> | undefined = current === undefined ? undefined : discovering.read();
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
