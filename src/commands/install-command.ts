@@ -96,13 +96,21 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const stage = stageGate(state);
   if (o.dryRun) return dryRun(o, state, start, started);
 
-  // The digests need one helm run (helm's own merge of the values): spawned first, so it runs on
-  // the other core while the Kubernetes client loads (loading blocks this thread).
-  // Stopped when the inputs alone show the release unchanged (helm 4 would go on rendering).
-  const probe = new AbortController();
+  // The digests need one helm run (helm's own merge of the values), started only when the run
+  // needs it: an unchanged redeploy whose inputs as given equal the deployed revision's never
+  // does, and the probe running beside it made that redeploy about 20 ms slower (its CPU while
+  // this thread loads the Kubernetes client and the API server answers). Started as soon as the
+  // release read shows a comparison or an upgrade ahead (--force-upgrade: at once).
   const known = inputDigests(o, chart.path, resolved);
-  const digestsPromise = releaseDigests(o, known, helm, resolved, state.signal ? AbortSignal.any([state.signal, probe.signal]) : probe.signal);
-  digestsPromise.catch(() => undefined);
+  let digestsPromise: Promise<ReleaseDigests> | undefined;
+  const digests = (): Promise<ReleaseDigests> => {
+    if (!digestsPromise) {
+      digestsPromise = releaseDigests(o, known, helm, resolved, state.signal);
+      digestsPromise.catch(() => undefined);
+    }
+    return digestsPromise;
+  };
+  if (o.forceUpgrade) void digests();
   stage('connecting to the cluster');
   const kube = await connectKube().catch(async (err: unknown) => {
     // A kubeconfig that cannot be loaded is reported after the checks that need no cluster, so
@@ -150,31 +158,28 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       return undefined;
     });
 
-    const unchanged = (revision: number, digests: Partial<ReleaseDigests>): number => {
+    const unchanged = (revision: number, recorded: Partial<ReleaseDigests>): number => {
       discovering.stop();
-      logger.info({ release, namespace, revision, ...digests }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
+      logger.info({ release, namespace, revision, ...recorded }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
       writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
       return 0;
     };
 
     // Unchanged and healthy: nothing to do. Decided on the inputs as given when they equal the
-    // deployed revision's (no helm run: the values probe is stopped), else on helm's merge of them.
+    // deployed revision's (no helm run: the values probe is never started), else on helm's merge of them.
     const unchangedRevision = async (revisions: RevisionLabels[]): Promise<number | undefined> => {
       const same = sameInputs(revisions, known);
       // No deployed last revision (a first install, a failed one): an upgrade whatever the values,
       // decided without waiting for helm's merge of them (the render goes on meanwhile). Equal
       // inputs as given need no merge either: that is the no-op's short way.
-      const compared = async () => (revisions.at(-1)?.status === 'deployed' ? await digestsPromise : { chart: known.chart, values: '' });
+      const compared = async () => (revisions.at(-1)?.status === 'deployed' ? await digests() : { chart: known.chart, values: '' });
       const decision = same ? { unchanged: true as const, ...same } : decideNoOp(revisions, await compared());
       const unready = decision.unchanged ? await unreadyWorkloads(kube, namespace, release) : [];
-      if (decision.unchanged && unready.length === 0) {
-        if (same) probe.abort();
-        return decision.revision;
-      }
+      if (decision.unchanged && unready.length === 0) return decision.revision;
       logger.info({ release, reason: decision.unchanged ? `not healthy: ${unready.join('; ')}` : decision.reason }, 'upgrading');
       return undefined;
     };
-    const noOpDigests = async (): Promise<Partial<ReleaseDigests>> => (probe.signal.aborted ? known : digestsPromise);
+    const noOpDigests = async (): Promise<Partial<ReleaseDigests>> => digestsPromise ?? known;
 
     if (o.forceUpgrade) {
       logger.info({ release }, 'upgrading: --force-upgrade');
@@ -186,7 +191,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       const revision = await unchangedRevision(current);
       if (revision !== undefined) return unchanged(revision, await noOpDigests());
     }
-    // Past the no-op: every render from here on (image plan, hints, render check, RBAC) sees the
+    // Past the no-op: the upgrade's labels need the digests.
+    void digests();
+    // Every render from here on (image plan, hints, render check, RBAC) sees the
     // cluster's version and APIs, as helm upgrade will (the first helm template waits for them),
     // and the RBAC preflight each kind's resource and scope, from the discovery asked above. For a
     // cluster that did not answer the release read, its answers are not waited for.
@@ -334,7 +341,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
       // Awaited only now: a first install (nothing to compare) renders and checks while helm merges
       // the values for the labels, instead of after it.
-      const digests = await digestsPromise;
+      const labels = digestLabels(await digests());
 
       stage(everDeployed ? 'upgrade' : 'install');
       logger.info({ release, action: state.progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
@@ -361,7 +368,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
             takeOwnership,
             postRendererArgs: airgap.postRendererArgs,
             extraArgs: o.helmArgs,
-            labels: digestLabels(digests),
+            labels,
           },
           { signal: AbortSignal.any([signal, failFast.signal]), env: airgap.env },
         ));
