@@ -91,11 +91,11 @@ export function rewriteRendered(manifests: string, rewrite: RewritePlan): Genera
   return prepareRewrite(splitManifestStream(manifests), rewrite).output();
 }
 
+/** With --registry or --image-pull-secret only: withAirgap (prepare.ts) sets up a run that rewrites nothing without loading this module. */
 export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userValues: ValuesArguments, workDir: string): Promise<AirgapSetup> {
   const { chart, helm, logger } = ctx;
   const extraPaths = o.imagePaths.map(parseImagePath);
   const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
-  if (!registry && !o.imagePullSecret) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
   const rewrite: RewritePlan = { registry, extraPaths, imagePullSecret: o.imagePullSecret };
 
   const generated: AirgapSetup['generated'] = [];
