@@ -73,11 +73,16 @@ export class RbacQueries {
     const key = describePermission(p);
     let answer = this.answers.get(key);
     if (!answer) {
-      answer = accessAllowed(this.auth, p);
+      answer = this.askAgain(p);
       answer.catch(() => this.answers.delete(key));
       this.answers.set(key, answer);
     }
     return answer;
+  }
+
+  /** One access review asked now, whatever was answered before (a denial may be a binding not yet seen). */
+  askAgain(p: Omit<Permission, 'for'>): Promise<boolean> {
+    return accessAllowed(this.auth, p);
   }
 
   /** Starts the review of the namespace now (if not yet asked); answers when it is there. */
@@ -156,10 +161,9 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
   let denied = await deniedOf((p) => queries.allowed(p), ask, input.concurrency ?? 32);
   // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
   // cache may not have the new binding yet when the pod starts. Ask again before failing for good.
-  const auth = kc.makeApiClient(k8s.AuthorizationV1Api);
   for (let i = 0; denied.length && i < (input.settleRetries ?? 3); i++) {
     await sleep(input.settleDelayMs ?? 2000);
-    denied = await deniedOf((p) => accessAllowed(auth, p), denied, input.concurrency ?? 32);
+    denied = await deniedOf((p) => queries.askAgain(p), denied, input.concurrency ?? 32);
   }
   denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
   return { checked: permissions.length, byRules: granted.length, asked: ask.length, denied };
