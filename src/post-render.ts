@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { runPostRender } from './images/post-render-run.js';
 
-async function write(chunk: string): Promise<void> {
+async function write(chunk: string | Uint8Array): Promise<void> {
   if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
 }
 

@@ -39,6 +39,13 @@ export interface ManifestPiece {
 export interface PieceSource {
   readonly length: number;
   at(index: number): ManifestPiece | undefined;
+  /**
+   * isCustomResourceDefinition of piece `index`, decided when the piece arrived (the spill file),
+   * so a pass that skips CRDs need not read one back: they are most of the bytes of public charts.
+   */
+  isCustomResourceDefinition?(index: number): boolean;
+  /** Piece `index`'s bytes in small chunks, never all of it at once (the spill file). */
+  chunksOf?(index: number): Iterable<Uint8Array>;
 }
 
 /** One parsed piece. Node ranges index into `text`. */

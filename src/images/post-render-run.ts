@@ -128,7 +128,7 @@ export async function readPieces<S extends { push(piece: ManifestPiece): unknown
 export async function runPostRender(
   argv: string[],
   input: string | AsyncIterable<Uint8Array | string>,
-  write?: (chunk: string) => void | Promise<void>,
+  write?: (chunk: string | Uint8Array) => void | Promise<void>,
 ): Promise<PostRenderOutcome> {
   let reportFile: string | undefined;
   let spilled: SpilledPieces | undefined;
@@ -142,11 +142,13 @@ export async function runPostRender(
     const prepared = prepareRewrite(pieces, toRewritePlan(plan), { afterDocument: collectGarbageNow() });
     await appendReport(reportFile, { ok: true, at: new Date().toISOString(), ...prepared.summary });
     const chunks: string[] = [];
+    const decoder = new TextDecoder('utf-8');
     let empty = true;
-    for (const chunk of prepared.output()) {
-      if (empty && chunk.trim() !== '') empty = false;
+    for (const chunk of prepared.outputChunks()) {
+      // Bytes are a CRD's (outputChunks), never empty.
+      if (empty && (typeof chunk !== 'string' || chunk.trim() !== '')) empty = false;
       if (write) await write(chunk);
-      else chunks.push(chunk);
+      else chunks.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
     }
     if (empty) {
       if (write) await write(EMPTY_STREAM);

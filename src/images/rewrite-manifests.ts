@@ -66,7 +66,14 @@ export interface PreparedRewrite {
   rewrites?: ImageRewrite[];
   /** The rewritten stream, one document at a time, in order. */
   output(): Generator<string>;
+  /**
+   * The same stream, but a CRD left as it is comes as its bytes, a small chunk at a time, when
+   * the source can give them (the post-renderer's spill file): a 1.4 MB CRD never becomes a
+   * string, nor one buffer, on its way out. A chunk may end inside a UTF-8 character.
+   */
+  outputChunks(): Generator<string | Uint8Array>;
 }
+
 
 /**
  * Every edit of pass 1, in stream order, in flat arrays: a stream of 50 MB holds a few hundred
@@ -136,8 +143,12 @@ export function prepareRewrite(
   let occurrences = 0;
   let pullSecretsAdded = 0;
 
+  // A CRD is searched only when an extra path names the kind (mayHoldImages); a source that told
+  // CRDs apart as they arrived (the spill file) is not even read for one.
+  const crdsSearched = plan.extraPaths.some((e) => e.kind === 'CustomResourceDefinition');
   // Pass 1: find, validate, remember where to edit; the tree is dropped after each document.
   for (let index = 0; index < pieces.length; index++) {
+    if (!crdsSearched && pieces.isCustomResourceDefinition?.(index)) continue;
     const piece = pieces.at(index)!;
     // Left as it is (pass 2 copies its text): no image can be found in it.
     if (!mayHoldImages(piece, plan.extraPaths)) {
@@ -229,9 +240,13 @@ export function prepareRewrite(
     : undefined;
 
   // Pass 2: splice each document's edits into its text.
-  function* output(): Generator<string> {
+  function* output(asBytes: boolean): Generator<string | Uint8Array> {
     let next = 0;
     for (let index = 0; index < pieces.length; index++) {
+      if (asBytes && pieces.chunksOf && pending.piece[next] !== index && pieces.isCustomResourceDefinition?.(index)) {
+        yield* pieces.chunksOf(index);
+        continue;
+      }
       const piece = pieces.at(index)!;
       const edits: TextEdit[] = [];
       for (; next < pending.piece.length && pending.piece[next] === piece.index; next++) {
@@ -252,7 +267,12 @@ export function prepareRewrite(
       yield applyEdits(piece.text, edits);
     }
   }
-  return { summary, ...(collect ? { images, rewrites } : {}), output };
+  return {
+    summary,
+    ...(collect ? { images, rewrites } : {}),
+    output: output.bind(undefined, false) as () => Generator<string>,
+    outputChunks: () => output(true),
+  };
 }
 
 /**

@@ -79,6 +79,48 @@ describe('runPostRender', () => {
     });
   });
 
+  it('copies a large CRD out byte for byte in small chunks, never searched, unless an extra path names the kind', async () => {
+    // Over 200 KB, with characters of 2 and 4 bytes that some 64 KB chunk edge must cut, and an
+    // `image:` key in its schema text that is not an image.
+    const line = '          description: "grüße 🚀🚀🚀 image: nginx:1.27 and more words"\n';
+    const crd = [
+      'apiVersion: apiextensions.k8s.io/v1',
+      'kind: CustomResourceDefinition',
+      'metadata: {name: widgets.acme.io}',
+      'spec:',
+      '  image: nginx:1.27',
+      '  group: acme.io',
+      '  versions:',
+      '    - name: v1',
+      '      schema:',
+      '        openAPIV3Schema:',
+      '',
+    ].join('\n') + line.repeat(3000);
+    // The second chunk edge falls inside a 🚀: its bytes must be decoded across the edge.
+    expect(Buffer.from(crd)[2 * 64 * 1024]! & 0xc0).toBe(0x80);
+    const stream = `${crd}---\n${POD}`;
+    const rewrittenPod = POD.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27');
+    const reportFile = join(dir, 'report.jsonl');
+    const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
+
+    const written: (string | Uint8Array)[] = [];
+    const outcome = await runPostRender(['--plan', plan], stream, (chunk) => void written.push(chunk));
+    expect(outcome).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+    const bytes = written.filter((c): c is Uint8Array => typeof c !== 'string');
+    expect(Buffer.concat(bytes).toString('utf8')).toBe(crd);
+    expect(Math.max(...bytes.map((b) => b.length))).toBe(64 * 1024);
+    expect(bytes.length).toBe(Math.ceil(Buffer.byteLength(crd) / (64 * 1024)));
+    expect(Buffer.concat(written.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8')).toBe(`${crd}---\n${rewrittenPod}`);
+    // Collected instead of written: the same text, decoded across the chunk edges.
+    expect((await runPostRender(['--plan', plan], stream)).stdout).toBe(`${crd}---\n${rewrittenPod}`);
+    expect((await readPostRenderReports(reportFile))[0]).toMatchObject({ documents: 2, images: { occurrences: 1, distinct: 1 } });
+
+    // An extra path naming the kind: the CRD is read and rewritten there, the rest of it kept.
+    const withPath = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }], reportFile });
+    const edited = await runPostRender(['--plan', withPath], stream);
+    expect(edited.stdout).toBe(`${crd.replace('  image: nginx:1.27', '  image: registry.local:5000/app/nginx:1.27')}---\n${rewrittenPod}`);
+  });
+
   it('fails with no stdout, the cause on stderr and in the report', async () => {
     const reportFile = join(dir, 'report.jsonl');
     const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });

@@ -33,6 +33,21 @@ describe('SpilledPieces', () => {
     expect(() => spilled.at(0)).toThrow(/closed/);
   });
 
+  it('tells CRDs apart as they arrive, and gives a piece back in 64 KB chunks that join to its bytes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spill-'));
+    const crd = `apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b.c}\nspec:\n${'  # ünïcode 🚀 filler\n'.repeat(9000)}`;
+    const pieces = splitManifestStream(`${STREAM}---\n${crd}`);
+    const spilled = new SpilledPieces(join(dir, 'stream.spill'));
+    for (const piece of pieces) spilled.push(piece);
+    expect(pieces.map((_, i) => spilled.isCustomResourceDefinition(i))).toEqual([false, false, false, false, true]);
+    const chunks = [...spilled.chunksOf(4)];
+    expect(chunks.map((c) => c.length)).toEqual([65536, 65536, 65536, Buffer.byteLength(`---\n${crd}`) - 3 * 65536]);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(`---\n${crd}`);
+    expect(Buffer.concat([...spilled.chunksOf(0)]).toString('utf8')).toBe(pieces[0]!.text);
+    expect(() => [...spilled.chunksOf(5)]).toThrow(/no piece 5/);
+    spilled.close();
+  });
+
   it('refuses pieces out of order, which would pair a text with the wrong edits', () => {
     const dir = mkdtempSync(join(tmpdir(), 'spill-'));
     const [first, second] = splitManifestStream(STREAM);
