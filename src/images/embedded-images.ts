@@ -1,8 +1,11 @@
 // Image references inside strings that are not `image:` fields: an operator's flag
 // (`--prometheus-config-reloader=<ref>`, or the argument after `--some-image`), an env value
 // (`AGENT_IMAGE=<ref>`), a line of ConfigMap data (`csi-attacher: <ref>`, `"image": "<ref>"`).
-// Operators start pods from these at run time, so they must be in the airgap bundle and point at
-// the local registry like any `image:` field.
+// A string of several words (a shell script passed as one argument, an env value listing
+// `<version>=<ref>` lines, a config file) is read word by word and line by line: each
+// `key: <ref>` line and each `name=<ref>` word (`-consul-dataplane-image="<ref>" \`,
+// `4.2.0=<ref>`), under its own name. Operators start pods from these at run time, so they must
+// be in the airgap bundle and point at the local registry like any `image:` field.
 //
 // Pure string logic, no YAML: the caller says what kind of string it is and hands the value; we
 // return the character ranges of each reference inside it, so that only the reference is
@@ -56,6 +59,11 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     else if (isRegistryOnly(candidate, hint)) found.registries.push({ start, end: start + candidate.length, reference: candidate, via });
   };
 
+  // Several words: lines and words, whatever the context.
+  if (/\s/.test(value.trim())) {
+    scanWords(value, consider);
+    return found;
+  }
   if (context.where === 'arg') {
     const flag = /^(--?[A-Za-z0-9][A-Za-z0-9_.-]*)=(.*)$/.exec(value);
     if (flag) {
@@ -71,23 +79,38 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     consider(value, 0, context.name, `env ${context.name}`);
     return found;
   }
-  // ConfigMap data: the whole value when it is one token, else `key: <ref>` lines.
-  if (!/[\s]/.test(value.trim())) {
-    const offset = value.indexOf(value.trim());
-    consider(value.trim(), offset, context.key, context.key);
-    return found;
-  }
+  // ConfigMap data of one token: the whole value, under its key.
+  const offset = value.indexOf(value.trim());
+  consider(value.trim(), offset, context.key, context.key);
+  return found;
+}
+
+// `name=<ref>` as a word of its own: a flag (`--a-image=<ref>`, `-a-image="<ref>"`) or a
+// variable or key (`AGENT_IMAGE=<ref>`, `4.2.0=<ref>`), the reference quoted or not, then the
+// end of the word (a blank, `;`, `,`, `)`, or a shell line's `\`).
+const WORD = /(^|[\s;(])(-{0,2}[A-Za-z0-9_][A-Za-z0-9_.-]*)=(["']?)([A-Za-z0-9._\-/:@+]+)\3(?=$|[\s;,)\\])/g;
+
+/** Each `key: <ref>` line and each `name=<ref>` word of a string, every place taken once. */
+function scanWords(value: string, consider: (candidate: string, start: number, hint: string, via: string) => void): void {
+  const taken = new Set<number>();
+  const take = (candidate: string, start: number, name: string) => {
+    if (taken.has(start)) return;
+    taken.add(start);
+    consider(candidate, start, name, name);
+  };
   let lineStart = 0;
   for (const line of value.split('\n')) {
     const m = DATA_LINE.exec(line);
     if (m) {
       const [, lead = '', quote = '', key = '', separator = '', valueQuote = '', candidate = ''] = m;
-      const start = lineStart + lead.length + quote.length * 2 + key.length + separator.length + valueQuote.length;
-      consider(candidate, start, key, key);
+      take(candidate, lineStart + lead.length + quote.length * 2 + key.length + separator.length + valueQuote.length, key);
     }
     lineStart += line.length + 1;
   }
-  return found;
+  for (const m of value.matchAll(WORD)) {
+    const [, before = '', name = '', quote = '', candidate = ''] = m;
+    take(candidate, m.index + before.length + name.length + 1 + quote.length, name);
+  }
 }
 
 /** Is this string, found under `hint`, an image reference (see the file comment)? */
@@ -100,7 +123,8 @@ export function isEmbeddedImage(candidate: string, hint: string): boolean {
   return IMAGE_HINT.test(hint) && (pinned || (hasHost && candidate.includes('/')));
 }
 
-function isRegistryOnly(candidate: string, hint: string): boolean {
+/** Does this value, found under `hint`, name only a registry or a registry namespace (see the file comment)? */
+export function isRegistryOnly(candidate: string, hint: string): boolean {
   if (!REGISTRY_HINT.test(hint) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
   const [host = '', ...path] = candidate.replace(/\/+$/, '').split('/');
   if (!DOMAIN_LIKE.test(host) || !host.includes('.') && !host.includes(':') && host !== 'localhost') return false;

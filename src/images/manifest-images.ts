@@ -7,7 +7,7 @@
 // the exact source ranges of what it finds and leave every other byte alone.
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../errors.js';
-import { findEmbeddedReferences, isEmbeddedImage, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
+import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
 import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 
 /**
@@ -206,11 +206,16 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
       }
     }
     if (!WORKLOADS[ctx.kind] && !NO_IMAGE_KEYS.has(ctx.kind)) {
-      // Custom resources: any `image` (or `*Image`) key holding a reference (Zarf does the same).
+      // Custom resources: any `image` (or `*Image`, `*_image`) key holding a reference (Zarf does
+      // the same); and a `repository`/`registry` key naming only a registry, which an operator
+      // joins with an image name and version of its own (gpu-operator's ClusterPolicy: reported).
       walkImageKeys(obj, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, key, path) => {
-        if (typeof node.value === 'string' && (key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key))) {
-          add(node, path);
+        if (typeof node.value !== 'string') return;
+        if (!IMAGE_KEY.test(key)) {
+          if (isRegistryOnly(node.value, key)) registries.push({ ...occurrenceOf(node, path, ctx, stream), via: key, value: node.value });
+          return;
         }
+        if (key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key)) add(node, path);
       });
     }
     for (const extra of extras) {
@@ -237,6 +242,12 @@ function isPlainImage(value: string): boolean {
   return /^[a-z0-9][a-z0-9._/-]*:[\w][\w.-]*$/.test(value) && !value.includes('://');
 }
 
+// `image`, `sidecarImage`, `docker_image`, `logical-backup-image`: keys a custom resource names
+// an image with (an operator's configuration: postgres-operator's OperatorConfiguration).
+const IMAGE_KEY = /^(?:image|[a-z][A-Za-z0-9]*Image|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-]image)$/;
+// `repository`, `registry`, `imageRegistry`, `hub`: keys that may name only where images come from.
+const REGISTRY_KEY = /^(?:repository|registry|hub|[a-z][A-Za-z0-9]*(?:Repository|Registry|Hub)|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-](?:repository|registry|hub))$/;
+
 function walkImageKeys(node: unknown, path: string, doc: Document.Parsed, fn: (node: Scalar, key: string, path: string) => void, depth = 0): void {
   const current = resolve(node, doc);
   if (depth > 64) return;
@@ -247,7 +258,7 @@ function walkImageKeys(node: unknown, path: string, doc: Document.Parsed, fn: (n
       const key = pair.key.value;
       const child = resolve(pair.value, doc);
       const childPath = path ? `${path}.${key}` : key;
-      if (isScalar(child) && (key === 'image' || /^[a-z][A-Za-z0-9]*Image$/.test(key))) fn(child, key, childPath);
+      if (isScalar(child) && (IMAGE_KEY.test(key) || REGISTRY_KEY.test(key))) fn(child, key, childPath);
       else walkImageKeys(child, childPath, doc, fn, depth + 1);
     }
   }

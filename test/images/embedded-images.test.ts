@@ -67,6 +67,35 @@ describe('findEmbeddedReferences', () => {
     expect(images('enabled', { where: 'data', key: 'sidecarImage' })).toEqual([]);
   });
 
+  it('reads a shell script passed as one argument word by word: -flag="<ref>" and --flag=<ref>, at their exact place', () => {
+    const script = [
+      'consul-k8s-control-plane inject-connect \\',
+      '  -log-level=info \\',
+      '  -consul-image="hashicorp/consul:1.20.2" \\',
+      '  -consul-dataplane-image="docker.mirror.hashicorp.services/hashicorppreview/consul-dataplane:2.1.0-dev" \\',
+      "  --envoy-image='envoyproxy/envoy:v1.33.0' \\",
+      '  -listen=0.0.0.0:8080 -config="/etc/consul/config.json" -url=https://quay.io/v2/a:b \\',
+      '  -version=1.2.3 -replicas=3 -tls-server-name=server.dc1.consul \\',
+      '  && echo "pulled quay.io/acme/notes:1.0 earlier"; SIDECAR=quay.io/acme/sidecar:2.0 run',
+    ].join('\n');
+    expect(images(script, { where: 'arg', previous: '-ec' })).toEqual([
+      ['hashicorp/consul:1.20.2', 'hashicorp/consul:1.20.2', '-consul-image'],
+      ['docker.mirror.hashicorp.services/hashicorppreview/consul-dataplane:2.1.0-dev', 'docker.mirror.hashicorp.services/hashicorppreview/consul-dataplane:2.1.0-dev', '-consul-dataplane-image'],
+      ['envoyproxy/envoy:v1.33.0', 'envoyproxy/envoy:v1.33.0', '--envoy-image'],
+      ['quay.io/acme/sidecar:2.0', 'quay.io/acme/sidecar:2.0', 'SIDECAR'],
+    ]);
+  });
+
+  it('reads an env value of several lines line by line: <version>=<ref>', () => {
+    const value = '3.9.0=quay.io/strimzi/kafka:0.45.0-kafka-3.9.0\n3.9.1=quay.io/strimzi/kafka:0.45.0-kafka-3.9.1\n';
+    expect(images(value, { where: 'env', name: 'STRIMZI_KAFKA_IMAGES' })).toEqual([
+      ['quay.io/strimzi/kafka:0.45.0-kafka-3.9.0', 'quay.io/strimzi/kafka:0.45.0-kafka-3.9.0', '3.9.0'],
+      ['quay.io/strimzi/kafka:0.45.0-kafka-3.9.1', 'quay.io/strimzi/kafka:0.45.0-kafka-3.9.1', '3.9.1'],
+    ]);
+    // Versions listed the same way are not images.
+    expect(images('3.9.0=0.45.0\n3.9.1=0.45.0\n', { where: 'env', name: 'STRIMZI_KAFKA_IMAGES' })).toEqual([]);
+  });
+
   it('returns registry-only values apart, under keys that say registry, repo or hub', () => {
     expect(findEmbeddedReferences('log-verbosity: 0\ncontainer-registry: docker.elastic.co\n', { where: 'data', key: 'eck.yaml' }).registries.map((r) => `${r.via}=${r.reference}`)).toEqual([
       'container-registry=docker.elastic.co',
