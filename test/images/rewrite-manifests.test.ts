@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { collectImages } from '../../src/images/manifest-images.js';
+import { collectAll, collectImages } from '../../src/images/manifest-images.js';
 import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
 import { InvalidInputError, UsageError } from '../../src/errors.js';
@@ -68,6 +68,45 @@ spec:
       'spec.sidecars.two.image=acme/s2:1',
       // Not named by an extra path (other apiVersion), but a tagged `image` key of a custom kind.
       'spec.image=acme/ignored:1',
+    ]);
+  });
+
+  it('custom resources: image keys in any case style, and registry-only repository keys, never a URL, a bare word or a version', () => {
+    const text = `apiVersion: acid.zalan.do/v1
+kind: OperatorConfiguration
+metadata: {name: pg}
+configuration:
+  docker_image: ghcr.io/zalando/spilo-17:4.0-p2
+  logical_backup: {logical_backup_docker_image: "ghcr.io/zalando/postgres-operator/logical-backup:v1.14.0", logical_backup_schedule: "30 00 * * *"}
+  sidecar-image: quay.io/acme/sidecar:2.1
+  image_pull_policy: IfNotPresent
+  default_image_tag: "1.2.3"
+  docker_image_repository: ghcr.io/zalando
+---
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: gpu}
+spec:
+  driver: {repository: nvcr.io/nvidia, image: driver, version: "570.86.15"}
+  toolkit: {imageRegistry: nvcr.io/nvidia/k8s, image: container-toolkit}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: app}
+spec:
+  source: {repoURL: "https://github.com/acme/charts", repository: nginx, targetRevision: main}
+  registry: registry-1.docker.io:443/v2/x:y
+`;
+    const { images, registries } = collectAll(text);
+    expect(images.map((o) => `${o.kind} ${o.path}=${o.image}`)).toEqual([
+      'OperatorConfiguration configuration.docker_image=ghcr.io/zalando/spilo-17:4.0-p2',
+      'OperatorConfiguration configuration.logical_backup.logical_backup_docker_image=ghcr.io/zalando/postgres-operator/logical-backup:v1.14.0',
+      'OperatorConfiguration configuration.sidecar-image=quay.io/acme/sidecar:2.1',
+    ]);
+    expect(registries.map((r) => `${r.kind} ${r.path} (${r.via})=${r.value}`)).toEqual([
+      'OperatorConfiguration configuration.docker_image_repository (docker_image_repository)=ghcr.io/zalando',
+      'ClusterPolicy spec.driver.repository (repository)=nvcr.io/nvidia',
+      'ClusterPolicy spec.toolkit.imageRegistry (imageRegistry)=nvcr.io/nvidia/k8s',
     ]);
   });
 
