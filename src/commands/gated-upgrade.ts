@@ -12,6 +12,7 @@ import type { RevisionLabels } from '../cluster/release-secrets.js';
 import type { UpgradeArguments } from '../helm/helm-args.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import { hasOwnPostRenderer } from '../helm/render-flags.js';
+import { prepareRenderGate } from '../helm/render-gate.js';
 import { chartCrdTexts, crdNames } from '../rbac/chart-crds.js';
 import type { Logger } from '../logger.js';
 import { interrupted } from '../interrupted.js';
@@ -83,7 +84,6 @@ export interface GatedUpgrade {
 
 /** The exit code, or undefined when the caller must go on the usual way (helm wrote nothing). */
 export async function gatedUpgrade(g: GatedUpgrade): Promise<number | undefined> {
-  const { prepareRenderGate } = await import('../helm/render-gate.js');
   const gate = prepareRenderGate(g.workDir);
   // Until the gate opens helm has written nothing, so a signal kills it outright (a render can go
   // on for a minute after SIGTERM); once through, SIGTERM, so helm can roll back.

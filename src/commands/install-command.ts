@@ -132,6 +132,8 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // (an unchanged redeploy, or a run that could not read the release, gives them up: stop()).
   const discovering = readClusterDiscovery(kube.config);
   let lease: ReleaseLease | undefined;
+  /** The values digest being added to a revision helm labelled without it (never rejects). */
+  let labelling: Promise<void> | undefined;
   let recordsUnderLease: Promise<RevisionLabels[]> | undefined;
   const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal) => {
     stage('waiting for the release lease');
@@ -328,7 +330,8 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
               const upgrading = run(helmSignal);
               if (!merged) void digests();
               const result = await upgrading;
-              if (!merged && result.revision !== undefined) await addValuesDigest(result.revision);
+              // Awaited with the Lease's release (below), not before the summary.
+              if (!merged && result.revision !== undefined) labelling = addValuesDigest(result.revision);
               return result;
             }),
         });
@@ -481,7 +484,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       );
     }, { chartValuesByCaller: true });
   } finally {
-    await (lease as ReleaseLease | undefined)?.release();
+    await Promise.all([(lease as ReleaseLease | undefined)?.release(), labelling]);
   }
 }
 
