@@ -38,7 +38,7 @@ import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
 import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
 import { describeOccurrence } from '../images/image-plan.js';
-import type { ValuesArguments } from '../helm/helm-args.js';
+import type { UpgradeArguments, ValuesArguments } from '../helm/helm-args.js';
 import type { RbacQueries } from '../rbac/rbac-preflight.js';
 
 export const installOptionTable = {
@@ -252,6 +252,21 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap, workDir) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
+      const takingOwnership = (everDeployed: boolean) => o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
+      /** helm upgrade's arguments for this run (the post-renderer, if any, is the caller's). */
+      const upgradeArgs = (takeOwnership: boolean, labels: Record<string, string>): UpgradeArguments => ({
+        release,
+        chart: chart.path,
+        namespace,
+        values,
+        timeout: o.timeout,
+        historyMax: o.historyMax,
+        dryRun: false,
+        takeOwnership,
+        postRendererArgs: [],
+        extraArgs: o.helmArgs,
+        labels,
+      });
       // The release namespace's rules review needs no render, nor the access reviews of the CRD
       // verbs when the chart ships CRDs: asked as soon as the cluster answered, while helm renders.
       let queries: Promise<RbacQueries> | undefined;
@@ -297,7 +312,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       if (!eligible) void digests();
       if (eligible) {
         const everDeployed = lastSeen !== undefined;
-        const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
+        const takeOwnership = takingOwnership(everDeployed);
         // helm's merge of the values may still run (a first install does not wait for it): the
         // values digest is then added to the revision's record once helm is done.
         const merged = digestsKnown;
@@ -308,19 +323,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
           workDir,
           eligible,
           discovery,
-          args: {
-            release,
-            chart: chart.path,
-            namespace,
-            values,
-            timeout: o.timeout,
-            historyMax: o.historyMax,
-            dryRun: false,
-            takeOwnership,
-            postRendererArgs: [],
-            extraArgs: o.helmArgs,
-            labels: merged ? digestLabels(merged) : inputLabels(known),
-          },
+          args: upgradeArgs(takeOwnership, merged ? digestLabels(merged) : inputLabels(known)),
           rbacCheck,
           acquire: (checked, signal) => acquire(checked, signal),
           recordsUnderLease: () => recordsUnderLease ?? records.current(),
@@ -459,26 +462,14 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         }
       }
       const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
-      const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
+      const takeOwnership = takingOwnership(everDeployed);
       // Awaited only now: a first install (nothing to compare) renders and checks while helm merges
       // the values for the labels, instead of after it.
       const labels = digestLabels(await digests());
 
       return await upgraded(held, everDeployed, { takeOwnership, revisions: history.length }, (helmSignal) =>
         helm.upgradeInstall(
-          {
-            release,
-            chart: chart.path,
-            namespace,
-            values,
-            timeout: o.timeout,
-            historyMax: o.historyMax,
-            dryRun: false,
-            takeOwnership,
-            postRendererArgs: airgap.postRendererArgs,
-            extraArgs: o.helmArgs,
-            labels,
-          },
+          { ...upgradeArgs(takeOwnership, labels), postRendererArgs: airgap.postRendererArgs },
           { signal: helmSignal, env: airgap.env },
         ),
       );

@@ -2,7 +2,7 @@
 // what it will apply, and goes on or fails as the installer says; a helm stopped there prints and
 // writes nothing, whether the installer said stop, failed before helm reached it, or died.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -94,38 +94,20 @@ describe('render gate (helm 4)', () => {
     const dir = chart({ 'cm.yaml': CONFIGMAP });
     const work = tempDir('render-gate-work');
     const out = join(work, 'helm.out');
-    // A stand-in installer: prepares the gate, starts helm (which outlives it), kills itself once
-    // helm waits at the gate. Run from the build, as the installer runs.
-    const script = join(work, 'installer.mjs');
-    writeFileSync(
-      script,
-      [
-        `import { prepareRenderGate } from ${JSON.stringify(join(repoRoot, 'dist', 'src', 'helm', 'render-gate.js'))};`,
-        "import { spawn } from 'node:child_process';",
-        "import { openSync } from 'node:fs';",
-        `const gate = prepareRenderGate(${JSON.stringify(work)});`,
-        `const fd = openSync(${JSON.stringify(out)}, 'w');`,
-        `const helm = spawn(${JSON.stringify(helm4)}, ['template', 'rel', ${JSON.stringify(dir)}, ...gate.helmArgs], { env: { ...process.env, ...gate.env }, stdio: ['ignore', fd, fd], detached: true });`,
-        "helm.unref();",
-        "process.stdout.write(`${helm.pid}\\n`);",
-        // The gate's wait does not keep a process alive on its own (the installer's other work does).
-        'const busy = setInterval(() => undefined, 1000);',
-        "await gate.reached;",
-        "process.kill(process.pid, 'SIGKILL');",
-      ].join('\n'),
-    );
+    // Kills itself once helm waits at the gate.
+    const script = standInInstaller(dir, work, out, [
+      // The gate's wait does not keep a process alive on its own (the installer's other work does).
+      'const busy = setInterval(() => undefined, 1000);',
+      'await gate.reached;',
+      "process.kill(process.pid, 'SIGKILL');",
+    ]);
     const installer = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let pid = '';
     installer.stdout.on('data', (d: Buffer) => (pid += d.toString()));
     const signal = await new Promise((resolve) => installer.on('exit', (_code, sig) => resolve(sig)));
     expect(signal).toBe('SIGKILL');
     // helm ends on its own, with the post-renderer's failure and no manifest.
-    const helmPid = Number(pid.trim());
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && alive(helmPid)) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(helmPid)).toBe(false);
-    const { readFileSync } = await import('node:fs');
-    const printed = readFileSync(out, 'utf8');
+    const printed = await endOf(Number(pid.trim()), out);
     expect(printed).toMatch(/post-render/);
     expect(printed).not.toMatch(/kind: ConfigMap/);
   });
@@ -134,28 +116,10 @@ describe('render gate (helm 4)', () => {
     const dir = chart({ 'cm.yaml': CONFIGMAP });
     const work = tempDir('render-gate-work');
     const out = join(work, 'helm.out');
-    // A stand-in installer that ends (its FIFOs closed) before helm has rendered.
-    const script = join(work, 'installer.mjs');
-    writeFileSync(
-      script,
-      [
-        `import { prepareRenderGate } from ${JSON.stringify(join(repoRoot, 'dist', 'src', 'helm', 'render-gate.js'))};`,
-        "import { spawn } from 'node:child_process';",
-        "import { openSync } from 'node:fs';",
-        `const gate = prepareRenderGate(${JSON.stringify(work)});`,
-        `const fd = openSync(${JSON.stringify(out)}, 'w');`,
-        `const helm = spawn(${JSON.stringify(helm4)}, ['template', 'rel', ${JSON.stringify(dir)}, ...gate.helmArgs], { env: { ...process.env, ...gate.env }, stdio: ['ignore', fd, fd], detached: true });`,
-        'helm.unref();',
-        'process.stdout.write(`${helm.pid}\\n`);',
-      ].join('\n'),
-    );
+    // Ends (its FIFOs closed) before helm has rendered.
+    const script = standInInstaller(dir, work, out, []);
     const r = await execa(process.execPath, [script]);
-    const helmPid = Number(r.stdout.trim());
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline && alive(helmPid)) await new Promise((res) => setTimeout(res, 50));
-    expect(alive(helmPid)).toBe(false);
-    const { readFileSync } = await import('node:fs');
-    const printed = readFileSync(out, 'utf8');
+    const printed = await endOf(Number(r.stdout.trim()), out);
     expect(printed).toMatch(/post-render/);
     expect(printed).not.toMatch(/kind: ConfigMap/);
   });
@@ -164,6 +128,37 @@ describe('render gate (helm 4)', () => {
     expect(() => gateScript("/tmp/it's/rendered.yaml", '/tmp/r', '/tmp/v')).toThrow(/cannot use the path/);
   });
 });
+
+/**
+ * A stand-in installer, run from the build as the installer runs: it prepares the gate and starts
+ * helm (detached: it outlives its parent), printing helm's pid; `then` is what it does next.
+ */
+function standInInstaller(dir: string, work: string, out: string, then: string[]): string {
+  const script = join(work, 'installer.mjs');
+  writeFileSync(
+    script,
+    [
+      `import { prepareRenderGate } from ${JSON.stringify(join(repoRoot, 'dist', 'src', 'helm', 'render-gate.js'))};`,
+      "import { spawn } from 'node:child_process';",
+      "import { openSync } from 'node:fs';",
+      `const gate = prepareRenderGate(${JSON.stringify(work)});`,
+      `const fd = openSync(${JSON.stringify(out)}, 'w');`,
+      `const helm = spawn(${JSON.stringify(helm4)}, ['template', 'rel', ${JSON.stringify(dir)}, ...gate.helmArgs], { env: { ...process.env, ...gate.env }, stdio: ['ignore', fd, fd], detached: true });`,
+      'helm.unref();',
+      'process.stdout.write(`${helm.pid}\\n`);',
+      ...then,
+    ].join('\n'),
+  );
+  return script;
+}
+
+/** Waits (bounded) for helm to end, then returns what it printed. */
+async function endOf(helmPid: number, out: string): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && alive(helmPid)) await new Promise((res) => setTimeout(res, 50));
+  expect(alive(helmPid)).toBe(false);
+  return readFileSync(out, 'utf8');
+}
 
 function alive(pid: number): boolean {
   try {
