@@ -33,16 +33,21 @@ export async function staticBinary(source: string): Promise<string> {
   const bin = join(dir, hash);
   if (existsSync(bin)) return bin;
   await mkdir(dir, { recursive: true });
-  const src = join(dir, `${hash}.c`);
+  // Per process: test files run in parallel workers and may compile the same program at once
+  // on a cold cache (one shared .tmp was renamed away under the other: ENOENT).
+  const src = join(dir, `${hash}.${process.pid}.c`);
+  const tmp = `${bin}.${process.pid}.tmp`;
   await writeFile(src, source);
   try {
-    await execa('gcc', ['-static', '-Os', '-s', '-o', `${bin}.tmp`, src]);
+    await execa('gcc', ['-static', '-Os', '-s', '-o', tmp, src]);
   } catch (error) {
     const cause = error as { code?: string; stderr?: string };
     if (cause.code === 'ENOENT') throw new Error('gcc not found: install Debian packages `gcc` and `libc6-dev` (static programs for the real node)');
     throw new Error(`gcc -static failed: ${cause.stderr ?? String(error)}`);
   }
-  await rename(`${bin}.tmp`, bin);
+  // Atomic: a worker that finished first left the same binary, which this one replaces.
+  await rename(tmp, bin);
+  await rm(src, { force: true });
   return bin;
 }
 
