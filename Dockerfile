@@ -35,9 +35,9 @@ RUN --mount=type=cache,target=/root/.npm \
  && cp node_modules/.helm-installer/helm4.version /tmp/helm.version
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
-# The compiled CLI (its entry bundled with the yaml library), the Kubernetes client bundled into
-# one file (dist/vendor) and the post-renderer bundled into one file (dist/bundle): fast to load.
-RUN npx tsc -p tsconfig.build.json && node test/tools/bundle-kubernetes-client.mjs && node test/tools/bundle-post-render.mjs && node test/tools/bundle-cli.mjs
+# The compiled CLI, the Kubernetes client bundled into one file (dist/vendor) and the post-renderer
+# bundled into one file (dist/bundle): fast to load.
+RUN npx tsc -p tsconfig.build.json && node test/tools/bundle-kubernetes-client.mjs && node test/tools/bundle-post-render.mjs
 
 FROM ${BASE_IMAGE}
 ARG VERSION=0.1.0

@@ -3,9 +3,9 @@
 // enough, no `helm plugin install`). Both end up running `node post-render.js --plan <file>`.
 import { access, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { ExitCode, InstallerError } from '../errors.js';
-import { packageRoot } from '../package-root.js';
 import { readPostRenderReports, type PostRenderPlanFile, type PostRenderReport } from './post-render-run.js';
 import type { RewritePlan } from './rewrite-manifests.js';
 
@@ -51,10 +51,9 @@ export interface PostRendererSetup {
 export const POST_RENDER_NODE_ARGS = ['--max-semi-space-size=1', '--expose-gc', '--no-maglev', '--no-opt'];
 
 export function defaultPostRenderScript(): string {
-  // dist/bundle/post-render.js, the one-file build of src/post-render.ts
-  // (test/tools/bundle-post-render.mjs): less to load in every render. From the package root,
-  // not from this file, which the CLI's own bundle moves (test/tools/bundle-cli.mjs).
-  return join(packageRoot(), 'dist', 'bundle', 'post-render.js');
+  // dist/src/images/post-renderer-setup.js -> dist/bundle/post-render.js, the one-file build of
+  // src/post-render.ts (test/tools/bundle-post-render.mjs): less to load in every render.
+  return fileURLToPath(new URL('../../bundle/post-render.js', import.meta.url));
 }
 
 export async function preparePostRenderer(options: PostRendererOptions): Promise<PostRendererSetup> {
