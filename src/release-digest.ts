@@ -75,11 +75,6 @@ export function digestLabels(d: ReleaseDigests): Record<string, string> {
   return { [CHART_DIGEST_LABEL]: d.chart, [VALUES_DIGEST_LABEL]: d.values, [INPUT_DIGEST_LABEL]: d.input };
 }
 
-/** The labels known before helm's merge of the values: a no-op is still found by sameInputs. */
-export function inputLabels(d: InputDigests): Record<string, string> {
-  return { [CHART_DIGEST_LABEL]: d.chart, [INPUT_DIGEST_LABEL]: d.input };
-}
-
 export type NoOpDecision = { unchanged: true; revision: number } | { unchanged: false; reason: string };
 
 /**

@@ -101,17 +101,6 @@ export class ReleaseRecords {
     await this.call(`updating ${name}`, () => this.kube.core.replaceNamespacedSecret({ name, namespace: this.namespace, body }));
   }
 
-  /**
-   * Adds labels to one revision's record: those helm could not be given when it started (the
-   * values digest of a run whose helm started before helm's merge of the values was known).
-   */
-  async addLabels(revision: number, labels: Record<string, string>): Promise<void> {
-    const name = releaseSecretName(this.release, revision);
-    // A JSON patch (RFC 6902; "/" in a key is "~1"): helm's records always carry labels.
-    const body = Object.entries(labels).map(([key, value]) => ({ op: 'add', path: `/metadata/labels/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, value }));
-    await this.call(`labelling ${name}`, () => this.kube.core.patchNamespacedSecret({ name, namespace: this.namespace, body }));
-  }
-
   private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await withCallTimeout(fn());

@@ -29,8 +29,7 @@ import { HelmOperationError, ReleaseBusyError, TransientError, UsageError } from
 import type { HelmClient } from '../helm/helm-client.js';
 import { isPending, type HistoryEntry } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
-import { untilAborted } from '../interrupted.js';
-import { chartDigest, decideNoOp, digestLabels, inputDigest, inputLabels, sameInputs, valuesDigest, VALUES_DIGEST_LABEL, type ApplySettings, type InputDigests, type ReleaseDigests } from '../release-digest.js';
+import { chartDigest, decideNoOp, digestLabels, inputDigest, sameInputs, valuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests } from '../release-digest.js';
 import { planRecovery, recoverRelease } from '../release-recovery.js';
 import { successSummary } from '../report.js';
 import type { RunState } from '../run-state.js';
@@ -38,7 +37,7 @@ import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
 import { startCommand, withAirgap, type AirgapSetup, type CommandStart } from './prepare.js';
 import { describeOccurrence } from '../images/image-plan.js';
-import type { UpgradeArguments, ValuesArguments } from '../helm/helm-args.js';
+import type { ValuesArguments } from '../helm/helm-args.js';
 import type { RbacQueries } from '../rbac/rbac-preflight.js';
 
 export const installOptionTable = {
@@ -104,14 +103,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // release read shows a comparison or an upgrade ahead (--force-upgrade: at once).
   const known = inputDigests(o, chart.path, resolved);
   let digestsPromise: Promise<ReleaseDigests> | undefined;
-  let digestsKnown: ReleaseDigests | undefined;
   const digests = (): Promise<ReleaseDigests> => {
     if (!digestsPromise) {
       digestsPromise = releaseDigests(o, known, helm, resolved, state.signal);
-      digestsPromise.then(
-        (d) => (digestsKnown = d),
-        () => undefined,
-      );
+      digestsPromise.catch(() => undefined);
     }
     return digestsPromise;
   };
@@ -132,8 +127,6 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // (an unchanged redeploy, or a run that could not read the release, gives them up: stop()).
   const discovering = readClusterDiscovery(kube.config);
   let lease: ReleaseLease | undefined;
-  /** The values digest being added to a revision helm labelled without it (never rejects). */
-  let labelling: Promise<void> | undefined;
   let recordsUnderLease: Promise<RevisionLabels[]> | undefined;
   const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal) => {
     stage('waiting for the release lease');
@@ -198,8 +191,8 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       const revision = await unchangedRevision(current);
       if (revision !== undefined) return unchanged(revision, await noOpDigests());
     }
-    // Past the no-op the upgrade's labels need the digests: helm's merge of the values is asked
-    // now, or (the quick way below) once helm has rendered, so that its CPU does not slow helm's.
+    // Past the no-op: the upgrade's labels need the digests.
+    void digests();
     // Every render from here on (image plan, hints, render check, RBAC) sees the
     // cluster's version and APIs, as helm upgrade will (the first helm template waits for them),
     // and the RBAC preflight each kind's resource and scope, from the discovery asked above. For a
@@ -208,65 +201,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     const discovery: Promise<ClusterDiscovery> | undefined = current === undefined ? undefined : discovering.read();
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
-    /**
-     * helm upgrade --install from the moment it may apply (run: started now, or already started
-     * and held at the render gate until now) to the summary: progress while helm waits, a stop
-     * when a pod cannot become ready or another installer took the Lease, the causes of a failure.
-     */
-    const upgraded = async (
-      held: ReleaseLease,
-      everDeployed: boolean,
-      about: { takeOwnership: boolean; revisions: number },
-      run: (helmSignal: AbortSignal) => Promise<{ revision?: number }>,
-    ): Promise<number> => {
-      stage(everDeployed ? 'upgrade' : 'install');
-      logger.info({ release, action: state.progress.action, ...about }, 'running helm upgrade --install');
-      // While helm waits: progress at intervals, and a stop when a pod cannot become ready.
-      const failFast = new AbortController();
-      const scope = { kube, namespace, release, since: started };
-      const watch = watchWhileHelmWaits(scope, {
-        intervalMs: o.progressInterval,
-        failFastMs: o.failFastAfter > 0 ? o.failFastAfter : Number.POSITIVE_INFINITY,
-        logger,
-        onHopeless: () => failFast.abort(),
-      });
-      let revision: number | undefined;
-      try {
-        // Stop helm if another installer takes the Lease (this run stalled past its duration).
-        ({ revision } = await run(AbortSignal.any([state.signal, held.lost, failFast.signal])));
-      } catch (err) {
-        if (held.lost.aborted) throw held.lost.reason;
-        if (watch.failedFast) throw failedFastError(release, state.progress.action, watch.failedFast, o.failFastAfter);
-        if (err instanceof HelmOperationError) throw await withCauses(err, scope, watch.lastSeen);
-        throw err;
-      } finally {
-        watch.stop();
-      }
-      logger.info({ release, revision }, 'done');
-      writeSync(
-        2,
-        `${successSummary({ release, namespace, action: everDeployed ? 'upgraded' : 'installed', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`,
-      );
-      return 0;
-    };
-    return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap, workDir) => {
+    return await withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
       const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
       const render = () => renderCheck(start, airgap, values, namespace, state.signal);
-      const takingOwnership = (everDeployed: boolean) => o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
-      /** helm upgrade's arguments for this run (the post-renderer, if any, is the caller's). */
-      const upgradeArgs = (takeOwnership: boolean, labels: Record<string, string>): UpgradeArguments => ({
-        release,
-        chart: chart.path,
-        namespace,
-        values,
-        timeout: o.timeout,
-        historyMax: o.historyMax,
-        dryRun: false,
-        takeOwnership,
-        postRendererArgs: [],
-        extraArgs: o.helmArgs,
-        labels,
-      });
       // The release namespace's rules review needs no render, nor the access reviews of the CRD
       // verbs when the chart ships CRDs: asked as soon as the cluster answered, while helm renders.
       let queries: Promise<RbacQueries> | undefined;
@@ -299,60 +236,6 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), rbacQueries()]);
         await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, q);
       };
-
-      // The quick way (gated-upgrade.ts): helm upgrade starts now, renders while the Lease is
-      // taken, and waits at the render gate until the RBAC preflight has passed on what it
-      // rendered. Not taken (or given up with helm stopped at the gate): the usual way below.
-      const lastSeen = current?.at(-1);
-      const { gatedUpgrade, gateEligibility } = await import('./gated-upgrade.js');
-      const eligible =
-        current !== undefined && !o.skipPreflight
-          ? gateEligibility({ helmMajor: helm.major, rewriting: airgap.postRendererArgs.length > 0, helmArgs: o.helmArgs, chart, last: lastSeen })
-          : undefined;
-      if (!eligible) void digests();
-      if (eligible) {
-        const everDeployed = lastSeen !== undefined;
-        const takeOwnership = takingOwnership(everDeployed);
-        // helm's merge of the values may still run (a first install does not wait for it): the
-        // values digest is then added to the revision's record once helm is done.
-        const merged = digestsKnown;
-        const code = await gatedUpgrade({
-          helm,
-          state,
-          logger,
-          workDir,
-          eligible,
-          discovery,
-          args: upgradeArgs(takeOwnership, merged ? digestLabels(merged) : inputLabels(known)),
-          rbacCheck,
-          acquire: (checked, signal) => acquire(checked, signal),
-          recordsUnderLease: () => recordsUnderLease ?? records.current(),
-          last: lastSeen,
-          upgraded: (held, run) =>
-            upgraded(held, everDeployed, { takeOwnership, revisions: current?.length ?? 0 }, async (helmSignal) => {
-              const upgrading = run(helmSignal);
-              if (!merged) void digests();
-              const result = await upgrading;
-              // Awaited with the Lease's release (below), not before the summary.
-              if (!merged && result.revision !== undefined) labelling = addValuesDigest(result.revision);
-              return result;
-            }),
-        });
-        if (code !== undefined) return code;
-        void digests();
-      }
-      /** The values digest of a revision helm labelled without it; a failure costs one no-op only. */
-      async function addValuesDigest(revision: number): Promise<void> {
-        try {
-          const { values } = await digests();
-          await records.addLabels(revision, { [VALUES_DIGEST_LABEL]: values });
-        } catch (error) {
-          logger.warn(
-            { revision, cause: error instanceof Error ? error.message.split('\n')[0] : String(error) },
-            'could not label the revision with its values digest: the next redeploy is skipped only when its inputs are byte for byte the same',
-          );
-        }
-      }
 
       let held: ReleaseLease;
       // A cluster not reachable yet: the checks first (a values mistake is reported as such).
@@ -462,20 +345,58 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         }
       }
       const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
-      const takeOwnership = takingOwnership(everDeployed);
+      const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
       // Awaited only now: a first install (nothing to compare) renders and checks while helm merges
       // the values for the labels, instead of after it.
       const labels = digestLabels(await digests());
 
-      return await upgraded(held, everDeployed, { takeOwnership, revisions: history.length }, (helmSignal) =>
-        helm.upgradeInstall(
-          { ...upgradeArgs(takeOwnership, labels), postRendererArgs: airgap.postRendererArgs },
-          { signal: helmSignal, env: airgap.env },
-        ),
+      stage(everDeployed ? 'upgrade' : 'install');
+      logger.info({ release, action: state.progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
+      // While helm waits: progress at intervals, and a stop when a pod cannot become ready.
+      const failFast = new AbortController();
+      const scope = { kube, namespace, release, since: started };
+      const watch = watchWhileHelmWaits(scope, {
+        intervalMs: o.progressInterval,
+        failFastMs: o.failFastAfter > 0 ? o.failFastAfter : Number.POSITIVE_INFINITY,
+        logger,
+        onHopeless: () => failFast.abort(),
+      });
+      let revision: number | undefined;
+      try {
+        ({ revision } = await helm.upgradeInstall(
+          {
+            release,
+            chart: chart.path,
+            namespace,
+            values,
+            timeout: o.timeout,
+            historyMax: o.historyMax,
+            dryRun: false,
+            takeOwnership,
+            postRendererArgs: airgap.postRendererArgs,
+            extraArgs: o.helmArgs,
+            labels,
+          },
+          { signal: AbortSignal.any([signal, failFast.signal]), env: airgap.env },
+        ));
+      } catch (err) {
+        if (held.lost.aborted) throw held.lost.reason;
+        if (watch.failedFast) throw failedFastError(release, state.progress.action, watch.failedFast, o.failFastAfter);
+        if (err instanceof HelmOperationError) throw await withCauses(err, scope, watch.lastSeen);
+        throw err;
+      } finally {
+        watch.stop();
+      }
+
+      logger.info({ release, revision }, 'done');
+      writeSync(
+        2,
+        `${successSummary({ release, namespace, action: everDeployed ? 'upgraded' : 'installed', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`,
       );
+      return 0;
     }, { chartValuesByCaller: true });
   } finally {
-    await Promise.all([(lease as ReleaseLease | undefined)?.release(), labelling]);
+    await (lease as ReleaseLease | undefined)?.release();
   }
 }
 
@@ -632,4 +553,23 @@ function stageGate(state: RunState): (name: string) => void {
     }
     state.progress.action = name;
   };
+}
+
+/** Rejects as soon as the signal fires (the work itself changes nothing, so it is left behind). */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  if (signal.aborted) throw interrupted(what);
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(interrupted(what));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function interrupted(what: string): TransientError {
+  return new TransientError(`interrupted (SIGTERM/SIGINT) during ${what}; nothing was changed`, { hint: 'Run the installer again.' });
 }

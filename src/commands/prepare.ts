@@ -47,7 +47,7 @@ export async function withAirgap<T>(
   o: CommonOptions,
   start: Pick<CommandStart, 'chart' | 'helm' | 'release' | 'logger'>,
   userValues: ValuesArguments,
-  fn: (setup: AirgapSetup, workDir: string) => Promise<T>,
+  fn: (setup: AirgapSetup) => Promise<T>,
   options: { chartValuesByCaller?: boolean } = {},
 ): Promise<T> {
   // The chart's values.yaml files, if startCommand deferred them: read and checked (exit 3 naming
@@ -64,7 +64,7 @@ export async function withAirgap<T>(
         ? { extraPaths: o.imagePaths.map(parseImagePath), generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] }
         : await (await import('../airgap.js')).prepareAirgap(o, start, userValues, workDir);
     try {
-      return await fn(setup, workDir);
+      return await fn(setup);
     } catch (error) {
       // Helm only knows that its post-renderer failed; our post-renderer's report says why, and
       // helm stops before it touches a release when its post-renderer fails.

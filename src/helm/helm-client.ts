@@ -102,7 +102,7 @@ export class HelmClient {
   }
 
   /** The revision made (none for a dry run): read from helm's own output, else from its history. */
-  async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; killSignal?: AbortSignal; env?: Record<string, string> }): Promise<{ revision?: number }> {
+  async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<{ revision?: number }> {
     const out = await this.call(this.rateLimited(upgradeInstallArgs(a, this.major), a.extraArgs.length), {
       action: a.dryRun ? 'dry-run install/upgrade' : 'install/upgrade',
       release: a.release,
@@ -133,14 +133,13 @@ export class HelmClient {
 
   private async call(
     args: string[],
-    o: { action: string; release: string; stream?: boolean; signal?: AbortSignal; killSignal?: AbortSignal; env?: Record<string, string> },
+    o: { action: string; release: string; stream?: boolean; signal?: AbortSignal; env?: Record<string, string> },
   ): Promise<{ stdout: string; stderr: string }> {
     const out = await this.runner.run({
       args,
       displayArgs: this.options.maskArgs(args),
       stream: o.stream,
       signal: o.signal,
-      killSignal: o.killSignal,
       env: this.env(o.env),
     });
     if (!out.ok) throw classifyHelmFailure({ release: o.release, action: o.action, ...out });

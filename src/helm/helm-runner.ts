@@ -15,8 +15,6 @@ export interface HelmCall {
   /** Log each output line (install/upgrade) or keep quiet (JSON queries). */
   stream?: boolean;
   signal?: AbortSignal;
-  /** SIGKILL at once when it fires (a helm that has written nothing yet: held at the render gate). */
-  killSignal?: AbortSignal;
   input?: string;
 }
 
@@ -40,7 +38,6 @@ export class HelmRunner {
       env: call.env,
       input: call.input,
       signal: call.signal,
-      killSignal: call.killSignal,
       // Helm 4 catches SIGTERM but a `template` goes on rendering to the end (a minute, for a
       // heavy chart): a call that changes nothing in the cluster is killed at once when canceled.
       // Calls that change the release only get SIGTERM, so helm can mark it failed or roll back.

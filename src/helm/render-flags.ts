@@ -103,8 +103,3 @@ export function checkInstallHelmArgs(args: string[], rewriting: boolean): string
   }
   return undefined;
 }
-
-/** Whether install's helm arguments bring a post-renderer of the user's (helm keeps the last one). */
-export function hasOwnPostRenderer(args: string[]): boolean {
-  return args.some((arg) => /^--post-renderer(-args)?(=|$)/.test(arg));
-}

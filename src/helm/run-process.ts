@@ -15,8 +15,6 @@ export interface ProcessOptions {
   maxBuffer?: number;
   /** After an abort, SIGKILL if the process still runs this long after SIGTERM (calls safe to kill). */
   killAfterMs?: number;
-  /** SIGKILL at once when this fires: for a process known to have changed nothing yet. */
-  killSignal?: AbortSignal;
   /** Called with each stream as it starts, e.g. to log its lines as they come. */
   onStreams?: (stdout: Readable, stderr: Readable) => void;
 }
@@ -70,12 +68,6 @@ export function runProcess(file: string, args: string[], o: ProcessOptions = {})
     };
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener('abort', onAbort, { once: true });
-    const onKill = () => {
-      canceled = true;
-      child.kill('SIGKILL');
-    };
-    if (o.killSignal?.aborted) onKill();
-    else o.killSignal?.addEventListener('abort', onKill, { once: true });
     if (o.input !== undefined) {
       child.stdin?.on('error', () => {}); // helm may exit without reading all of it
       child.stdin?.end(o.input);
@@ -86,7 +78,6 @@ export function runProcess(file: string, args: string[], o: ProcessOptions = {})
     });
     child.on('close', (code, signal) => {
       o.signal?.removeEventListener('abort', onAbort);
-      o.killSignal?.removeEventListener('abort', onKill);
       clearTimeout(killTimer);
       resolve({
         exitCode: spawnError === undefined && code !== null ? code : undefined,

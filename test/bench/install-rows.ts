@@ -11,7 +11,6 @@ import { kubectl } from '../cluster/kube.js';
 import { topUpVolumePool } from '../cluster/volume-pool.js';
 import { appDir, cliPath, helm4, tempDir } from '../helpers.js';
 import { alternate, markdownTable, timed, type Row } from './measure.js';
-import { RENDER_GATE_PLUGIN } from '../../src/helm/render-gate.js';
 
 export interface InstallBenchOptions {
   runs: number;
@@ -29,22 +28,14 @@ export interface InstallBenchOptions {
  */
 const SCALE_HELM_ENV = { HELM_QPS: '1000', HELM_BURST_LIMIT: '2000' };
 
-/**
- * The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line), less
- * the installer's render gate (a plain helm has no checks of ours to wait for).
- */
+/** The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line). */
 function upgradeArgv(log: string): string[] {
   for (const line of log.split('\n')) {
     if (!line.startsWith('{')) continue;
     const entry = JSON.parse(line) as { helm?: string; argv?: string[] };
-    if (entry.helm === 'upgrade' && entry.argv) return withoutGate(entry.argv);
+    if (entry.helm === 'upgrade' && entry.argv) return entry.argv;
   }
   throw new Error('the installer logged no helm upgrade argv (is --log-level debug honoured?)');
-}
-
-function withoutGate(argv: string[]): string[] {
-  const i = argv.indexOf(RENDER_GATE_PLUGIN);
-  return i > 0 && argv[i - 1] === '--post-renderer' ? [...argv.slice(0, i - 1), ...argv.slice(i + 1)] : argv;
 }
 
 function withNamespace(argv: string[], namespace: string): string[] {
