@@ -35,9 +35,8 @@ RUN --mount=type=cache,target=/root/.npm \
  && cp node_modules/.helm-installer/helm4.version /tmp/helm.version
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
-# The compiled CLI, the Kubernetes client bundled into one file (dist/vendor) and the post-renderer
-# bundled into one file (dist/bundle): fast to load.
-RUN npx tsc -p tsconfig.build.json && node test/tools/bundle-kubernetes-client.mjs && node test/tools/bundle-post-render.mjs
+# The compiled CLI and the Kubernetes client bundled into one file (dist/vendor): fast to load.
+RUN npx tsc -p tsconfig.build.json && node test/tools/bundle-kubernetes-client.mjs
 
 FROM ${BASE_IMAGE}
 ARG VERSION=0.1.0
@@ -58,7 +57,7 @@ COPY --from=build /src/dist dist
 COPY package.json ./
 COPY app app
 # Nothing is written outside /tmp (mount an emptyDir there): helm's cache, config and plugins
-# (our post-renderer), the merged values, HOME. So the root filesystem can be read-only.
+# (our post-renderer's shim and its requests), the merged values, HOME. So the root filesystem can be read-only.
 # Node's compile cache is kept in the image (NODE_COMPILE_CACHE), not in /tmp (see below).
 ENV HOME=/tmp HELM_CACHE_HOME=/tmp/helm/cache HELM_CONFIG_HOME=/tmp/helm/config HELM_DATA_HOME=/tmp/helm/data \
     HELM_BIN=/usr/local/bin/helm HELM_INSTALLER_TERMINATION_LOG=/dev/termination-log NODE_ENV=production \
@@ -72,5 +71,7 @@ USER 65532:65532
 # finds no directory of its own and runs without a cache, as before.
 RUN --mount=type=bind,from=build,source=/src/test/tools/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs \
     node /tmp/warm-compile-cache.mjs /opt/helm-installer
-ENTRYPOINT ["node", "/opt/helm-installer/dist/src/cli.js"]
+# A young generation of 1 MB (Node's default grows to 16 MB per semi-space): the installer hosts the
+# post-render rewrite (src/images/post-render-host.ts), and this keeps what it adds near its input.
+ENTRYPOINT ["node", "--max-semi-space-size=1", "/opt/helm-installer/dist/src/cli.js"]
 CMD ["install"]

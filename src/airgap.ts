@@ -40,6 +40,8 @@ export interface AirgapSetup {
   env: Record<string, string>;
   /** The post-renderer's own failure, when it reported one (see post-render-run.ts). */
   postRenderFailure?: () => Promise<InstallerError | undefined>;
+  /** Stops serving helm's post-renders: once the run's last helm has ended. */
+  dispose?: () => void;
   /** The run's image plan (with --registry): what the chart deploys and each image's local name. */
   plan?: ImagePlan;
   /**
@@ -143,6 +145,7 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
     postRendererArgs: postRenderer.helmArgs,
     env: postRenderer.env,
     postRenderFailure: () => postRenderFailure(postRenderer.reportFile),
+    dispose: postRenderer.dispose,
     ...(plan ? { plan } : {}),
     ...(rendered ? { rendered } : {}),
     rewrite,

@@ -8,6 +8,12 @@ import { packageRoot } from '../src/helm/helm-binary.js';
 // The package root whether this runs from test/ (vitest) or dist/test/ (bench scripts).
 export const repoRoot = packageRoot();
 export const cliPath = join(repoRoot, 'dist', 'src', 'cli.js');
+/**
+ * The Node flags the installer runs with, as the image's ENTRYPOINT and the bin's shebang give
+ * them (test/unit/dockerfile.test.ts checks all three agree): a young generation of 1 MB, so the
+ * post-render rewrite it hosts (src/images/post-render-host.ts) adds little more than its input.
+ */
+export const installerNodeArgs = ['--max-semi-space-size=1'];
 export const helm4 = join(repoRoot, 'node_modules', '.helm-installer', 'helm4');
 export const helm3 = join(repoRoot, 'node_modules', '.helm-installer', 'helm3');
 export const kubectlBin = join(repoRoot, 'node_modules', '.helm-installer', 'kubectl');
@@ -26,7 +32,7 @@ export interface CliResult {
 
 /** Spawns the built CLI (npm test builds it first) the way a Job would: argv plus env. */
 export async function runCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
-  const r = await execa(process.execPath, [cliPath, ...args], {
+  const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
     reject: false,
     env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...options.env },
     timeout: options.timeoutMs ?? 300_000,

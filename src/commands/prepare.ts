@@ -69,6 +69,8 @@ export async function withAirgap<T>(
       // Helm only knows that its post-renderer failed; our post-renderer's report says why, and
       // helm stops before it touches a release when its post-renderer fails.
       throw (await setup.postRenderFailure?.()) ?? error;
+    } finally {
+      setup.dispose?.();
     }
   });
 }

@@ -1,10 +1,8 @@
-// What the post-renderer process does, apart from touching its own stdio: read the plan, rewrite
-// the stream, and append a report line. Helm 4 throws a post-renderer plugin's stderr away, so
-// the report file is the only channel that reliably reaches the installer. The report stays
-// small (counts and each distinct rewrite once), whatever the stream's size.
-// No node:crypto and no node:fs/promises: this runs as its own process on every render, and
-// loading those two adds 4 MB (OpenSSL's start) and 2 MB to its peak RSS (measured: 42 MB for
-// `node -e 0`, 46.6 with crypto, 44.6 with fs/promises). Its files are small or written once.
+// What the post-render does with one stream helm hands it (served in the installer's process by
+// post-render-host.ts): read the plan, rewrite the stream, and append a report line. Helm 4
+// throws a post-renderer's stderr away, so the report file is the only channel that reliably
+// reaches the installer's failure summary. The report stays small (counts and each distinct
+// rewrite once), whatever the stream's size.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
@@ -42,18 +40,6 @@ export interface PostRenderOutcome {
 /** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
 const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
 
-export function parsePlanArgument(argv: string[]): string {
-  let plan: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '--plan') plan = argv[++i];
-    else if (arg.startsWith('--plan=')) plan = arg.slice('--plan='.length);
-    else throw new UsageError(`post-render: unexpected argument "${arg}"`, { hint: 'Run it as post-render.js --plan <file>.' });
-  }
-  if (!plan) throw new UsageError('post-render: --plan <file> is required', { hint: 'Run it as post-render.js --plan <file>.' });
-  return plan;
-}
-
 export async function readPlanFile(file: string): Promise<PostRenderPlanFile> {
   let data: unknown;
   try {
@@ -84,28 +70,6 @@ export function toRewritePlan(plan: PostRenderPlanFile): RewritePlan {
 }
 
 /**
- * A full garbage collection after every few MB of documents read, when the process runs with
- * --expose-gc (POST_RENDER_NODE_ARGS). Each document's tree is garbage once read, but a large one
- * (a CRD, a dashboard ConfigMap) lives long enough to be promoted, and V8 lets the old generation
- * grow well past the live data before it collects: measured on public charts concatenated (48 MB),
- * peak RSS 350 MB without, 205 MB with (60 MB of it Node's own); no cost on small documents.
- */
-function collectGarbageNow(): ((piece: ManifestPiece) => void) | undefined {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) return undefined;
-  let since = 0;
-  return (piece) => {
-    since += piece.text.length;
-    // Small documents die young and cost nothing; a full collection costs time, so only after
-    // large ones (or much input), at most once per 8 MB read.
-    if (since < 8 * MB || (since < 32 * MB && piece.text.length < MB)) return;
-    since = 0;
-    gc();
-  };
-}
-const MB = 1024 * 1024;
-
-/**
  * Splits a byte stream into documents as it arrives (UTF-8 decoded across chunk edges), handing
  * each to `sink` (an array, or the spill file) as soon as it is complete.
  */
@@ -128,21 +92,20 @@ export async function readPieces<S extends { push(piece: ManifestPiece): unknown
  * `stdout` of the outcome. Nothing is written unless the whole stream could be rewritten.
  */
 export async function runPostRender(
-  argv: string[],
+  planFile: string,
   input: string | AsyncIterable<Uint8Array | string>,
   write?: (chunk: string | Uint8Array) => void | Promise<void>,
 ): Promise<PostRenderOutcome> {
   let reportFile: string | undefined;
   let spilled: SpilledPieces | undefined;
   try {
-    const planFile = parsePlanArgument(argv);
     const plan = await readPlanFile(planFile);
     reportFile = plan.reportFile;
     // Beside the plan: the installer's own work directory, removed when its run ends.
     // Unique: the pid among live processes, the clock within one (SpilledPieces opens it O_EXCL).
     spilled = new SpilledPieces(join(dirname(planFile), `post-render-${process.pid}-${process.hrtime.bigint()}.spill`));
     const pieces = await readPieces(typeof input === 'string' ? [input] : input, spilled);
-    const prepared = prepareRewrite(pieces, toRewritePlan(plan), { afterDocument: collectGarbageNow() });
+    const prepared = prepareRewrite(pieces, toRewritePlan(plan));
     await appendReport(reportFile, { ok: true, at: new Date().toISOString(), ...prepared.summary });
     const chunks: string[] = [];
     const decoder = new TextDecoder('utf-8');

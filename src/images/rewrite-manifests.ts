@@ -23,7 +23,7 @@ import {
   type PodSpecLocation,
   type RegistryOnlyOccurrence,
 } from './manifest-images.js';
-import { parsePiece, splitManifestStream, type ManifestPiece, type PieceSource } from './manifest-stream.js';
+import { parsePiece, splitManifestStream, type PieceSource } from './manifest-stream.js';
 import { applyEdits, rangeOf, scalarEdit, type TextEdit } from './text-edits.js';
 
 export interface RewritePlan {
@@ -126,7 +126,7 @@ export function rewriteManifests(text: string, plan: RewritePlan): RewriteResult
 export function prepareRewrite(
   pieces: PieceSource,
   plan: RewritePlan,
-  options: { collect?: boolean; afterDocument?: (piece: ManifestPiece) => void } = {},
+  options: { collect?: boolean } = {},
 ): PreparedRewrite {
   if (plan.imagePullSecret !== undefined && !(DNS_SUBDOMAIN.test(plan.imagePullSecret) && plan.imagePullSecret.length <= 253)) {
     throw new UsageError(`Image pull secret name "${plan.imagePullSecret}" is not a valid Kubernetes object name`, {
@@ -151,10 +151,7 @@ export function prepareRewrite(
     if (!crdsSearched && pieces.isCustomResourceDefinition?.(index)) continue;
     const piece = pieces.at(index)!;
     // Left as it is (pass 2 copies its text): no image can be found in it.
-    if (!mayHoldImages(piece, plan.extraPaths)) {
-      options.afterDocument?.(piece);
-      continue;
-    }
+    if (!mayHoldImages(piece, plan.extraPaths)) continue;
     const stream = parsePiece(piece);
     const located = locateAll(stream, plan.extraPaths);
     const locations = located.images;
@@ -199,7 +196,6 @@ export function prepareRewrite(
         }
       }
     }
-    options.afterDocument?.(piece);
   }
 
   // The same plan `images` and the preflight build (validation, collisions, exact KOTS names),

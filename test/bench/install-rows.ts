@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { kubectl } from '../cluster/kube.js';
 import { topUpVolumePool } from '../cluster/volume-pool.js';
-import { appDir, cliPath, helm4, tempDir } from '../helpers.js';
+import { appDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 import { alternate, markdownTable, timed, type Row } from './measure.js';
 
 export interface InstallBenchOptions {
@@ -106,7 +106,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     await topUpVolumePool(cluster.kubeconfig);
     const source = chart ? ['--chart', chart, '--base-values', join(dir, 'none.yaml')] : ['--values', customer];
     const namespace = await ns(`ours-${label}-${i < 0 ? 'w' : i}`);
-    const s = await timed(node, [cliPath, 'install', '--release', 'bench', '--namespace', namespace, '--log-level', 'debug', ...source], {
+    const s = await timed(node, [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', namespace, '--log-level', 'debug', ...source], {
       env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
     });
     lastArgv = upgradeArgv(s.stdout);
@@ -154,7 +154,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     say(`startup: helm-installer --version against helm version, ${runs} runs each`);
     const startup = await alternate(
       runs,
-      () => timed(node, [cliPath, '--version'], { env }),
+      () => timed(node, [...installerNodeArgs, cliPath, '--version'], { env }),
       () => timed(helm4, ['version', '--short'], { env }),
     );
     rows.push({ comparison: 'startup: `--version`', ...startup, referenceName: '`helm version`', maxRatio: 2, goal: 'at most 2x' });
@@ -168,7 +168,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     say(`no-op redeploy: the same install again on a deployed release, ${runs} runs each`);
     const oursNs = await ns('noop-ours');
     const helmNs = await ns('noop-helm');
-    const ourArgs = [cliPath, 'install', '--release', 'bench', '--namespace', oursNs, '--values', customer];
+    const ourArgs = [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', oursNs, '--values', customer];
     await timed(node, ourArgs, { env });
     await timed(helm4, withNamespace(lastArgv, helmNs), { env });
     const [oursBefore, helmBefore] = [await lastRevision('bench', oursNs, env), await lastRevision('bench', helmNs, env)];

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appDir, cliPath, helm4, repoRoot, tempDir } from '../helpers.js';
+import { appDir, cliPath, installerNodeArgs, helm4, repoRoot, tempDir } from '../helpers.js';
 
 const dir = tempDir('hostile');
 const spyLog = join(dir, 'helm-calls.log');
@@ -43,7 +43,7 @@ async function runMeasured(args: string[], env: Record<string, string>) {
   const termination = join(dir, `termination-${rows.length}-${Date.now()}`);
   writeFileSync(termination, '');
   const started = performance.now();
-  const child = execa(process.execPath, ['--import', preload, cliPath, ...args], {
+  const child = execa(process.execPath, [...installerNodeArgs, '--import', preload, cliPath, ...args], {
     reject: false,
     timeout: 60_000,
     env: { HELM_BIN: spy, KUBECONFIG: kubeconfig, PEAK_RSS_FILE: rssFile, HELM_INSTALLER_TERMINATION_LOG: termination, ...env },

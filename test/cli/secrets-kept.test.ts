@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliPath, tempDir } from '../helpers.js';
+import { cliPath, installerNodeArgs, tempDir } from '../helpers.js';
 
 const dir = tempDir('secrets-kept');
 const chart = join(dir, 'vault-shop');
@@ -109,7 +109,7 @@ interface Run {
 async function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const termination = join(dir, `termination-${Math.random().toString(36).slice(2)}`);
   writeFileSync(termination, '');
-  const r = await execa(process.execPath, [cliPath, ...args], {
+  const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
     reject: false,
     timeout: 120_000,
     env: { KUBECONFIG: kubeconfig, HELM_INSTALLER_TERMINATION_LOG: termination, ...env },

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cliPath, helm4, tempDir } from '../helpers.js';
+import { cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 
 const dir = tempDir('uncaught');
 const kubeconfig = join(dir, 'kubeconfig');
@@ -20,7 +20,7 @@ async function faultDuringInstall(fault: string, id: string) {
   writeFileSync(plant, `process.on('SIGUSR2', () => { ${fault} });\n`);
   const termination = join(dir, `${id}-termination-log`);
   writeFileSync(termination, '');
-  const child = execa(process.execPath, ['--import', plant, cliPath, 'install', '--set', 'db.password=s3cr3t-Uncaught'], {
+  const child = execa(process.execPath, [...installerNodeArgs, '--import', plant, cliPath, 'install', '--set', 'db.password=s3cr3t-Uncaught'], {
     env: { HELM_BIN: helm4, KUBECONFIG: kubeconfig, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CONNECT_TIMEOUT: '120s' },
     reject: false,
     timeout: 150_000,

@@ -13,6 +13,7 @@ import { checkImagesExist } from '../../src/images/registry-preflight.js';
 import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from '../images/registry.js';
 import { ensureCluster } from './control-plane.js';
 import { getJson } from './kube.js';
+import { installerNodeArgs } from '../helpers.js';
 import { kubectlPath, repoRoot } from './paths.js';
 
 const release = process.env.HELM_INSTALLER_RELEASE ?? 'storefront';
@@ -73,7 +74,7 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
   // demo pins it to the digest of the image it pushes (a vendor's bundle carries the real one).
   const digest = await pushTestImage(registry, 'acme/alpine', 'pinned');
   const pin = `report.image.digest=${digest}`;
-  const listed = await execa(process.execPath, [cli(), 'images', '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin], { env, reject: false });
+  const listed = await execa(process.execPath, [...installerNodeArgs, cli(), 'images', '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin], { env, reject: false });
   if (listed.exitCode !== 0) {
     say(String(listed.stderr));
     return listed.exitCode ?? 1;
@@ -102,7 +103,7 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
 async function runInstaller(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const logFile = join(logDir, `${name}.log`);
   say(`$ helm-installer install ${args.map((a) => (a.startsWith('/') ? relative(process.cwd(), a) : a)).join(' ')}`);
-  const run = await execa(process.execPath, [cli(), 'install', ...args, '--termination-log', join(logDir, `${name}.termination-log`)], {
+  const run = await execa(process.execPath, [...installerNodeArgs, cli(), 'install', ...args, '--termination-log', join(logDir, `${name}.termination-log`)], {
     env,
     reject: false,
     all: true,

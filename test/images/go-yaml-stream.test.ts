@@ -4,7 +4,7 @@
 // Oracle: helm 3 passes the templates' own text, which the `yaml` package reads strictly; the
 // objects our reader gets from helm 4's stream must be exactly those.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
@@ -14,7 +14,6 @@ import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 
 const CHART = join(repoRoot, 'test/fixtures/charts/go-yaml-strings');
-const SCRIPT = join(repoRoot, 'dist/bundle/post-render.js');
 const HELM = { 3: helm3, 4: helm4 } as const;
 const L = 'registry.local:5000/app';
 const SOURCE_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
@@ -58,7 +57,6 @@ function comparable(objects: unknown[]): unknown[] {
 }
 
 beforeAll(async () => {
-  if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: run "npm run build" first`);
   dir = tempDir('go-yaml-stream');
   // A post-renderer plugin that only records its stdin and hands it back.
   const plugins = join(dir, 'plugins');
@@ -104,9 +102,8 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer on go-ya
       workDir: work,
       helmMajor: major,
       plan: { registry: parseRegistryAddress(L), extraPaths: [] },
-      scriptPath: SCRIPT,
     });
-    const r = await execa(HELM[major], ['template', 'r', CHART, ...setup.helmArgs], { reject: false, env: { ...setup.env, ...helmEnv(work) } });
+    const r = await execa(HELM[major], ['template', 'r', CHART, ...setup.helmArgs], { reject: false, env: { ...setup.env, ...helmEnv(work) } }).finally(setup.dispose);
     expect(r.exitCode, r.stderr).toBe(0);
     const expected = structuredClone(helm3Objects) as any[];
     const containers = expected.find((o) => o.kind === 'Deployment').spec.template.spec.containers;

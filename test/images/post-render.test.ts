@@ -3,14 +3,13 @@ import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { parse } from 'yaml';
-import { parsePlanArgument, readPostRenderReports, runPostRender } from '../../src/images/post-render-run.js';
+import { readPostRenderReports, runPostRender } from '../../src/images/post-render-run.js';
 import { pluginYaml, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
+import { shimScript, startPostRenderHost } from '../../src/images/post-render-host.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
-import { UsageError } from '../../src/errors.js';
 
-const SELF = fileURLToPath(import.meta.url);
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'post-render-'));
@@ -34,28 +33,16 @@ async function writePlan(plan: object): Promise<string> {
   return file;
 }
 
-describe('parsePlanArgument', () => {
-  it('takes --plan <file> and --plan=<file>', () => {
-    expect(parsePlanArgument(['--plan', '/a'])).toBe('/a');
-    expect(parsePlanArgument(['--plan=/a,b'])).toBe('/a,b');
-  });
-  it('refuses anything else', () => {
-    expect(() => parsePlanArgument([])).toThrow(UsageError);
-    expect(() => parsePlanArgument(['--plan'])).toThrow(/required/);
-    expect(() => parsePlanArgument(['--plan=/a', 'extra'])).toThrow(/unexpected argument "extra"/);
-  });
-});
-
 describe('runPostRender', () => {
   it('rewrites, reports every image and the template of each (helm 4 annotation)', async () => {
     const reportFile = join(dir, 'report.jsonl');
     const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
-    const outcome = await runPostRender(['--plan', plan], POD);
+    const outcome = await runPostRender(plan, POD);
     expect(outcome).toMatchObject({ exitCode: 0, stderr: '' });
     expect(outcome.stdout).toBe(POD.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27'));
     // The stream was spilled beside the plan while it ran, and nothing of it is left there.
     expect(readdirSync(dirname(plan)).filter((f) => f.endsWith('.spill'))).toEqual([]);
-    await runPostRender([`--plan=${plan}`], POD);
+    await runPostRender(plan, POD);
     const reports = await readPostRenderReports(reportFile);
     expect(reports).toHaveLength(2);
     expect(reports[0]).toEqual({
@@ -104,7 +91,7 @@ describe('runPostRender', () => {
     const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
 
     const written: (string | Uint8Array)[] = [];
-    const outcome = await runPostRender(['--plan', plan], stream, (chunk) => void written.push(chunk));
+    const outcome = await runPostRender(plan, stream, (chunk) => void written.push(chunk));
     expect(outcome).toEqual({ exitCode: 0, stdout: '', stderr: '' });
     const bytes = written.filter((c): c is Uint8Array => typeof c !== 'string');
     expect(Buffer.concat(bytes).toString('utf8')).toBe(crd);
@@ -112,19 +99,19 @@ describe('runPostRender', () => {
     expect(bytes.length).toBe(Math.ceil(Buffer.byteLength(crd) / (64 * 1024)));
     expect(Buffer.concat(written.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8')).toBe(`${crd}---\n${rewrittenPod}`);
     // Collected instead of written: the same text, decoded across the chunk edges.
-    expect((await runPostRender(['--plan', plan], stream)).stdout).toBe(`${crd}---\n${rewrittenPod}`);
+    expect((await runPostRender(plan, stream)).stdout).toBe(`${crd}---\n${rewrittenPod}`);
     expect((await readPostRenderReports(reportFile))[0]).toMatchObject({ documents: 2, images: { occurrences: 1, distinct: 1 } });
 
     // An extra path naming the kind: the CRD is read and rewritten there, the rest of it kept.
     const withPath = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }], reportFile });
-    const edited = await runPostRender(['--plan', withPath], stream);
+    const edited = await runPostRender(withPath, stream);
     expect(edited.stdout).toBe(`${crd.replace('  image: nginx:1.27', '  image: registry.local:5000/app/nginx:1.27')}---\n${rewrittenPod}`);
   });
 
   it('fails with no stdout, the cause on stderr and in the report', async () => {
     const reportFile = join(dir, 'report.jsonl');
     const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
-    const outcome = await runPostRender(['--plan', plan], POD.replace('nginx:1.27', 'NGINX'));
+    const outcome = await runPostRender(plan, POD.replace('nginx:1.27', 'NGINX'));
     expect(outcome.exitCode).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(/demo\/templates\/pod.yaml \(key spec.containers\[0\].image\): Invalid image reference "NGINX"/);
@@ -138,15 +125,15 @@ describe('runPostRender', () => {
 
   it('reports a bad plan on stderr only (there is no report file to name)', async () => {
     const plan = await writePlan({ version: 2 });
-    const outcome = await runPostRender(['--plan', plan], POD);
+    const outcome = await runPostRender(plan, POD);
     expect(outcome).toMatchObject({ exitCode: 1, stdout: '' });
     expect(outcome.stderr).toMatch(/not a version 1 plan/);
-    expect((await runPostRender(['--plan', join(dir, 'missing.json')], POD)).stderr).toMatch(/cannot read the plan/);
+    expect((await runPostRender(join(dir, 'missing.json'), POD)).stderr).toMatch(/cannot read the plan/);
   });
 
   it('answers an empty stream with a comment, since helm refuses empty output', async () => {
     const plan = await writePlan({ version: 1, extraPaths: [], reportFile: join(dir, 'r.jsonl') });
-    const outcome = await runPostRender(['--plan', plan], '');
+    const outcome = await runPostRender(plan, '');
     expect(outcome.exitCode).toBe(0);
     expect(outcome.stdout.trim()).toMatch(/^# /);
   });
@@ -158,11 +145,21 @@ describe('runPostRender', () => {
 
 describe('preparePostRenderer', () => {
   const plan = { registry: parseRegistryAddress('registry.local:5000/app'), extraPaths: [], imagePullSecret: 'regcred' };
+  const disposers: (() => void)[] = [];
+  afterEach(() => {
+    for (const d of disposers.splice(0)) d();
+  });
+  const prepare = async (helmMajor: 3 | 4) => {
+    const setup = await preparePostRenderer({ workDir: dir, plan, helmMajor });
+    disposers.push(setup.dispose);
+    return setup;
+  };
 
-  it('helm 4: writes the plan and a postrenderer/v1 plugin under HELM_PLUGINS', async () => {
-    const setup = await preparePostRenderer({ workDir: dir, plan, helmMajor: 4, nodePath: '/usr/bin/node', scriptPath: SELF });
-    expect(setup.helmArgs).toEqual(['--post-renderer', 'helm-installer-images', `--post-renderer-args=--plan=${setup.planFile}`]);
+  it('helm 4: writes the plan and a postrenderer/v1 plugin that runs the shim with sh', async () => {
+    const setup = await prepare(4);
+    expect(setup.helmArgs).toEqual(['--post-renderer', 'helm-installer-images']);
     expect(setup.env).toEqual({ HELM_PLUGINS: join(dir, 'plugins') });
+    expect(setup.shim).toBe(join(dir, 'post-render.sh'));
     const plugin = parse(await readFile(join(dir, 'plugins/helm-installer-images/plugin.yaml'), 'utf8'));
     expect(plugin).toEqual({
       apiVersion: 'v1',
@@ -170,7 +167,7 @@ describe('preparePostRenderer', () => {
       version: '1.0.0',
       type: 'postrenderer/v1',
       runtime: 'subprocess',
-      runtimeConfig: { platformCommand: [{ command: '/usr/bin/node', args: ['--max-semi-space-size=1', '--expose-gc', '--no-maglev', '--no-opt', SELF] }] },
+      runtimeConfig: { platformCommand: [{ command: '/bin/sh', args: [join(dir, 'post-render.sh')] }] },
     });
     expect(JSON.parse(await readFile(setup.planFile, 'utf8'))).toEqual({
       version: 1,
@@ -182,20 +179,79 @@ describe('preparePostRenderer', () => {
     expect(await setup.readReport()).toEqual([]);
   });
 
-  it('helm 3: writes an executable wrapper script', async () => {
-    const setup = await preparePostRenderer({ workDir: dir, plan, helmMajor: 3, nodePath: "/opt/it's/node", scriptPath: SELF });
-    const [flag, script] = setup.helmArgs;
-    expect(flag).toBe('--post-renderer');
-    expect(((await stat(script!)).mode & 0o111) !== 0).toBe(true);
-    expect(await readFile(script!, 'utf8')).toContain(`exec '/opt/it'\\''s/node' --max-semi-space-size=1 --expose-gc --no-maglev --no-opt '${SELF}' --plan '${setup.planFile}'`);
+  it('helm 3: the shim itself is the executable', async () => {
+    const setup = await prepare(3);
+    expect(setup.helmArgs).toEqual(['--post-renderer', join(dir, 'post-render.sh')]);
+    expect(((await stat(setup.shim)).mode & 0o111) !== 0).toBe(true);
     expect(setup.env).toEqual({});
   });
 
-  it('refuses paths helm 4 would split or expand, and a missing script', async () => {
-    expect(() => pluginYaml('/opt/my node/node', '/x.js')).toThrow(/space or "\$"/);
-    expect(() => pluginYaml('/usr/bin/node', '/opt/$HOME/x.js')).toThrow(/expand/);
-    await expect(
-      preparePostRenderer({ workDir: dir, plan, helmMajor: 4, scriptPath: join(dir, 'nope.js') }),
-    ).rejects.toThrow(/does not exist/);
+  it('the shim hands the stream to this process and prints the rewrite; each request is cleaned up', async () => {
+    const setup = await prepare(3);
+    const r = await execa(setup.shim, { input: POD, reject: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const pod = parse(r.stdout) as { spec: { containers: { image: string }[]; imagePullSecrets: unknown } };
+    expect(pod.spec.containers[0]!.image).toBe('registry.local:5000/app/nginx:1.27');
+    expect(pod.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    expect(await setup.readReport()).toMatchObject([{ ok: true, documents: 1, images: { occurrences: 1, distinct: 1 } }]);
+    expect(readdirSync(dir).filter((f) => f.startsWith('request.'))).toEqual([]);
+  });
+
+  it('serves requests that arrive together, each its own stream', async () => {
+    const setup = await prepare(4);
+    const images = ['nginx:1.27', 'quay.io/acme/api:2.0', 'ghcr.io/acme/worker@sha256:' + 'a'.repeat(64)];
+    const runs = await Promise.all(images.map((image) => execa('/bin/sh', [setup.shim], { input: POD.replace('nginx:1.27', image), reject: false })));
+    expect(runs.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+    expect(runs.map((r) => (parse(r.stdout) as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image)).toEqual([
+      'registry.local:5000/app/nginx:1.27',
+      'registry.local:5000/app/api:2.0',
+      `registry.local:5000/app/worker@sha256:${'a'.repeat(64)}`,
+    ]);
+    expect(await setup.readReport()).toHaveLength(3);
+  });
+
+  it('a rewrite that fails: exit 1, the cause on stderr and in the report, nothing on stdout', async () => {
+    const setup = await prepare(3);
+    const r = await execa(setup.shim, { input: POD.replace('nginx:1.27', 'Acme/Web:1'), reject: false });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^helm-installer post-render: .*"Acme\/Web:1".*lowercase/);
+    expect(await setup.readReport()).toMatchObject([{ ok: false, error: { file: 'demo/templates/pod.yaml' } }]);
+  });
+});
+
+describe('the post-render host', () => {
+  it('fails the shim at once when the installer process is gone', async () => {
+    const gone = await execa('/bin/sh', ['-c', 'echo $$']);
+    const host = await startPostRenderHost(dir, async () => ({ exitCode: 0, stderr: '' }), Number(gone.stdout));
+    try {
+      const r = await execa(host.shim, { input: POD, reject: false, timeout: 20_000 });
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`helm-installer post-render: the installer (pid ${gone.stdout}) is not running`);
+    } finally {
+      host.dispose();
+    }
+  });
+
+  it('fails the shim when the installer stops while the rewrite runs (no helm left waiting)', async () => {
+    let started!: () => void;
+    const serving = new Promise<void>((resolve) => (started = resolve));
+    const host = await startPostRenderHost(dir, () => {
+      started();
+      return new Promise(() => undefined);
+    });
+    const shim = execa(host.shim, { input: POD, reject: false, timeout: 20_000 });
+    await serving;
+    host.dispose();
+    const r = await shim;
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('helm-installer post-render: the installer stopped before the rewrite ended');
+  });
+
+  it('refuses a path helm 4 would expand, or that the shim cannot quote', () => {
+    expect(() => pluginYaml('/tmp/$HOME/post-render.sh')).toThrow(/expand/);
+    expect(() => shimScript("/tmp/it's", "/tmp/it's/requests", 1)).toThrow(/cannot use the path/);
   });
 });

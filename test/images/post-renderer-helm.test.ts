@@ -1,7 +1,6 @@
-// The post-renderer against the real pinned helm 3 and helm 4, through `helm template`. Runs the
-// bundled dist/bundle/post-render.js (npm test builds first).
+// The post-renderer against the real pinned helm 3 and helm 4, through `helm template`: helm runs
+// the sh shim, and this process (the test's, as the installer's in a run) does the rewrite.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,7 +11,6 @@ import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { parseStream } from './manifest-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SCRIPT = join(ROOT, 'dist/bundle/post-render.js');
 const HELM = { 3: join(ROOT, 'node_modules/.helm-installer/helm3'), 4: join(ROOT, 'node_modules/.helm-installer/helm4') } as const;
 const L = 'registry.local:5000/app';
 
@@ -89,7 +87,6 @@ async function helmTemplate(major: 3 | 4, chartDir: string, workDir: string) {
     workDir,
     helmMajor: major,
     plan: { registry: parseRegistryAddress(L), extraPaths: [], imagePullSecret: 'regcred' },
-    scriptPath: SCRIPT,
   });
   const result = await execa(HELM[major], ['template', 'demo', chartDir, ...setup.helmArgs], {
     reject: false,
@@ -100,12 +97,11 @@ async function helmTemplate(major: 3 | 4, chartDir: string, workDir: string) {
       HELM_CONFIG_HOME: join(workDir, 'config'),
       HELM_DATA_HOME: join(workDir, 'data'),
     },
-  });
+  }).finally(setup.dispose);
   return { result, setup };
 }
 
 beforeAll(async () => {
-  if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: run "npx tsc -p tsconfig.json" (npm test does) first`);
   tmp = await mkdtemp(join(tmpdir(), 'post-renderer-helm-'));
   chart = join(tmp, 'chart');
   await writeChart(chart, 'nginx:1.27');

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { cliPath, helm3 } from '../helpers.js';
+import { cliPath, installerNodeArgs, helm3 } from '../helpers.js';
 import { history, install, kubeconfig } from './cluster-helpers.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });
@@ -15,7 +15,7 @@ const leaseName = 'helm-installer-storefront';
 
 /** The built CLI in its own process group, so the test can SIGKILL it together with its helm. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
-  return execa(process.execPath, [cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', ...args], {
+  return execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', ...args], {
     env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...env },
     reject: false,
     detached: true,

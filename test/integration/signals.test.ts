@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { cliPath, helm4, tempDir } from '../helpers.js';
+import { cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 import { copyChart, history, install, kubeconfig } from './cluster-helpers.js';
 
 describe('signals', () => {
@@ -14,7 +14,7 @@ describe('signals', () => {
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const child = execa(
       process.execPath,
-      [cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere'],
+      [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere'],
       // No SIGKILL after the SIGTERM: the rollback helm then does may take longer than execa's default 5 s.
       { env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none') }, reject: false, forceKillAfterDelay: false },
     );
@@ -53,7 +53,7 @@ describe('signals', () => {
 
 /** The built CLI, in its own process group; its JSON log lines can be awaited as they come. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
-  const child = execa(process.execPath, [cliPath, 'install', '--release', 'storefront', '--namespace', ns, ...args], {
+  const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, ...args], {
     env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), ...env },
     reject: false,
     detached: true,

@@ -7,7 +7,7 @@ import { execa } from 'execa';
 import { stringify } from 'yaml';
 import { getJson } from '../cluster/kube.js';
 import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
-import { cliPath, repoRoot, tempDir } from '../helpers.js';
+import { cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
 import { kubeconfig } from './cluster-helpers.js';
 
 export const WAIT_CAUSES_CHART = join(repoRoot, 'test/fixtures/charts/wait-causes');
@@ -51,7 +51,7 @@ export async function observedInstall(release: string, namespace: string, args: 
   const termination = join(dir, 'termination-log');
   writeFileSync(termination, '');
   const started = Date.now();
-  const child = execa(process.execPath, [cliPath, 'install', '--chart', WAIT_CAUSES_CHART, '--release', release, '--namespace', namespace, ...args], {
+  const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--chart', WAIT_CAUSES_CHART, '--release', release, '--namespace', namespace, ...args], {
     env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: termination },
     reject: false,
     timeout: 900_000,

@@ -4,13 +4,24 @@
 // about a thousand modules: see the entry file for the figures.
 import { build } from 'esbuild';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
-import { nodeEsm, root } from './esbuild-node-esm.mjs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 await build({
-  ...nodeEsm,
+  // One minified ES module for the Node 24 the image runs, and a `require` for the CommonJS code
+  // inside (the client's dependencies require node's built-ins and their own files).
+  bundle: true,
+  minify: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  legalComments: 'eof',
+  logLevel: 'warning',
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   entryPoints: [join(root, 'src', 'cluster', 'kubernetes-client-entry.ts')],
   outfile: join(root, 'dist', 'vendor', 'kubernetes-client.js'),
   plugins: [builtinsByRequire()],

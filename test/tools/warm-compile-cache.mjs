@@ -16,11 +16,10 @@ if (!root || !process.env.NODE_COMPILE_CACHE) throw new Error('usage: NODE_COMPI
 const cache = enableCompileCache(process.env.NODE_COMPILE_CACHE);
 if (cache.status === constants.compileCacheStatus.FAILED) throw new Error(`compile cache not enabled: ${cache.message}`);
 
-// The two entry points run when imported (the CLI and the post-renderer): everything else only
-// declares. Their own code is a few lines; what they import is warmed here. The Kubernetes
+// The entry point runs when imported (the CLI): everything else only declares. Its own code is a few lines; what they import is warmed here. The Kubernetes
 // client's unbundled entry is left out: runs load its bundle (dist/vendor), and importing the
 // package itself would add its thousand modules to the cache for nothing.
-const skipped = new Set(['src/cli.js', 'src/post-render.js', 'src/cluster/kubernetes-client-entry.js'].map((f) => join(root, 'dist', f)));
+const skipped = new Set(['src/cli.js', 'src/cluster/kubernetes-client-entry.js'].map((f) => join(root, 'dist', f)));
 const modules = ['src', 'vendor']
   .flatMap((dir) => readdirSync(join(root, 'dist', dir), { recursive: true, withFileTypes: true }))
   .filter((e) => e.isFile() && e.name.endsWith('.js'))

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { helm4, repoRoot } from '../helpers.js';
+import { helm4, installerNodeArgs, repoRoot } from '../helpers.js';
 
 const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')
   .replace(/\\\n/g, ' ')
@@ -34,7 +34,10 @@ describe('Dockerfile', () => {
     expect(final).toMatch(/^USER 65532:65532$/m);
     const env = /^ENV (.*)$/m.exec(final)![1]!;
     for (const v of ['HOME', 'HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME']) expect(env).toMatch(new RegExp(`${v}=/tmp(/|\\s)`));
-    expect(final).toMatch(/^ENTRYPOINT \["node", "\/opt\/helm-installer\/dist\/src\/cli\.js"\]$/m);
+    // The same Node flags as the bin's shebang and the tests' and bench's spawns (installerNodeArgs).
+    const entrypoint = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(final)![1]!) as string[];
+    expect(entrypoint).toEqual(['node', ...installerNodeArgs, '/opt/helm-installer/dist/src/cli.js']);
+    expect(readFileSync(join(repoRoot, 'src', 'cli.ts'), 'utf8').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${installerNodeArgs.join(' ')}`);
     expect(final).toMatch(/^CMD \["install"\]$/m);
   });
 

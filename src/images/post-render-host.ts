@@ -1,0 +1,131 @@
+// The installer process serves helm's post-renderer slot itself. What helm runs there is a few
+// lines of sh (the shim), not a second Node process: a Node post-renderer cost every install with
+// --registry a process start (~0.1 s, most of it CPU on the core helm needs) and its own fixed
+// memory (about 50 MB: Node's binary pages and heap, the YAML library compiled again) on top of
+// the installer's, which already runs Node with that very code loaded.
+//
+// One request: the shim writes helm's stream to a file of its own request directory, makes a
+// FIFO there (`done`), writes the directory's path on the host's request FIFO, and reads the
+// exit code from `done`; the host rewrites `in` into `out` (and `err`), then writes the code.
+// The host holds its request FIFO and each `done` open read-write (on Linux that never blocks,
+// and keeps a writer on it): the shim's opens do not block while the installer lives, and a read
+// from `done` ends (end of file: the shim fails, helm stops before it writes anything) when the
+// installer dies. The shim checks that the installer lives before it asks.
+import { execFile } from 'node:child_process';
+import { closeSync, createReadStream, openSync, writeFileSync, writeSync, type ReadStream } from 'node:fs';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ExitCode, InstallerError } from '../errors.js';
+
+/** What a request's rewrite returns: the shim's exit code, and what it prints on stderr. */
+export interface ServedRequest {
+  exitCode: number;
+  stderr: string;
+}
+
+/** Rewrites `input` (helm's stream) by calling `write` with each output chunk in order. */
+export type ServeRequest = (input: AsyncIterable<Uint8Array>, write: (chunk: string | Uint8Array) => void) => Promise<ServedRequest>;
+
+export interface PostRenderHost {
+  /** The sh script helm runs as its post-renderer (executable; helm 4 runs it with /bin/sh). */
+  shim: string;
+  /** Stops taking requests and closes what it holds; a request still being served finishes. */
+  dispose(): void;
+}
+
+export async function startPostRenderHost(dir: string, serve: ServeRequest, pid: number = process.pid): Promise<PostRenderHost> {
+  const requests = join(dir, 'requests');
+  const shim = join(dir, 'post-render.sh');
+  writeFileSync(shim, shimScript(dir, requests, pid), { mode: 0o700 });
+  try {
+    await promisify(execFile)('mkfifo', ['-m', '600', requests]);
+  } catch (error) {
+    throw new InstallerError(ExitCode.internal, `cannot make the post-renderer's FIFO ${requests}: ${(error as Error).message}`, {
+      hint: 'The installer needs mkfifo (coreutils) and a writable temporary directory (TMPDIR).',
+    });
+  }
+  const held = new Set<number>();
+  const listener = new Socket({ fd: openSync(requests, 'r+'), readable: true, writable: false });
+  // Waiting for helm must not keep the process alive on its own.
+  listener.unref();
+  let pending = '';
+  listener.on('data', (data: Buffer) => {
+    pending += data.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (line.startsWith(`${dir}/`)) void answer(line, serve, held);
+  });
+  listener.on('error', () => undefined);
+  return {
+    shim,
+    dispose: () => {
+      listener.destroy();
+      for (const fd of held) closeSync(fd);
+      held.clear();
+    },
+  };
+}
+
+/** Serves one request; never throws (a failure is the shim's exit 1 with a message). */
+async function answer(requestDir: string, serve: ServeRequest, held: Set<number>): Promise<void> {
+  let done: number;
+  try {
+    done = openSync(join(requestDir, 'done'), 'r+');
+  } catch {
+    return; // The shim is gone (helm stopped): nobody to answer.
+  }
+  held.add(done);
+  let code = 1;
+  let input: ReadStream | undefined;
+  let out: number | undefined;
+  try {
+    // Opened here, not by the stream: a request whose shim is gone fails in this try.
+    input = createReadStream('', { fd: openSync(join(requestDir, 'in'), 'r'), highWaterMark: 64 * 1024 });
+    out = openSync(join(requestDir, 'out'), 'wx', 0o600);
+    const to = out;
+    const served = await serve(input, (chunk) => {
+      if (typeof chunk === 'string') writeSync(to, chunk);
+      else writeSync(to, chunk);
+    });
+    if (served.stderr) writeFileSync(join(requestDir, 'err'), served.stderr);
+    code = served.exitCode;
+  } catch (error) {
+    try {
+      writeFileSync(join(requestDir, 'err'), `helm-installer post-render: ${(error as Error).message}\n`);
+    } catch {
+      // The request directory is gone with its shim.
+    }
+  } finally {
+    input?.destroy();
+    if (out !== undefined) closeSync(out);
+  }
+  // Disposed meanwhile (its fd closed, the number perhaps reused): the shim has read end of file.
+  if (held.has(done)) writeSync(done, `${code}\n`);
+}
+
+/** Pure: the sh helm runs. The paths are the run's own (no quote or newline in them). */
+export function shimScript(dir: string, requests: string, pid: number): string {
+  for (const p of [dir, requests]) {
+    if (/['\n]/.test(p)) {
+      throw new InstallerError(ExitCode.internal, `the post-renderer cannot use the path ${JSON.stringify(p)}`, { hint: 'Set TMPDIR to a plain path.' });
+    }
+  }
+  const say = (text: string) => `echo 'helm-installer post-render: ${text}' >&2`;
+  return [
+    '#!/bin/sh',
+    '# Written by helm-installer: helm runs this as its post-renderer. The installer process',
+    "# (pid below) rewrites the stream: helm's stream goes to a file, the request over a FIFO.",
+    `d=$(mktemp -d '${dir}/request.XXXXXX') || exit 1`,
+    `trap 'rm -rf "$d"' EXIT`,
+    'cat > "$d/in" || exit 1',
+    'mkfifo -m 600 "$d/done" || exit 1',
+    `kill -0 ${pid} 2>/dev/null || { ${say(`the installer (pid ${pid}) is not running`)}; exit 1; }`,
+    `echo "$d" > '${requests}' || exit 1`,
+    `read code < "$d/done" || { ${say('the installer stopped before the rewrite ended')}; exit 1; }`,
+    '[ -s "$d/err" ] && cat "$d/err" >&2',
+    '[ "$code" = 0 ] || exit 1',
+    'cat "$d/out"',
+    '',
+  ].join('\n');
+}
