@@ -2,7 +2,7 @@
 // with `gcc -static` (no libc in the image needed) and pushed to the loopback registry through
 // the registry HTTP API as a one-layer OCI image. The node's pause (sandbox) image is one; tests
 // push their own (a program that prints, exits with a code, writes a termination message).
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -33,10 +33,12 @@ export async function staticBinary(source: string): Promise<string> {
   const bin = join(dir, hash);
   if (existsSync(bin)) return bin;
   await mkdir(dir, { recursive: true });
-  // Per process: test files run in parallel workers and may compile the same program at once
-  // on a cold cache (one shared .tmp was renamed away under the other: ENOENT).
-  const src = join(dir, `${hash}.${process.pid}.c`);
-  const tmp = `${bin}.${process.pid}.tmp`;
+  // Per call: test files run in parallel workers, and one test file may ask for the same program
+  // twice at once, on a cold cache (a shared .tmp, or one per process, was renamed away under
+  // the other: ENOENT).
+  const unique = `${process.pid}.${randomUUID()}`;
+  const src = join(dir, `${hash}.${unique}.c`);
+  const tmp = `${bin}.${unique}.tmp`;
   await writeFile(src, source);
   try {
     await execa('gcc', ['-static', '-Os', '-s', '-o', tmp, src]);
