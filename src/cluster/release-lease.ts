@@ -64,6 +64,8 @@ export interface AcquireOptions {
    * the checks that must pass before the cluster is touched at all.
    */
   beforeCreatingNamespace?: () => Promise<void>;
+  /** Called once if the Lease is held by another installer and this run starts waiting for it. */
+  onWaiting?: () => void;
 }
 
 export class ReleaseLease {
@@ -172,6 +174,7 @@ export class ReleaseLease {
         );
       }
       if (announced !== state.holder) {
+        if (!announced) o.onWaiting?.();
         announced = state.holder;
         o.logger.info(
           { lease: `${o.namespace}/${name}`, holder: state.holder, renewedSecondsAgo: state.renewedSecondsAgo, waitSeconds: Math.round(o.waitMs / 1000) },

@@ -25,13 +25,15 @@ import {
 } from '../config.js';
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
 import { type OptionsOf, rest, switchOption, value } from '../options.js';
-import { HelmOperationError, ReleaseBusyError, TransientError, UsageError } from '../errors.js';
+import { HelmOperationError, type InstallerError, ReleaseBusyError, TransientError, UsageError } from '../errors.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import { isPending, type HistoryEntry } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
 import { chartDigest, decideNoOp, digestLabels, inputDigest, sameInputs, valuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests } from '../release-digest.js';
 import { planRecovery, recoverRelease } from '../release-recovery.js';
+import { openRenderGate } from '../render-gate.js';
 import { successSummary } from '../report.js';
+import { withTempDir } from '../temp-dir.js';
 import type { RunState } from '../run-state.js';
 import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
@@ -99,14 +101,17 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // The digests need one helm run (helm's own merge of the values), started only when the run
   // needs it: an unchanged redeploy whose inputs as given equal the deployed revision's never
   // does, and the probe running beside it made that redeploy about 20 ms slower (its CPU while
-  // this thread loads the Kubernetes client and the API server answers). Started as soon as the
-  // release read shows a comparison or an upgrade ahead (--force-upgrade: at once).
+  // this thread loads the Kubernetes client and the API server answers); a no-op stops a probe
+  // still running. Started as soon as the release read shows a comparison or an upgrade ahead
+  // (--force-upgrade: at once).
   const known = inputDigests(o, chart.path, resolved);
   let digestsPromise: Promise<ReleaseDigests> | undefined;
+  let digestsKnown: ReleaseDigests | undefined;
+  const probeStop = new AbortController();
   const digests = (): Promise<ReleaseDigests> => {
     if (!digestsPromise) {
-      digestsPromise = releaseDigests(o, known, helm, resolved, state.signal);
-      digestsPromise.catch(() => undefined);
+      digestsPromise = releaseDigests(o, known, helm, resolved, AbortSignal.any([state.signal, probeStop.signal]));
+      digestsPromise.then((d) => (digestsKnown = d), () => undefined);
     }
     return digestsPromise;
   };
@@ -127,10 +132,12 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // (an unchanged redeploy, or a run that could not read the release, gives them up: stop()).
   const discovering = readClusterDiscovery(kube.config);
   let lease: ReleaseLease | undefined;
+  let leasing: Promise<ReleaseLease> | undefined;
   let recordsUnderLease: Promise<RevisionLabels[]> | undefined;
-  const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal) => {
+  // One acquisition per run: a second call (the sequential path after the gated one) joins it.
+  const acquire = async (beforeCreatingNamespace?: () => Promise<void>, signal = state.signal, onWaiting?: () => void) => {
     stage('waiting for the release lease');
-    lease ??= await ReleaseLease.acquire(kube, {
+    leasing ??= ReleaseLease.acquire(kube, {
       namespace,
       release,
       waitMs: o.lockTimeout,
@@ -138,7 +145,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       signal,
       logger,
       beforeCreatingNamespace,
+      onWaiting,
     });
+    lease = await leasing;
     // The release records as they are under the Lease (no other installer changes them from now
     // on), read at once: the render and the RBAC preflight often still run, and the upgrade would
     // otherwise wait for this round trip after them. Awaited (and its failure reported) only at
@@ -160,6 +169,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 
     const unchanged = (revision: number, recorded: Partial<ReleaseDigests>): number => {
       discovering.stop();
+      probeStop.abort();
       logger.info({ release, namespace, revision, ...recorded }, `unchanged: chart and values equal revision ${revision}, which is deployed and healthy; no upgrade`);
       writeSync(2, `${successSummary({ release, namespace, action: 'unchanged', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`);
       return 0;
@@ -179,7 +189,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       logger.info({ release, reason: decision.unchanged ? `not healthy: ${unready.join('; ')}` : decision.reason }, 'upgrading');
       return undefined;
     };
-    const noOpDigests = async (): Promise<Partial<ReleaseDigests>> => digestsPromise ?? known;
+    const noOpDigests = async (): Promise<Partial<ReleaseDigests>> => digestsKnown ?? known;
 
     if (o.forceUpgrade) {
       logger.info({ release }, 'upgrading: --force-upgrade');
@@ -236,6 +246,145 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), rbacQueries()]);
         await rbacPreflight({ manifests, releaseNamespace: namespace }, logger, kube.config, q);
       };
+
+      /** helm upgrade --install, watched while it waits; its failure mapped to its cause. */
+      const runUpgrade = async (p: {
+        everDeployed: boolean;
+        revisions: number;
+        labels: Record<string, string>;
+        /** The run's Lease (still being taken when the gate holds helm). */
+        lease: Promise<ReleaseLease>;
+        postRendererArgs: string[];
+        env: Record<string, string>;
+        /** Why the render gate stopped helm, when it did (see render-gate.ts). */
+        stoppedBy?: () => InstallerError | 'restart' | undefined;
+      }): Promise<number> => {
+        const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !p.everDeployed);
+        stage(p.everDeployed ? 'upgrade' : 'install');
+        const action = state.progress.action;
+        logger.info({ release, action, takeOwnership, revisions: p.revisions }, 'running helm upgrade --install');
+        // Stop helm if another installer takes the Lease (this run stalled past its duration).
+        let held: ReleaseLease | undefined;
+        const lost = new AbortController();
+        p.lease.then(
+          (l) => {
+            held = l;
+            if (l.lost.aborted) lost.abort();
+            else l.lost.addEventListener('abort', () => lost.abort(), { once: true });
+          },
+          () => undefined,
+        );
+        // While helm waits: progress at intervals, and a stop when a pod cannot become ready.
+        const failFast = new AbortController();
+        const scope = { kube, namespace, release, since: started };
+        const watch = watchWhileHelmWaits(scope, {
+          intervalMs: o.progressInterval,
+          failFastMs: o.failFastAfter > 0 ? o.failFastAfter : Number.POSITIVE_INFINITY,
+          logger,
+          onHopeless: () => failFast.abort(),
+        });
+        let revision: number | undefined;
+        try {
+          ({ revision } = await helm.upgradeInstall(
+            {
+              release,
+              chart: chart.path,
+              namespace,
+              values,
+              timeout: o.timeout,
+              historyMax: o.historyMax,
+              dryRun: false,
+              takeOwnership,
+              postRendererArgs: p.postRendererArgs,
+              extraArgs: o.helmArgs,
+              labels: p.labels,
+            },
+            { signal: AbortSignal.any([state.signal, lost.signal, failFast.signal]), env: p.env },
+          ));
+        } catch (err) {
+          const stopped = p.stoppedBy?.();
+          if (stopped === 'restart') throw new RestartRun();
+          if (stopped) throw stopped;
+          if (held?.lost.aborted) throw held.lost.reason;
+          if (watch.failedFast) throw failedFastError(release, action, watch.failedFast, o.failFastAfter);
+          if (err instanceof HelmOperationError) throw await withCauses(err, scope, watch.lastSeen);
+          throw err;
+        } finally {
+          watch.stop();
+        }
+
+        logger.info({ release, revision }, 'done');
+        writeSync(
+          2,
+          `${successSummary({ release, namespace, action: p.everDeployed ? 'upgraded' : 'installed', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`,
+        );
+        return 0;
+      };
+
+      // Helm 4 and a release that is new or deployed, the cluster reachable, nothing to rewrite:
+      // no render of our own. Helm upgrade starts as soon as the labels are known and renders
+      // the chart once; the RBAC preflight runs on that very render at its post-render, before
+      // helm writes anything, while the Lease is taken (render-gate.ts). Not for a chart that
+      // ships crds/: a first install applies those before it renders, so bad values must be found
+      // by a render first; not for helm 3, whose post-renderer never sees the hooks.
+      const lastRead = current?.at(-1);
+      if (
+        helm.major === 4 &&
+        !o.skipPreflight &&
+        airgap.postRendererArgs.length === 0 &&
+        current !== undefined &&
+        (lastRead === undefined || lastRead.status === 'deployed') &&
+        (await import('../rbac/chart-crds.js')).shipsNoCrds(chart.path)
+      ) {
+        const revisions = current;
+        const gated = await withTempDir('helm-installer-gate', async (workDir) => {
+          void rbacQueries().catch(() => undefined);
+          let taking: Promise<ReleaseLease> | undefined;
+          const gate = await openRenderGate({
+            workDir,
+            check: async (manifests) => {
+              state.progress.action = 'rbac preflight';
+              await rbacCheck(manifests);
+              state.progress.action = revisions.length > 0 ? 'upgrade' : 'install';
+            },
+            // Under the Lease, the release must be as it was read: helm read it too, before its
+            // render. Another installer's revision meanwhile: the run starts over without this helm.
+            proceed: async () => {
+              await taking;
+              return sameRevisions(await recordsUnderLease!, revisions);
+            },
+          });
+          try {
+            const labels = digestLabels(await digests());
+            // Taken beside helm's start; a namespace this run must create waits for the checks.
+            taking = acquire(() => gate.checked, state.signal, () => gate.restart());
+            taking.catch(() => undefined);
+            return await runUpgrade({
+              everDeployed: revisions.length > 0,
+              revisions: revisions.length,
+              labels,
+              lease: taking,
+              postRendererArgs: gate.helmArgs,
+              env: gate.env,
+              stoppedBy: gate.stoppedBy,
+            }).catch((error: unknown) => {
+              gate.helmEnded(error);
+              if (error instanceof RestartRun || gate.stoppedBy()) throw error;
+              // Helm stopped before its post-render: a render failure. A bad values.yaml of the
+              // chart is named (file and line, exit 3) instead of helm's message.
+              void chart.defaultValues;
+              throw error;
+            });
+          } catch (error) {
+            if (error instanceof RestartRun) return undefined;
+            throw error;
+          } finally {
+            gate.dispose();
+          }
+        });
+        if (gated !== undefined) return gated;
+        logger.info({ release }, 'the release changed, or another installer holds it, while helm rendered: starting over');
+      }
 
       let held: ReleaseLease;
       // A cluster not reachable yet: the checks first (a values mistake is reported as such).
@@ -309,7 +458,6 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
             })()),
         );
       }
-      // Stop helm if another installer takes the Lease (this run stalled past its duration).
       const signal = AbortSignal.any([state.signal, held.lost]);
       stage('reading release history');
       // Under the Lease: the records again (a cheap list of labels, asked when the Lease was
@@ -345,59 +493,22 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         }
       }
       const everDeployed = history.some((h) => h.status === 'deployed' || h.status === 'superseded');
-      const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !everDeployed);
       // Awaited only now: a first install (nothing to compare) renders and checks while helm merges
       // the values for the labels, instead of after it.
       const labels = digestLabels(await digests());
-
-      stage(everDeployed ? 'upgrade' : 'install');
-      logger.info({ release, action: state.progress.action, takeOwnership, revisions: history.length }, 'running helm upgrade --install');
-      // While helm waits: progress at intervals, and a stop when a pod cannot become ready.
-      const failFast = new AbortController();
-      const scope = { kube, namespace, release, since: started };
-      const watch = watchWhileHelmWaits(scope, {
-        intervalMs: o.progressInterval,
-        failFastMs: o.failFastAfter > 0 ? o.failFastAfter : Number.POSITIVE_INFINITY,
-        logger,
-        onHopeless: () => failFast.abort(),
-      });
-      let revision: number | undefined;
-      try {
-        ({ revision } = await helm.upgradeInstall(
-          {
-            release,
-            chart: chart.path,
-            namespace,
-            values,
-            timeout: o.timeout,
-            historyMax: o.historyMax,
-            dryRun: false,
-            takeOwnership,
-            postRendererArgs: airgap.postRendererArgs,
-            extraArgs: o.helmArgs,
-            labels,
-          },
-          { signal: AbortSignal.any([signal, failFast.signal]), env: airgap.env },
-        ));
-      } catch (err) {
-        if (held.lost.aborted) throw held.lost.reason;
-        if (watch.failedFast) throw failedFastError(release, state.progress.action, watch.failedFast, o.failFastAfter);
-        if (err instanceof HelmOperationError) throw await withCauses(err, scope, watch.lastSeen);
-        throw err;
-      } finally {
-        watch.stop();
-      }
-
-      logger.info({ release, revision }, 'done');
-      writeSync(
-        2,
-        `${successSummary({ release, namespace, action: everDeployed ? 'upgraded' : 'installed', revision, chart: `${chart.name}-${chart.version}`, seconds: (Date.now() - started) / 1000 })}\n`,
-      );
-      return 0;
+      return await runUpgrade({ everDeployed, revisions: history.length, labels, lease: Promise.resolve(held), postRendererArgs: airgap.postRendererArgs, env: airgap.env });
     }, { chartValuesByCaller: true });
   } finally {
     await (lease as ReleaseLease | undefined)?.release();
   }
+}
+
+/** Thrown when the render gate stopped helm so that the run starts over without it. */
+class RestartRun extends Error {}
+
+/** Pure: the same revisions with the same statuses (the release untouched between two reads). */
+export function sameRevisions(now: RevisionLabels[], before: RevisionLabels[]): boolean {
+  return now.length === before.length && now.every((r, i) => r.revision === before[i]!.revision && r.status === before[i]!.status);
 }
 
 /** The render check and the registry preflight alone, for a run that cannot reach the cluster. */

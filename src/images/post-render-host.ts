@@ -13,6 +13,7 @@
 // installer dies. The shim checks that the installer lives before it asks.
 import { execFile } from 'node:child_process';
 import { closeSync, createReadStream, openSync, writeFileSync, writeSync, type ReadStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -128,4 +129,54 @@ export function shimScript(dir: string, requests: string, pid: number): string {
     'cat "$d/out"',
     '',
   ].join('\n');
+}
+
+// Helm 4 checks it is semver; it is ours, not the product's version.
+const PLUGIN_VERSION = '1.0.0';
+
+/** A post-renderer slot served by this process. */
+export interface HostedPostRenderer {
+  /** Append to `helm upgrade|install|template`. */
+  helmArgs: string[];
+  /** Add to helm's environment. */
+  env: Record<string, string>;
+  /** The sh script helm runs (helm 3: directly; helm 4: through the plugin). */
+  shim: string;
+  /** Stops serving helm's post-renders (once no helm of this run renders any more). */
+  dispose(): void;
+}
+
+/** Serves helm's post-renderer slot in this process with `serve`, under the helm 4 plugin name `plugin`. */
+export async function hostPostRenderer(o: { workDir: string; helmMajor: 3 | 4; plugin: string }, serve: ServeRequest): Promise<HostedPostRenderer> {
+  await mkdir(o.workDir, { recursive: true });
+  const host = await startPostRenderHost(o.workDir, serve);
+  if (o.helmMajor === 3) return { helmArgs: ['--post-renderer', host.shim], env: {}, shim: host.shim, dispose: host.dispose };
+  const pluginsDir = join(o.workDir, 'plugins');
+  const pluginDir = join(pluginsDir, o.plugin);
+  await mkdir(pluginDir, { recursive: true });
+  await writeFile(join(pluginDir, 'plugin.yaml'), pluginYaml(host.shim, o.plugin), 'utf8');
+  return { helmArgs: ['--post-renderer', o.plugin], env: { HELM_PLUGINS: pluginsDir }, shim: host.shim, dispose: host.dispose };
+}
+
+/**
+ * Helm 4 splits `command` on spaces and expands `$VAR` in command and args (os.Expand), with no
+ * escape for either; a path that would be mangled is refused rather than run as something else.
+ * JSON is YAML: no YAML library is loaded for it.
+ */
+export function pluginYaml(shim: string, name: string): string {
+  if (shim.includes('$')) {
+    throw new InstallerError(ExitCode.internal, `Helm 4 would expand "$" in the post-renderer path ${shim}`, {
+      hint: 'Set TMPDIR to a path without "$".',
+    });
+  }
+  // Only fields helm 4's MetadataV1 knows: it decodes plugin.yaml strictly (KnownFields) and
+  // skips a plugin it cannot load without saying why ("plugin not found").
+  return `${JSON.stringify({
+    apiVersion: 'v1',
+    name,
+    version: PLUGIN_VERSION,
+    type: 'postrenderer/v1',
+    runtime: 'subprocess',
+    runtimeConfig: { platformCommand: [{ command: '/bin/sh', args: [shim] }] },
+  })}\n`;
 }

@@ -1,7 +1,8 @@
 // Whether a chart directory ships CRDs, read from its files before any render: helm passes crds/
 // through unrendered, so their presence is known at once. The RBAC preflight asks the CRD verbs
-// while helm renders instead of after (a guess: wrong, it costs those few reviews only).
-import { readdirSync } from 'node:fs';
+// while helm renders instead of after (a guess: wrong, it costs those few reviews only), and
+// install lets helm's own render be the check only for a chart that ships none (render-gate.ts).
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { CRD_VERBS, type Permission } from './required-permissions.js';
 
@@ -11,19 +12,42 @@ import { CRD_VERBS, type Permission } from './required-permissions.js';
  * helm passes through unrendered: a guess the run asks while helm renders. None for an archive.
  */
 export function crdAccessGuess(chartDir: string): Omit<Permission, 'for'>[] {
-  const hasCrds = (dir: string) => {
-    try {
-      return readdirSync(join(dir, 'crds')).length > 0;
-    } catch {
-      return false;
-    }
-  };
-  let subcharts: string[] = [];
-  try {
-    subcharts = readdirSync(join(chartDir, 'charts'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(chartDir, 'charts', d.name));
-  } catch {
-    // No charts/ directory, or an archive.
-  }
-  if (![chartDir, ...subcharts].some(hasCrds)) return [];
+  if (crdsIn(chartDir) !== true) return [];
   return CRD_VERBS.map((verb) => ({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb }));
+}
+
+/**
+ * True only when it is sure: a chart directory whose crds/ and whose subcharts' (unpacked, at any
+ * depth) are all empty or absent. An archive, or a subchart still packed in charts/, is not looked
+ * into: false.
+ */
+export function shipsNoCrds(chartPath: string): boolean {
+  try {
+    if (!statSync(chartPath).isDirectory()) return false;
+  } catch {
+    return false;
+  }
+  return crdsIn(chartPath) === false;
+}
+
+/** True: some crds/ has files; false: none has; undefined: a packed subchart was not looked into. */
+function crdsIn(chartDir: string): boolean | undefined {
+  if (entries(join(chartDir, 'crds')).length > 0) return true;
+  let unknown = false;
+  for (const sub of entries(join(chartDir, 'charts'))) {
+    if (sub.isDirectory()) {
+      const found = crdsIn(join(chartDir, 'charts', sub.name));
+      if (found) return true;
+      if (found === undefined) unknown = true;
+    } else if (/\.tgz$|\.tar\.gz$/.test(sub.name)) unknown = true;
+  }
+  return unknown ? undefined : false;
+}
+
+function entries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
 }

@@ -6,7 +6,8 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { parse } from 'yaml';
 import { readPostRenderReports, runPostRender } from '../../src/images/post-render-run.js';
-import { pluginYaml, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
+import { pluginYaml } from '../../src/images/post-render-host.js';
+import { POST_RENDERER_PLUGIN, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { shimScript, startPostRenderHost } from '../../src/images/post-render-host.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
 
@@ -251,7 +252,7 @@ describe('the post-render host', () => {
   });
 
   it('refuses a path helm 4 would expand, or that the shim cannot quote', () => {
-    expect(() => pluginYaml('/tmp/$HOME/post-render.sh')).toThrow(/expand/);
+    expect(() => pluginYaml('/tmp/$HOME/post-render.sh', POST_RENDERER_PLUGIN)).toThrow(/expand/);
     expect(() => shimScript("/tmp/it's", "/tmp/it's/requests", 1)).toThrow(/cannot use the path/);
   });
 });

@@ -9,6 +9,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { appDir, repoRoot, tempDir } from '../helpers.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
 
 const customer = join(appDir, 'examples', 'customer-values.yaml');
 const opts = () => ({ kubeconfig: kubeconfig() });
@@ -149,5 +150,57 @@ describe('RBAC preflight as a ServiceAccount', () => {
     expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
     // Its database claim goes back to the pool (namespacesDeletedAfterAll deletes the namespace too).
     await kubectl(['delete', 'statefulset,pvc', '--all', '--namespace', ns, '--wait=false'], opts());
+  });
+});
+
+// A chart that ships no CRDs: no render of the installer's own; the preflight runs on helm 4's
+// render at its post-renderer (src/render-gate.ts), hooks included, before helm writes anything.
+describe('RBAC preflight on helm upgrade\'s own render (a chart without CRDs)', () => {
+  const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'no-crds');
+  const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml'), '--log-level', 'debug'];
+  const helmCalls = (stdout: string) =>
+    stdout
+      .split('\n')
+      .filter((l) => l.includes('"msg":"running helm"'))
+      .map((l) => JSON.parse(l) as { helm: string; argv: string[] });
+  const hookLine = (ns: string) => `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/gated-hook-report)`;
+
+  it('a Role without cronjobs, which only a hook needs: exit 6 naming the hook, helm stopped at its post-render, nothing changed', async () => {
+    const ns = await namespace('rbac-gate-narrow');
+    const kc = await identity(ns, withoutCronJobs());
+    const r = await install('gated', ns, source, { KUBECONFIG: kc });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
+    expect(r.stderr).toContain(`${hookLine(ns)}\n`);
+    // The one render was helm upgrade's: its argv has the gate, and no `helm template` of the chart ran.
+    const calls = helmCalls(r.stdout);
+    expect(calls.filter((c) => c.helm === 'template')).toEqual([]);
+    const upgrade = calls.find((c) => c.helm === 'upgrade')!;
+    expect(upgrade.argv.slice(upgrade.argv.indexOf('--post-renderer'), upgrade.argv.indexOf('--post-renderer') + 2)).toEqual(['--post-renderer', RENDER_GATE_PLUGIN]);
+    expect(preflightLog(r.stdout)).toMatchObject({ denied: 6 });
+    expect(await history('gated', ns)).toEqual([]);
+    const left = await kubectl(['get', 'deployments,cronjobs,configmaps,leases', '--namespace', ns, '-o', 'name'], opts());
+    expect(left.stdout.trim().split('\n').filter((n) => n !== 'configmap/kube-root-ca.crt' && n !== '')).toEqual([]);
+  });
+
+  it('the shipped Role: installed, then upgraded, each through the gate', async () => {
+    const ns = await namespace('rbac-gate-full');
+    const kc = await identity(ns, shippedRole.rules);
+    const first = await install('gated', ns, source, { KUBECONFIG: kc });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(preflightLog(first.stdout)).toMatchObject({ denied: 0, asked: 0 });
+    const second = await install('gated', ns, [...source, '--set', 'greeting=hi'], { KUBECONFIG: kc });
+    expect(second.exitCode, second.stderr).toBe(0);
+    for (const r of [first, second]) {
+      const calls = helmCalls(r.stdout);
+      expect(calls.filter((c) => c.helm === 'template')).toEqual([]);
+      expect(calls.find((c) => c.helm === 'upgrade')!.argv).toContain(RENDER_GATE_PLUGIN);
+    }
+    expect((await history('gated', ns)).map((h) => [h.revision, h.status])).toEqual([
+      [1, 'superseded'],
+      [2, 'deployed'],
+    ]);
+    const config = await getJson(['get', 'configmap', 'gated-config', '--namespace', ns, '-o', 'json'], opts());
+    expect(config.data).toEqual({ greeting: 'hi' });
   });
 });

@@ -1,0 +1,48 @@
+// Install through helm upgrade's own render (src/render-gate.ts), on the real control plane: bad
+// values stop helm before it writes anything (exit 3, nothing changed), and a run that finds the
+// release held by another installer stops its helm at the gate and starts over once it may.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { kubectl } from '../cluster/kube.js';
+import { repoRoot } from '../helpers.js';
+import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
+import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+
+const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'no-crds');
+const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml'), '--log-level', 'debug'];
+const opts = () => ({ kubeconfig: kubeconfig() });
+const namespace = namespacesDeletedAfterAll();
+
+describe('install through the render gate', () => {
+  it('values the chart refuses: exit 3 with the template\'s message, helm stopped in its render, nothing changed', async () => {
+    const ns = await namespace('gate-bad-values');
+    const r = await install('gated', ns, [...source, '--set', 'broken=true']);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain('broken is set: the chart refuses these values');
+    expect(r.stdout).toContain(RENDER_GATE_PLUGIN);
+    expect(await history('gated', ns)).toEqual([]);
+    const left = await kubectl(['get', 'deployments,cronjobs,leases', '--namespace', ns, '-o', 'name'], opts());
+    expect(left.stdout.trim()).toBe('');
+  });
+
+  it('the release held by another installer: its helm is stopped at the gate, the run waits and starts over, one revision', async () => {
+    const ns = await namespace('gate-busy');
+    const now = new Date().toISOString().replace(/\.\d+Z$/, '.000000Z');
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'helm-installer-gated', namespace: ns },
+      spec: { holderIdentity: 'other-installer/1/abcdef', leaseDurationSeconds: 15, acquireTime: now, renewTime: now },
+    };
+    await kubectl(['create', '-f', '-'], { ...opts(), input: JSON.stringify(lease) });
+    const run = install('gated', ns, source);
+    // The other installer finishes (deletes its Lease) a few seconds later.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    await kubectl(['delete', 'lease', 'helm-installer-gated', '--namespace', ns], opts());
+    const r = await run;
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('another installer holds this release: waiting for it');
+    expect(r.stdout).toContain('starting over');
+    expect((await history('gated', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+  });
+});
