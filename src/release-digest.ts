@@ -53,6 +53,18 @@ export function chartDigest(path: string): string {
   return hash.digest('hex').slice(0, DIGEST_HEX);
 }
 
+/**
+ * The values digest from the layers as written (values-as-written.ts) and the --set expressions,
+ * when that reading applies: no helm run. Hashed under its own key, so it never equals a digest
+ * of helm's merge (valuesDigest) of other values.
+ */
+export function writtenValuesDigest(written: unknown, sets: { kind: string; expression: string }[], settings: ApplySettings): string {
+  return createHash('sha256')
+    .update(canonicalJson({ valuesAsWritten: written, sets, settings }))
+    .digest('hex')
+    .slice(0, DIGEST_HEX);
+}
+
 export function valuesDigest(mergedValues: unknown, settings: ApplySettings): string {
   return createHash('sha256')
     .update(canonicalJson({ values: mergedValues, settings }))

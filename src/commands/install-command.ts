@@ -29,7 +29,10 @@ import { HelmOperationError, type InstallerError, ReleaseBusyError, TransientErr
 import type { HelmClient } from '../helm/helm-client.js';
 import { isPending, type HistoryEntry } from '../helm/helm-results.js';
 import { awaitInOrder } from '../overlap.js';
-import { chartDigest, decideNoOp, digestLabels, inputDigest, sameInputs, valuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests } from '../release-digest.js';
+import {
+  chartDigest, decideNoOp, digestLabels, inputDigest, sameInputs, valuesDigest, writtenValuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests,
+} from '../release-digest.js';
+import { valuesAsWritten } from '../values-as-written.js';
 import { planRecovery, recoverRelease } from '../release-recovery.js';
 import { openRenderGate } from '../render-gate.js';
 import { successSummary } from '../report.js';
@@ -98,12 +101,12 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const stage = stageGate(state);
   if (o.dryRun) return dryRun(o, state, start, started);
 
-  // The digests need one helm run (helm's own merge of the values), started only when the run
-  // needs it: an unchanged redeploy whose inputs as given equal the deployed revision's never
-  // does, and the probe running beside it made that redeploy about 20 ms slower (its CPU while
-  // this thread loads the Kubernetes client and the API server answers); a no-op stops a probe
-  // still running. Started as soon as the release read shows a comparison or an upgrade ahead
-  // (--force-upgrade: at once).
+  // The values digest: the layers as written, or (when that reading does not apply) one helm run,
+  // helm's own merge of the values. Either is computed only when the run needs it: an unchanged
+  // redeploy whose inputs as given equal the deployed revision's never does, and a probe running
+  // beside it made that redeploy about 20 ms slower (its CPU while this thread loads the
+  // Kubernetes client and the API server answers); a no-op stops a probe still running. Asked as
+  // soon as the release read shows a comparison or an upgrade ahead (--force-upgrade: at once).
   const known = inputDigests(o, chart.path, resolved);
   let digestsPromise: Promise<ReleaseDigests> | undefined;
   let digestsKnown: ReleaseDigests | undefined;
@@ -621,6 +624,9 @@ function inputDigests(o: InstallOptions, chartPath: string, resolved: ResolvedVa
 }
 
 async function releaseDigests(o: InstallOptions, known: InputDigests, helm: HelmClient, resolved: ResolvedValues, signal: AbortSignal): Promise<ReleaseDigests> {
+  // The layers as written when that reading applies (no helm run), else helm's own merge of them.
+  const written = valuesAsWritten(resolved.layers.map((l) => readFileSync(l.file)));
+  if (written) return { ...known, values: writtenValuesDigest(written, resolved.sets, applySettings(o)) };
   const merged = await helm.mergedValues(toValuesArguments(resolved), signal);
   return { ...known, values: valuesDigest(merged, applySettings(o)) };
 }
