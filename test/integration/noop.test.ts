@@ -50,7 +50,7 @@ describe('no-op redeploy', () => {
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
 
     // Not waited for either: with a merge that takes a minute (a helm whose values probe sleeps
-    // first), the same inputs still end as "unchanged", and the probe is stopped before it ends.
+    // first), the same inputs still end as "unchanged", and no probe ran to its end.
     const slow = join(tempDir('noop-slow-helm'), 'helm');
     const probeFinished = `${slow}.probe-finished`;
     writeFileSync(slow, `#!/bin/sh\ncase " $* " in *" values-probe "*) sleep 60; touch '${probeFinished}';; esac\nexec '${helm4}' "$@"\n`, { mode: 0o755 });
@@ -60,14 +60,14 @@ describe('no-op redeploy', () => {
     expect(existsSync(probeFinished)).toBe(false);
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
 
-    // The same answers, written differently (key order, comments): the merged values are equal.
+    // The same answers, written differently (a comment, flow style): equal once merged, as written.
     writeFileSync(values, '# re-rendered by KOTS\nweb: {replicaCount: 2}\n');
     const again = await install('storefront', ns, ['--values', values]);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/^helm-installer: unchanged release storefront in namespace /m);
     expect(again.stdout).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
     expect(again.stdout).not.toContain('running helm upgrade --install');
-    // Decided on helm's merge: other bytes, so another input digest, and the same values digest.
+    // Decided on the values digest: other bytes, so another input digest, and the same values digest.
     const againLine = unchangedLine(again.stdout);
     expect(againLine).toMatchObject({ revision: 1, values: first['helm-installer/values-digest'] });
     expect(againLine.input).toMatch(/^[0-9a-f]{40}$/);
