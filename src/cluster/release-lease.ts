@@ -114,33 +114,44 @@ export class ReleaseLease {
         throw err;
       });
 
+    // Most runs find no Lease: the first attempt creates it, one round trip instead of a read and
+    // then a create; one that exists (409) is read and judged as before.
+    let createFirst = true;
     for (;;) {
       if (o.signal.aborted) throw new TransientError(`interrupted while waiting for the lease of release ${o.release}`, { hint: 'Run the installer again.' });
       const what = `reading Lease ${o.namespace}/${name}`;
       // The first call also proves the API server is reachable: it retries transient failures
       // (a control plane still starting) up to --connect-timeout, then exits 5.
-      const current = connected
-        ? await call(what, read)
-        : await withApiRetry(() => withCallTimeout(read()), { boundMs: o.connectMs, signal: o.signal, logger: o.logger, what, server: kube.server });
-      connected = true;
+      const firstCall = <T>(label: string, fn: () => Promise<T>): Promise<T> =>
+        connected
+          ? call(label, fn)
+          : withApiRetry(() => withCallTimeout(fn()), { boundMs: o.connectMs, signal: o.signal, logger: o.logger, what: label, server: kube.server });
+      const current = createFirst ? undefined : await firstCall(what, read);
+      createFirst = false;
       const now = Date.now();
       if (!current) {
-        try {
-          const created = await call(`creating Lease ${o.namespace}/${name}`, async () =>
-            api.createNamespacedLease({ namespace: o.namespace, body: await leaseBody(name, o.namespace, identity, o.release, 0) }),
-          );
-          o.logger.info({ lease: `${o.namespace}/${name}`, holder: identity }, 'lease acquired: no other installer runs this release');
-          return new ReleaseLease(kube, created, identity, o.namespace, o.logger).startRenewing();
-        } catch (err) {
-          if (isConflict(err)) continue; // someone created it first: read it again
-          if (isNotFound(err)) {
-            await o.beforeCreatingNamespace?.();
-            await createNamespace(kube, o.namespace, o.logger);
-            continue;
+        const creating = `creating Lease ${o.namespace}/${name}`;
+        // Conflict and not-found are answers, not failures: kept from the retry's error typing.
+        const outcome = await firstCall(creating, async () => {
+          try {
+            return await api.createNamespacedLease({ namespace: o.namespace, body: await leaseBody(name, o.namespace, identity, o.release, 0) });
+          } catch (err) {
+            if (isConflict(err)) return 'exists' as const;
+            if (isNotFound(err)) return 'no namespace' as const;
+            throw err;
           }
-          throw err;
+        });
+        connected = true;
+        if (outcome === 'exists') continue; // someone holds it, or created it first: read it
+        if (outcome === 'no namespace') {
+          await o.beforeCreatingNamespace?.();
+          await createNamespace(kube, o.namespace, o.logger);
+          continue;
         }
+        o.logger.info({ lease: `${o.namespace}/${name}`, holder: identity }, 'lease acquired: no other installer runs this release');
+        return new ReleaseLease(kube, outcome, identity, o.namespace, o.logger).startRenewing();
       }
+      connected = true;
       const renewTime = current.spec?.renewTime ? new Date(current.spec.renewTime).toISOString() : undefined;
       if (!observed || observed.renewTime !== renewTime) observed = { renewTime, since: now };
       const state = leaseState(current.spec, identity, now, observed.since);
