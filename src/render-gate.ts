@@ -8,6 +8,7 @@
 // run while helm starts, instead of a `helm template` (a second render: 30 ms for a small chart,
 // seconds for a large one) before helm can start.
 import type { InstallerError } from './errors.js';
+import { filesThatMayHaveLostANewline } from './helm/post-render-roundtrip.js';
 import { hostPostRenderer, type ServedRequest } from './images/post-render-host.js';
 
 /** Helm 4's plugin name for the gate (its argv shows it: `--post-renderer helm-installer-checks`). */
@@ -23,6 +24,11 @@ export interface RenderGateOptions {
   check: (manifests: string) => Promise<void>;
   /** After the checks: whether helm may go on (false: the run starts over without this helm). */
   proceed: () => Promise<boolean>;
+  /**
+   * False for a helm (before 4.2.0) whose post-render round trip can drop a block scalar's final
+   * newline (post-render-roundtrip.ts): where it may have, the run starts over without the gate.
+   */
+  keepsValues: boolean;
 }
 
 export interface RenderGate {
@@ -33,6 +39,10 @@ export interface RenderGate {
   checked: Promise<void>;
   /** Why the gate stopped helm: the checks' own failure, or 'restart' (the run starts over). */
   stoppedBy(): InstallerError | 'restart' | undefined;
+  /** What made it start over, for the log. */
+  restartReason(): string | undefined;
+  /** The checks passed on helm's render (they need not run again when the run starts over). */
+  passed(): boolean;
   /** Stops helm at the gate (now, or when it gets there): the run starts over without it. */
   restart(): void;
   /** Helm has ended: `checked` rejects with `cause` if the render never reached the gate. */
@@ -42,6 +52,8 @@ export interface RenderGate {
 
 export async function openRenderGate(o: RenderGateOptions): Promise<RenderGate> {
   let stopped: InstallerError | 'restart' | undefined;
+  let reason: string | undefined;
+  let passed = false;
   let restartAsked = false;
   let askRestart!: () => void;
   const restarting = new Promise<false>((resolve) => {
@@ -54,8 +66,9 @@ export async function openRenderGate(o: RenderGateOptions): Promise<RenderGate> 
     rejectChecked = reject;
   });
   checked.catch(() => undefined);
-  const restart = (): ServedRequest => {
+  const restart = (why: string): ServedRequest => {
     stopped = 'restart';
+    reason ??= why;
     return { exitCode: 1, stderr: 'helm-installer: stopped before any change; the installer starts over\n' };
   };
 
@@ -63,7 +76,7 @@ export async function openRenderGate(o: RenderGateOptions): Promise<RenderGate> 
     const chunks: Buffer[] = [];
     for await (const chunk of input) chunks.push(Buffer.from(chunk));
     const manifests = Buffer.concat(chunks).toString('utf8');
-    if (restartAsked) return restart();
+    if (restartAsked) return restart('another installer holds the release');
     try {
       await o.check(manifests);
     } catch (error) {
@@ -71,10 +84,15 @@ export async function openRenderGate(o: RenderGateOptions): Promise<RenderGate> 
       rejectChecked(error);
       return { exitCode: 1, stderr: `helm-installer: ${(error as Error).message.split('\n')[0]}\n` };
     }
+    passed = true;
     resolveChecked();
+    // Checked (a namespace the run must create may be made), but not applied through this helm
+    // if its round trip may have changed a value: the run renders and applies without the gate.
+    const changed = o.keepsValues ? [] : filesThatMayHaveLostANewline(manifests);
+    if (changed.length > 0) return restart(`helm before 4.2.0 may have dropped the final newline of a block scalar ending ${changed.join(', ')} on its way to the post-renderer`);
     try {
       // A restart asked meanwhile (another installer holds the Lease) answers at once.
-      if (!(await Promise.race([o.proceed(), restarting])) || restartAsked) return restart();
+      if (!(await Promise.race([o.proceed(), restarting])) || restartAsked) return restart(restartAsked ? 'another installer holds the release' : 'the release changed since it was read');
     } catch (error) {
       stopped = error as InstallerError;
       return { exitCode: 1, stderr: `helm-installer: ${(error as Error).message.split('\n')[0]}\n` };
@@ -87,6 +105,8 @@ export async function openRenderGate(o: RenderGateOptions): Promise<RenderGate> 
     env: hosted.env,
     checked,
     stoppedBy: () => stopped,
+    restartReason: () => reason,
+    passed: () => passed,
     restart: () => {
       restartAsked = true;
       askRestart();

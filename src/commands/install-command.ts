@@ -34,6 +34,7 @@ import {
 } from '../release-digest.js';
 import { valuesAsWritten } from '../values-as-written.js';
 import { planRecovery, recoverRelease } from '../release-recovery.js';
+import { keepsValuesThroughPostRender } from '../helm/post-render-roundtrip.js';
 import { openRenderGate } from '../render-gate.js';
 import { successSummary } from '../report.js';
 import { withTempDir } from '../temp-dir.js';
@@ -330,6 +331,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       // helm writes anything, while the Lease is taken (render-gate.ts). Not for a chart that
       // ships crds/: a first install applies those before it renders, so bad values must be found
       // by a render first; not for helm 3, whose post-renderer never sees the hooks.
+      let checkedByGate = false;
       const lastRead = current?.at(-1);
       if (
         helm.major === 4 &&
@@ -356,6 +358,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
               await taking;
               return sameRevisions(await recordsUnderLease!, revisions);
             },
+            keepsValues: keepsValuesThroughPostRender(helm.version),
           });
           try {
             const labels = digestLabels(await digests());
@@ -379,14 +382,16 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
               throw error;
             });
           } catch (error) {
-            if (error instanceof RestartRun) return undefined;
+            if (error instanceof RestartRun) return { reason: gate.restartReason(), checked: gate.passed() };
             throw error;
           } finally {
             gate.dispose();
           }
         });
-        if (gated !== undefined) return gated;
-        logger.info({ release }, 'the release changed, or another installer holds it, while helm rendered: starting over');
+        if (typeof gated === 'number') return gated;
+        // The checks passed on helm's render of these very values: not asked again.
+        checkedByGate = gated.checked;
+        logger.info({ release, reason: gated.reason }, `helm stopped at its post-render before any change: starting over${checkedByGate ? ' without it' : ', the chart rendered first'}`);
       }
 
       let held: ReleaseLease;
@@ -414,7 +419,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
           stage('rbac preflight');
           await untilAborted(rbacCheck(await rendered), state.signal, 'rbac preflight');
         }
-      } else if (!o.skipPreflight) {
+      } else if (!o.skipPreflight && !checkedByGate) {
         // The cluster answered: the render and the RBAC preflight (access reviews: read only) run
         // while the Lease is taken, a failure reported in stage order. Only a namespace this run
         // must create for the Lease waits for both, so bad input leaves the cluster untouched.
@@ -446,9 +451,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         state.progress.action = 'waiting for the release lease';
         held = await taking;
       } else {
-        // No preflight: helm's own upgrade renders first and stops on bad values before it
-        // changes anything, so a separate render would only cost its time. A namespace this run
-        // must create for the Lease still waits for a render check first.
+        // No preflight (or it passed on helm's render at the gate, which stopped helm so that the
+        // run starts over without it): helm's own upgrade renders first and stops on bad values
+        // before it changes anything, so a separate render would only cost its time. A namespace
+        // this run must create for the Lease still waits for a render check first.
         await chartDefaults();
         warnUnrewrittenHooks(o, start, airgap);
         let checked: Promise<void> | undefined;

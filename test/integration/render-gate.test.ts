@@ -3,7 +3,7 @@
 // release held by another installer stops its helm at the gate and starts over once it may.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { kubectl } from '../cluster/kube.js';
+import { getJson, kubectl } from '../cluster/kube.js';
 import { repoRoot } from '../helpers.js';
 import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
@@ -43,6 +43,22 @@ describe('install through the render gate', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('another installer holds this release: waiting for it');
     expect(r.stdout).toContain('starting over');
+    expect((await history('gated', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+  });
+
+  it("a block scalar ending a template file, which helm 4.1 would change through the gate: checked, then applied without it, as plain helm applies it", async () => {
+    const ns = await namespace('gate-newline');
+    const r = await install('gated', ns, [...source, '--set', 'script=echo hi']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const restart = r.stdout.split('\n').find((l) => l.includes('starting over without it'));
+    expect(restart, r.stdout.slice(-3000)).toContain('no-crds/templates/script.yaml');
+    // The check ran once, on helm's render at the gate; then a plain helm upgrade, no render of ours.
+    expect(r.stdout.split('\n').filter((l) => l.includes('"msg":"rbac preflight"'))).toHaveLength(1);
+    const helmRuns = r.stdout.split('\n').filter((l) => l.includes('"msg":"running helm"')).map((l) => JSON.parse(l) as { helm: string; argv: string[] });
+    expect(helmRuns.map((c) => c.helm)).toEqual(['upgrade', 'upgrade']);
+    expect(helmRuns[1]!.argv).not.toContain('--post-renderer');
+    const script = await getJson(['get', 'configmap', 'gated-script', '--namespace', ns, '-o', 'json'], opts());
+    expect(script.data).toEqual({ 'run.sh': 'echo hi\n' });
     expect((await history('gated', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
   });
 });

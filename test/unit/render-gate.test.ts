@@ -33,7 +33,7 @@ afterEach(() => {
 });
 
 async function gate(check: (m: string) => Promise<void>, proceed: () => Promise<boolean> = async () => true): Promise<RenderGate> {
-  const g = await openRenderGate({ workDir: tempDir('render-gate-run'), check, proceed });
+  const g = await openRenderGate({ workDir: tempDir('render-gate-run'), check, proceed, keepsValues: false });
   open.push(g);
   return g;
 }
