@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sameRevisions } from '../../src/commands/install-command.js';
 import { PreflightError } from '../../src/errors.js';
 import { openRenderGate, RENDER_GATE_PLUGIN, type RenderGate } from '../../src/render-gate.js';
 import { helm4, tempDir } from '../helpers.js';
@@ -95,5 +96,17 @@ describe('render gate (helm 4)', () => {
     g.helmEnded(failure);
     await expect(g.checked).rejects.toBe(failure);
     expect(g.stoppedBy()).toBeUndefined();
+  });
+});
+
+describe('sameRevisions (the release under the Lease as the run read it)', () => {
+  const r = (revision: number, status: string) => ({ revision, status, labels: {} });
+  it('the same revisions with the same statuses, in order; anything else is a change', () => {
+    expect(sameRevisions([], [])).toBe(true);
+    expect(sameRevisions([r(3, 'deployed')], [r(3, 'deployed')])).toBe(true);
+    expect(sameRevisions([r(3, 'deployed'), r(4, 'pending-upgrade')], [r(3, 'deployed')])).toBe(false);
+    expect(sameRevisions([r(3, 'superseded')], [r(3, 'deployed')])).toBe(false);
+    expect(sameRevisions([r(4, 'deployed')], [r(3, 'deployed')])).toBe(false);
+    expect(sameRevisions([], [r(1, 'deployed')])).toBe(false);
   });
 });
