@@ -328,9 +328,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       // Helm 4 and a release that is new or deployed, the cluster reachable, nothing to rewrite:
       // no render of our own. Helm upgrade starts as soon as the labels are known and renders
       // the chart once; the RBAC preflight runs on that very render at its post-render, before
-      // helm writes anything, while the Lease is taken (render-gate.ts). Not for a chart that
-      // ships crds/: a first install applies those before it renders, so bad values must be found
-      // by a render first; not for helm 3, whose post-renderer never sees the hooks.
+      // helm writes anything, while the Lease is taken (render-gate.ts). Not for the first install
+      // of a chart that ships crds/: helm applies those before it renders, so bad values must be
+      // found by a render first (an upgrade never touches crds/, and needs no CRD verbs); not for
+      // helm 3, whose post-renderer never sees the hooks.
       let checkedByGate = false;
       const lastRead = current?.at(-1);
       if (
@@ -339,7 +340,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
         airgap.postRendererArgs.length === 0 &&
         current !== undefined &&
         (lastRead === undefined || lastRead.status === 'deployed') &&
-        (await import('../rbac/chart-crds.js')).shipsNoCrds(chart.path)
+        (lastRead !== undefined || (await import('../rbac/chart-crds.js')).shipsNoCrds(chart.path))
       ) {
         const revisions = current;
         const gated = await withTempDir('helm-installer-gate', async (workDir) => {

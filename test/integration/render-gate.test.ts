@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
-import { repoRoot } from '../helpers.js';
+import { appDir, chartDir, repoRoot } from '../helpers.js';
 import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
@@ -60,5 +60,27 @@ describe('install through the render gate', () => {
     const script = await getJson(['get', 'configmap', 'gated-script', '--namespace', ns, '-o', 'json'], opts());
     expect(script.data).toEqual({ 'run.sh': 'echo hi\n' });
     expect((await history('gated', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+  });
+
+  it('a chart that ships crds/ (the bundled chart): its first install renders first, its upgrades go through the gate', async () => {
+    const ns = await namespace('gate-crds');
+    const customer = join(appDir, 'examples', 'customer-values.yaml');
+    const calls = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((l) => l.includes('"msg":"running helm"'))
+        .map((l) => JSON.parse(l) as { helm: string; argv: string[] })
+        .map((c) => `${c.helm} ${c.argv.includes(chartDir) ? 'chart' : ''}${c.argv.includes(RENDER_GATE_PLUGIN) ? ' gated' : ''}`);
+    const first = await install('storefront', ns, ['--values', customer, '--log-level', 'debug']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(calls(first.stdout)).toEqual(['template chart', 'upgrade chart']);
+    const second = await install('storefront', ns, ['--values', customer, '--set', 'web.replicaCount=2', '--log-level', 'debug']);
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(calls(second.stdout)).toEqual(['upgrade chart gated']);
+    expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([
+      [1, 'superseded'],
+      [2, 'deployed'],
+    ]);
+    await kubectl(['delete', 'statefulset,pvc', '--all', '--namespace', ns, '--wait=false'], opts());
   });
 });
