@@ -34,7 +34,7 @@ const SCALE_HELM_ENV = { HELM_QPS: '1000', HELM_BURST_LIMIT: '2000' };
  * the render gate's `--post-renderer` (src/render-gate.ts): that plugin is the installer's checks,
  * served by the installer's process, which plain helm does not have (its time is ours to pay).
  */
-function upgradeArgv(log: string): string[] {
+function upgradeArgvOf(log: string): string[] {
   for (const line of log.split('\n')) {
     if (!line.startsWith('{')) continue;
     const entry = JSON.parse(line) as { helm?: string; argv?: string[] };
@@ -117,7 +117,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     const s = await timed(node, [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', namespace, '--log-level', 'debug', ...source], {
       env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
     });
-    lastArgv = upgradeArgv(s.stdout);
+    lastArgv = upgradeArgvOf(s.stdout);
     if (scale) await dropNamespace(namespace);
     return s;
   };
@@ -199,5 +199,27 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       note: `new revisions: ours ${oursAdded}, helm ${helmAdded}`,
     });
 
+    // What KOTS runs on most redeploys with a changed config: an upgrade of a deployed release.
+    // Each run upgrades a release installed (untimed) into a namespace of its own by the same
+    // contender, with a value no run used before, so it is never a no-op.
+    say(`upgrade: the bundled chart with a changed value, ${runs} runs each`);
+    const changed = (i: number) => ['--set', `web.podAnnotations.bench=run-${i}`];
+    let upgradeArgv: string[] = [];
+    const upgradeOurs = async (i: number) => {
+      const namespace = await ns(`up-ours-${i}`);
+      const base = [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', namespace, '--values', customer];
+      await timed(node, base, { env });
+      const s = await timed(node, [...base, ...changed(i), '--log-level', 'debug'], { env });
+      upgradeArgv = upgradeArgvOf(s.stdout);
+      return s;
+    };
+    const upgradePlain = async (i: number) => {
+      const namespace = await ns(`up-helm-${i}`);
+      await timed(helm4, withNamespace(lastArgv, namespace), { env });
+      return timed(helm4, withNamespace(upgradeArgv, namespace), { env });
+    };
+    await upgradeOurs(-1);
+    const upgrade = await alternate(runs, upgradeOurs, upgradePlain);
+    rows.push({ comparison: 'upgrade, bundled chart (a changed value)', ...upgrade, referenceName: '`helm upgrade`, same argv', maxRatio: 1.05, goal: 'at most 1.05x (as installs)' });
   }
 }
