@@ -357,7 +357,10 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
             // render. Another installer's revision meanwhile: the run starts over without this helm.
             proceed: async () => {
               await taking;
-              return sameRevisions(await recordsUnderLease!, revisions);
+              const same = sameRevisions(await recordsUnderLease!, revisions);
+              // A SIGTERM while helm waited here: it is stopped before it changes anything.
+              if (state.signal.aborted) throw interrupted('install (at helm\'s post-render)');
+              return same;
             },
             keepsValues: keepsValuesThroughPostRender(helm.version),
           });

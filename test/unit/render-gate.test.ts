@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sameRevisions } from '../../src/commands/install-command.js';
-import { PreflightError } from '../../src/errors.js';
+import { PreflightError, TransientError } from '../../src/errors.js';
 import { openRenderGate, RENDER_GATE_PLUGIN, type RenderGate } from '../../src/render-gate.js';
 import { helm4, tempDir } from '../helpers.js';
 
@@ -85,6 +85,18 @@ describe('render gate (helm 4)', () => {
     const r = await run;
     expect(r.exitCode).toBe(1);
     expect(held.stoppedBy()).toBe('restart');
+  });
+
+  it("proceed failing (the Lease lost, a SIGTERM while helm waited): helm stops, that failure is the run's", async () => {
+    const interrupted = new TransientError('interrupted (SIGTERM/SIGINT) during install; nothing was changed');
+    const g = await gate(async () => undefined, async () => {
+      throw interrupted;
+    });
+    const r = await template(g);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(g.stoppedBy()).toBe(interrupted);
+    await expect(g.checked).resolves.toBeUndefined();
   });
 
   it('a render that fails before the gate: helmEnded rejects `checked` with helm\'s failure', async () => {
