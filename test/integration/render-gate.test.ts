@@ -25,6 +25,23 @@ describe('install through the render gate', () => {
     expect(left.stdout.trim()).toBe('');
   });
 
+  it('a namespace that does not exist yet: bad values leave it uncreated (exit 3); good ones create it only once helm\'s render passed the checks', async () => {
+    const ns = `${await namespace('gate-new-ns')}-new`;
+    const bad = await install('gated', ns, [...source, '--set', 'broken=true']);
+    expect(bad.exitCode, bad.stderr).toBe(3);
+    expect((await kubectl(['get', 'namespace', ns], { ...opts(), reject: false })).exitCode).not.toBe(0);
+    const good = await install('gated', ns, source);
+    expect(good.exitCode, good.stderr).toBe(0);
+    expect(good.stdout).toContain(RENDER_GATE_PLUGIN);
+    const lines = good.stdout.split('\n');
+    const created = lines.findIndex((l) => l.includes('namespace created (for the release and its lease)'));
+    const checked = lines.findIndex((l) => l.includes('"msg":"rbac preflight"'));
+    expect(checked).toBeGreaterThanOrEqual(0);
+    expect(created).toBeGreaterThan(checked);
+    expect((await history('gated', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+    await kubectl(['delete', 'namespace', ns, '--wait=false'], opts());
+  });
+
   it('the release held by another installer: its helm is stopped at the gate, the run waits and starts over, one revision', async () => {
     const ns = await namespace('gate-busy');
     const now = new Date().toISOString().replace(/\.\d+Z$/, '.000000Z');
