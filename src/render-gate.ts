@@ -9,13 +9,11 @@
 // seconds for a large one) before helm can start.
 import type { InstallerError } from './errors.js';
 import { filesThatMayHaveLostANewline } from './helm/post-render-roundtrip.js';
-import { hostPostRenderer, type ServedRequest } from './images/post-render-host.js';
+import { EMPTY_STREAM, hostPostRenderer, type ServedRequest } from './images/post-render-host.js';
 
 /** Helm 4's plugin name for the gate (its argv shows it: `--post-renderer helm-installer-checks`). */
 export const RENDER_GATE_PLUGIN = 'helm-installer-checks';
 
-/** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
-const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
 
 export interface RenderGateOptions {
   /** A private directory for this run (the shim, its FIFOs and plugin). */

@@ -108,13 +108,15 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // beside it made that redeploy about 20 ms slower (its CPU while this thread loads the
   // Kubernetes client and the API server answers); a no-op stops a probe still running. Asked as
   // soon as the release read shows a comparison or an upgrade ahead (--force-upgrade: at once).
-  const known = inputDigests(o, chart.path, resolved);
+  // Each values file read once, for both digests (the values were read and bounded before).
+  const layers = resolved.layers.map((l) => ({ source: l.source, content: readFileSync(l.file) }));
+  const known = inputDigests(o, chart.path, layers, resolved);
   let digestsPromise: Promise<ReleaseDigests> | undefined;
   let digestsKnown: ReleaseDigests | undefined;
   const probeStop = new AbortController();
   const digests = (): Promise<ReleaseDigests> => {
     if (!digestsPromise) {
-      digestsPromise = releaseDigests(o, known, helm, resolved, AbortSignal.any([state.signal, probeStop.signal]));
+      digestsPromise = releaseDigests(o, known, layers, helm, resolved, AbortSignal.any([state.signal, probeStop.signal]));
       digestsPromise.then((d) => (digestsKnown = d), () => undefined);
     }
     return digestsPromise;
@@ -627,15 +629,16 @@ function applySettings(o: InstallOptions): ApplySettings {
   return { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs, installerVersion: installerVersion() };
 }
 
-/** The chart and the inputs as given: no helm run (the values files were read and bounded before). */
-function inputDigests(o: InstallOptions, chartPath: string, resolved: ResolvedValues): InputDigests {
-  const files = resolved.layers.map((l) => ({ source: l.source, content: readFileSync(l.file) }));
-  return { chart: chartDigest(chartPath), input: inputDigest(files, resolved.sets, applySettings(o)) };
+type LayerBytes = { source: string; content: Buffer }[];
+
+/** The chart and the inputs as given: no helm run. */
+function inputDigests(o: InstallOptions, chartPath: string, layers: LayerBytes, resolved: ResolvedValues): InputDigests {
+  return { chart: chartDigest(chartPath), input: inputDigest(layers, resolved.sets, applySettings(o)) };
 }
 
-async function releaseDigests(o: InstallOptions, known: InputDigests, helm: HelmClient, resolved: ResolvedValues, signal: AbortSignal): Promise<ReleaseDigests> {
+async function releaseDigests(o: InstallOptions, known: InputDigests, layers: LayerBytes, helm: HelmClient, resolved: ResolvedValues, signal: AbortSignal): Promise<ReleaseDigests> {
   // The layers as written when that reading applies (no helm run), else helm's own merge of them.
-  const written = valuesAsWritten(resolved.layers.map((l) => readFileSync(l.file)));
+  const written = valuesAsWritten(layers.map((l) => l.content));
   if (written) return { ...known, values: writtenValuesDigest(written, resolved.sets, applySettings(o)) };
   const merged = await helm.mergedValues(toValuesArguments(resolved), signal);
   return { ...known, values: valuesDigest(merged, applySettings(o)) };

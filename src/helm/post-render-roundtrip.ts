@@ -9,6 +9,7 @@ import { isMap, isScalar, isSeq, parseDocument, type Node, type Pair, type Scala
 
 /** The annotation helm 4 adds to every document it hands a post-renderer. */
 export const FILENAME_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
+const FILENAME_LINE = /^\s*postrenderer\.helm\.sh\/postrender-filename:\s*['"]?([^'"\n]+)/m;
 
 /** Whether this helm's post-render round trip keeps every value: 4.2.0 and later. */
 export function keepsValuesThroughPostRender(version: string): boolean {
@@ -26,7 +27,7 @@ export function keepsValuesThroughPostRender(version: string): boolean {
 export function filesThatMayHaveLostANewline(stream: string): string[] {
   const last = new Map<string, string>();
   for (const doc of stream.split(/^---[ \t]*$/m)) {
-    const file = new RegExp(`^\\s*${FILENAME_ANNOTATION.replace(/[./]/g, '\\$&')}:\\s*['"]?([^'"\\n]+)`, 'm').exec(doc)?.[1];
+    const file = FILENAME_LINE.exec(doc)?.[1];
     if (file) last.set(file, doc);
   }
   const found: string[] = [];

@@ -19,6 +19,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ExitCode, InstallerError } from '../errors.js';
 
+/** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
+export const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
+
 /** What a request's rewrite returns: the shim's exit code, and what it prints on stderr. */
 export interface ServedRequest {
   exitCode: number;

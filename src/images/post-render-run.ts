@@ -10,6 +10,7 @@ import { parseRegistryAddress } from './image-reference.js';
 import type { ExtraImagePath } from './manifest-images.js';
 import { ManifestSplitter, type ManifestPiece } from './manifest-stream.js';
 import { prepareRewrite, type RewritePlan, type RewriteSummary } from './rewrite-manifests.js';
+import { EMPTY_STREAM } from './post-render-host.js';
 import { SpilledPieces } from './spilled-pieces.js';
 
 /** The JSON file handed to the post-renderer with `--plan`. */
@@ -37,8 +38,6 @@ export interface PostRenderOutcome {
   stderr: string;
 }
 
-/** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
-const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
 
 export async function readPlanFile(file: string): Promise<PostRenderPlanFile> {
   let data: unknown;
