@@ -31,6 +31,14 @@ export async function install(release: string, namespace: string, args: string[]
   });
 }
 
+/** The helm runs an install logged at --log-level debug ("running helm"), in order. */
+export function helmCalls(stdout: string): { helm: string; argv: string[] }[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.includes('"msg":"running helm"'))
+    .map((l) => JSON.parse(l) as { helm: string; argv: string[] });
+}
+
 export interface Revision {
   revision: number;
   status: string;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl } from '../cluster/kube.js';
 import { appDir, helm3, tempDir } from '../helpers.js';
-import { copyChart, history, install, kinds, kubeconfig, releaseRecord, removeFile } from './cluster-helpers.js';
+import { copyChart, helmCalls, history, install, kinds, kubeconfig, releaseRecord, removeFile } from './cluster-helpers.js';
 
 const customer = join(appDir, 'examples', 'customer-values.yaml');
 const opts = () => ({ kubeconfig: kubeconfig() });
@@ -39,24 +39,18 @@ describe('install lifecycle (helm 4)', () => {
 
   it('bad values in an existing namespace: exit 3 naming the value before helm upgrade runs; with --skip-preflight helm renders as it upgrades (no separate render); nothing installed, no Lease left', async () => {
     const ns = await createNamespace('badvalues', opts());
-    const helmCalls = (stdout: string) =>
-      stdout
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { argv?: string[] })
-        .filter((l) => l.argv)
-        .map((l) => `${l.argv![0]} ${l.argv![1]}`);
+    const calls = (stdout: string) => helmCalls(stdout).map((c) => `${c.argv[0]} ${c.argv[1]}`);
     // The render the RBAC preflight needs (the bundled chart ships crds/: rendered before helm
     // upgrade applies them); no values probe: the digests read the values files as written.
     const checked = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug']);
     expect(checked.exitCode, checked.stderr).toBe(3);
     expect(checked.stderr).toMatch(/replicaCount/);
-    expect(helmCalls(checked.stdout)).toEqual(['template storefront']);
+    expect(calls(checked.stdout)).toEqual(['template storefront']);
     // No preflight: only the upgrade, whose own render refuses the value.
     const skipped = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug', '--skip-preflight']);
     expect(skipped.exitCode, skipped.stderr).toBe(3);
     expect(skipped.stderr).toMatch(/replicaCount/);
-    expect(helmCalls(skipped.stdout)).toEqual(['upgrade --install']);
+    expect(calls(skipped.stdout)).toEqual(['upgrade --install']);
     expect(await history('storefront', ns)).toEqual([]);
     expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
   });

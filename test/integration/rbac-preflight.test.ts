@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { appDir, repoRoot, tempDir } from '../helpers.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
 
 const customer = join(appDir, 'examples', 'customer-values.yaml');
@@ -158,11 +158,6 @@ describe('RBAC preflight as a ServiceAccount', () => {
 describe('RBAC preflight on helm upgrade\'s own render (a chart without CRDs)', () => {
   const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'no-crds');
   const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml'), '--log-level', 'debug'];
-  const helmCalls = (stdout: string) =>
-    stdout
-      .split('\n')
-      .filter((l) => l.includes('"msg":"running helm"'))
-      .map((l) => JSON.parse(l) as { helm: string; argv: string[] });
   const hookLine = (ns: string) => `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/gated-hook-report)`;
 
   it('a Role without cronjobs, which only a hook needs: exit 6 naming the hook, helm stopped at its post-render, nothing changed', async () => {

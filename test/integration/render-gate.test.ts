@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { appDir, chartDir, repoRoot } from '../helpers.js';
 import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'no-crds');
 const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml'), '--log-level', 'debug'];
@@ -71,7 +71,7 @@ describe('install through the render gate', () => {
     expect(restart, r.stdout.slice(-3000)).toContain('no-crds/templates/script.yaml');
     // The check ran once, on helm's render at the gate; then a plain helm upgrade, no render of ours.
     expect(r.stdout.split('\n').filter((l) => l.includes('"msg":"rbac preflight"'))).toHaveLength(1);
-    const helmRuns = r.stdout.split('\n').filter((l) => l.includes('"msg":"running helm"')).map((l) => JSON.parse(l) as { helm: string; argv: string[] });
+    const helmRuns = helmCalls(r.stdout);
     expect(helmRuns.map((c) => c.helm)).toEqual(['upgrade', 'upgrade']);
     expect(helmRuns[1]!.argv).not.toContain('--post-renderer');
     const script = await getJson(['get', 'configmap', 'gated-script', '--namespace', ns, '-o', 'json'], opts());
@@ -83,11 +83,7 @@ describe('install through the render gate', () => {
     const ns = await namespace('gate-crds');
     const customer = join(appDir, 'examples', 'customer-values.yaml');
     const calls = (stdout: string) =>
-      stdout
-        .split('\n')
-        .filter((l) => l.includes('"msg":"running helm"'))
-        .map((l) => JSON.parse(l) as { helm: string; argv: string[] })
-        .map((c) => `${c.helm} ${c.argv.includes(chartDir) ? 'chart' : ''}${c.argv.includes(RENDER_GATE_PLUGIN) ? ' gated' : ''}`);
+      helmCalls(stdout).map((c) => `${c.helm} ${c.argv.includes(chartDir) ? 'chart' : ''}${c.argv.includes(RENDER_GATE_PLUGIN) ? ' gated' : ''}`);
     const first = await install('storefront', ns, ['--values', customer, '--log-level', 'debug']);
     expect(first.exitCode, first.stderr).toBe(0);
     expect(calls(first.stdout)).toEqual(['template chart', 'upgrade chart']);
