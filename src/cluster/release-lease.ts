@@ -1,8 +1,10 @@
 // One installer at a time per release: a coordination.k8s.io/v1 Lease in the release namespace,
 // taken before anything changes, renewed while the run lasts, deleted on exit. A second run
-// waits up to a bound, then fails "busy" naming the holder; a Lease whose holder died (no renewal
-// for its duration) is taken over. Holding it is what makes recovering a pending release safe:
-// no live installer can be in the middle of that operation.
+// waits up to a bound, then fails "busy" naming the holder. A Lease whose holder is provably gone
+// (its pod ended or was deleted; on this host, its process and its process group are gone:
+// lease-holder.ts) is taken over at once; one whose holder stopped renewing it for its duration is
+// taken over then, unless its process provably still runs. Holding it is what makes recovering a
+// pending release safe: no live installer can be in the middle of that operation.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +13,7 @@ import { ReleaseBusyError, TransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isConflict, isNotFound, toInstallerApiError, withApiRetry, withCallTimeout } from './kube-errors.js';
 import { kubeModule, type KubeClients } from './kube-client.js';
+import { HOLDER_ANNOTATION, judgeHolder, parseHolderRecord, readHolderFacts, selfRecord, type HolderRecord, type HolderVerdict } from './lease-holder.js';
 
 /** How long a Lease stays valid without renewal; renewed every third of it. */
 export const LEASE_DURATION_SECONDS = 15;
@@ -47,6 +50,26 @@ export function leaseState(spec: V1Lease['spec'], identity: string, now: number,
   const watched = unchangedSinceMs === undefined ? 0 : now - unchangedSinceMs;
   if (ago > duration || watched > duration) return { kind: 'expired', holder, renewedSecondsAgo: Math.round(ago / 1000) };
   return { kind: 'held', holder, renewedSecondsAgo: Math.max(0, Math.round(ago / 1000)), expiresInSeconds: Math.max(0, Math.round((duration - ago) / 1000)) };
+}
+
+export type LeaseDecision =
+  | { action: 'take' }
+  | { action: 'take over'; holder: string; why: string; expired: boolean; renewedSecondsAgo: number }
+  | { action: 'wait'; holder: string; why?: string };
+
+/**
+ * Pure. What to do with the Lease as read, given what is known of its holder: a free Lease (or
+ * ours) is taken; a live one is taken over at once only when its holder is provably gone; an
+ * expired one is taken over as before, unless its holder's process provably still runs (stalled,
+ * its helm maybe still applying: never taken from it).
+ */
+export function decideLease(state: LeaseState, verdict: HolderVerdict | undefined): LeaseDecision {
+  if (state.kind === 'free' || state.kind === 'ours') return { action: 'take' };
+  const expired = state.kind === 'expired';
+  if (verdict?.kind === 'gone') return { action: 'take over', holder: state.holder, why: verdict.why, expired, renewedSecondsAgo: state.renewedSecondsAgo };
+  if (!expired) return { action: 'wait', holder: state.holder, why: verdict?.why };
+  if (verdict?.kind === 'alive') return { action: 'wait', holder: state.holder, why: `it has not renewed its Lease for ${state.renewedSecondsAgo}s, but ${verdict.why}` };
+  return { action: 'take over', holder: state.holder, why: `it has not renewed its Lease for ${state.renewedSecondsAgo}s`, expired, renewedSecondsAgo: state.renewedSecondsAgo };
 }
 
 export interface AcquireOptions {
@@ -98,6 +121,8 @@ export class ReleaseLease {
     let observed: { renewTime?: string; since: number } | undefined;
     let announced = '';
     let connected = false;
+    const self = selfRecord(kube.server);
+    const podsReadable: { forbidden?: string } = {};
 
     // Plain calls: not-found and conflict are answers the loop handles; the rest are typed.
     const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
@@ -134,7 +159,7 @@ export class ReleaseLease {
         // Conflict and not-found are answers, not failures: kept from the retry's error typing.
         const outcome = await firstCall(creating, async () => {
           try {
-            return await api.createNamespacedLease({ namespace: o.namespace, body: await leaseBody(name, o.namespace, identity, o.release, 0) });
+            return await api.createNamespacedLease({ namespace: o.namespace, body: await leaseBody(name, o.namespace, identity, o.release, 0, self) });
           } catch (err) {
             if (isConflict(err)) return 'exists' as const;
             if (isNotFound(err)) return 'no namespace' as const;
@@ -155,19 +180,26 @@ export class ReleaseLease {
       const renewTime = current.spec?.renewTime ? new Date(current.spec.renewTime).toISOString() : undefined;
       if (!observed || observed.renewTime !== renewTime) observed = { renewTime, since: now };
       const state = leaseState(current.spec, identity, now, observed.since);
-      if (state.kind !== 'held') {
-        const transitions = (current.spec?.leaseTransitions ?? 0) + (state.kind === 'expired' ? 1 : 0);
-        const body = await leaseBody(name, o.namespace, identity, o.release, transitions);
+      // Who holds it, and whether it is provably gone (or alive): a /proc read or one pod GET.
+      const verdict = state.kind === 'held' || state.kind === 'expired' ? await holderVerdict(kube, current, state.holder, self, podsReadable) : undefined;
+      const decision = decideLease(state, verdict);
+      if (decision.action !== 'wait') {
+        const transitions = (current.spec?.leaseTransitions ?? 0) + (decision.action === 'take over' ? 1 : 0);
+        const body = await leaseBody(name, o.namespace, identity, o.release, transitions, self);
+        // Conditional: of two runs that judged the same Lease, only the first replaces it (409).
         body.metadata!.resourceVersion = current.metadata?.resourceVersion;
         try {
           const taken = await call(`taking Lease ${o.namespace}/${name}`, () => api.replaceNamespacedLease({ name, namespace: o.namespace, body }));
-          if (state.kind === 'expired') {
+          const lease = `${o.namespace}/${name}`;
+          if (decision.action === 'take over' && verdict?.kind === 'gone') {
+            o.logger.warn({ lease, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo }, `holder ${decision.holder} is gone: ${decision.why}; taking the Lease over`);
+          } else if (decision.action === 'take over') {
             o.logger.warn(
-              { lease: `${o.namespace}/${name}`, previousHolder: state.holder, renewedSecondsAgo: state.renewedSecondsAgo },
+              { lease, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo },
               'lease taken over: its holder stopped renewing it (the installer died)',
             );
           } else {
-            o.logger.info({ lease: `${o.namespace}/${name}`, holder: identity }, 'lease acquired: no other installer runs this release');
+            o.logger.info({ lease, holder: identity }, 'lease acquired: no other installer runs this release');
           }
           return new ReleaseLease(kube, taken, identity, o.namespace, o.logger).startRenewing();
         } catch (err) {
@@ -175,20 +207,21 @@ export class ReleaseLease {
           throw err;
         }
       }
+      const renewedSecondsAgo = state.kind === 'held' || state.kind === 'expired' ? state.renewedSecondsAgo : 0;
       const waited = now - started;
       if (waited >= o.waitMs) {
         throw new ReleaseBusyError(
-          `release ${o.release} is busy: installer ${state.holder} holds Lease ${o.namespace}/${name} (renewed ${state.renewedSecondsAgo}s ago); waited ${Math.round(waited / 1000)}s`,
+          `release ${o.release} is busy: installer ${decision.holder} holds Lease ${o.namespace}/${name} (renewed ${renewedSecondsAgo}s ago); waited ${Math.round(waited / 1000)}s`,
           {
             hint: `Let that installer finish (kubectl get lease -n ${o.namespace} ${name}); raise --lock-timeout (HELM_INSTALLER_LOCK_TIMEOUT) to wait longer. A dead holder's Lease expires ${LEASE_DURATION_SECONDS}s after its last renewal.`,
           },
         );
       }
-      if (announced !== state.holder) {
+      if (announced !== decision.holder) {
         if (!announced) o.onWaiting?.();
-        announced = state.holder;
+        announced = decision.holder;
         o.logger.info(
-          { lease: `${o.namespace}/${name}`, holder: state.holder, renewedSecondsAgo: state.renewedSecondsAgo, waitSeconds: Math.round(o.waitMs / 1000) },
+          { lease: `${o.namespace}/${name}`, holder: decision.holder, renewedSecondsAgo, waitSeconds: Math.round(o.waitMs / 1000), ...(decision.why ? { holderState: decision.why } : {}) },
           'another installer holds this release: waiting for it',
         );
       }
@@ -252,12 +285,22 @@ export class ReleaseLease {
   }
 }
 
+/** What is known of the Lease's holder; never throws (an error is "unsure": wait as before). */
+async function holderVerdict(kube: KubeClients, lease: V1Lease, holder: string, self: HolderRecord, podsReadable: { forbidden?: string }): Promise<HolderVerdict> {
+  const record = parseHolderRecord(lease.metadata?.annotations?.[HOLDER_ANNOTATION], holder);
+  try {
+    return judgeHolder(record, self, await readHolderFacts(kube, record, self, podsReadable));
+  } catch (err) {
+    return { kind: 'unsure', why: `could not look it up: ${(err as Error).message?.split('\n')[0]}` };
+  }
+}
+
 async function microNow(): Promise<Date> {
   const k8s = await kubeModule();
   return new k8s.V1MicroTime();
 }
 
-async function leaseBody(name: string, namespace: string, identity: string, release: string, transitions: number): Promise<V1Lease> {
+async function leaseBody(name: string, namespace: string, identity: string, release: string, transitions: number, self: HolderRecord): Promise<V1Lease> {
   const now = await microNow();
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -266,6 +309,8 @@ async function leaseBody(name: string, namespace: string, identity: string, rele
       name,
       namespace,
       labels: { 'app.kubernetes.io/managed-by': 'helm-installer', 'helm-installer/release': release },
+      // Where this process lives, for a later run to prove it gone (lease-holder.ts).
+      annotations: { [HOLDER_ANNOTATION]: JSON.stringify(self) },
     },
     spec: { holderIdentity: identity, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: now, renewTime: now, leaseTransitions: transitions },
   };
