@@ -56,7 +56,8 @@ async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<s
     for (const [k, v] of Object.entries(files)) writeFileSync(join(dir, k), v);
   }
   const env: Record<string, string> = {};
-  for (const e of container.env as { name: string; value: string }[]) env[e.name] = e.value.replaceAll('/config/', `${root}/config/`);
+  // Values only: the downward API's (its pod name and namespace) exist only in a pod.
+  for (const e of container.env as { name: string; value?: string }[]) if (e.value !== undefined) env[e.name] = e.value.replaceAll('/config/', `${root}/config/`);
   // The Job runs `install`; `values` and `render` read the same env and files.
   expect(container.args).toEqual(['install']);
   return runCli([command], {
