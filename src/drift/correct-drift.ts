@@ -1,0 +1,101 @@
+// Puts drifted objects back: a real server-side apply, with force and helm's own field manager, of
+// each drifted object as the manifest has it. Force takes back the fields someone else changed
+// (and their ownership, so helm's next upgrade does not conflict on them); a missing object is
+// created the same way. Fields under an ignore rule are left as they are live. An object the API
+// server refuses to change (an immutable field) is returned as failed with the field named: the
+// caller falls back to an upgrade with helm's own handling.
+import { clusterDiscovery } from '../cluster/capabilities.js';
+import type { KubeClients } from '../cluster/kube-client.js';
+import { apiStatus, isTransientApiError, apiMessage } from '../cluster/kube-errors.js';
+import { MASK } from '../secrets.js';
+import { driftApiError, mapBounded, type DriftOptions, type ObjectDrift } from './detect-drift.js';
+import { ignoredPaths } from './ignore-rules.js';
+import { getAt, parsePointer, removeAt, setAt } from './json-pointer.js';
+import { manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
+import { ObjectApiError, objectClient, type Obj, type ObjectClient } from './object-client.js';
+
+export interface CorrectionResult {
+  corrected: ObjectDrift[];
+  failed: { drift: ObjectDrift; reason: string }[];
+}
+
+const CONCURRENCY = 8;
+
+/** Re-applies each drifted object; `fieldManager` must be the one helm's next runs use. */
+export async function correctDrift(kube: KubeClients, manifest: string, drifts: readonly ObjectDrift[], o: DriftOptions & { fieldManager: string }): Promise<CorrectionResult> {
+  const result: CorrectionResult = { corrected: [], failed: [] };
+  if (drifts.length === 0) return result;
+  const [resources, client] = await Promise.all([o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources), objectClient(kube, o.signal)]);
+  const placed = placeObjects(manifestObjects(manifest), resources, o);
+  const outcomes = await mapBounded(drifts, CONCURRENCY, async (drift) => {
+    const p = placed.find((x) => x.kind === drift.kind && x.apiVersion === drift.apiVersion && x.name === drift.name && x.namespace === drift.namespace);
+    if (!p) return `not in the release's manifest`;
+    if (!p.path) return `the cluster does not serve ${p.apiVersion} ${p.kind}`;
+    return putBack(kube, client, p, drift, o);
+  });
+  outcomes.forEach((reason, i) => (reason === undefined ? result.corrected.push(drifts[i]!) : result.failed.push({ drift: drifts[i]!, reason })));
+  return result;
+}
+
+/** undefined when put back, else why not. RBAC and an unreachable server are thrown. */
+async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject, drift: ObjectDrift, o: DriftOptions & { fieldManager: string }): Promise<string | undefined> {
+  let body = p.body;
+  if (!drift.missing) {
+    const live = await client.get(p.path!).catch((error: unknown) => {
+      throw driftApiError(kube, error, p, 'get');
+    });
+    // A missing object is created whole, as helm would: ignore rules are about fields others own.
+    if (live) body = keepIgnored(p.body, live, ignoredPaths(o.rules, p));
+  }
+  try {
+    await client.apply(p.path!, body, { fieldManager: o.fieldManager, dryRun: false });
+    return undefined;
+  } catch (error) {
+    const status = apiStatus(error);
+    if (status === 401 || status === 403 || isTransientApiError(error)) throw driftApiError(kube, error, p, drift.missing ? 'create' : 'patch');
+    return refusal(error);
+  }
+}
+
+/**
+ * Pure. The object to apply with every ignored path holding its live value, or absent when the
+ * live object has none. Not simply removed (Flux removes them): a field only helm owns would then
+ * be dropped by the apply and fall back to its default (replicas 3 -> 1).
+ */
+export function keepIgnored(body: Obj, live: Obj, paths: readonly string[]): Obj {
+  if (paths.length === 0) return body;
+  const out = structuredClone(body);
+  for (const path of paths) {
+    const segments = parsePointer(path);
+    const value = getAt(live, segments);
+    if (value === undefined || !setAt(out, segments, structuredClone(value))) removeAt(out, segments);
+  }
+  return out;
+}
+
+/**
+ * Pure. Why the API server refused, naming each field (`spec.clusterIP: field is immutable`),
+ * never the values: an Invalid error quotes the value, which may be a secret.
+ */
+export function refusal(error: unknown): string {
+  const body = error instanceof ObjectApiError ? safeJson(error.body) : undefined;
+  const causes = (body as { details?: { causes?: { field?: string; message?: string }[] } } | undefined)?.details?.causes ?? [];
+  const named = causes.filter((c) => c.field).map((c) => `${c.field}: ${withoutValue(c.message ?? 'invalid')}`);
+  if (named.length > 0) return [...new Set(named)].join('; ');
+  return withoutValue(apiMessage(error));
+}
+
+function withoutValue(message: string): string {
+  // `Invalid value: "10.96.0.12": field is immutable` -> `field is immutable (value [REDACTED])`.
+  const m = /Invalid value: .*: ([^:]+)$/s.exec(message);
+  if (m) return `${message.slice(0, m.index)}${m[1]!.trim()} (value ${MASK})`;
+  return message.replace(/Invalid value: .*/s, `Invalid value: ${MASK}`);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,104 @@
+// Drift: does the cluster still hold what the release last applied? For each object of the last
+// deployed manifest, the live object (absent: drift) and a server-side apply dry run of the
+// manifest's object with force, which is the live object with the release's fields put back
+// (Flux's helm-controller checks the same way). Where the two differ, someone changed a field the
+// release sets. Read-only: a dry run persists nothing. One GET and one dry run per object, at
+// most CONCURRENCY objects at a time, so a no-op redeploy stays fast.
+import { basename } from 'node:path';
+import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
+import type { KubeClients } from '../cluster/kube-client.js';
+import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
+import { InstallerError, PreflightError } from '../errors.js';
+import { compareObjects, type DriftedField } from './compare-objects.js';
+import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';
+import { describeObject, manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
+import { objectClient, type ObjectClient } from './object-client.js';
+
+export type { DriftedField } from './compare-objects.js';
+
+export interface ObjectDrift {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  /** The object does not exist (or its kind is no longer served). */
+  missing: boolean;
+  /** The fields that differ; empty when missing. */
+  fields: DriftedField[];
+}
+
+export interface DriftOptions {
+  releaseNamespace: string;
+  /** The release name: helm puts it in every object's meta.helm.sh/release-name annotation. */
+  release: string;
+  rules: IgnoreRule[];
+  /** helm's field manager (helmFieldManager); the apply that corrects drift must use helm's own. */
+  fieldManager?: string;
+  /** The run's discovery (kinds, scopes, plurals), when it has read it already. */
+  resources?: ResourceIndex;
+  signal?: AbortSignal;
+}
+
+const CONCURRENCY = 8;
+
+/**
+ * helm's field manager: helm 3 and 4 both name it after their own executable (os.Args[0]'s base
+ * name: "helm" for /usr/local/bin/helm, "helm4" for a binary called helm4).
+ */
+export function helmFieldManager(helmBin: string): string {
+  return basename(helmBin) || 'helm';
+}
+
+/** The drifted objects of the manifest, in manifest order; [] when the cluster matches it. */
+export async function detectDrift(kube: KubeClients, manifest: string, o: DriftOptions): Promise<ObjectDrift[]> {
+  const objects = manifestObjects(manifest);
+  if (objects.length === 0) return [];
+  const [resources, client] = await Promise.all([o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources), objectClient(kube, o.signal)]);
+  const placed = placeObjects(objects, resources, o);
+  const results = await mapBounded(placed, CONCURRENCY, (p) => checkObject(kube, client, p, o));
+  return results.filter((d) => d.missing || d.fields.length > 0);
+}
+
+async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObject, o: DriftOptions): Promise<ObjectDrift> {
+  const drift = { apiVersion: p.apiVersion, kind: p.kind, ...(p.namespace ? { namespace: p.namespace } : {}), name: p.name };
+  if (!p.path) return { ...drift, missing: true, fields: [] };
+  // Both at once: the dry run does not need the live object, and the round trips overlap.
+  const dryRun = client.apply(p.path, p.body, { fieldManager: o.fieldManager ?? 'helm', dryRun: true });
+  dryRun.catch(() => undefined);
+  const live = await client.get(p.path).catch((error: unknown) => {
+    throw driftApiError(kube, error, p, 'get');
+  });
+  if (!live) return { ...drift, missing: true, fields: [] };
+  const desired = await dryRun.catch((error: unknown) => {
+    throw driftApiError(kube, error, p, 'patch');
+  });
+  return { ...drift, missing: false, fields: compareObjects(desired, live, ignoredPaths(o.rules, p)) };
+}
+
+/** A 403 is missing RBAC: exit 6 naming the kind, namespace and verb; the caller may warn instead. */
+export function driftApiError(kube: KubeClients, error: unknown, p: { kind: string; name: string; namespace?: string; apiVersion: string }, verb: 'get' | 'patch' | 'create'): InstallerError {
+  const what = `drift check: ${verb} ${describeObject(p)}`;
+  const status = apiStatus(error);
+  if (status === 403 || status === 401) {
+    const group = p.apiVersion.includes('/') ? p.apiVersion.slice(0, p.apiVersion.indexOf('/')) : 'core';
+    return new PreflightError(`${what} is not allowed: the installer may not ${verb} ${p.kind} (API group ${group}) in ${p.namespace ? `namespace ${p.namespace}` : 'the cluster'}`, {
+      hint: `Grant the installer's ServiceAccount "get" and "patch" on ${p.kind} (group ${group})${p.namespace ? ` in namespace ${p.namespace}` : ''} (see manifests/installer.yaml), or run with --drift off.`,
+      cause: error,
+    });
+  }
+  return toInstallerApiError(error, what, kube.server);
+}
+
+/** fn over items, at most `limit` at a time, results in input order; the first failure rejects. */
+export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

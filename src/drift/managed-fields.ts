@@ -1,0 +1,83 @@
+// Who changed a drifted field: the live object's managedFields name, per field manager, the
+// fields it owns (fieldsV1: `f:<field>` for map keys, `k:{...}` for list items by their keys,
+// `v:<json>` for set items by value, `i:<n>` for items by index, `.` for the item itself). A
+// `kubectl set image` leaves "kubectl-set" owning the container's image; the summary names it.
+// Pure.
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  time?: string;
+  subresource?: string;
+  fieldsV1?: unknown;
+}
+
+type FieldSet = Record<string, unknown>;
+
+/**
+ * The manager that owns the value at `segments` (a parsed JSON pointer into `live`); when several
+ * share it, the one that wrote last. Undefined when none does (a field removed from the object
+ * has no owner left).
+ */
+export function fieldManager(live: unknown, segments: readonly string[]): string | undefined {
+  const entries = ((live as { metadata?: { managedFields?: unknown } })?.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
+  let best: ManagedFieldsEntry | undefined;
+  for (const entry of Array.isArray(entries) ? entries : []) {
+    if (!entry.manager || !isFieldSet(entry.fieldsV1) || !owns(entry.fieldsV1, live, segments)) continue;
+    if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
+  }
+  return best?.manager;
+}
+
+function owns(fields: FieldSet, node: unknown, segments: readonly string[]): boolean {
+  // A field no longer in the object has no owner left.
+  if (node === undefined) return false;
+  if (segments.length === 0) return true;
+  // A leaf set (`f:args: {}`) owns the whole value: an atomic list or map, or a scalar.
+  if (Object.keys(fields).length === 0) return true;
+  const [head, ...rest] = segments as [string, ...string[]];
+  if (Array.isArray(node)) {
+    const index = Number(head);
+    const item = node[index];
+    if (!Number.isInteger(index) || item === undefined) return false;
+    for (const [key, sub] of Object.entries(fields)) {
+      if (isFieldSet(sub) && itemMatches(key, item, index) && owns(sub, item, rest)) return true;
+    }
+    return false;
+  }
+  const sub = fields[`f:${head}`];
+  if (!isFieldSet(sub) || node === null || typeof node !== 'object') return false;
+  return owns(sub, (node as Record<string, unknown>)[head], rest);
+}
+
+/** Whether a list-item key of fieldsV1 (`k:`, `v:`, `i:`) names this item. */
+export function itemMatches(key: string, item: unknown, index: number): boolean {
+  if (key.startsWith('i:')) return Number(key.slice(2)) === index;
+  const json = parseJson(key.slice(2));
+  if (json === undefined) return false;
+  if (key.startsWith('v:')) return sameJson(json, item);
+  if (!key.startsWith('k:') || json === null || typeof json !== 'object' || item === null || typeof item !== 'object') return false;
+  return Object.entries(json).every(([k, v]) => sameJson(v, (item as Record<string, unknown>)[k]));
+}
+
+function isFieldSet(v: unknown): v is FieldSet {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

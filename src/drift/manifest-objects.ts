@@ -1,0 +1,70 @@
+// The objects of a release's manifest as helm applied them, pure: parsed from the stored YAML,
+// `kind: List` flattened (helm's resource builder does), each given the namespace helm gave it
+// (the release namespace for a namespaced kind written without one; none for a cluster-scoped
+// kind) and the ownership metadata helm adds to every object it creates or upgrades, so that
+// re-applying the object changes nothing the release itself set.
+import { parseAllDocuments } from 'yaml';
+import type { ResourceIndex } from '../cluster/capabilities.js';
+import { InvalidInputError } from '../errors.js';
+import { objectPath, type Obj } from './object-client.js';
+
+export interface PlacedObject {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  /** The object to apply: the manifest's, with helm's namespace and metadata. */
+  body: Obj;
+  /** Its REST path; undefined when the cluster does not serve the kind (so it cannot exist). */
+  path?: string;
+}
+
+/** The manifest's objects, in order; documents without a kind (empty, comments only) skipped. */
+export function manifestObjects(manifest: string): Obj[] {
+  // YAML 1.1 and repeated keys allowed, as go-yaml (what helm decodes with) reads them; but a
+  // timestamp stays the string helm sent, not a Date.
+  const docs = parseAllDocuments(manifest, {
+    version: '1.1',
+    uniqueKeys: false,
+    customTags: (tags) => tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp'),
+  });
+  const out: Obj[] = [];
+  for (const [i, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
+    const error = doc.errors[0];
+    if (error) throw new InvalidInputError(`the release's stored manifest is not valid YAML (document ${i + 1}): ${error.message.split('\n')[0]}`);
+    const value = doc.toJS({ maxAliasCount: -1 }) as unknown;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) continue;
+    const o = value as Obj;
+    if (typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') continue;
+    // `kind: List` (or a typed `*List` with items) is its items, as helm applies it.
+    if (o.kind.endsWith('List') && Array.isArray(o.items)) out.push(...(o.items as Obj[]).filter((x) => x && typeof x === 'object'));
+    else out.push(o);
+  }
+  return out;
+}
+
+/** Each object with its namespace, helm's metadata and its REST path. */
+export function placeObjects(objects: readonly Obj[], resources: ResourceIndex, o: { releaseNamespace: string; release: string }): PlacedObject[] {
+  return objects.map((object) => {
+    const body = structuredClone(object);
+    const apiVersion = String(body.apiVersion);
+    const kind = String(body.kind);
+    const metadata = (body.metadata ??= {}) as Obj & { name?: unknown; namespace?: unknown };
+    const name = String(metadata.name ?? '');
+    const info = resources.get(`${apiVersion}:${kind}`);
+    // A kind the cluster does not serve: keep what the manifest says, the object cannot exist.
+    const namespaced = info ? info.namespaced : true;
+    const namespace = namespaced ? (typeof metadata.namespace === 'string' && metadata.namespace) || o.releaseNamespace : undefined;
+    if (namespace) metadata.namespace = namespace;
+    else delete metadata.namespace;
+    // helm sets these on every object it installs or upgrades (and applies them with the rest).
+    metadata.labels = { ...(metadata.labels as Obj | undefined), 'app.kubernetes.io/managed-by': 'Helm' };
+    metadata.annotations = { ...(metadata.annotations as Obj | undefined), 'meta.helm.sh/release-name': o.release, 'meta.helm.sh/release-namespace': o.releaseNamespace };
+    return { apiVersion, kind, name, ...(namespace ? { namespace } : {}), body, ...(info ? { path: objectPath(apiVersion, info, name, namespace) } : {}) };
+  });
+}
+
+/** `Deployment web in namespace shop`, for messages. */
+export function describeObject(o: { kind: string; name: string; namespace?: string }): string {
+  return `${o.kind} ${o.name}${o.namespace ? ` in namespace ${o.namespace}` : ''}`;
+}

@@ -1,0 +1,77 @@
+// Reads and server-side applies of arbitrary objects as plain JSON, through the client's
+// configured transport (auth, TLS, the kept connection pool). Not the client's typed
+// KubernetesObjectApi: it (de)serialises known kinds through its models, which turns timestamps
+// into Dates and would compare a reshaped object with what the API server holds, and it reads
+// discovery again for every kind. The paths come from the run's one discovery read instead.
+import type { ResourceInfo } from '../rbac/required-permissions.js';
+import { kubeModule, type KubeClients } from '../cluster/kube-client.js';
+import { withCallTimeout } from '../cluster/kube-errors.js';
+
+export type Obj = Record<string, unknown>;
+
+export interface ApplyOptions {
+  fieldManager: string;
+  dryRun: boolean;
+}
+
+export interface ObjectClient {
+  /** The live object, or undefined when it does not exist (404). */
+  get(path: string): Promise<Obj | undefined>;
+  /** A server-side apply that takes over conflicting fields (force), as helm's own upgrades should. */
+  apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
+}
+
+/** The failed call in the shape of the client's ApiException, so kube-errors reads it. */
+export class ObjectApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${code}`);
+  }
+}
+
+/** The REST path of one object: `/apis/apps/v1/namespaces/ns/deployments/web`. */
+export function objectPath(apiVersion: string, info: ResourceInfo, name: string, namespace: string | undefined): string {
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const scope = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${base}${scope}/${info.resource}/${encodeURIComponent(name)}`;
+}
+
+export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
+  const k8s = await kubeModule();
+  // The subclass only reaches the configuration (transport and auth) the client keeps protected.
+  class RawApi extends k8s.KubernetesObjectApi {
+    async send(method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+      const context = this.configuration.baseServer.makeRequestContext(path, method as never);
+      context.setHeaderParam('Accept', 'application/json');
+      for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
+      if (body !== undefined) {
+        context.setHeaderParam('Content-Type', 'application/apply-patch+yaml');
+        context.setBody(body);
+      }
+      if (signal) context.setSignal(signal);
+      for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default]) await auth?.applySecurityAuthentication(context);
+      const response = await this.configuration.httpApi.send(context).toPromise();
+      return { status: response.httpStatusCode, text: await response.body.text() };
+    }
+  }
+  const api = kube.config.makeApiClient(RawApi);
+  const call = async (method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: string) => {
+    const r = await withCallTimeout(api.send(method, path, query, body));
+    if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
+    return JSON.parse(r.text) as Obj;
+  };
+  return {
+    async get(path) {
+      try {
+        return await call('GET', path, {});
+      } catch (error) {
+        if (error instanceof ObjectApiError && error.code === 404) return undefined;
+        throw error;
+      }
+    },
+    apply: (path, body, o) =>
+      call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, JSON.stringify(body)),
+  };
+}
