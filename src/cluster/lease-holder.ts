@@ -119,12 +119,16 @@ let selfCache: HolderRecord | undefined;
 
 /** This process's record (read once): what a later run needs to prove it gone. */
 export function selfRecord(server: string, env: NodeJS.ProcessEnv = process.env): HolderRecord {
-  selfCache ??= {
-    pid: process.pid,
-    boot: tryRead(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
-    pidNamespace: tryRead(() => readlinkSync('/proc/self/ns/pid')),
-    ...procStat('self'),
-  };
+  if (!selfCache) {
+    const stat = procStat('self');
+    selfCache = {
+      pid: process.pid,
+      boot: tryRead(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()),
+      pidNamespace: tryRead(() => readlinkSync('/proc/self/ns/pid')),
+      start: stat?.start,
+      group: stat?.group,
+    };
+  }
   return { ...selfCache, pod: ownPod(server, env) };
 }
 
