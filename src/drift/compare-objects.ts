@@ -24,12 +24,16 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 type Obj = Record<string, unknown>;
 
-/** The fields of `desired` (the dry-run result) that differ in `live`, minus the ignored paths. */
-export function compareObjects(desired: Obj, live: Obj, ignored: readonly string[]): DriftedField[] {
+/**
+ * The fields of `desired` (the dry-run result) that differ in `live`, minus the ignored paths.
+ * `onlySet`: compare only the fields `desired` has, for a manifest object compared as written
+ * (when the API server refused its dry run, there are no defaults to compare with).
+ */
+export function compareObjects(desired: Obj, live: Obj, ignored: readonly string[], o: { onlySet?: boolean } = {}): DriftedField[] {
   const want = comparable(desired, ignored);
   const have = comparable(live, ignored);
-  const found: { segments: string[]; live: unknown; desired: unknown }[] = [];
-  diffValues(have, want, [], found);
+  const found: Found[] = [];
+  diffValues(have, want, [], found, o.onlySet === true);
   const kind = typeof live.kind === 'string' ? live.kind : String(desired.kind);
   return found.map((d) => {
     const secret = isSecretPath(kind, d.segments, live, desired);
@@ -53,14 +57,16 @@ function comparable(o: Obj, ignored: readonly string[]): Obj {
   return out;
 }
 
-function diffValues(live: unknown, desired: unknown, at: string[], out: { segments: string[]; live: unknown; desired: unknown }[]): void {
+type Found = { segments: string[]; live: unknown; desired: unknown };
+
+function diffValues(live: unknown, desired: unknown, at: string[], out: Found[], onlySet: boolean): void {
   if (sameJson(live, desired)) return;
   // Labels and annotations others added are not the release's: only what it sets counts.
-  if (desired === undefined && at.length === 3 && at[0] === 'metadata') return;
+  if (desired === undefined && (onlySet || (at.length === 3 && at[0] === 'metadata'))) return;
   if (isMap(live) && isMap(desired)) {
-    for (const key of [...new Set([...Object.keys(desired), ...Object.keys(live)])].sort()) diffValues(live[key], desired[key], [...at, key], out);
+    for (const key of [...new Set([...Object.keys(desired), ...Object.keys(live)])].sort()) diffValues(live[key], desired[key], [...at, key], out, onlySet);
   } else if (Array.isArray(live) && Array.isArray(desired)) {
-    for (let i = 0; i < Math.max(live.length, desired.length); i++) diffValues(live[i], desired[i], [...at, String(i)], out);
+    for (let i = 0; i < Math.max(live.length, desired.length); i++) diffValues(live[i], desired[i], [...at, String(i)], out, onlySet);
   } else {
     out.push({ segments: at, live, desired });
   }

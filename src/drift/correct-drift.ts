@@ -6,13 +6,14 @@
 // caller falls back to an upgrade with helm's own handling.
 import { clusterDiscovery } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
-import { apiStatus, isTransientApiError, apiMessage } from '../cluster/kube-errors.js';
-import { MASK } from '../secrets.js';
+import { apiStatus, isTransientApiError } from '../cluster/kube-errors.js';
 import { driftApiError, mapBounded, type DriftOptions, type ObjectDrift } from './detect-drift.js';
 import { ignoredPaths } from './ignore-rules.js';
 import { getAt, parsePointer, removeAt, setAt } from './json-pointer.js';
+import { fieldManagers } from './managed-fields.js';
 import { manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
-import { ObjectApiError, objectClient, type Obj, type ObjectClient } from './object-client.js';
+import { objectClient, type Obj, type ObjectClient } from './object-client.js';
+import { refusal } from './refusal.js';
 
 export interface CorrectionResult {
   corrected: ObjectDrift[];
@@ -45,7 +46,7 @@ async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject,
       throw driftApiError(kube, error, p, 'get');
     });
     // A missing object is created whole, as helm would: ignore rules are about fields others own.
-    if (live) body = keepIgnored(p.body, live, ignoredPaths(o.rules, p));
+    if (live) body = keepIgnored(p.body, live, ignoredPaths(o.rules, p), o.fieldManager);
   }
   try {
     await client.apply(p.path!, body, { fieldManager: o.fieldManager, dryRun: false });
@@ -58,44 +59,19 @@ async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject,
 }
 
 /**
- * Pure. The object to apply with every ignored path holding its live value, or absent when the
- * live object has none. Not simply removed (Flux removes them): a field only helm owns would then
- * be dropped by the apply and fall back to its default (replicas 3 -> 1).
+ * Pure. The object to apply with the ignored paths left to whoever holds them. A path another
+ * manager owns (an HPA's replicas) is removed, as Flux does: helm gives up its claim and the
+ * value stays. A path only helm owns keeps its live value instead: removed, the apply would drop
+ * the field and it would fall back to its default (replicas 3 -> 1).
  */
-export function keepIgnored(body: Obj, live: Obj, paths: readonly string[]): Obj {
+export function keepIgnored(body: Obj, live: Obj, paths: readonly string[], helmManager: string): Obj {
   if (paths.length === 0) return body;
   const out = structuredClone(body);
   for (const path of paths) {
     const segments = parsePointer(path);
     const value = getAt(live, segments);
-    if (value === undefined || !setAt(out, segments, structuredClone(value))) removeAt(out, segments);
+    const others = fieldManagers(live, segments).some((m) => m !== helmManager);
+    if (others || value === undefined || !setAt(out, segments, structuredClone(value))) removeAt(out, segments);
   }
   return out;
-}
-
-/**
- * Pure. Why the API server refused, naming each field (`spec.clusterIP: field is immutable`),
- * never the values: an Invalid error quotes the value, which may be a secret.
- */
-export function refusal(error: unknown): string {
-  const body = error instanceof ObjectApiError ? safeJson(error.body) : undefined;
-  const causes = (body as { details?: { causes?: { field?: string; message?: string }[] } } | undefined)?.details?.causes ?? [];
-  const named = causes.filter((c) => c.field).map((c) => `${c.field}: ${withoutValue(c.message ?? 'invalid')}`);
-  if (named.length > 0) return [...new Set(named)].join('; ');
-  return withoutValue(apiMessage(error));
-}
-
-function withoutValue(message: string): string {
-  // `Invalid value: "10.96.0.12": field is immutable` -> `field is immutable (value [REDACTED])`.
-  const m = /Invalid value: .*: ([^:]+)$/s.exec(message);
-  if (m) return `${message.slice(0, m.index)}${m[1]!.trim()} (value ${MASK})`;
-  return message.replace(/Invalid value: .*/s, `Invalid value: ${MASK}`);
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -10,6 +10,7 @@ import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
 import { InstallerError, PreflightError } from '../errors.js';
 import { compareObjects, type DriftedField } from './compare-objects.js';
+import { refusal } from './refusal.js';
 import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';
 import { describeObject, manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
 import { objectClient, type ObjectClient } from './object-client.js';
@@ -25,6 +26,13 @@ export interface ObjectDrift {
   missing: boolean;
   /** The fields that differ; empty when missing. */
   fields: DriftedField[];
+  /**
+   * Why the API server refused the release's own apply of this object (its dry run), fields
+   * named, no values: an immutable field changed (a Service's clusterIP, a StatefulSet's
+   * volumeClaimTemplates), so correcting it will fail too. `fields` then compares the manifest's
+   * fields as written.
+   */
+  refused?: string;
 }
 
 export interface DriftOptions {
@@ -69,10 +77,15 @@ async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObj
     throw driftApiError(kube, error, p, 'get');
   });
   if (!live) return { ...drift, missing: true, fields: [] };
-  const desired = await dryRun.catch((error: unknown) => {
-    throw driftApiError(kube, error, p, 'patch');
-  });
-  return { ...drift, missing: false, fields: compareObjects(desired, live, ignoredPaths(o.rules, p)) };
+  const ignored = ignoredPaths(o.rules, p);
+  try {
+    return { ...drift, missing: false, fields: compareObjects(await dryRun, live, ignored) };
+  } catch (error) {
+    const status = apiStatus(error);
+    if (status !== 400 && status !== 422) throw driftApiError(kube, error, p, 'patch');
+    // Refused (invalid): the manifest's fields as written against the live ones.
+    return { ...drift, missing: false, fields: compareObjects(p.body, live, ignored, { onlySet: true }), refused: refusal(error) };
+  }
 }
 
 /** A 403 is missing RBAC: exit 6 naming the kind, namespace and verb; the caller may warn instead. */

@@ -20,13 +20,20 @@ type FieldSet = Record<string, unknown>;
  * has no owner left).
  */
 export function fieldManager(live: unknown, segments: readonly string[]): string | undefined {
-  const entries = ((live as { metadata?: { managedFields?: unknown } })?.metadata?.managedFields ?? []) as ManagedFieldsEntry[];
   let best: ManagedFieldsEntry | undefined;
-  for (const entry of Array.isArray(entries) ? entries : []) {
-    if (!entry.manager || !isFieldSet(entry.fieldsV1) || !owns(entry.fieldsV1, live, segments)) continue;
-    if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
-  }
+  for (const entry of owningEntries(live, segments)) if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
   return best?.manager;
+}
+
+/** Every manager that owns the value at `segments`. */
+export function fieldManagers(live: unknown, segments: readonly string[]): string[] {
+  return [...new Set(owningEntries(live, segments).map((e) => e.manager!))];
+}
+
+function owningEntries(live: unknown, segments: readonly string[]): ManagedFieldsEntry[] {
+  const entries = (live as { metadata?: { managedFields?: unknown } } | undefined)?.metadata?.managedFields;
+  if (!Array.isArray(entries)) return [];
+  return (entries as ManagedFieldsEntry[]).filter((e) => e.manager && isFieldSet(e.fieldsV1) && owns(e.fieldsV1, live, segments));
 }
 
 function owns(fields: FieldSet, node: unknown, segments: readonly string[]): boolean {

@@ -141,6 +141,16 @@ describe('compareObjects', () => {
     expect(compareObjects(clone(deployment), live, ['/spec/template/spec/containers/0/env/0'])).toEqual([]);
   });
 
+  it('compares only the fields the manifest sets when there is no dry run to compare with', () => {
+    const written = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', labels: { app: 'db' } }, spec: { clusterIP: 'None', ports: [{ port: 5432 }] } };
+    const live = {
+      ...clone(written),
+      metadata: { name: 'db', uid: 'u', labels: { app: 'db', extra: 'x' } },
+      spec: { clusterIP: '10.96.0.44', clusterIPs: ['10.96.0.44'], ports: [{ port: 5432, protocol: 'TCP', targetPort: 5432 }], type: 'ClusterIP' },
+    };
+    expect(compareObjects(written, live, [], { onlySet: true })).toEqual([{ path: '/spec/clusterIP', live: '10.96.0.44', desired: 'None' }]);
+  });
+
   it('cuts long values', () => {
     expect(renderValue('x'.repeat(500))).toBe(`${'x'.repeat(200)}...`);
     expect(renderValue({ a: 1 })).toBe('{"a":1}');

@@ -4,7 +4,8 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ResourceIndex } from '../../src/cluster/capabilities.js';
-import { keepIgnored, refusal } from '../../src/drift/correct-drift.js';
+import { keepIgnored } from '../../src/drift/correct-drift.js';
+import { refusal } from '../../src/drift/refusal.js';
 import { helmFieldManager, mapBounded } from '../../src/drift/detect-drift.js';
 import { manifestObjects, placeObjects } from '../../src/drift/manifest-objects.js';
 import { ObjectApiError } from '../../src/drift/object-client.js';
@@ -99,10 +100,12 @@ describe('the manifest as helm applied it', () => {
 
 describe('correcting', () => {
   const body = { kind: 'Deployment', spec: { replicas: 3, template: { metadata: { annotations: { a: '1' } } } } };
-  it('keeps an ignored field at its live value, or drops it when the live object has none', () => {
-    expect(keepIgnored(body, { spec: { replicas: 7 } }, ['/spec/replicas'])).toEqual({ ...body, spec: { ...body.spec, replicas: 7 } });
-    expect(keepIgnored(body, { spec: {} }, ['/spec/template/metadata/annotations/a'])).toEqual({ kind: 'Deployment', spec: { replicas: 3, template: { metadata: { annotations: {} } } } });
-    expect(keepIgnored(body, {}, [])).toBe(body);
+  const owned = (manager: string) => ({ metadata: { managedFields: [{ manager, operation: 'Update', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] }, spec: { replicas: 7 } });
+  it('leaves an ignored field another manager owns to it, and keeps one only helm owns at its live value', () => {
+    expect(keepIgnored(body, owned('kubectl'), ['/spec/replicas'], 'helm')).toEqual({ kind: 'Deployment', spec: { template: body.spec.template } });
+    expect(keepIgnored(body, owned('helm'), ['/spec/replicas'], 'helm')).toEqual({ ...body, spec: { ...body.spec, replicas: 7 } });
+    expect(keepIgnored(body, { spec: {} }, ['/spec/template/metadata/annotations/a'], 'helm')).toEqual({ kind: 'Deployment', spec: { replicas: 3, template: { metadata: { annotations: {} } } } });
+    expect(keepIgnored(body, {}, [], 'helm')).toBe(body);
   });
 
   it('names the refused field, never its value', () => {

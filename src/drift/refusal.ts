@@ -1,0 +1,29 @@
+// Why the API server refused an apply, pure: each field named (`spec.clusterIP: field is
+// immutable`), never the value. An Invalid error quotes the value it refused, which may be a
+// secret (a Secret's data, a password in a ConfigMap).
+import { apiMessage } from '../cluster/kube-errors.js';
+import { MASK } from '../secrets.js';
+import { ObjectApiError } from './object-client.js';
+
+export function refusal(error: unknown): string {
+  const body = error instanceof ObjectApiError ? safeJson(error.body) : undefined;
+  const causes = (body as { details?: { causes?: { field?: string; message?: string }[] } } | undefined)?.details?.causes ?? [];
+  const named = causes.filter((c) => c.field).map((c) => `${c.field}: ${withoutValue(c.message ?? 'invalid')}`);
+  if (named.length > 0) return [...new Set(named)].join('; ');
+  return withoutValue(apiMessage(error));
+}
+
+function withoutValue(message: string): string {
+  // `Invalid value: "10.96.0.12": field is immutable` -> `field is immutable (value [REDACTED])`.
+  const m = /Invalid value: .*: ([^:]+)$/s.exec(message);
+  if (m) return `${message.slice(0, m.index)}${m[1]!.trim()} (value ${MASK})`;
+  return message.replace(/Invalid value: .*/s, `Invalid value: ${MASK}`);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
