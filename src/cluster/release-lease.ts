@@ -213,7 +213,7 @@ export class ReleaseLease {
         throw new ReleaseBusyError(
           `release ${o.release} is busy: installer ${decision.holder} holds Lease ${o.namespace}/${name} (renewed ${renewedSecondsAgo}s ago); waited ${Math.round(waited / 1000)}s`,
           {
-            hint: `Let that installer finish (kubectl get lease -n ${o.namespace} ${name}); raise --lock-timeout (HELM_INSTALLER_LOCK_TIMEOUT) to wait longer. A dead holder's Lease expires ${LEASE_DURATION_SECONDS}s after its last renewal.`,
+            hint: `Let that installer finish (kubectl get lease -n ${o.namespace} ${name}); raise --lock-timeout (HELM_INSTALLER_LOCK_TIMEOUT) to wait longer. A holder whose pod has ended is taken over at once; any other dead holder's Lease expires ${LEASE_DURATION_SECONDS}s after its last renewal.${renewedSecondsAgo > LEASE_DURATION_SECONDS ? ' This one has expired, but its process still runs on this host: it is stalled, not dead.' : ''}`,
           },
         );
       }
