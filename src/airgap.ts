@@ -15,7 +15,6 @@ import { splitManifestStream } from './images/manifest-stream.js';
 import { prepareRewrite, type RewritePlan } from './images/rewrite-manifests.js';
 import { parseImagePath } from './images/extra-image-paths.js';
 import { collectAll, type ExtraImagePath, type ImageOccurrence } from './images/manifest-images.js';
-import { postRenderFailure } from './images/post-render-run.js';
 import { preparePostRenderer } from './images/post-renderer-setup.js';
 import { checkImagesExist } from './images/registry-preflight.js';
 import { buildHints, withoutGlobalRegistry } from './images/values-hints.js';
@@ -38,8 +37,8 @@ export interface AirgapSetup {
   generated: { file: string; label: string }[];
   postRendererArgs: string[];
   env: Record<string, string>;
-  /** The post-renderer's own failure, when it reported one (see post-render-run.ts). */
-  postRenderFailure?: () => Promise<InstallerError | undefined>;
+  /** The post-renderer's own failure, when it reported one (kept in memory: see post-render-run.ts). */
+  postRenderFailure?: () => InstallerError | undefined;
   /** Stops serving helm's post-renders: once the run's last helm has ended. */
   dispose?: () => void;
   /** The run's image plan (with --registry): what the chart deploys and each image's local name. */
@@ -144,7 +143,7 @@ export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userVa
     generated,
     postRendererArgs: postRenderer.helmArgs,
     env: postRenderer.env,
-    postRenderFailure: () => postRenderFailure(postRenderer.reportFile),
+    postRenderFailure: postRenderer.failure,
     dispose: postRenderer.dispose,
     ...(plan ? { plan } : {}),
     ...(rendered ? { rendered } : {}),

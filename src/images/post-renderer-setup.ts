@@ -3,42 +3,35 @@
 // directory with a plugin.yaml is enough, no `helm plugin install`). Both run the same sh shim,
 // and this process does the work (post-render-host.ts): no second Node process on any render.
 // Two serve helm's slot: the image rewrite (--registry) and install's checks on helm's own render.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// The plan comes in as the object the run built, and each render's report stays here in memory:
+// the rewrite runs in this process, so nothing of either needs a file.
+import type { InstallerError } from '../errors.js';
 import { hostPostRenderer, type HostedPostRenderer } from './post-render-host.js';
-import { readPostRenderReports, runPostRender, type PostRenderPlanFile, type PostRenderReport } from './post-render-run.js';
+import { postRenderFailure, runPostRender, type PostRenderReport } from './post-render-run.js';
 import type { RewritePlan } from './rewrite-manifests.js';
 
 export const POST_RENDERER_PLUGIN = 'helm-installer-images';
 
 export interface PostRendererOptions {
-  /** A private directory for this run (plan, report, plugin, shim and its requests). */
+  /** A private directory for this run (plugin, shim, its request FIFO, the rewrite's spill files). */
   workDir: string;
   plan: RewritePlan;
   helmMajor: 3 | 4;
 }
 
 export interface PostRendererSetup extends HostedPostRenderer {
-  planFile: string;
-  reportFile: string;
-  /** The reports the post-renderer appended so far (one per helm render). */
-  readReport(): Promise<PostRenderReport[]>;
+  /** What each post-render of this run reported so far, in order (one per helm render). */
+  reports: readonly PostRenderReport[];
+  /** The last failure the post-renderer reported, as the error the installer shows; none: undefined. */
+  failure(): InstallerError | undefined;
 }
 
 export async function preparePostRenderer(options: PostRendererOptions): Promise<PostRendererSetup> {
-  const planFile = join(options.workDir, 'post-render-plan.json');
-  const reportFile = join(options.workDir, 'post-render-report.jsonl');
-  const planData: PostRenderPlanFile = {
-    version: 1,
-    ...(options.plan.registry ? { registry: options.plan.registry.address } : {}),
-    extraPaths: options.plan.extraPaths,
-    ...(options.plan.imagePullSecret !== undefined ? { imagePullSecret: options.plan.imagePullSecret } : {}),
-    reportFile,
-  };
-  await mkdir(options.workDir, { recursive: true });
-  await writeFile(planFile, `${JSON.stringify(planData, null, 2)}\n`, 'utf8');
-  const hosted = await hostPostRenderer({ workDir: options.workDir, helmMajor: options.helmMajor, plugin: POST_RENDERER_PLUGIN }, (input, write) =>
-    runPostRender(planFile, input, write),
-  );
-  return { ...hosted, planFile, reportFile, readReport: () => readPostRenderReports(reportFile) };
+  const reports: PostRenderReport[] = [];
+  const hosted = await hostPostRenderer({ workDir: options.workDir, helmMajor: options.helmMajor, plugin: POST_RENDERER_PLUGIN }, async (input, write) => {
+    const outcome = await runPostRender(options.plan, options.workDir, input, write);
+    reports.push(outcome.report);
+    return outcome;
+  });
+  return { ...hosted, reports, failure: () => postRenderFailure(reports) };
 }

@@ -6,7 +6,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { PostRenderPlanFile } from '../../src/images/post-render-run.js';
 import { splitManifestStream } from '../../src/images/manifest-stream.js';
 import { cacheRoot, buildScriptPath } from '../cluster/paths.js';
 import { helm4, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
@@ -121,9 +120,6 @@ export async function yqVersion(): Promise<string> {
 export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> {
   const dir = tempDir('bench-post-render');
   const yq = await yqBinary();
-  const planFile = join(dir, 'post-render-plan.json');
-  const plan: PostRenderPlanFile = { version: 1, registry: REGISTRY, extraPaths: [], imagePullSecret: PULL_SECRET, reportFile: join(dir, 'post-render-report.jsonl') };
-  writeFileSync(planFile, JSON.stringify(plan));
   // The memory goal is 3x the input on top of what Node itself takes: a bare `node -e 0` with the
   // installer's flags, measured here, in the same run. The post-render is no Node process of its
   // own any more: what it takes is the sh shim plus what the rewrite adds to the installer.
@@ -170,7 +166,7 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
     const samples = await alternate(
       o.runs,
       async () => {
-        const { sample, beforeMb } = await hostedPostRender(dir, planFile, input, ourOut, true);
+        const { sample, beforeMb } = await hostedPostRender(dir, input, ourOut, true);
         before.push(beforeMb);
         return sample;
       },
@@ -178,7 +174,7 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
     );
     // The same request as a process's very first rewrite: what it costs when nothing ran before.
     const cold: number[] = [];
-    for (let i = 0; i < Math.min(o.runs, 3); i++) cold.push((await hostedPostRender(dir, planFile, input, join(dir, 'cold.yaml'), false)).sample.rssMb);
+    for (let i = 0; i < Math.min(o.runs, 3); i++) cold.push((await hostedPostRender(dir, input, join(dir, 'cold.yaml'), false)).sample.rssMb);
     // Same rewrite: the same number of rewritten references in both outputs.
     const count = (file: string) => readFileSync(file, 'utf8').split(`${REGISTRY}/`).length - 1;
     const differ = count(ourOut) === count(yqOut) ? '' : `; rewrites differ: ours ${count(ourOut)}, yq ${count(yqOut)}`;
@@ -207,9 +203,9 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
  * rewrite. Ours is what a post-render adds to the Job: the shim's peak RSS plus the host's growth
  * while serving it, and both their CPU. yq's is its whole process, what a yq post-renderer adds.
  */
-async function hostedPostRender(dir: string, planFile: string, input: string, output: string, asInstall: boolean): Promise<{ sample: Sample; beforeMb: number }> {
+async function hostedPostRender(dir: string, input: string, output: string, asInstall: boolean): Promise<{ sample: Sample; beforeMb: number }> {
   const work = mkdtempSync(join(dir, 'host-'));
-  const hostArgs = [join(repoRoot, 'dist', 'test', 'bench', 'post-render-host.js'), work, planFile, ...(asInstall ? [input] : [])];
+  const hostArgs = [join(repoRoot, 'dist', 'test', 'bench', 'post-render-host.js'), work, REGISTRY, PULL_SECRET, ...(asInstall ? [input] : [])];
   const host = execa(process.execPath, [...installerNodeArgs, ...hostArgs], {
     stdin: 'pipe',
     stdout: 'pipe',

@@ -111,7 +111,7 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer on go-ya
     containers[1].image = `${L}/helper:1.0`;
     // Helm 4 reads our output back and writes it out with go-yaml again: read it the same way.
     expect(comparable(ourObjects(r.stdout))).toEqual(comparable(expected));
-    const [report] = await setup.readReport();
+    const [report] = setup.reports;
     expect(report).toMatchObject({ ok: true, documents: 3, images: { occurrences: 2, distinct: 2 } });
   });
 });

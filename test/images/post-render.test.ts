@@ -1,14 +1,14 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { readdirSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { parse } from 'yaml';
-import { readPostRenderReports, runPostRender } from '../../src/images/post-render-run.js';
-import { pluginYaml } from '../../src/images/post-render-host.js';
+import { InvalidInputError } from '../../src/errors.js';
+import { postRenderFailure, runPostRender } from '../../src/images/post-render-run.js';
+import { EMPTY_STREAM, pluginYaml, shimScript } from '../../src/images/post-render-host.js';
 import { POST_RENDERER_PLUGIN, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
-import { shimScript, startPostRenderHost } from '../../src/images/post-render-host.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
 
 let dir: string;
@@ -28,25 +28,16 @@ spec:
   containers: [{name: a, image: nginx:1.27}]
 `;
 
-async function writePlan(plan: object): Promise<string> {
-  const file = join(dir, 'plan.json');
-  await writeFile(file, JSON.stringify(plan));
-  return file;
-}
+const PLAN = { registry: parseRegistryAddress('registry.local:5000/app'), extraPaths: [] };
 
 describe('runPostRender', () => {
   it('rewrites, reports every image and the template of each (helm 4 annotation)', async () => {
-    const reportFile = join(dir, 'report.jsonl');
-    const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
-    const outcome = await runPostRender(plan, POD);
+    const outcome = await runPostRender(PLAN, dir, POD);
     expect(outcome).toMatchObject({ exitCode: 0, stderr: '' });
     expect(outcome.stdout).toBe(POD.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27'));
-    // The stream was spilled beside the plan while it ran, and nothing of it is left there.
-    expect(readdirSync(dirname(plan)).filter((f) => f.endsWith('.spill'))).toEqual([]);
-    await runPostRender(plan, POD);
-    const reports = await readPostRenderReports(reportFile);
-    expect(reports).toHaveLength(2);
-    expect(reports[0]).toEqual({
+    // The stream was spilled in the directory while it ran, and nothing of it is left there.
+    expect(readdirSync(dir)).toEqual([]);
+    expect(outcome.report).toEqual({
       ok: true,
       at: expect.any(String),
       documents: 1,
@@ -88,59 +79,63 @@ describe('runPostRender', () => {
     expect(Buffer.from(crd)[2 * 64 * 1024]! & 0xc0).toBe(0x80);
     const stream = `${crd}---\n${POD}`;
     const rewrittenPod = POD.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27');
-    const reportFile = join(dir, 'report.jsonl');
-    const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
 
     const written: (string | Uint8Array)[] = [];
-    const outcome = await runPostRender(plan, stream, (chunk) => void written.push(chunk));
-    expect(outcome).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+    const outcome = await runPostRender(PLAN, dir, stream, (chunk) => void written.push(chunk));
+    expect(outcome).toMatchObject({ exitCode: 0, stdout: '', stderr: '', report: { ok: true, documents: 2, images: { occurrences: 1, distinct: 1 } } });
     const bytes = written.filter((c): c is Uint8Array => typeof c !== 'string');
     expect(Buffer.concat(bytes).toString('utf8')).toBe(crd);
     expect(Math.max(...bytes.map((b) => b.length))).toBe(64 * 1024);
     expect(bytes.length).toBe(Math.ceil(Buffer.byteLength(crd) / (64 * 1024)));
     expect(Buffer.concat(written.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8')).toBe(`${crd}---\n${rewrittenPod}`);
     // Collected instead of written: the same text, decoded across the chunk edges.
-    expect((await runPostRender(plan, stream)).stdout).toBe(`${crd}---\n${rewrittenPod}`);
-    expect((await readPostRenderReports(reportFile))[0]).toMatchObject({ documents: 2, images: { occurrences: 1, distinct: 1 } });
+    expect((await runPostRender(PLAN, dir, stream)).stdout).toBe(`${crd}---\n${rewrittenPod}`);
 
     // An extra path naming the kind: the CRD is read and rewritten there, the rest of it kept.
-    const withPath = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }], reportFile });
-    const edited = await runPostRender(withPath, stream);
+    const withPath = { ...PLAN, extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }] };
+    const edited = await runPostRender(withPath, dir, stream);
     expect(edited.stdout).toBe(`${crd.replace('  image: nginx:1.27', '  image: registry.local:5000/app/nginx:1.27')}---\n${rewrittenPod}`);
   });
 
   it('fails with no stdout, the cause on stderr and in the report', async () => {
-    const reportFile = join(dir, 'report.jsonl');
-    const plan = await writePlan({ version: 1, registry: 'registry.local:5000/app', extraPaths: [], reportFile });
-    const outcome = await runPostRender(plan, POD.replace('nginx:1.27', 'NGINX'));
+    const outcome = await runPostRender(PLAN, dir, POD.replace('nginx:1.27', 'NGINX'));
     expect(outcome.exitCode).toBe(1);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(/demo\/templates\/pod.yaml \(key spec.containers\[0\].image\): Invalid image reference "NGINX"/);
-    const [report] = await readPostRenderReports(reportFile);
-    expect(report).toMatchObject({
+    expect(outcome.report).toMatchObject({
       ok: false,
       error: { name: 'InvalidInputError', exitCode: 3, file: 'demo/templates/pod.yaml', key: 'spec.containers[0].image' },
     });
-    expect(readdirSync(dirname(plan)).filter((f) => f.endsWith('.spill'))).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('reports a bad plan on stderr only (there is no report file to name)', async () => {
-    const plan = await writePlan({ version: 2 });
-    const outcome = await runPostRender(plan, POD);
-    expect(outcome).toMatchObject({ exitCode: 1, stdout: '' });
-    expect(outcome.stderr).toMatch(/not a version 1 plan/);
-    expect((await runPostRender(join(dir, 'missing.json'), POD)).stderr).toMatch(/cannot read the plan/);
+  it('fails when it cannot spill the stream (no such directory), with the cause on stderr', async () => {
+    const outcome = await runPostRender(PLAN, join(dir, 'missing'), POD);
+    expect(outcome).toMatchObject({ exitCode: 1, stdout: '', report: { ok: false, error: { name: 'Error', exitCode: 1 } } });
+    expect(outcome.stderr).toMatch(/^helm-installer post-render: ENOENT: no such file or directory, open '.*\/missing\/post-render-\d+-\d+\.spill'\n$/);
   });
 
   it('answers an empty stream with a comment, since helm refuses empty output', async () => {
-    const plan = await writePlan({ version: 1, extraPaths: [], reportFile: join(dir, 'r.jsonl') });
-    const outcome = await runPostRender(plan, '');
+    const outcome = await runPostRender({ extraPaths: [] }, dir, '');
     expect(outcome.exitCode).toBe(0);
-    expect(outcome.stdout.trim()).toMatch(/^# /);
+    expect(outcome.stdout).toBe(EMPTY_STREAM);
   });
+});
 
-  it('has no report before the first run', async () => {
-    expect(await readPostRenderReports(join(dir, 'none.jsonl'))).toEqual([]);
+describe('postRenderFailure', () => {
+  it('is the last failed report as the error the installer shows, with its exit code; none without one', async () => {
+    const good = (await runPostRender(PLAN, dir, POD)).report;
+    const bad = (await runPostRender(PLAN, dir, POD.replace('nginx:1.27', 'NGINX'))).report;
+    expect(postRenderFailure([])).toBeUndefined();
+    expect(postRenderFailure([good])).toBeUndefined();
+    const error = postRenderFailure([bad, good])!;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error.exitCode).toBe(3);
+    expect(error.message).toBe(
+      'The image rewrite (post-renderer) stopped before helm touched the cluster: Invalid image reference "NGINX": repository "library/NGINX" must be lowercase' +
+        ' (document 1: Pod "p", spec.containers[0].image, line 7 of the rendered manifests)',
+    );
+    expect(error).toMatchObject({ file: 'demo/templates/pod.yaml', key: 'spec.containers[0].image', hint: expect.stringMatching(/^Use the form \[registry\[:port\]\/\]repository/) });
   });
 });
 
@@ -156,7 +151,7 @@ describe('preparePostRenderer', () => {
     return setup;
   };
 
-  it('helm 4: writes the plan and a postrenderer/v1 plugin that runs the shim with sh', async () => {
+  it('helm 4: a postrenderer/v1 plugin that runs the shim with sh; no plan or report on disk', async () => {
     const setup = await prepare(4);
     expect(setup.helmArgs).toEqual(['--post-renderer', 'helm-installer-images']);
     expect(setup.env).toEqual({ HELM_PLUGINS: join(dir, 'plugins') });
@@ -170,14 +165,9 @@ describe('preparePostRenderer', () => {
       runtime: 'subprocess',
       runtimeConfig: { platformCommand: [{ command: '/bin/sh', args: [join(dir, 'post-render.sh')] }] },
     });
-    expect(JSON.parse(await readFile(setup.planFile, 'utf8'))).toEqual({
-      version: 1,
-      registry: 'registry.local:5000/app',
-      extraPaths: [],
-      imagePullSecret: 'regcred',
-      reportFile: setup.reportFile,
-    });
-    expect(await setup.readReport()).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(['plugins', 'post-render.sh', 'requests']);
+    expect(setup.reports).toEqual([]);
+    expect(setup.failure()).toBeUndefined();
   });
 
   it('helm 3: the shim itself is the executable', async () => {
@@ -187,15 +177,15 @@ describe('preparePostRenderer', () => {
     expect(setup.env).toEqual({});
   });
 
-  it('the shim hands the stream to this process and prints the rewrite; each request is cleaned up', async () => {
+  it('the shim hands the stream to this process and prints the rewrite; nothing of the request is left', async () => {
     const setup = await prepare(3);
     const r = await execa(setup.shim, { input: POD, reject: false });
     expect(r.exitCode, r.stderr).toBe(0);
     const pod = parse(r.stdout) as { spec: { containers: { image: string }[]; imagePullSecrets: unknown } };
     expect(pod.spec.containers[0]!.image).toBe('registry.local:5000/app/nginx:1.27');
     expect(pod.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
-    expect(await setup.readReport()).toMatchObject([{ ok: true, documents: 1, images: { occurrences: 1, distinct: 1 } }]);
-    expect(readdirSync(dir).filter((f) => f.startsWith('request.'))).toEqual([]);
+    expect(setup.reports).toMatchObject([{ ok: true, documents: 1, images: { occurrences: 1, distinct: 1 } }]);
+    expect(readdirSync(dir).sort()).toEqual(['post-render.sh', 'requests']);
   });
 
   it('serves requests that arrive together, each its own stream', async () => {
@@ -208,49 +198,23 @@ describe('preparePostRenderer', () => {
       'registry.local:5000/app/api:2.0',
       `registry.local:5000/app/worker@sha256:${'a'.repeat(64)}`,
     ]);
-    expect(await setup.readReport()).toHaveLength(3);
+    expect(setup.reports).toHaveLength(3);
+    expect(readdirSync(dir).sort()).toEqual(['plugins', 'post-render.sh', 'requests']);
   });
 
-  it('a rewrite that fails: exit 1, the cause on stderr and in the report, nothing on stdout', async () => {
+  it('a rewrite that fails: exit 1, the cause on stderr and in memory as the error to show, nothing on stdout', async () => {
     const setup = await prepare(3);
     const r = await execa(setup.shim, { input: POD.replace('nginx:1.27', 'Acme/Web:1'), reject: false });
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^helm-installer post-render: .*"Acme\/Web:1".*lowercase/);
-    expect(await setup.readReport()).toMatchObject([{ ok: false, error: { file: 'demo/templates/pod.yaml' } }]);
+    expect(setup.reports).toMatchObject([{ ok: false, error: { file: 'demo/templates/pod.yaml' } }]);
+    expect(setup.failure()).toMatchObject({ exitCode: 3, file: 'demo/templates/pod.yaml', message: expect.stringMatching(/^The image rewrite \(post-renderer\) stopped before helm touched the cluster: .*"Acme\/Web:1"/) });
+    expect(readdirSync(dir).sort()).toEqual(['post-render.sh', 'requests']);
   });
 });
 
 describe('the post-render host', () => {
-  it('fails the shim at once when the installer process is gone', async () => {
-    const gone = await execa('/bin/sh', ['-c', 'echo $$']);
-    const host = await startPostRenderHost(dir, async () => ({ exitCode: 0, stderr: '' }), Number(gone.stdout));
-    try {
-      const r = await execa(host.shim, { input: POD, reject: false, timeout: 20_000 });
-      expect(r.exitCode).toBe(1);
-      expect(r.stdout).toBe('');
-      expect(r.stderr).toBe(`helm-installer post-render: the installer (pid ${gone.stdout}) is not running`);
-    } finally {
-      host.dispose();
-    }
-  });
-
-  it('fails the shim when the installer stops while the rewrite runs (no helm left waiting)', async () => {
-    let started!: () => void;
-    const serving = new Promise<void>((resolve) => (started = resolve));
-    const host = await startPostRenderHost(dir, () => {
-      started();
-      return new Promise(() => undefined);
-    });
-    const shim = execa(host.shim, { input: POD, reject: false, timeout: 20_000 });
-    await serving;
-    host.dispose();
-    const r = await shim;
-    expect(r.exitCode).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('helm-installer post-render: the installer stopped before the rewrite ended');
-  });
-
   it('refuses a path helm 4 would expand, or that the shim cannot quote', () => {
     expect(() => pluginYaml('/tmp/$HOME/post-render.sh', POST_RENDERER_PLUGIN)).toThrow(/expand/);
     expect(() => shimScript("/tmp/it's", "/tmp/it's/requests", 1)).toThrow(/cannot use the path/);

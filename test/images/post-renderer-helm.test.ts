@@ -1,6 +1,7 @@
 // The post-renderer against the real pinned helm 3 and helm 4, through `helm template`: helm runs
 // the sh shim, and this process (the test's, as the installer's in a run) does the rewrite.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -101,6 +102,13 @@ async function helmTemplate(major: 3 | 4, chartDir: string, workDir: string) {
   return { result, setup };
 }
 
+/** The post-renderer's work dir, without the helm homes helmTemplate puts there. */
+function workFiles(workDir: string): string[] {
+  return readdirSync(workDir)
+    .filter((f) => !['cache', 'config', 'data'].includes(f))
+    .sort();
+}
+
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'post-renderer-helm-'));
   chart = join(tmp, 'chart');
@@ -130,7 +138,7 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
     expect(deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(deployment.spec.template.spec.containers[0].env).toEqual([{ name: 'FLAG', value: 'yes' }]);
 
-    const reports = await setup.readReport();
+    const reports = setup.reports;
     expect(reports).toHaveLength(1);
     const [report] = reports;
     expect(report?.ok).toBe(true);
@@ -141,6 +149,8 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
       expect(report.rewrites.find((r) => r.name === 'web')?.source).toBe('demo/templates/deployment.yaml');
       expect(report.images).toEqual({ occurrences: major === 4 ? 4 : 3, distinct: major === 4 ? 4 : 3 });
     }
+    // Nothing of the request (helm's stream) nor of the rewrite's spill is left in the work dir.
+    expect(workFiles(join(tmp, `ok-${major}`))).toEqual(major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests']);
   });
 
   it('fails the render with the cause in the report when an image is invalid', async () => {
@@ -150,10 +160,14 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
     expect(result.exitCode).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(major === 4 ? /plugin "helm-installer-images" exited with error/ : /Invalid image reference/);
-    const [report] = await setup.readReport();
-    expect(report).toMatchObject({
-      ok: false,
-      error: { message: expect.stringMatching(/"Acme\/Web:1".*lowercase/), file: 'demo/templates/deployment.yaml' },
-    });
+    expect(setup.reports).toMatchObject([
+      {
+        ok: false,
+        error: { message: expect.stringMatching(/"Acme\/Web:1".*lowercase/), file: 'demo/templates/deployment.yaml' },
+      },
+    ]);
+    // What withAirgap throws instead of helm's own failure.
+    expect(setup.failure()).toMatchObject({ exitCode: 3, file: 'demo/templates/deployment.yaml' });
+    expect(workFiles(join(tmp, `bad-${major}`))).toEqual(major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests']);
   });
 });
