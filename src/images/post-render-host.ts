@@ -4,25 +4,27 @@
 // memory (about 50 MB: Node's binary pages and heap, the YAML library compiled again) on top of
 // the installer's, which already runs Node with that very code loaded.
 //
-// One request: the shim writes helm's stream to a file of its own request directory, makes a
-// FIFO there (`done`), writes the directory's path on the host's request FIFO, and reads the
-// exit code from `done`; the host rewrites `in` into `out` (and `err`), then writes the code.
-// The host holds its request FIFO and each `done` open read-write (on Linux that never blocks,
-// and keeps a writer on it): the shim's opens do not block while the installer lives, and a read
-// from `done` ends (end of file: the shim fails, helm stops before it writes anything) when the
-// installer dies. The shim checks that the installer lives before it asks.
+// One request (the shim's side is shimScript, the host's post-render-request.ts): the shim opens
+// an answer FIFO and two files in a request directory of its own and removes the directory at
+// once, copies helm's stream into the first file, and writes `<its pid> <request dir>` on the
+// host's request FIFO. The host opens those descriptors through /proc, rewrites the stream into
+// the second file (or writes its failure message there), then writes the exit code on the answer
+// FIFO; the shim prints the file. No wait of the shim is unbounded: the host holds its request
+// FIFO open while the process lives and answers every request, a request after dispose() with a
+// failure; a watchdog in the shim answers for the installer when its pid is gone.
 import { execFile } from 'node:child_process';
-import { closeSync, createReadStream, openSync, writeFileSync, writeSync, type ReadStream } from 'node:fs';
+import { openSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ExitCode, InstallerError } from '../errors.js';
+import { SHIM_FDS, ShimRequest } from './post-render-request.js';
 
 /** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
 export const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
 
-/** What a request's rewrite returns: the shim's exit code, and what it prints on stderr. */
+/** What a request's rewrite returns: the shim's exit code, and what it prints on stderr when not 0. */
 export interface ServedRequest {
   exitCode: number;
   stderr: string;
@@ -34,78 +36,79 @@ export type ServeRequest = (input: AsyncIterable<Uint8Array>, write: (chunk: str
 export interface PostRenderHost {
   /** The sh script helm runs as its post-renderer (executable; helm 4 runs it with /bin/sh). */
   shim: string;
-  /** Stops taking requests and closes what it holds; a request still being served finishes. */
+  /** Stops serving: a request in flight fails now, and every later one fails as it comes. */
   dispose(): void;
 }
 
+const STOPPED = 'helm-installer post-render: the installer stopped before the rewrite ended\n';
+const DISPOSED = 'helm-installer post-render: the installer no longer serves post-renders (its helm run has ended)\n';
+
 export async function startPostRenderHost(dir: string, serve: ServeRequest, pid: number = process.pid): Promise<PostRenderHost> {
-  const requests = join(dir, 'requests');
+  // The real path: the one /proc shows for the shim's files, which the host checks (ShimRequest).
+  const root = realpathSync(dir);
+  const requests = join(root, 'requests');
   const shim = join(dir, 'post-render.sh');
-  writeFileSync(shim, shimScript(dir, requests, pid), { mode: 0o700 });
+  writeFileSync(shim, shimScript(root, requests, pid), { mode: 0o700 });
+  await makeFifo(requests);
+  const inFlight = new Set<ShimRequest>();
+  let disposed = false;
+  listenForRequests(requests, (line) => {
+    const request = ShimRequest.open(line, root);
+    if (!request || request.isAnswered) return;
+    if (disposed) return request.fail(DISPOSED);
+    inFlight.add(request);
+    void request.serve(serve).finally(() => inFlight.delete(request));
+  });
+  return {
+    shim,
+    dispose: () => {
+      disposed = true;
+      for (const request of inFlight) request.fail(STOPPED);
+      inFlight.clear();
+    },
+  };
+}
+
+async function makeFifo(path: string): Promise<void> {
   try {
-    await promisify(execFile)('mkfifo', ['-m', '600', requests]);
+    await promisify(execFile)('mkfifo', ['-m', '600', path]);
   } catch (error) {
-    throw new InstallerError(ExitCode.internal, `cannot make the post-renderer's FIFO ${requests}: ${(error as Error).message}`, {
+    throw new InstallerError(ExitCode.internal, `cannot make the post-renderer's FIFO ${path}: ${(error as Error).message}`, {
       hint: 'The installer needs mkfifo (coreutils) and a writable temporary directory (TMPDIR).',
     });
   }
-  const held = new Set<number>();
-  const listener = new Socket({ fd: openSync(requests, 'r+'), readable: true, writable: false });
-  // Waiting for helm must not keep the process alive on its own.
+}
+
+/**
+ * Calls `onLine` with each line written on the request FIFO, for as long as the process lives:
+ * held open read-write (on Linux that never blocks, and keeps a writer on it), and never closed,
+ * so a shim that asks after dispose() still gets its answer. It does not keep the process alive.
+ */
+function listenForRequests(requests: string, onLine: (line: string) => void): void {
+  const fd = openSync(requests, 'r+');
+  // The host reaches each shim's files through /proc: without it, refuse now rather than let a
+  // shim wait for an answer that cannot come.
+  let viaProc: string | undefined;
+  try {
+    viaProc = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    // Checked below.
+  }
+  if (viaProc !== requests) {
+    throw new InstallerError(ExitCode.internal, `the post-renderer cannot reach its FIFO through /proc/self/fd (found ${viaProc ?? 'nothing'})`, {
+      hint: 'The installer needs /proc (mounted in every Kubernetes container).',
+    });
+  }
+  const listener = new Socket({ fd, readable: true, writable: false });
   listener.unref();
   let pending = '';
   listener.on('data', (data: Buffer) => {
     pending += data.toString('utf8');
     const lines = pending.split('\n');
     pending = lines.pop() ?? '';
-    for (const line of lines) if (line.startsWith(`${dir}/`)) void answer(line, serve, held);
+    for (const line of lines) onLine(line);
   });
   listener.on('error', () => undefined);
-  return {
-    shim,
-    dispose: () => {
-      listener.destroy();
-      for (const fd of held) closeSync(fd);
-      held.clear();
-    },
-  };
-}
-
-/** Serves one request; never throws (a failure is the shim's exit 1 with a message). */
-async function answer(requestDir: string, serve: ServeRequest, held: Set<number>): Promise<void> {
-  let done: number;
-  try {
-    done = openSync(join(requestDir, 'done'), 'r+');
-  } catch {
-    return; // The shim is gone (helm stopped): nobody to answer.
-  }
-  held.add(done);
-  let code = 1;
-  let input: ReadStream | undefined;
-  let out: number | undefined;
-  try {
-    // Opened here, not by the stream: a request whose shim is gone fails in this try.
-    input = createReadStream('', { fd: openSync(join(requestDir, 'in'), 'r'), highWaterMark: 64 * 1024 });
-    out = openSync(join(requestDir, 'out'), 'wx', 0o600);
-    const to = out;
-    const served = await serve(input, (chunk) => {
-      if (typeof chunk === 'string') writeSync(to, chunk);
-      else writeSync(to, chunk);
-    });
-    if (served.stderr) writeFileSync(join(requestDir, 'err'), served.stderr);
-    code = served.exitCode;
-  } catch (error) {
-    try {
-      writeFileSync(join(requestDir, 'err'), `helm-installer post-render: ${(error as Error).message}\n`);
-    } catch {
-      // The request directory is gone with its shim.
-    }
-  } finally {
-    input?.destroy();
-    if (out !== undefined) closeSync(out);
-  }
-  // Disposed meanwhile (its fd closed, the number perhaps reused): the shim has read end of file.
-  if (held.has(done)) writeSync(done, `${code}\n`);
 }
 
 /** Pure: the sh helm runs. The paths are the run's own (no quote or newline in them). */
@@ -115,23 +118,34 @@ export function shimScript(dir: string, requests: string, pid: number): string {
       throw new InstallerError(ExitCode.internal, `the post-renderer cannot use the path ${JSON.stringify(p)}`, { hint: 'Set TMPDIR to a plain path.' });
     }
   }
-  const say = (text: string) => `echo 'helm-installer post-render: ${text}' >&2`;
-  return [
-    '#!/bin/sh',
-    '# Written by helm-installer: helm runs this as its post-renderer. The installer process',
-    "# (pid below) rewrites the stream: helm's stream goes to a file, the request over a FIFO.",
-    `d=$(mktemp -d '${dir}/request.XXXXXX') || exit 1`,
-    `trap 'rm -rf "$d"' EXIT`,
-    'cat > "$d/in" || exit 1',
-    'mkfifo -m 600 "$d/done" || exit 1',
-    `kill -0 ${pid} 2>/dev/null || { ${say(`the installer (pid ${pid}) is not running`)}; exit 1; }`,
-    `echo "$d" > '${requests}' || exit 1`,
-    `read code < "$d/done" || { ${say('the installer stopped before the rewrite ended')}; exit 1; }`,
-    '[ -s "$d/err" ] && cat "$d/err" >&2',
-    '[ "$code" = 0 ] || exit 1',
-    'cat "$d/out"',
-    '',
-  ].join('\n');
+  const { answer, in: input, out } = SHIM_FDS;
+  return `#!/bin/sh
+# Written by helm-installer: helm runs this as its post-renderer, and the installer process
+# (pid ${pid}) rewrites the stream. Its files are opened, then removed at once: the installer
+# reaches them through /proc/$$/fd, and nothing of the stream outlives this shell, killed or not.
+say() { echo "helm-installer post-render: $1" >&2; }
+d=$(mktemp -d '${dir}/request.XXXXXX') || exit 1
+trap 'rm -rf "$d"' EXIT
+mkfifo -m 600 "$d/answer" || exit 1
+exec ${answer}<>"$d/answer" ${input}<>"$d/in" ${out}<>"$d/out"
+rm -rf "$d" || exit 1
+trap - EXIT
+cat >&${input} || exit 1
+kill -0 ${pid} 2>/dev/null || { say 'the installer (pid ${pid}) is not running'; exit 1; }
+# The watchdog: answers for an installer that ends before it answered; ends with this shell.
+# Its stdio is /dev/null, so it never holds helm's pipes open.
+(while kill -0 ${pid} && kill -0 $$; do sleep 1; done; echo gone >&${answer}) </dev/null >/dev/null 2>&1 ${input}<&- ${out}<&- &
+# Read-write: never blocks, whoever holds the FIFO (the watchdog covers an installer that is gone).
+echo "$$ $d" 1<>'${requests}' || exit 1
+read -r code <&${answer}
+kill $! 2>/dev/null
+case $code in
+0) exec cat <&${out} ;;
+gone) say 'the installer stopped before the rewrite ended' ;;
+*) cat <&${out} >&2 ;;
+esac
+exit 1
+`;
 }
 
 // Helm 4 checks it is semver; it is ours, not the product's version.
