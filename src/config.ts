@@ -13,7 +13,6 @@ import { parseRenderFlags } from './helm/render-flags.js';
 import { maskSetArgument, setExpression } from './set-expressions.js';
 
 export { splitWords } from './options.js';
-export type { InstallOptions } from './commands/install-command.js';
 
 /** Go duration syntax, which is what helm's --timeout parses (`90s`, `5m`, `1h30m`). */
 const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;

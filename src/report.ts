@@ -23,17 +23,25 @@ export const EXIT_CODE_MEANING: Record<number, string> = {
 export interface SuccessReport {
   release: string;
   namespace?: string;
-  action: 'installed' | 'upgraded' | 'dry run' | 'unchanged';
+  action: 'installed' | 'upgraded' | 'dry run' | 'unchanged' | 'drift corrected in';
   revision?: number;
   chart: string;
   seconds: number;
   images?: number;
+  /** What else the admin should know (drift found, put back, taken back), one line each. */
+  details?: string[];
 }
 
+/** Lines of details shown at most; the log has them all. */
+const DETAIL_LINES = 12;
+
 export function successSummary(r: SuccessReport): string {
+  const details = r.details ?? [];
+  const shown = details.length > DETAIL_LINES ? [...details.slice(0, DETAIL_LINES - 1), `... and ${details.length - DETAIL_LINES + 1} more (see the log)`] : details;
   return [
     `helm-installer: ${r.action} release ${r.release}${r.namespace ? ` in namespace ${r.namespace}` : ''}`,
     `  chart: ${r.chart}${r.revision ? `, revision ${r.revision}` : ''}, ${r.seconds.toFixed(1)}s`,
+    ...shown.map((l) => `  ${l}`),
   ].join('\n');
 }
 

@@ -54,9 +54,8 @@ export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): strin
     a.timeout,
     '--history-max',
     String(a.historyMax),
-    // Adopting objects made by `kubectl apply`: helm 4 applies server-side, where kubectl's
-    // field manager owns the fields and would make every changed field a conflict.
-    ...(a.takeOwnership ? ['--take-ownership', ...(helmMajor === 4 ? ['--force-conflicts'] : [])] : []),
+    ...(a.takeOwnership ? ['--take-ownership'] : []),
+    ...forceConflictsArgs(helmMajor),
     ...(a.dryRun ? ['--dry-run=server'] : []),
     ...labelsArgs(a.labels),
     ...valuesArgs(a.values),
@@ -157,11 +156,23 @@ export function rollbackArgs(a: RollbackArguments, helmMajor: 3 | 4): string[] {
     String(a.revision),
     ...namespaceArgs(a.namespace),
     ...waitArgs(helmMajor),
+    ...forceConflictsArgs(helmMajor),
     '--timeout',
     a.timeout,
     '--history-max',
     String(a.historyMax),
   ];
+}
+
+/**
+ * Helm 4 applies server-side: a field someone else set since (`kubectl set image`, `kubectl
+ * edit`, or kubectl's own manager on objects adopted with --take-ownership) is a conflict that
+ * fails the upgrade and its rollback alike, again on every later run. The release's own fields
+ * win, as they do with helm 3's three-way merge and in Flux's drift correction; fields that
+ * something else owns for good are kept by the drift ignore rules (see drift-options.ts).
+ */
+function forceConflictsArgs(helmMajor: 3 | 4): string[] {
+  return helmMajor === 4 ? ['--force-conflicts'] : [];
 }
 
 export interface UninstallArguments {

@@ -1,7 +1,6 @@
 // Whether a chart directory ships CRDs, read from its files before any render: helm passes crds/
 // through unrendered, so their presence is known at once. The RBAC preflight asks the CRD verbs
-// while helm renders instead of after (a guess: wrong, it costs those few reviews only), and
-// install lets helm's own render be the check only for a chart that ships none (render-gate.ts).
+// while helm renders instead of after (a guess: wrong, it costs those few reviews only).
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { CRD_VERBS, type Permission } from './required-permissions.js';
@@ -16,19 +15,6 @@ export function crdAccessGuess(chartDir: string): Omit<Permission, 'for'>[] {
   return CRD_VERBS.map((verb) => ({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb }));
 }
 
-/**
- * True only when it is sure: a chart directory whose crds/ and whose subcharts' (unpacked, at any
- * depth) are all empty or absent. An archive, or a subchart still packed in charts/, is not looked
- * into: false.
- */
-export function shipsNoCrds(chartPath: string): boolean {
-  try {
-    if (!statSync(chartPath).isDirectory()) return false;
-  } catch {
-    return false;
-  }
-  return crdsIn(chartPath) === false;
-}
 
 /** True: some crds/ has files; false: none has; undefined: a packed subchart was not looked into. */
 function crdsIn(chartDir: string): boolean | undefined {

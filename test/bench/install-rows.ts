@@ -11,7 +11,6 @@ import { kubectl } from '../cluster/kube.js';
 import { topUpVolumePool } from '../cluster/volume-pool.js';
 import { appDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 import { alternate, markdownTable, timed, type Row } from './measure.js';
-import { RENDER_GATE_PLUGIN } from '../../src/render-gate.js';
 
 export interface InstallBenchOptions {
   runs: number;
@@ -29,19 +28,12 @@ export interface InstallBenchOptions {
  */
 const SCALE_HELM_ENV = { HELM_QPS: '1000', HELM_BURST_LIMIT: '2000' };
 
-/**
- * The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line), less
- * the render gate's `--post-renderer` (src/render-gate.ts): that plugin is the installer's checks,
- * served by the installer's process, which plain helm does not have (its time is ours to pay).
- */
+/** The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line). */
 function upgradeArgvOf(log: string): string[] {
   for (const line of log.split('\n')) {
     if (!line.startsWith('{')) continue;
     const entry = JSON.parse(line) as { helm?: string; argv?: string[] };
-    if (entry.helm === 'upgrade' && entry.argv) {
-      const at = entry.argv.indexOf(RENDER_GATE_PLUGIN);
-      return at > 0 && entry.argv[at - 1] === '--post-renderer' ? entry.argv.toSpliced(at - 1, 2) : entry.argv;
-    }
+    if (entry.helm === 'upgrade' && entry.argv) return entry.argv;
   }
   throw new Error('the installer logged no helm upgrade argv (is --log-level debug honoured?)');
 }

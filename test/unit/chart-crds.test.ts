@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { crdAccessGuess, shipsNoCrds } from '../../src/rbac/chart-crds.js';
+import { crdAccessGuess } from '../../src/rbac/chart-crds.js';
 import { chartDir, tempDir } from '../helpers.js';
 
 const CRD_ACCESS = ['get', 'list', 'watch', 'create', 'patch'].map((verb) => ({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb }));
@@ -38,24 +38,7 @@ describe('crdAccessGuess', () => {
   });
 });
 
-describe('shipsNoCrds', () => {
-  it('true for a chart directory without crds/, or with an empty one, and unpacked subcharts without any', () => {
-    expect(shipsNoCrds(chart({ 'templates/a.yaml': 'x: 1\n' }))).toBe(true);
-    const empty = chart({ 'templates/a.yaml': 'x: 1\n', 'charts/sub/Chart.yaml': 'name: sub\n' });
-    mkdirSync(join(empty, 'crds'));
-    expect(shipsNoCrds(empty)).toBe(true);
-  });
-
-  it('false for CRDs in the chart, in a subchart at any depth, a packed subchart, an archive, a path that is not there', () => {
-    expect(shipsNoCrds(chart({ 'crds/a.yaml': 'kind: CustomResourceDefinition\n' }))).toBe(false);
-    expect(shipsNoCrds(chart({ 'charts/a/charts/b/crds/c.yaml': 'kind: CustomResourceDefinition\n' }))).toBe(false);
-    expect(shipsNoCrds(chart({ 'charts/sub-1.0.0.tgz': 'not looked into' }))).toBe(false);
-    expect(shipsNoCrds(join(chart({ 'x.tgz': 'archive' }), 'x.tgz'))).toBe(false);
-    expect(shipsNoCrds('/nonexistent/chart')).toBe(false);
-    // The bundled chart ships its CRD: installs of it render before helm applies crds/.
-    expect(shipsNoCrds(chartDir)).toBe(false);
-  });
-
+describe('crdAccessGuess in subcharts', () => {
   it("the CRD verbs are guessed for a nested subchart's CRDs too, not for a packed one", () => {
     expect(crdAccessGuess(chart({ 'charts/a/charts/b/crds/c.yaml': 'kind: CustomResourceDefinition\n' }))).toEqual(CRD_ACCESS);
     expect(crdAccessGuess(chart({ 'charts/sub-1.0.0.tgz': 'packed' }))).toEqual([]);

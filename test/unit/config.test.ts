@@ -131,6 +131,18 @@ describe('helm argv', () => {
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1', '--debug',
     ]);
   });
+  it('helm 4 takes conflicting fields back on every upgrade, not only when adopting objects; helm 3 has no such flag', () => {
+    expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, 4)).toEqual([
+      'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
+      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--force-conflicts',
+      '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
+    ]);
+    expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, 3)).toEqual([
+      'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
+      '--wait', '--atomic', '--timeout', '5m', '--history-max', '5',
+      '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
+    ]);
+  });
   it("helm's client rate limit: 50 a second after a burst of 300 unless the environment sets either", () => {
     expect(clientRateArgs({})).toEqual(['--qps', '50', '--burst-limit', '300']);
     expect(clientRateArgs({ HELM_QPS: '7' })).toEqual(['--burst-limit', '300']);

@@ -187,9 +187,12 @@ describe('durations and helm argv', () => {
     expect(parseDurationMs('0')).toBe(0);
     for (const bad of ['soon', '5', '-1m', '']) expect(() => parseDurationMs(bad)).toThrow(/expected a duration/);
   });
-  it('rollback and uninstall wait the helm 4 or helm 3 way; labels are one --labels flag', () => {
+  it('rollback and uninstall wait the helm 4 or helm 3 way; a helm 4 rollback takes conflicting fields back; labels are one --labels flag', () => {
     expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, 4)).toEqual([
-      'rollback', 'shop', '2', '--namespace', 'ns', '--wait=watcher', '--timeout', '5m', '--history-max', '5',
+      'rollback', 'shop', '2', '--namespace', 'ns', '--wait=watcher', '--force-conflicts', '--timeout', '5m', '--history-max', '5',
+    ]);
+    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, 3)).toEqual([
+      'rollback', 'shop', '2', '--namespace', 'ns', '--wait', '--timeout', '5m', '--history-max', '5',
     ]);
     expect(uninstallArgs({ release: 'shop', namespace: 'ns', timeout: '5m' }, 3)).toEqual(['uninstall', 'shop', '--namespace', 'ns', '--wait', '--timeout', '5m']);
     expect(labelsArgs({ 'helm-installer/chart-digest': 'abc', 'helm-installer/values-digest': 'def' })).toEqual([

@@ -1,0 +1,72 @@
+// The checks before anything changes, one path for every install: the chart rendered as helm will
+// apply it (templates and schema: bad values are exit 3), the rewritten images in the registry
+// (exit 6), then the RBAC the release needs (exit 6). The render and the registry preflight need
+// no cluster and run at once, a failure still reported in stage order; the RBAC preflight reads
+// the cluster, so a run that cannot reach it yet asks it once the Lease has waited for the
+// cluster (and before the Lease creates a namespace).
+import type { ClusterDiscovery } from '../cluster/capabilities.js';
+import { describeOccurrence } from '../images/image-plan.js';
+import { awaitInOrder } from '../overlap.js';
+import type { RbacQueries } from '../rbac/rbac-preflight.js';
+import type { InstallPlan } from './install-plan.js';
+import { untilAborted } from './run-control.js';
+import type { ClusterRun, InstallRun } from './run-context.js';
+
+/** The render and the registry preflight; returns the rendered chart. */
+export async function checkWithoutCluster(run: InstallRun, plan: InstallPlan, namespace: string | undefined): Promise<string> {
+  const { o, logger, chart, state } = run;
+  run.stage('render check');
+  const rendered = plan.render(namespace).catch((error: unknown) => {
+    // A bad values.yaml of the chart is named (file and line, exit 3) instead of helm's message.
+    void chart.defaultValues;
+    throw error;
+  });
+  const preflight = plan.airgap.preflight;
+  const [manifests] = await awaitInOrder(state.progress, [
+    ['render check', rendered],
+    [
+      'registry preflight',
+      preflight && !o.skipPreflight
+        ? untilAborted(preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), run.signal, 'registry preflight')
+        : Promise.resolve(),
+    ],
+  ] as const);
+  warnUnrewrittenHooks(run, plan);
+  return manifests;
+}
+
+/**
+ * The RBAC preflight on what was rendered, asked at most once per run. Its rules review of the
+ * release namespace needs no render: asked at once, while helm renders.
+ */
+export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promise<ClusterDiscovery> | undefined): (manifests: string) => Promise<void> {
+  let queries: Promise<RbacQueries> | undefined;
+  let checked: Promise<void> | undefined;
+  const query = () =>
+    (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-crds.js')]).then(([m, { crdAccessGuess }]) => {
+      const q = m.RbacQueries.of(cluster.kube.config, discovery?.then((d) => d.resources));
+      void q.review(cluster.namespace);
+      q.prefetchAccess(crdAccessGuess(run.chart.path));
+      return q;
+    }));
+  if (!run.o.skipPreflight && discovery) query().catch(() => undefined);
+  return (manifests) =>
+    (checked ??= run.o.skipPreflight
+      ? Promise.resolve()
+      : (async () => {
+          run.stage('rbac preflight');
+          const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), query()]);
+          await untilAborted(rbacPreflight({ manifests, releaseNamespace: cluster.namespace }, run.logger, cluster.kube.config, q), run.signal, 'rbac preflight');
+        })());
+}
+
+/** With --skip-preflight the hook images helm 3 does not post-render are still named. */
+function warnUnrewrittenHooks(run: InstallRun, plan: InstallPlan): void {
+  if (!run.o.skipPreflight) return;
+  for (const h of plan.airgap.unrewrittenHooks) {
+    run.logger.warn(
+      { image: h.image, hook: h.hook, kind: h.kind, name: h.name },
+      `helm 3 does not post-render hooks: ${h.image} (${describeOccurrence(h)}) is pulled as it is (--skip-preflight)`,
+    );
+  }
+}

@@ -1,0 +1,41 @@
+// `install --dry-run`: the same checks, then helm's server-side dry run; no Lease, no recovery,
+// nothing written.
+import { writeSync } from 'node:fs';
+import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
+import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { ReleaseBusyError } from '../errors.js';
+import { isPending } from '../helm/helm-results.js';
+import { successSummary } from '../report.js';
+import { checkWithoutCluster, rbacCheck } from './checks.js';
+import { withInstallPlan } from './install-plan.js';
+import { chartLabel, type InstallRun } from './run-context.js';
+
+export async function dryRun(run: InstallRun): Promise<number> {
+  const { o, logger, release, helm } = run;
+  // Renders with the cluster's version and APIs, as helm's server-side dry run does. A kubeconfig
+  // that cannot be loaded is reported after the checks that need no cluster (below).
+  const kube = await connectKube().catch(() => undefined);
+  const discovery = kube && readClusterDiscovery(kube.config).read();
+  discovery?.catch(() => undefined);
+  helm.setRenderFlags(clusterRenderFlags(discovery, logger));
+  return withInstallPlan(run, async (plan) => {
+    const manifests = await checkWithoutCluster(run, plan, o.namespace);
+    const cluster = kube ?? (await connectKube());
+    const namespace = o.namespace ?? helmDefaultNamespace(cluster.config);
+    await rbacCheck(run, { kube: cluster, namespace, records: new ReleaseRecords(cluster, namespace, release) }, discovery)(manifests);
+    run.stage('reading release history');
+    const history = await helm.history(release, o.namespace, undefined, run.signal);
+    const last = history.at(-1);
+    if (last && isPending(last.status)) {
+      throw new ReleaseBusyError(`release ${release} is ${last.status} (revision ${last.revision}): a dry run does not recover it`, {
+        hint: 'Run without --dry-run: the installer recovers a release that a killed operation left pending.',
+      });
+    }
+    run.stage('dry run');
+    await helm.upgradeInstall({ ...plan.upgradeArguments(o.namespace), dryRun: true, takeOwnership: o.takeOwnership === 'always' }, { signal: run.signal, env: plan.airgap.env });
+    logger.info({ release, dryRun: true }, 'done');
+    writeSync(2, `${successSummary({ release, namespace: o.namespace, action: 'dry run', chart: chartLabel(run), seconds: (Date.now() - run.started) / 1000 })}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,57 @@
+// The install command's options: one table (flag, environment variable, parser, default) that
+// the CLI registers and the resolver reads, and the typed options object it gives.
+import {
+  type CommonOptions, commonOptionTable, parseDurationMs, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout,
+} from '../config.js';
+import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
+import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
+import { type OptionsOf, rest, switchOption, value } from '../options.js';
+
+export const installOptionTable = {
+  ...commonOptionTable,
+  timeout: value('--timeout <duration>', 'TIMEOUT', 'how long helm waits for resources (Go duration)', parseTimeout, '10m'),
+  historyMax: value('--history-max <n>', 'HISTORY_MAX', 'revisions helm keeps (0 = all)', parseHistoryMax, 5),
+  dryRun: switchOption('--dry-run', 'DRY_RUN', "helm's server-side dry run: nothing changes"),
+  terminationLog: value('--termination-log <path>', 'TERMINATION_LOG', 'where the failure summary is written', parsePath, '/dev/termination-log'),
+  takeOwnership: value(
+    '--take-ownership <when>',
+    'TAKE_OWNERSHIP',
+    'adopt existing objects without helm annotations: first-install, always, never',
+    parseTakeOwnership,
+    'first-install',
+  ),
+  skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'skip the preflight checks: rewritten images in the registry, RBAC'),
+  registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parseCaFile),
+  pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePullSecretFile),
+  lockTimeout: value('--lock-timeout <duration>', 'LOCK_TIMEOUT', 'how long to wait while another installer holds the release (its Lease), then exit 7', parseDurationMs, 300_000, '5m'),
+  connectTimeout: value('--connect-timeout <duration>', 'CONNECT_TIMEOUT', 'how long to retry an API server that is not reachable yet, then exit 5', parseDurationMs, 60_000, '60s'),
+  forceUpgrade: switchOption('--force-upgrade', 'FORCE_UPGRADE', 'upgrade even when chart and values equal the deployed revision'),
+  drift: value(
+    '--drift <mode>',
+    'DRIFT',
+    "objects of the release changed or deleted by hand: correct (put them back), warn (name them, change nothing), off (don't look)",
+    parseDriftMode,
+    'correct',
+  ),
+  driftIgnore: value(
+    '--drift-ignore <rules>',
+    'DRIFT_IGNORE',
+    'fields that something else owns, never drift and never taken back: JSON pointers, optionally Kind/name: first (see README)',
+    parseDriftIgnore,
+    [],
+    'none',
+  ),
+  driftIgnoreFile: value('--drift-ignore-file <file>', 'DRIFT_IGNORE_FILE', 'the same rules as a YAML list of {paths, target} (see README)', parseDriftIgnoreFile, [], 'none'),
+  progressInterval: value('--progress-interval <duration>', 'PROGRESS_INTERVAL', 'while helm waits, how often to log what is not ready and why', parseDurationMs, 30_000, '30s'),
+  failFastAfter: value(
+    '--fail-fast-after <duration>',
+    'FAIL_FAST_AFTER',
+    'stop (helm rolls back) when a pod stays in ErrImagePull/ImagePullBackOff/CrashLoopBackOff this long; 0 = wait the whole timeout',
+    parseDurationMs,
+    90_000,
+    '90s',
+  ),
+  helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),
+};
+
+export type InstallOptions = CommonOptions & Omit<OptionsOf<typeof installOptionTable>, keyof typeof commonOptionTable>;

@@ -1,0 +1,108 @@
+// `helm-installer install`, top to bottom: read what the cluster holds for the release, decide
+// (decide.ts, pure), and act; an unchanged, drift-free, healthy release is left alone without a
+// Lease. Anything else is checked first (render, registry, RBAC: nothing changes on bad input),
+// then done under the release's Lease, where the state is read and decided again (a stuck
+// release is recovered, then decided again). Failures propagate as typed errors to main.ts,
+// which writes the summary and the exit code; a signal stops the run between stages, or is
+// forwarded to helm.
+import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
+import { ReleaseLease } from '../cluster/release-lease.js';
+import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { startCommand } from '../commands/prepare.js';
+import { TransientError, UsageError } from '../errors.js';
+import type { RunState } from '../run-state.js';
+import { actUnderLease } from './act.js';
+import { checkWithoutCluster, rbacCheck } from './checks.js';
+import { decide, type ReleaseState } from './decide.js';
+import { dryRun } from './dry-run.js';
+import { installInputs } from './install-inputs.js';
+import type { InstallOptions } from './install-options.js';
+import { withInstallPlan } from './install-plan.js';
+import { readReleaseState, type StateReader } from './read-state.js';
+import { reportSkip } from './report.js';
+import { chartLabel, installRun, type ClusterRun, type InstallRun } from './run-context.js';
+
+export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
+  const started = Date.now();
+  // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
+  const run = installRun(o, state, await startCommand(o, state, 1, { deferChartValues: true }), started);
+  const { logger, release, resolved, helm } = run;
+  logger.info({ chart: chartLabel(run), release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version }, 'starting');
+  if (o.dryRun) return dryRun(run);
+  const inputs = installInputs({ chartPath: run.chart.path, resolved, helm, settings: o, signal: run.signal });
+  if (o.forceUpgrade) void inputs.digests();
+  run.stage('connecting to the cluster');
+  const cluster = await connectCluster(run);
+  // Discovery (the cluster's Capabilities for the render, each kind's resource for the RBAC
+  // preflight) is asked now, so its round trips overlap the release read; given up by a skip.
+  const discovering = readClusterDiscovery(cluster.kube.config);
+  const reader: StateReader = { ...cluster, inputs, drift: o.drift, ignore: run.ignore, forceUpgrade: o.forceUpgrade, helmPath: helm.path, logger, signal: run.signal };
+  let lease: ReleaseLease | undefined;
+  try {
+    run.stage('reading release state');
+    const before = await readBeforeLease(run, reader);
+    const first = before && decide(before, o);
+    if (first?.kind === 'skip') {
+      discovering.stop();
+      inputs.stop();
+      return reportSkip(run, cluster, first);
+    }
+    // A cluster that did not answer the release read is not waited for by the render.
+    const discovery = before ? discovering.read() : (discovering.stop(), undefined);
+    discovery?.catch(() => undefined);
+    helm.setRenderFlags(clusterRenderFlags(discovery, logger));
+    return await withInstallPlan(run, async (plan) => {
+      const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
+      const rbac = rbacCheck(run, cluster, discovery);
+      // Before the Lease when the cluster answered; else once the Lease has waited for it, and
+      // before it creates a namespace: bad input never leaves a namespace behind.
+      if (before) await rbac(manifests);
+      lease = await takeLease(run, cluster, () => rbac(manifests));
+      await rbac(manifests);
+      return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
+    });
+  } finally {
+    await lease?.release();
+  }
+}
+
+/** Connected clients, or (a kubeconfig that cannot be loaded) the checks that need no cluster first. */
+async function connectCluster(run: InstallRun): Promise<ClusterRun> {
+  const kube = await connectKube().catch(async (error: unknown) => {
+    // Bad values (3) and missing images (6) are named before a kubeconfig problem.
+    if (error instanceof UsageError) await withInstallPlan(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace));
+    throw error;
+  });
+  const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);
+  run.state.progress.namespace = namespace;
+  return { kube, namespace, records: new ReleaseRecords(kube, namespace, run.release) };
+}
+
+/**
+ * One attempt, no retry: a cluster that is not reachable yet gets the checks first (a values
+ * mistake is reported as such), then the Lease retries it up to --connect-timeout.
+ */
+async function readBeforeLease(run: InstallRun, reader: StateReader): Promise<ReleaseState | undefined> {
+  try {
+    return await readReleaseState(reader);
+  } catch (error) {
+    if (!(error instanceof TransientError)) throw error;
+    run.logger.info({ cause: error.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');
+    return undefined;
+  }
+}
+
+function takeLease(run: InstallRun, cluster: ClusterRun, beforeCreatingNamespace: () => Promise<void>): Promise<ReleaseLease> {
+  run.stage('waiting for the release lease');
+  return ReleaseLease.acquire(cluster.kube, {
+    namespace: cluster.namespace,
+    release: run.release,
+    waitMs: run.o.lockTimeout,
+    connectMs: run.o.connectTimeout,
+    signal: run.signal,
+    logger: run.logger,
+    beforeCreatingNamespace,
+  });
+}
+

@@ -1,0 +1,71 @@
+// Read: what the cluster holds for the release, all that `decide` needs and nothing more. The
+// release records (labels of helm's release Secrets, one list call); when the last revision is
+// deployed, the inputs compared with it, and at the same time the drift of its objects and the
+// readiness of its workloads. Read-only: no Lease is needed, so an unchanged redeploy never
+// writes anything.
+import type { KubeClients } from '../cluster/kube-client.js';
+import { decodeReleasePayload, releaseSecretName, type ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
+import { toInstallerApiError, withCallTimeout } from '../cluster/kube-errors.js';
+import { unreadyWorkloads } from '../cluster/workload-health.js';
+import { detectDrift, helmFieldManager, type ObjectDrift } from '../drift/detect-drift.js';
+import type { IgnoreRule } from '../drift/ignore-rules.js';
+import { PreflightError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { DriftMode, ReleaseState } from './decide.js';
+import { compareInputs, type InstallInputs } from './install-inputs.js';
+
+export interface StateReader {
+  kube: KubeClients;
+  records: ReleaseRecords;
+  inputs: InstallInputs;
+  drift: DriftMode;
+  ignore: IgnoreRule[];
+  forceUpgrade: boolean;
+  /** helm's executable: its base name is helm's field manager, which the drift check applies as. */
+  helmPath: string;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+/** Reads the state; `records` when the caller has just read them. */
+export async function readReleaseState(r: StateReader, records?: RevisionLabels[]): Promise<ReleaseState> {
+  const now = records ?? (await r.records.current());
+  const last = now.at(-1);
+  if (!last || last.status !== 'deployed') return { records: now };
+  const drift = r.drift === 'off' ? undefined : readDrift(r, last.revision);
+  drift?.catch(() => undefined);
+  const inputs = await compareInputs(now, r.inputs);
+  // Readiness only matters to a run that would otherwise skip.
+  const unready = inputs.equal && !r.forceUpgrade ? await unreadyWorkloads(r.kube, r.records.namespace, r.records.release) : undefined;
+  return { records: now, inputs, unready, drift: await drift };
+}
+
+/** Pure: the same revisions with the same statuses (the release untouched between two reads). */
+export function sameRevisions(now: RevisionLabels[], before: RevisionLabels[]): boolean {
+  return now.length === before.length && now.every((r, i) => r.revision === before[i]!.revision && r.status === before[i]!.status);
+}
+
+async function readDrift(r: StateReader, revision: number): Promise<ObjectDrift[]> {
+  try {
+    const manifest = await revisionManifest(r.kube, r.records, revision);
+    return await detectDrift(r.kube, manifest, { releaseNamespace: r.records.namespace, release: r.records.release, rules: r.ignore, fieldManager: helmFieldManager(r.helmPath), signal: r.signal });
+  } catch (error) {
+    // Not allowed to read a kind: with --drift warn that is a warning, never a silent skip.
+    if (!(error instanceof PreflightError) || r.drift !== 'warn') throw error;
+    r.logger.warn({ cause: error.message }, 'drift not checked: the installer may not read every object of the release (--drift warn)');
+    return [];
+  }
+}
+
+/** The manifest helm applied for a revision, from its release Secret: no helm run. */
+export async function revisionManifest(kube: KubeClients, records: ReleaseRecords, revision: number): Promise<string> {
+  const name = releaseSecretName(records.release, revision);
+  try {
+    const secret = await withCallTimeout(kube.core.readNamespacedSecret({ name, namespace: records.namespace }));
+    const payload = secret.data?.release ?? '';
+    const release = JSON.parse(decodeReleasePayload(Buffer.from(payload, 'base64'))) as { manifest?: unknown };
+    return typeof release.manifest === 'string' ? release.manifest : '';
+  } catch (error) {
+    throw toInstallerApiError(error, `reading the release record ${records.namespace}/${name}`, kube.server);
+  }
+}

@@ -1,0 +1,79 @@
+// Report: the success summary an admin reads (the last lines of the log, on stderr), and what the
+// run found and did about drift: every object named with the fields that differed and who had
+// changed them (values only in the log, secret ones masked by the drift check itself).
+import { writeSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import type { ObjectDrift } from '../drift/detect-drift.js';
+import { HelmOperationError, InstallerError } from '../errors.js';
+import { successSummary, type SuccessReport } from '../report.js';
+import { objectName } from './actions/correct-drift.js';
+import type { Action } from './decide.js';
+import { chartLabel, type ClusterRun, type InstallRun } from './run-context.js';
+
+function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>): number {
+  const seconds = (Date.now() - run.started) / 1000;
+  writeSync(2, `${successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r })}\n`);
+  return 0;
+}
+
+export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'skip' }>): number {
+  const { release } = run;
+  if (action.status === 'drifted') {
+    logDrift(run, action.drift, 'drift found (--drift warn: nothing changed)');
+    return summary(run, cluster, { action: 'unchanged', revision: action.revision, details: ['drift found, left as it is (--drift warn):', ...describeDrift(action.drift)] });
+  }
+  run.logger.info({ release, namespace: cluster.namespace, revision: action.revision }, `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`);
+  return summary(run, cluster, { action: 'unchanged', revision: action.revision });
+}
+
+export function reportCorrected(run: InstallRun, cluster: ClusterRun, revision: number, corrected: ObjectDrift[]): number {
+  logDrift(run, corrected, 'drift corrected');
+  run.logger.info({ release: run.release, revision, objects: corrected.length }, `drift corrected: ${corrected.length} object(s) put back as revision ${revision} applied them`);
+  return summary(run, cluster, { action: 'drift corrected in', revision, details: ['put back as the release applied them:', ...describeDrift(corrected)] });
+}
+
+export function reportUpgraded(
+  run: InstallRun,
+  cluster: ClusterRun,
+  r: { everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; manifests: string },
+): number {
+  // Drift in an object the new chart no longer has is not drift: helm prunes the object.
+  const drift = stillInChart(r.drift, r.manifests, cluster.namespace);
+  if (drift.length > 0) logDrift(run, drift, 'drift taken back by the upgrade');
+  run.logger.info({ release: run.release, revision: r.revision }, 'done');
+  const details = drift.length > 0 ? ['the upgrade also put back what had drifted:', ...describeDrift(drift)] : [];
+  return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details });
+}
+
+/** Helm's failure after a drift correction that failed: the objects and why are named. */
+export function withDriftNamed(error: unknown, notPutBack: { reason: string }[]): unknown {
+  if (notPutBack.length === 0 || !(error instanceof InstallerError)) return error;
+  const [first = '', ...rest] = error.message.split('\n');
+  const lines = [first, 'drift that could not be put back before this upgrade:', ...notPutBack.map((f) => `  ${f.reason}`), ...rest];
+  return new HelmOperationError(lines.join('\n'), { hint: error.hint, cause: error });
+}
+
+/** One line per object: missing, or the fields that differ and who changed them. */
+export function describeDrift(drift: ObjectDrift[]): string[] {
+  return drift.map((d) => {
+    if (d.missing) return `${objectName(d)}: missing`;
+    const fields = d.fields.map((f) => `${f.path}${f.manager ? ` (changed by ${f.manager})` : ''}`);
+    return `${objectName(d)}: ${fields.join(', ')}`;
+  });
+}
+
+function logDrift(run: InstallRun, drift: ObjectDrift[], message: string): void {
+  for (const d of drift) run.logger.warn({ object: objectName(d), missing: d.missing, fields: d.fields }, `${message}: ${objectName(d)}`);
+}
+
+/** Pure: the drifted objects that the rendered chart still has. */
+export function stillInChart(drift: ObjectDrift[], manifests: string, releaseNamespace: string): ObjectDrift[] {
+  if (drift.length === 0) return drift;
+  const keys = new Set<string>();
+  for (const doc of parseAllDocuments(manifests)) {
+    const o = doc.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string } } | null;
+    if (o?.kind && o.metadata?.name) keys.add(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+  }
+  // A namespaced object rendered without a namespace lands in the release namespace.
+  return drift.filter((d) => keys.has(`${d.kind}/${d.namespace ?? ''}/${d.name}`) || (d.namespace === releaseNamespace && keys.has(`${d.kind}//${d.name}`)));
+}
