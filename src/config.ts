@@ -8,7 +8,8 @@ import type { SetArgument } from './helm/helm-args.js';
 import { packageRoot } from './helm/helm-binary.js';
 import { parseRegistryAddress } from './images/image-reference.js';
 import type { LogFormat } from './logger.js';
-import { list, optionalList, OptionValueError, type OptionsOf, rest, value } from './options.js';
+import { list, optionalList, type OptionsOf, rest, value } from './options.js';
+import { OptionValueError } from './errors.js';
 import { parseRenderFlags } from './helm/render-flags.js';
 import { maskSetArgument, setExpression } from './set-expressions.js';
 

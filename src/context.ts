@@ -6,7 +6,8 @@ import { detectHelm } from './helm/helm-binary.js';
 import { HelmClient } from './helm/helm-client.js';
 import type { SetKind } from './helm/helm-args.js';
 import type { RunState } from './run-state.js';
-import { maskSetExpression, type SecretRegistry } from './secrets.js';
+import type { SecretRegistry } from './secrets.js';
+import { maskSetExpression } from './set-expressions.js';
 
 /**
  * Logs go to stdout (fd 1) for `install`; commands whose stdout is data (values, render, images)

@@ -97,3 +97,9 @@ export class HelmNotFoundError extends InstallerError {
     super(ExitCode.internal, message, details);
   }
 }
+
+/**
+ * Thrown by option parsers: the text says what was expected ("expected a whole number >= 0");
+ * the option resolver turns it into a UsageError naming the flag and its environment variable.
+ */
+export class OptionValueError extends Error {}

@@ -6,7 +6,8 @@
 import { X509Certificate } from 'node:crypto';
 import { parsePath } from './config.js';
 import { parseDockerConfigJson } from './images/registry-preflight.js';
-import { OptionValueError, type ParseContext } from './options.js';
+import { type ParseContext } from './options.js';
+import { OptionValueError } from './errors.js';
 import { MiB, readInputFile } from './read-input.js';
 import { registerPullSecret } from './secrets.js';
 

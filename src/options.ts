@@ -3,7 +3,7 @@
 // resolver turns flag values and environment strings into the typed options object with the
 // SAME parsers. A bad value is a usage error naming the flag and the env var, and where it came
 // from; every error is collected before any work starts.
-import { UsageError } from './errors.js';
+import { OptionValueError, UsageError } from './errors.js';
 import type { SecretRegistry } from './secrets.js';
 
 export const ENV_PREFIX = 'HELM_INSTALLER_';
@@ -12,9 +12,6 @@ export const ENV_PREFIX = 'HELM_INSTALLER_';
 export interface ParseContext {
   secrets: SecretRegistry;
 }
-
-/** Thrown by parsers: the text says what was expected ("expected a whole number >= 0"). */
-export class OptionValueError extends Error {}
 
 export type Parser<T> = (raw: string, ctx: ParseContext) => T;
 

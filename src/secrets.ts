@@ -1,7 +1,5 @@
 // Secret handling: which keys look secret, and masking their values wherever text is emitted
 // (logs, helm's echoed output, summaries, termination messages).
-import type { SetKind } from './helm/helm-args.js';
-import { maskSetArgument, parseSetArgument } from './set-expressions.js';
 
 const SECRET_KEY = /(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key)/i;
 export const MASK = '[REDACTED]';
@@ -74,19 +72,6 @@ export class SecretRegistry {
     if (underSecret && tree !== null && tree !== undefined && tree !== '' && typeof tree !== 'boolean') return MASK;
     return typeof tree === 'string' ? this.maskText(tree) : tree;
   }
-}
-
-/**
- * Masks the value of `--set`-style arguments whose key looks secret: `a.password=x` -> `a.password=[REDACTED]`,
- * and secrets inside JSON values. Registers what it finds.
- */
-export function maskSetExpression(expr: string, secrets: SecretRegistry, kind: SetKind = 'set'): string {
-  try {
-    parseSetArgument(kind, expr, secrets);
-  } catch {
-    // Invalid expressions are refused elsewhere; what could be found is registered by now.
-  }
-  return maskSetArgument(kind, expr, secrets);
 }
 
 /**

@@ -4,7 +4,8 @@
 // termination message) is masked. Only the structure helm would refuse anyway is checked here;
 // helm stays the judge of the rest of its syntax.
 import type { SetArgument, SetKind } from './helm/helm-args.js';
-import { OptionValueError, type ParseContext } from './options.js';
+import { type ParseContext } from './options.js';
+import { OptionValueError } from './errors.js';
 import { isSecretKey, MASK, type SecretRegistry } from './secrets.js';
 
 /** Past this an expression belongs in a values file (argv and env strings stop at 128 KiB anyway). */
@@ -195,4 +196,17 @@ function tryJson(text: string): { ok: true; value: unknown } | { ok: false; erro
     const at = /position (\d+)/.exec((err as Error).message);
     return { ok: false, error: at ? `syntax error at position ${at[1]}` : 'syntax error' };
   }
+}
+
+/**
+ * Masks the value of `--set`-style arguments whose key looks secret: `a.password=x` -> `a.password=[REDACTED]`,
+ * and secrets inside JSON values. Registers what it finds.
+ */
+export function maskSetExpression(expr: string, secrets: SecretRegistry, kind: SetKind = 'set'): string {
+  try {
+    parseSetArgument(kind, expr, secrets);
+  } catch {
+    // Invalid expressions are refused elsewhere; what could be found is registered by now.
+  }
+  return maskSetArgument(kind, expr, secrets);
 }

@@ -9,7 +9,8 @@ import { isMap, Lexer, parseAllDocuments } from 'yaml';
 import { InvalidInputError } from './errors.js';
 import type { SetArgument, ValuesArguments } from './helm/helm-args.js';
 import type { SecretRegistry } from './secrets.js';
-import { isSecretKey, maskSetExpression } from './secrets.js';
+import { isSecretKey } from './secrets.js';
+import { maskSetExpression } from './set-expressions.js';
 import { kindOf, MiB, readInputFile } from './read-input.js';
 
 /** A ConfigMap holds at most 1 MiB; vendor base values get room, but parsing stays well inside the Job's memory. */

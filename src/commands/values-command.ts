@@ -6,7 +6,7 @@ import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, oneOf, toCommonOptions } from '../config.js';
 import { switchOption, value } from '../options.js';
 import type { RunState } from '../run-state.js';
-import { maskSetExpression } from '../secrets.js';
+import { maskSetExpression } from '../set-expressions.js';
 import { explainLeaves, readLayerValues } from '../values-explain.js';
 import { toValuesArguments } from '../values.js';
 import { startCommand, withAirgap } from './prepare.js';

@@ -19,19 +19,12 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ExitCode, InstallerError } from '../errors.js';
-import { SHIM_FDS, ShimRequest } from './post-render-request.js';
+import { SHIM_FDS, ShimRequest, type ServeRequest } from './post-render-request.js';
+
+export type { ServedRequest, ServeRequest } from './post-render-request.js';
 
 /** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
 export const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
-
-/** What a request's rewrite returns: the shim's exit code, and what it prints on stderr when not 0. */
-export interface ServedRequest {
-  exitCode: number;
-  stderr: string;
-}
-
-/** Rewrites `input` (helm's stream) by calling `write` with each output chunk in order. */
-export type ServeRequest = (input: AsyncIterable<Uint8Array>, write: (chunk: string | Uint8Array) => void) => Promise<ServedRequest>;
 
 export interface PostRenderHost {
   /** The sh script helm runs as its post-renderer (executable; helm 4 runs it with /bin/sh). */

@@ -4,7 +4,15 @@
 // the file it prints from. The host reaches them through /proc/<shim pid>/fd/N. Nothing of the
 // stream has a name on disk, so nothing of it outlives the shim and the host, however they end.
 import { closeSync, constants, createReadStream, ftruncateSync, openSync, readlinkSync, writeSync, type ReadStream } from 'node:fs';
-import type { ServedRequest, ServeRequest } from './post-render-host.js';
+
+/** What a request's rewrite returns: the shim's exit code, and what it prints on stderr when not 0. */
+export interface ServedRequest {
+  exitCode: number;
+  stderr: string;
+}
+
+/** Rewrites `input` (helm's stream) by calling `write` with each output chunk in order. */
+export type ServeRequest = (input: AsyncIterable<Uint8Array>, write: (chunk: string | Uint8Array) => void) => Promise<ServedRequest>;
 
 /** The shim's descriptors, by the names their files had in its request directory. */
 export const SHIM_FDS = { answer: 3, in: 4, out: 5 } as const;

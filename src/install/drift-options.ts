@@ -2,8 +2,7 @@
 // flag and its environment variable (and, for the file, the file and line), before any work.
 import { oneOf, parsePath } from '../config.js';
 import { parseIgnoreRules, type IgnoreRule } from '../drift/ignore-rules.js';
-import { InstallerError } from '../errors.js';
-import { OptionValueError } from '../options.js';
+import { InstallerError, OptionValueError } from '../errors.js';
 import { MiB, readInputFile } from '../read-input.js';
 import type { DriftMode } from './decide.js';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { commonOptionTable, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
 import { installOptionTable } from '../../src/commands/install-command.js';
-import { ExitCode } from '../../src/errors.js';
+import { ExitCode, OptionValueError } from '../../src/errors.js';
 import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
-import { OptionValueError, parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options.js';
+import { parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options.js';
 import { MASK, SecretRegistry } from '../../src/secrets.js';
 
 describe('option parsers', () => {

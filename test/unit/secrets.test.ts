@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretKey, MASK, maskSetExpression, SecretRegistry } from '../../src/secrets.js';
+import { isSecretKey, MASK, SecretRegistry } from '../../src/secrets.js';
+import { maskSetExpression } from '../../src/set-expressions.js';
 import { maskHelmArgs } from '../../src/context.js';
 
 describe('secrets', () => {
