@@ -137,18 +137,56 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
         comparison: `install, ${count} Deployments`,
         ...scaled,
         referenceName: '`helm upgrade --install`, same argv',
-        maxRatio: 1.05,
-        goal: 'at most 1.05x',
+        ...(count >= 100 ? { maxRatio: 1.05, goal: 'at most 1.05x' } : { maxRatio: Number.POSITIVE_INFINITY, maxAddedSeconds: 0.15, goal: 'at most 0.15 s added' }),
         note: `HELM_QPS=${SCALE_HELM_ENV.HELM_QPS} for both`,
       });
-      // The row as soon as it is measured: a later row that fails must not lose it.
-      say(`scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min:\n${markdownTable(rows.slice(-1))}`);
+      if (count === 100) {
+        const source = ['--chart', chart, '--base-values', join(dir, 'none.yaml')];
+        rows.push(await noopRow(`${count} Deployments`, source, lastArgv, { maxRatio: 1 / 5, goal: 'at least 5x faster (at most 0.20x)', scale: true }));
+      }
+      // The rows as soon as they are measured: a later row that fails must not lose them.
+      say(`scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min:\n${markdownTable(rows.slice(count === 100 ? -2 : -1))}`);
     }
   } finally {
     say(`deleting ${namespaces.length} namespaces`);
     for (const n of namespaces) await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
   }
   return rows;
+
+  /**
+   * An unchanged redeploy (the drift check on, as by default) against plain helm's upgrade with
+   * the same argv, each on a release it installed untimed: no new revision of ours may appear.
+   */
+  async function noopRow(label: string, source: string[], argv: string[], goal: Pick<Row, 'maxRatio' | 'maxSeconds' | 'goal'> & { scale?: boolean }): Promise<Row> {
+    say(`no-op redeploy, ${label}: the same install again on a deployed release, ${runs} runs each`);
+    const runEnv = goal.scale ? { ...env, ...SCALE_HELM_ENV } : env;
+    const oursNs = await ns(`noop-ours-${label.replace(/[^a-z0-9]+/g, '-')}`);
+    const helmNs = await ns(`noop-helm-${label.replace(/[^a-z0-9]+/g, '-')}`);
+    const ourArgs = [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', oursNs, ...source];
+    await timed(node, ourArgs, { env: runEnv });
+    await timed(helm4, withNamespace(argv, helmNs), { env: runEnv });
+    const [oursBefore, helmBefore] = [await lastRevision('bench', oursNs, env), await lastRevision('bench', helmNs, env)];
+    const noop = await alternate(
+      runs,
+      async () => {
+        const s = await timed(node, ourArgs, { env: runEnv });
+        if (!/unchanged release bench/.test(s.stderr)) throw new Error(`the redeploy was not skipped:\n${s.stderr.slice(-2000)}`);
+        return s;
+      },
+      () => timed(helm4, withNamespace(argv, helmNs), { env: runEnv }),
+    );
+    const [oursAdded, helmAdded] = [(await lastRevision('bench', oursNs, env)) - oursBefore, (await lastRevision('bench', helmNs, env)) - helmBefore];
+    if (oursAdded !== 0) throw new Error(`the no-op redeploy added ${oursAdded} revisions`);
+    return {
+      comparison: `no-op redeploy with the drift check, ${label}`,
+      ...noop,
+      referenceName: '`helm upgrade`, same argv',
+      maxRatio: goal.maxRatio,
+      maxSeconds: goal.maxSeconds,
+      goal: `${goal.goal}, 0 new revisions`,
+      note: `new revisions: ours ${oursAdded}, helm ${helmAdded}`,
+    };
+  }
 
   async function unscaledRows(): Promise<void> {
     say(`startup: helm-installer --version against helm version, ${runs} runs each`);
@@ -163,33 +201,16 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     // A first run of ours (not counted) captures the argv plain helm replays.
     await installOurs('bundled')(-1);
     const install = await alternate(runs, installOurs('bundled'), installPlain('bundled'));
-    rows.push({ comparison: 'install, bundled chart', ...install, referenceName: '`helm upgrade --install`, same argv', maxRatio: 1.05, goal: 'at most 1.05x' });
-
-    say(`no-op redeploy: the same install again on a deployed release, ${runs} runs each`);
-    const oursNs = await ns('noop-ours');
-    const helmNs = await ns('noop-helm');
-    const ourArgs = [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', oursNs, '--values', customer];
-    await timed(node, ourArgs, { env });
-    await timed(helm4, withNamespace(lastArgv, helmNs), { env });
-    const [oursBefore, helmBefore] = [await lastRevision('bench', oursNs, env), await lastRevision('bench', helmNs, env)];
-    const noop = await alternate(
-      runs,
-      async () => {
-        const s = await timed(node, ourArgs, { env });
-        if (!/unchanged release bench/.test(s.stderr)) throw new Error(`the redeploy was not skipped:\n${s.stderr.slice(-2000)}`);
-        return s;
-      },
-      () => timed(helm4, withNamespace(lastArgv, helmNs), { env }),
-    );
-    const [oursAdded, helmAdded] = [(await lastRevision('bench', oursNs, env)) - oursBefore, (await lastRevision('bench', helmNs, env)) - helmBefore];
     rows.push({
-      comparison: 'no-op redeploy, bundled chart',
-      ...noop,
-      referenceName: '`helm upgrade`, same argv',
-      maxRatio: 0.1,
-      goal: 'at least 10x faster (at most 0.10x), 0 new revisions',
-      note: `new revisions: ours ${oursAdded}, helm ${helmAdded}`,
+      comparison: 'install, bundled chart',
+      ...install,
+      referenceName: '`helm upgrade --install`, same argv',
+      maxRatio: Number.POSITIVE_INFINITY,
+      maxAddedSeconds: 0.15,
+      goal: 'at most 0.15 s added',
     });
+
+    rows.push(await noopRow('bundled chart', ['--values', customer], lastArgv, { maxRatio: 1 / 7, maxSeconds: 0.3, goal: 'at most 0.3 s and at least 7x faster (at most 0.14x)' }));
 
     // What KOTS runs on most redeploys with a changed config: an upgrade of a deployed release.
     // Each run upgrades a release installed (untimed) into a namespace of its own by the same
@@ -212,6 +233,13 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     };
     await upgradeOurs(-1);
     const upgrade = await alternate(runs, upgradeOurs, upgradePlain);
-    rows.push({ comparison: 'upgrade, bundled chart (a changed value)', ...upgrade, referenceName: '`helm upgrade`, same argv', maxRatio: 1.05, goal: 'at most 1.05x (as installs)' });
+    rows.push({
+      comparison: 'upgrade, bundled chart (a changed value)',
+      ...upgrade,
+      referenceName: '`helm upgrade`, same argv',
+      maxRatio: Number.POSITIVE_INFINITY,
+      maxAddedSeconds: 0.15,
+      goal: 'at most 0.15 s added (as installs)',
+    });
   }
 }
