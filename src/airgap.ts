@@ -13,6 +13,7 @@ import { parseImageReference, parseRegistryAddress, pullsKotsImage, type LocalRe
 import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImagePlan } from './images/image-plan.js';
 import { splitManifestStream } from './images/manifest-stream.js';
 import { prepareRewrite, type RewritePlan } from './images/rewrite-manifests.js';
+import { checkPinPlan, type PinPlan } from './images/pin-fields.js';
 import { parseImagePath } from './images/extra-image-paths.js';
 import { collectAll, type ExtraImagePath, type ImageOccurrence } from './images/manifest-images.js';
 import { preparePostRenderer } from './images/post-renderer-setup.js';
@@ -93,11 +94,19 @@ export function rewriteRendered(manifests: string, rewrite: RewritePlan): Genera
 }
 
 /** With --registry or --image-pull-secret only: withAirgap (prepare.ts) sets up a run that rewrites nothing without loading this module. */
-export async function prepareAirgap(o: CommonOptions, ctx: AirgapContext, userValues: ValuesArguments, workDir: string): Promise<AirgapSetup> {
+export async function prepareAirgap(
+  o: CommonOptions,
+  ctx: AirgapContext,
+  userValues: ValuesArguments,
+  workDir: string,
+  options: { pins?: PinPlan } = {},
+): Promise<AirgapSetup> {
   const { chart, helm, logger } = ctx;
   const extraPaths = o.imagePaths.map(parseImagePath);
   const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
-  const rewrite: RewritePlan = { registry, extraPaths, imagePullSecret: o.imagePullSecret };
+  // Pins join the image rewrite's plan: the post-renderer does both in one pass.
+  if (options.pins) checkPinPlan(options.pins); // a bad pointer is refused now, before helm runs
+  const rewrite: RewritePlan = { registry, extraPaths, imagePullSecret: o.imagePullSecret, ...(options.pins ? { pins: options.pins } : {}) };
 
   const generated: AirgapSetup['generated'] = [];
   let plan: ImagePlan | undefined;

@@ -7,6 +7,7 @@ import type { AirgapSetup } from '../airgap.js';
 import { createBaseContext, createHelmClient } from '../context.js';
 import { parseImagePath } from '../images/extra-image-paths.js';
 import type { HelmClient } from '../helm/helm-client.js';
+import type { PinPlan } from '../images/pin-fields.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 import type { Logger } from '../logger.js';
 import type { RunState } from '../run-state.js';
@@ -48,8 +49,17 @@ export async function withAirgap<T>(
   start: Pick<CommandStart, 'chart' | 'helm' | 'release' | 'logger'>,
   userValues: ValuesArguments,
   fn: (setup: AirgapSetup) => Promise<T>,
-  options: { chartValuesByCaller?: boolean } = {},
+  options: {
+    chartValuesByCaller?: boolean;
+    /**
+     * Fields that keep their live values through the upgrade (drift ignore rules): the
+     * post-renderer sets them in helm's render, helm upgrade's and helm template's alike. Without
+     * --registry or --image-pull-secret it only pins: no render of its own, no image search.
+     */
+    pins?: PinPlan;
+  } = {},
 ): Promise<T> {
+  const pins = options.pins && options.pins.objects.length > 0 ? options.pins : undefined;
   // The chart's values.yaml files, if startCommand deferred them: read and checked (exit 3 naming
   // the file) before anything else of the run, as every other command does at start; or by the
   // caller (install reads them while helm renders, before the check's outcome is taken).
@@ -61,8 +71,10 @@ export async function withAirgap<T>(
     // not at start: an unchanged redeploy never gets this far (issue 10's no-op).
     const setup: AirgapSetup =
       !o.registry && !o.imagePullSecret
-        ? { extraPaths: o.imagePaths.map(parseImagePath), generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] }
-        : await (await import('../airgap.js')).prepareAirgap(o, start, userValues, workDir);
+        ? pins
+          ? await preparePinsOnly(o, start, pins, workDir)
+          : { extraPaths: o.imagePaths.map(parseImagePath), generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] }
+        : await (await import('../airgap.js')).prepareAirgap(o, start, userValues, workDir, { pins });
     try {
       return await fn(setup);
     } catch (error) {
@@ -73,4 +85,22 @@ export async function withAirgap<T>(
       setup.dispose?.();
     }
   });
+}
+
+/** A post-renderer that only pins fields (no registry, no pull secret): the airgap stage stays unloaded. */
+async function preparePinsOnly(o: CommonOptions, start: Pick<CommandStart, 'helm'>, pins: PinPlan, workDir: string): Promise<AirgapSetup> {
+  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../images/pin-fields.js'), import('../images/post-renderer-setup.js')]);
+  checkPinPlan(pins); // a bad pointer is refused now, before helm runs
+  const rewrite = { extraPaths: [], pins };
+  const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: start.helm.major });
+  return {
+    extraPaths: o.imagePaths.map(parseImagePath),
+    generated: [],
+    postRendererArgs: postRenderer.helmArgs,
+    env: postRenderer.env,
+    postRenderFailure: postRenderer.failure,
+    dispose: postRenderer.dispose,
+    rewrite,
+    unrewrittenHooks: [],
+  };
 }

@@ -23,7 +23,8 @@ import {
   type PodSpecLocation,
   type RegistryOnlyOccurrence,
 } from './manifest-images.js';
-import { parsePiece, splitManifestStream, type PieceSource } from './manifest-stream.js';
+import { parsePiece, splitManifestStream, type ParsedPiece, type PieceSource } from './manifest-stream.js';
+import { PinMatcher, type PinPlan } from './pin-fields.js';
 import { applyEdits, rangeOf, scalarEdit, type TextEdit } from './text-edits.js';
 
 export interface RewritePlan {
@@ -32,6 +33,12 @@ export interface RewritePlan {
   extraPaths: ExtraImagePath[];
   /** Name of a docker-registry Secret to add to every pod spec's imagePullSecrets. */
   imagePullSecret?: string;
+  /**
+   * Fields of rendered objects set to their live values (pin-fields.ts): what something else owns
+   * (drift ignore rules), so that helm's upgrade changes nothing there. A plan with pins and
+   * neither a registry nor a pull secret only pins: images are not even looked for.
+   */
+  pins?: PinPlan;
 }
 
 export interface ImageRewrite {
@@ -57,6 +64,8 @@ export interface RewriteSummary {
   /** One entry per distinct rewritten reference, with its first place and how often it occurs. */
   rewrites: (ImageRewrite & { count: number; document: number; source?: string })[];
   pullSecretsAdded: number;
+  /** Documents that match a pinned object (with pins only). */
+  pinned?: number;
 }
 
 export interface PreparedRewrite {
@@ -134,6 +143,11 @@ export function prepareRewrite(
     });
   }
   const collect = options.collect === true;
+  const pins = plan.pins && plan.pins.objects.length > 0 ? new PinMatcher(plan.pins) : undefined;
+  // Pins alone rewrite no image: the search (and its validation of every reference) is skipped.
+  const searchImages = plan.registry !== undefined || plan.imagePullSecret !== undefined || pins === undefined;
+  /** Indexes of the pieces that hold a pinned object, found in pass 1, pinned in pass 2. */
+  const pinned = new Set<number>();
   const images: ImageOccurrence[] = [];
   const perImage = new Map<string, { count: number; first: ImageOccurrence }>();
   const names = new Interned();
@@ -148,11 +162,19 @@ export function prepareRewrite(
   const crdsSearched = plan.extraPaths.some((e) => e.kind === 'CustomResourceDefinition');
   // Pass 1: find, validate, remember where to edit; the tree is dropped after each document.
   for (let index = 0; index < pieces.length; index++) {
-    if (!crdsSearched && pieces.isCustomResourceDefinition?.(index)) continue;
+    const isCrd = pieces.isCustomResourceDefinition?.(index);
+    const search = searchImages && !(!crdsSearched && isCrd);
+    const pin = pins !== undefined && !(!pins.pinsCustomResourceDefinitions && isCrd);
+    if (!search && !pin) continue;
     const piece = pieces.at(index)!;
+    let parsed: ParsedPiece | undefined;
+    if (pin && pins.mayMatch(piece)) {
+      parsed = parsePiece(piece);
+      if (pins.matches(piece, parsed)) pinned.add(index);
+    }
     // Left as it is (pass 2 copies its text): no image can be found in it.
-    if (!mayHoldImages(piece, plan.extraPaths)) continue;
-    const stream = parsePiece(piece);
+    if (!search || !mayHoldImages(piece, plan.extraPaths)) continue;
+    const stream = parsed ?? parsePiece(piece);
     const located = locateAll(stream, plan.extraPaths);
     const locations = located.images;
     registries.push(...located.registries.map(detached));
@@ -227,6 +249,7 @@ export function prepareRewrite(
       };
     }),
     pullSecretsAdded,
+    ...(pins ? { pinned: pinned.size } : {}),
   };
   const rewrites = collect
     ? images.flatMap((o) => {
@@ -239,7 +262,7 @@ export function prepareRewrite(
   function* output(asBytes: boolean): Generator<string | Uint8Array> {
     let next = 0;
     for (let index = 0; index < pieces.length; index++) {
-      if (asBytes && pieces.chunksOf && pending.piece[next] !== index && pieces.isCustomResourceDefinition?.(index)) {
+      if (asBytes && pieces.chunksOf && pending.piece[next] !== index && !pinned.has(index) && pieces.isCustomResourceDefinition?.(index)) {
         yield* pieces.chunksOf(index);
         continue;
       }
@@ -260,7 +283,9 @@ export function prepareRewrite(
         const to = rewriteMap.get(text);
         if (to !== undefined) edits.push(scalarEdit({ type: SCALAR_TYPES[style], range: [start, end, end] }, to, piece.text));
       }
-      yield applyEdits(piece.text, edits);
+      const text = applyEdits(piece.text, edits);
+      // Pinned after the image edits: a pinned field holds what is live, image or not.
+      yield pinned.has(index) ? (pins!.pin({ ...piece, text })?.text ?? text) : text;
     }
   }
   return {
