@@ -217,7 +217,7 @@ function applyPin(doc: Document.Parsed, keys: string[], pin: FieldPin): boolean 
       return true;
     }
     const value = doc.createNode(pin.value ?? null);
-    if (pair) pair.value = value;
+    if (pair) pair.value = keepComments(pair.value, value);
     else node.add(doc.createPair(last, value));
     return true;
   }
@@ -225,10 +225,21 @@ function applyPin(doc: Document.Parsed, keys: string[], pin: FieldPin): boolean 
     const index = indexOf(last, node.items.length);
     if (index === undefined) return false;
     if (pin.absent) node.items.splice(index, 1);
-    else node.items[index] = doc.createNode(pin.value ?? null);
+    else node.items[index] = keepComments(node.items[index], doc.createNode(pin.value ?? null));
     return true;
   }
   return false;
+}
+
+/** The new value node, with the comments the old one carried (a `# why` after `replicas: 1`). */
+function keepComments(old: unknown, value: Node): Node {
+  if (old && typeof old === 'object') {
+    const { comment, commentBefore, spaceBefore } = old as Pick<Node, 'comment' | 'commentBefore' | 'spaceBefore'>;
+    if (comment) value.comment = comment;
+    if (commentBefore) value.commentBefore = commentBefore;
+    if (spaceBefore) value.spaceBefore = spaceBefore;
+  }
+  return value;
 }
 
 /** A JSON pointer's list index, only of an item that exists. */
