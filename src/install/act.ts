@@ -60,7 +60,7 @@ async function perform(c: UnderLease, action: Exclude<Action, { kind: 'recover' 
   switch (action.kind) {
     case 'skip':
       c.inputs.stop();
-      return reportSkip(c.run, c.cluster, action);
+      return reportSkip(c.run, c.cluster, action, c.inputs.recorded());
     case 'correct-drift': {
       const outcome = await correctReleaseDrift(c.run, c.cluster, action);
       if (outcome.failed.length === 0) return reportCorrected(c.run, c.cluster, action.revision, outcome.corrected);

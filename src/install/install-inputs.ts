@@ -21,6 +21,8 @@ export interface InstallInputs {
   digests(): Promise<ReleaseDigests>;
   /** Stops a values probe still running (the run ended without needing it). */
   stop(): void;
+  /** What is known now, for the log: the values digest only once it was computed. */
+  recorded(): Partial<ReleaseDigests>;
 }
 
 export interface InputsSource {
@@ -38,6 +40,7 @@ export function installInputs(s: InputsSource): InstallInputs {
   const known = { chart: chartDigest(s.chartPath), input: inputDigest(layers, s.resolved.sets, settings) };
   const stopped = new AbortController();
   let values: Promise<ReleaseDigests> | undefined;
+  let settled: ReleaseDigests | undefined;
   const digests = () => {
     values ??= (async () => {
       const written = valuesAsWritten(layers.map((l) => l.content));
@@ -45,9 +48,10 @@ export function installInputs(s: InputsSource): InstallInputs {
       const merged = await s.helm.mergedValues(toValuesArguments(s.resolved), AbortSignal.any([s.signal, stopped.signal]));
       return { ...known, values: valuesDigest(merged, settings) };
     })();
+    values.then((d) => (settled = d), () => undefined);
     return values;
   };
-  return { known, digests, stop: () => stopped.abort() };
+  return { known, digests, stop: () => stopped.abort(), recorded: () => settled ?? known };
 }
 
 /**

@@ -4,6 +4,7 @@
 // none assembles its own.
 import type { UpgradeArguments, ValuesArguments } from '../helm/helm-args.js';
 import { withAirgap, type AirgapSetup } from '../commands/prepare.js';
+import type { PinPlan } from '../images/pin-fields.js';
 import { toValuesArguments } from '../values.js';
 import type { InstallRun } from './run-context.js';
 
@@ -21,7 +22,8 @@ export interface InstallPlan {
   render(namespace: string | undefined): Promise<string>;
 }
 
-export async function withInstallPlan<T>(run: InstallRun, fn: (plan: InstallPlan) => Promise<T>): Promise<T> {
+/** `pins`: fields under an ignore rule, kept at their live values (ignored-fields.ts). */
+export async function withInstallPlan<T>(run: InstallRun, fn: (plan: InstallPlan) => Promise<T>, pins?: PinPlan): Promise<T> {
   const { o, chart, helm, release, logger, resolved } = run;
   return withAirgap(o, { chart, helm, release, logger }, toValuesArguments(resolved), async (airgap) => {
     const values = toValuesArguments(resolved, airgap.generated.map((g) => g.file));
@@ -48,5 +50,5 @@ export async function withInstallPlan<T>(run: InstallRun, fn: (plan: InstallPlan
       },
     };
     return fn(plan);
-  });
+  }, { pins });
 }

@@ -5,7 +5,7 @@
 // release is recovered, then decided again). Failures propagate as typed errors to main.ts,
 // which writes the summary and the exit code; a signal stops the run between stages, or is
 // forwarded to helm.
-import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import { clusterRenderFlags, readClusterDiscovery, type ClusterDiscovery } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
@@ -19,7 +19,9 @@ import { dryRun } from './dry-run.js';
 import { installInputs } from './install-inputs.js';
 import type { InstallOptions } from './install-options.js';
 import { withInstallPlan } from './install-plan.js';
-import { readReleaseState, type StateReader } from './read-state.js';
+import type { PinPlan } from '../images/pin-fields.js';
+import { readPins } from './ignored-fields.js';
+import { readReleaseState, revisionManifest, type StateReader } from './read-state.js';
 import { reportSkip } from './report.js';
 import { chartLabel, installRun, type ClusterRun, type InstallRun } from './run-context.js';
 
@@ -46,12 +48,13 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     if (first?.kind === 'skip') {
       discovering.stop();
       inputs.stop();
-      return reportSkip(run, cluster, first);
+      return reportSkip(run, cluster, first, inputs.recorded());
     }
     // A cluster that did not answer the release read is not waited for by the render.
     const discovery = before ? discovering.read() : (discovering.stop(), undefined);
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
+    const pins = await ignoredFieldPins(run, cluster, before, discovery);
     return await withInstallPlan(run, async (plan) => {
       const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
       const rbac = rbacCheck(run, cluster, discovery);
@@ -61,7 +64,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       lease = await takeLease(run, cluster, () => rbac(manifests));
       await rbac(manifests);
       return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
-    });
+    }, pins);
   } finally {
     await lease?.release();
   }
@@ -91,6 +94,18 @@ async function readBeforeLease(run: InstallRun, reader: StateReader): Promise<Re
     run.logger.info({ cause: error.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');
     return undefined;
   }
+}
+
+/**
+ * The live values of the fields under an ignore rule, in the objects of the last revision (a
+ * pending or failed one names the objects as well as a deployed one: the values are read live).
+ */
+async function ignoredFieldPins(run: InstallRun, cluster: ClusterRun, before: ReleaseState | undefined, discovery: Promise<ClusterDiscovery> | undefined): Promise<PinPlan | undefined> {
+  const last = before?.records.at(-1);
+  if (run.ignore.length === 0 || !last || !discovery) return undefined;
+  const manifest = await revisionManifest(cluster.kube, cluster.records, last.revision);
+  const { resources } = await discovery;
+  return readPins(cluster.kube, manifest, { release: run.release, releaseNamespace: cluster.namespace, rules: run.ignore, resources, signal: run.signal });
 }
 
 function takeLease(run: InstallRun, cluster: ClusterRun, beforeCreatingNamespace: () => Promise<void>): Promise<ReleaseLease> {

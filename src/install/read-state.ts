@@ -4,7 +4,8 @@
 // readiness of its workloads. Read-only: no Lease is needed, so an unchanged redeploy never
 // writes anything.
 import type { KubeClients } from '../cluster/kube-client.js';
-import { decodeReleasePayload, releaseSecretName, type ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
+import { releaseSecretName, type ReleaseRecords, type RevisionLabels } from '../cluster/release-secrets.js';
+import { releaseFromRecord } from '../drift/release-manifest.js';
 import { toInstallerApiError, withCallTimeout } from '../cluster/kube-errors.js';
 import { unreadyWorkloads } from '../cluster/workload-health.js';
 import { detectDrift, helmFieldManager, type ObjectDrift } from '../drift/detect-drift.js';
@@ -60,12 +61,8 @@ async function readDrift(r: StateReader, revision: number): Promise<ObjectDrift[
 /** The manifest helm applied for a revision, from its release Secret: no helm run. */
 export async function revisionManifest(kube: KubeClients, records: ReleaseRecords, revision: number): Promise<string> {
   const name = releaseSecretName(records.release, revision);
-  try {
-    const secret = await withCallTimeout(kube.core.readNamespacedSecret({ name, namespace: records.namespace }));
-    const payload = secret.data?.release ?? '';
-    const release = JSON.parse(decodeReleasePayload(Buffer.from(payload, 'base64'))) as { manifest?: unknown };
-    return typeof release.manifest === 'string' ? release.manifest : '';
-  } catch (error) {
+  const secret = await withCallTimeout(kube.core.readNamespacedSecret({ name, namespace: records.namespace })).catch((error: unknown) => {
     throw toInstallerApiError(error, `reading the release record ${records.namespace}/${name}`, kube.server);
-  }
+  });
+  return releaseFromRecord(secret.data?.release).manifest;
 }

@@ -16,13 +16,14 @@ function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'a
   return 0;
 }
 
-export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'skip' }>): number {
+/** `recorded`: the digests the decision compared, logged with "unchanged". */
+export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'skip' }>, recorded: Record<string, string>): number {
   const { release } = run;
   if (action.status === 'drifted') {
     logDrift(run, action.drift, 'drift found (--drift warn: nothing changed)');
     return summary(run, cluster, { action: 'unchanged', revision: action.revision, details: ['drift found, left as it is (--drift warn):', ...describeDrift(action.drift)] });
   }
-  run.logger.info({ release, namespace: cluster.namespace, revision: action.revision }, `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`);
+  run.logger.info({ release, namespace: cluster.namespace, revision: action.revision, ...recorded }, `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`);
   return summary(run, cluster, { action: 'unchanged', revision: action.revision });
 }
 
