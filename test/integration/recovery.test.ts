@@ -1,17 +1,21 @@
 // One installer at a time, and recovery from a killed one, against the real control plane: the
 // installer and its helm are SIGKILLed mid-operation (a pod OOM-killed or its node lost), then a
-// new run must take over the dead run's Lease once it expires, find the release pending, mark
-// it failed, remediate and finish, with no manual step.
+// new run must take over the dead run's Lease at once (its process and process group are provably
+// gone), find the release pending, mark it failed, remediate and finish, with no manual step. A
+// live holder's Lease is never taken, not even once it stopped renewing (stalled).
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { cliPath, installerNodeArgs, helm3 } from '../helpers.js';
-import { history, install, kubeconfig } from './cluster-helpers.js';
+import { LEASE_DURATION_SECONDS } from '../../src/cluster/release-lease.js';
+import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });
 const leaseName = 'helm-installer-storefront';
+// The cases added with the Lease takeover give their database claims back when the file ends.
+const fresh = namespacesDeletedAfterAll();
 
 /** The built CLI in its own process group, so the test can SIGKILL it together with its helm. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
@@ -65,6 +69,37 @@ function logLines(stdout: string): { msg: string; [k: string]: unknown }[] {
     .map((l) => JSON.parse(l));
 }
 
+/** The helm runs that read or change the release (a debug log's "running helm"); a render is neither. */
+function releaseHelm(stdout: string): string[][] {
+  return helmCalls(stdout)
+    .map((c) => c.argv)
+    .filter((argv) => ['upgrade', 'install', 'rollback', 'uninstall', 'status', 'history', 'get'].includes(argv[0]!));
+}
+
+/** A live holder's Lease, renewed every second by the test until the returned stop deletes it. */
+async function liveHolder(ns: string, holderIdentity: string): Promise<() => Promise<void>> {
+  const now = () => new Date().toISOString().replace(/Z$/, '000Z');
+  const body = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: leaseName, namespace: ns },
+    spec: { holderIdentity, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: now(), renewTime: now() },
+  };
+  await kubectl(['apply', '-f', '-'], { ...opts(), input: JSON.stringify(body) });
+  let renewing = true;
+  const renewer = (async () => {
+    while (renewing) {
+      await kubectl(['patch', 'lease', leaseName, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })], { ...opts(), namespace: ns, reject: false });
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  return async () => {
+    renewing = false;
+    await renewer;
+    await kubectl(['delete', 'lease', leaseName, '--ignore-not-found'], { ...opts(), namespace: ns });
+  };
+}
+
 describe('one installer at a time (Lease) and recovery of a killed one', () => {
   it('a second run waits up to --lock-timeout, then exits 7 naming the live holder; it never touches the release', async () => {
     const ns = await createNamespace('lease-busy', opts());
@@ -76,12 +111,14 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect(holder).toMatch(new RegExp(`^${hostname()}/${first.pid}/[0-9a-f]{6}$`));
 
     const started = Date.now();
-    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
+    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
     const waited = Date.now() - started;
     expect(second.exitCode, second.stderr).toBe(7);
     expect(second.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${leaseName}`);
     expect(second.stderr).toMatch(/next: .*--lock-timeout \(HELM_INSTALLER_LOCK_TIMEOUT\)/);
-    expect(logLines(second.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holder === holder)).toBe(true);
+    // Judged alive by its process (same host): never a takeover.
+    expect(logLines(second.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holder === holder && l.holderState === `pid ${first.pid} still runs on this host`)).toBe(true);
+    expect(releaseHelm(second.stdout)).toEqual([]);
     expect(waited).toBeGreaterThanOrEqual(3000);
     // The first run's Lease is intact and the second added no revision.
     expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
@@ -89,6 +126,58 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
 
     process.kill(-first.pid!, 'SIGTERM');
     await first;
+  });
+
+  it('a run that reads the release deployed while another holds the Lease starts no helm on the release: it waits, then exits 7 on the Lease, never on helm\'s "another operation is in progress"', async () => {
+    // The flake this pins: a run that started `helm upgrade` beside taking the Lease (held at its
+    // post-renderer until the Lease was ours) got, when the holder's revision turned pending
+    // between this run's release read and its helm's, helm's own "another operation (install/
+    // upgrade/rollback) is in progress": exit 7 at once, without waiting. Here the release reads
+    // deployed for the whole wait (a live holder, renewed by the test, that has not written its
+    // revision yet): no helm that reads the release may run before the Lease is held.
+    const ns = await fresh('lease-no-helm');
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const stopRenewing = await liveHolder(ns, 'installer-pod-a/1/abcdef');
+    try {
+      const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], { HELM_INSTALLER_LOCK_TIMEOUT: '4s' });
+      expect(second.exitCode, second.stderr).toBe(7);
+      expect(second.stderr).toContain(`release storefront is busy: installer installer-pod-a/1/abcdef holds Lease ${ns}/${leaseName}`);
+      expect(second.stderr).not.toMatch(/another install, upgrade or rollback is in progress/);
+      // An older installer's Lease (no record of where it runs): nothing proves it gone.
+      expect(logLines(second.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && /older installer/.test(String(l.holderState)))).toBe(true);
+      expect(releaseHelm(second.stdout)).toEqual([]);
+      expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+    } finally {
+      await stopRenewing();
+    }
+  });
+
+  it('a live installer that stopped renewing (stalled: SIGSTOP) keeps its Lease past its duration: never taken from it', async () => {
+    const ns = await fresh('lease-stalled');
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const first = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '90s']);
+    const holder = await waitFor('the first installer to hold the Lease', async () => (await lease(ns))?.spec.holderIdentity, { timeoutMs: 60_000, intervalMs: 200 });
+    process.kill(-first.pid!, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const lockTimeout = LEASE_DURATION_SECONDS + 6;
+      const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: `${lockTimeout}s` });
+      const waited = Date.now() - started;
+      expect(second.exitCode, second.stderr).toBe(7);
+      expect(second.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${leaseName}`);
+      expect(waited).toBeGreaterThanOrEqual(lockTimeout * 1000);
+      const waiting = logLines(second.stdout).filter((l) => l.msg === 'another installer holds this release: waiting for it');
+      expect(waiting.length).toBeGreaterThan(0);
+      expect(logLines(second.stdout).some((l) => /taking the Lease over|lease taken over/.test(l.msg))).toBe(false);
+      expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
+      // The second run's last judgement, in its error: the Lease had gone unrenewed past its duration.
+      expect(Number(/renewed (\d+)s ago/.exec(second.stderr)?.[1])).toBeGreaterThan(LEASE_DURATION_SECONDS);
+      console.log(`stalled holder: the second run waited ${(waited / 1000).toFixed(1)} s and exited 7; the Lease stayed with ${holder}`);
+    } finally {
+      process.kill(-first.pid!, 'SIGCONT');
+      process.kill(-first.pid!, 'SIGTERM');
+      await first;
+    }
   });
 
   it('a run waits while another holds the release and proceeds once it is released', async () => {
@@ -129,7 +218,7 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect(await lease(ns)).toBeUndefined();
   });
 
-  it('SIGKILL mid-upgrade: the next run takes over the expired Lease, marks the pending revision failed, rolls back, upgrades: deployed, no manual step', async () => {
+  it('SIGKILL mid-upgrade: the next run takes the dead run's Lease over at once, marks the pending revision failed, rolls back, upgrades: deployed, no manual step', async () => {
     const ns = await createNamespace('kill-upgrade', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
@@ -137,10 +226,18 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     await killWhileWaiting(ns, killed, 'pending-upgrade');
     expect((await history('storefront', ns)).map((h) => h.status)).toEqual(['deployed', 'pending-upgrade']);
 
+    const started = Date.now();
     const r = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
     expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
     const logs = logLines(r.stdout);
-    expect(logs.some((l) => l.msg === 'lease taken over: its holder stopped renewing it (the installer died)' && l.previousHolder === deadHolder)).toBe(true);
+    // Taken over at once: the dead run's pid and its process group (helm) are gone, so its Lease,
+    // renewed moments before the kill, is not waited for.
+    const takeover = logs.find((l) => l.msg === `holder ${deadHolder} is gone: pid ${deadHolder.split('/')[1]} no longer exists on this host, nor anything of its process group (helm); taking the Lease over`);
+    expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
+    expect(takeover!.previousHolder).toBe(deadHolder);
+    const tookMs = Number(takeover!.time) - started;
+    expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
+    console.log(`SIGKILL mid-upgrade: the next run took the Lease over ${(tookMs / 1000).toFixed(2)} s after it started (the Lease had been renewed ${takeover!.renewedSecondsAgo} s before); the whole run took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-upgrade: marked revision 2 failed. Safe because this run holds the release lease'))).toBe(true);
     expect(logs.some((l) => l.msg === 'rolled back to revision 1, the last deployed one; continuing')).toBe(true);
 
@@ -158,6 +255,37 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect(web.spec.template.spec.nodeSelector?.zone).toBeUndefined();
     expect(await lease(ns)).toBeUndefined();
   });
+
+  it('SIGKILL at random points of an upgrade, 5 times: each next run takes a left Lease over at once and ends deployed', async () => {
+    const ns = await createNamespace('kill-random', opts());
+    expect((await install('storefront', ns)).exitCode).toBe(0);
+    const report: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--set', `web.replicaCount=${3 + i}`]);
+      // From its start to helm waiting for pods that cannot be scheduled: start, render, Lease, apply, wait.
+      const delay = Math.round(300 + Math.random() * 5700);
+      await new Promise((r) => setTimeout(r, delay));
+      const left = (await lease(ns))?.spec.holderIdentity;
+      process.kill(-killed.pid!, 'SIGKILL');
+      await killed;
+      const status = (await history('storefront', ns)).at(-1)?.status;
+      const started = Date.now();
+      const r = await install('storefront', ns, ['--force-upgrade'], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
+      expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
+      const takeover = logLines(r.stdout).find((l) => / is gone: .*; taking the Lease over$/.test(l.msg));
+      expect(logLines(r.stdout).some((l) => l.msg === 'lease taken over: its holder stopped renewing it (the installer died)')).toBe(false);
+      if (left) {
+        expect(takeover?.previousHolder, r.stdout.slice(0, 3000)).toBe(left);
+        expect(Number(takeover!.time) - started).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
+      }
+      expect((await history('storefront', ns)).at(-1)?.status).toBe('deployed');
+      report.push(
+        `killed after ${(delay / 1000).toFixed(1)} s (release ${status}, Lease ${left ? 'held' : 'not yet taken'}): next run ${takeover ? `took the Lease over after ${((Number(takeover.time) - started) / 1000).toFixed(2)} s, ` : ''}done in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
+    }
+    console.log(report.join('\n'));
+    await deleteNamespace(ns, opts());
+  }, 600_000);
 
   it('only helm killed (what the OOM killer does at the pod memory limit): exit 5, which the Job retries, naming the kill; the next run recovers and upgrades', async () => {
     const ns = await createNamespace('kill-helm', opts());
