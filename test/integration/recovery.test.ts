@@ -218,7 +218,7 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect(await lease(ns)).toBeUndefined();
   });
 
-  it('SIGKILL mid-upgrade: the next run takes the dead run's Lease over at once, marks the pending revision failed, rolls back, upgrades: deployed, no manual step', async () => {
+  it('SIGKILL mid-upgrade: the next run takes the dead run\'s Lease over at once, marks the pending revision failed, rolls back, upgrades: deployed, no manual step', async () => {
     const ns = await createNamespace('kill-upgrade', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
