@@ -30,10 +30,7 @@ type Obj = Record<string, unknown>;
  * (when the API server refused its dry run, there are no defaults to compare with).
  */
 export function compareObjects(desired: Obj, live: Obj, ignored: readonly string[], o: { onlySet?: boolean } = {}): DriftedField[] {
-  const want = comparable(desired, ignored);
-  const have = comparable(live, ignored);
-  const found: Found[] = [];
-  diffValues(have, want, [], found, o.onlySet === true);
+  const found = differences(desired, live, ignored, o);
   const kind = typeof live.kind === 'string' ? live.kind : String(desired.kind);
   return found.map((d) => {
     const secret = isSecretPath(kind, d.segments, live, desired);
@@ -47,6 +44,13 @@ export function compareObjects(desired: Obj, live: Obj, ignored: readonly string
   });
 }
 
+/** The differing leaves with their raw values (for a repair; never for a message: not masked). */
+export function differences(desired: Obj, live: Obj, ignored: readonly string[], o: { onlySet?: boolean } = {}): Found[] {
+  const found: Found[] = [];
+  diffValues(comparable(live, ignored), comparable(desired, ignored), [], found, o.onlySet === true);
+  return found;
+}
+
 /** A copy with only what counts: no status, of the metadata only labels and annotations. */
 function comparable(o: Obj, ignored: readonly string[]): Obj {
   const { metadata, status: _status, ...rest } = structuredClone(o) as Obj & { metadata?: Obj };
@@ -57,7 +61,7 @@ function comparable(o: Obj, ignored: readonly string[]): Obj {
   return out;
 }
 
-type Found = { segments: string[]; live: unknown; desired: unknown };
+export type Found = { segments: string[]; live: unknown; desired: unknown };
 
 function diffValues(live: unknown, desired: unknown, at: string[], out: Found[], onlySet: boolean): void {
   if (sameJson(live, desired)) return;

@@ -7,12 +7,13 @@
 import { clusterDiscovery } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, isTransientApiError } from '../cluster/kube-errors.js';
-import { driftApiError, mapBounded, type DriftOptions, type ObjectDrift } from './detect-drift.js';
+import { driftApiError, HELM_FIELD_MANAGER, mapBounded, type DriftOptions, type ObjectDrift } from './detect-drift.js';
 import { ignoredPaths } from './ignore-rules.js';
-import { getAt, parsePointer, removeAt, setAt } from './json-pointer.js';
+import { differences } from './compare-objects.js';
+import { formatPointer, getAt, parsePointer, removeAt, setAt } from './json-pointer.js';
 import { fieldManagers } from './managed-fields.js';
 import { manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
-import { objectClient, type Obj, type ObjectClient } from './object-client.js';
+import { objectClient, type JsonPatchOp, type Obj, type ObjectClient } from './object-client.js';
 import { refusal } from './refusal.js';
 
 export interface CorrectionResult {
@@ -22,8 +23,8 @@ export interface CorrectionResult {
 
 const CONCURRENCY = 8;
 
-/** Re-applies each drifted object; `fieldManager` must be the one helm's next runs use. */
-export async function correctDrift(kube: KubeClients, manifest: string, drifts: readonly ObjectDrift[], o: DriftOptions & { fieldManager: string }): Promise<CorrectionResult> {
+/** Re-applies each drifted object, as helm's own field manager (the one helm's next runs use). */
+export async function correctDrift(kube: KubeClients, manifest: string, drifts: readonly ObjectDrift[], o: DriftOptions): Promise<CorrectionResult> {
   const result: CorrectionResult = { corrected: [], failed: [] };
   if (drifts.length === 0) return result;
   const [resources, client] = await Promise.all([o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources), objectClient(kube, o.signal)]);
@@ -39,23 +40,54 @@ export async function correctDrift(kube: KubeClients, manifest: string, drifts: 
 }
 
 /** undefined when put back, else why not. RBAC and an unreachable server are thrown. */
-async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject, drift: ObjectDrift, o: DriftOptions & { fieldManager: string }): Promise<string | undefined> {
-  let body = p.body;
-  if (!drift.missing) {
-    const live = await client.get(p.path!).catch((error: unknown) => {
-      throw driftApiError(kube, error, p, 'get');
-    });
-    // A missing object is created whole, as helm would: ignore rules are about fields others own.
-    if (live) body = keepIgnored(p.body, live, ignoredPaths(o.rules, p), o.fieldManager);
-  }
+async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject, drift: ObjectDrift, o: DriftOptions): Promise<string | undefined> {
+  const manager = o.fieldManager ?? HELM_FIELD_MANAGER;
+  const ignored = ignoredPaths(o.rules, p);
+  const live = drift.missing ? undefined : await client.get(p.path!).catch((error: unknown) => {
+    throw driftApiError(kube, error, p, 'get');
+  });
+  // A missing object is created whole, as helm would: ignore rules are about fields others own.
+  const body = live ? keepIgnored(p.body, live, ignored, manager) : p.body;
+  const verb = live ? 'patch' : 'create';
+  const refused = await attempt(kube, p, verb, () => client.apply(p.path!, body, { fieldManager: manager, dryRun: false }));
+  if (refused === undefined || !live) return refused;
+  // Refused although nothing immutable changed, e.g. a Service port edited in place: apply keys
+  // ports by number, so it would add port 80 beside the edited 8081 under the same name. Set the
+  // fields back where they are first, then apply again so helm owns them as before.
+  const ops = repairOps(p.body, live, ignored);
+  if (ops.length === 0) return refused;
+  return attempt(kube, p, verb, async () => {
+    await client.jsonPatch(p.path!, ops, manager);
+    await client.apply(p.path!, body, { fieldManager: manager, dryRun: false });
+  });
+}
+
+/** undefined when fn succeeded; the API server's refusal as text; anything else thrown. */
+async function attempt(kube: KubeClients, p: PlacedObject, verb: 'patch' | 'create', fn: () => Promise<unknown>): Promise<string | undefined> {
   try {
-    await client.apply(p.path!, body, { fieldManager: o.fieldManager, dryRun: false });
+    await fn();
     return undefined;
   } catch (error) {
     const status = apiStatus(error);
-    if (status === 401 || status === 403 || isTransientApiError(error)) throw driftApiError(kube, error, p, drift.missing ? 'create' : 'patch');
+    if (status === 401 || status === 403 || isTransientApiError(error) || status === undefined) throw driftApiError(kube, error, p, verb);
     return refusal(error);
   }
+}
+
+/** Pure. JSON patch operations that set each field the manifest sets back to its value, in place. */
+export function repairOps(body: Obj, live: Obj, ignored: readonly string[]): JsonPatchOp[] {
+  const ops = new Map<string, JsonPatchOp>();
+  for (const d of differences(body, live, ignored, { onlySet: true })) {
+    if (d.live !== undefined) {
+      ops.set(formatPointer(d.segments), { op: 'replace', path: formatPointer(d.segments), value: d.desired });
+      continue;
+    }
+    // A JSON patch adds only under an existing parent: add the highest missing one, whole.
+    let at = d.segments;
+    while (at.length > 1 && getAt(live, at.slice(0, -1)) === undefined) at = at.slice(0, -1);
+    ops.set(formatPointer(at), { op: 'add', path: formatPointer(at), value: at === d.segments ? d.desired : getAt(body, at) });
+  }
+  return [...ops.values()];
 }
 
 /**

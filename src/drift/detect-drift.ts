@@ -4,7 +4,6 @@
 // (Flux's helm-controller checks the same way). Where the two differ, someone changed a field the
 // release sets. Read-only: a dry run persists nothing. One GET and one dry run per object, at
 // most CONCURRENCY objects at a time, so a no-op redeploy stays fast.
-import { basename } from 'node:path';
 import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
@@ -29,8 +28,9 @@ export interface ObjectDrift {
   /**
    * Why the API server refused the release's own apply of this object (its dry run), fields
    * named, no values: an immutable field changed (a Service's clusterIP, a StatefulSet's
-   * volumeClaimTemplates), so correcting it will fail too. `fields` then compares the manifest's
-   * fields as written.
+   * volumeClaimTemplates; correcting fails too), or a list item edited in place that apply would
+   * add a second time (a Service port; correctDrift sets it back in place first). `fields` then
+   * compares the manifest's fields as written.
    */
   refused?: string;
 }
@@ -40,7 +40,7 @@ export interface DriftOptions {
   /** The release name: helm puts it in every object's meta.helm.sh/release-name annotation. */
   release: string;
   rules: IgnoreRule[];
-  /** helm's field manager (helmFieldManager); the apply that corrects drift must use helm's own. */
+  /** The field manager of the dry runs and corrections; HELM_FIELD_MANAGER unless a test says otherwise. */
   fieldManager?: string;
   /** The run's discovery (kinds, scopes, plurals), when it has read it already. */
   resources?: ResourceIndex;
@@ -50,11 +50,17 @@ export interface DriftOptions {
 const CONCURRENCY = 8;
 
 /**
- * helm's field manager: helm 3 and 4 both name it after their own executable (os.Args[0]'s base
- * name: "helm" for /usr/local/bin/helm, "helm4" for a binary called helm4).
+ * helm's field manager, the same for helm 4 (server-side apply, operation Apply) and helm 3
+ * (create and patch, operation Update), whatever its executable is called: read from the
+ * managedFields of objects the pinned helm 4.1 and 3.17 installed. Correcting drift as any other
+ * manager would leave that manager owning the fields, and helm's next server-side upgrade would
+ * conflict with it.
  */
-export function helmFieldManager(helmBin: string): string {
-  return basename(helmBin) || 'helm';
+export const HELM_FIELD_MANAGER = 'helm';
+
+/** helm's field manager for a helm binary: HELM_FIELD_MANAGER for every one (see above). */
+export function helmFieldManager(_helmBin?: string): string {
+  return HELM_FIELD_MANAGER;
 }
 
 /** The drifted objects of the manifest, in manifest order; [] when the cluster matches it. */
@@ -71,7 +77,7 @@ async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObj
   const drift = { apiVersion: p.apiVersion, kind: p.kind, ...(p.namespace ? { namespace: p.namespace } : {}), name: p.name };
   if (!p.path) return { ...drift, missing: true, fields: [] };
   // Both at once: the dry run does not need the live object, and the round trips overlap.
-  const dryRun = client.apply(p.path, p.body, { fieldManager: o.fieldManager ?? 'helm', dryRun: true });
+  const dryRun = client.apply(p.path, p.body, { fieldManager: o.fieldManager ?? HELM_FIELD_MANAGER, dryRun: true });
   dryRun.catch(() => undefined);
   const live = await client.get(p.path).catch((error: unknown) => {
     throw driftApiError(kube, error, p, 'get');

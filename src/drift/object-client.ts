@@ -19,6 +19,14 @@ export interface ObjectClient {
   get(path: string): Promise<Obj | undefined>;
   /** A server-side apply that takes over conflicting fields (force), as helm's own upgrades should. */
   apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
+  /** A JSON patch (RFC 6902): values set at exact paths, list items by index. */
+  jsonPatch(path: string, ops: JsonPatchOp[], fieldManager: string): Promise<Obj>;
+}
+
+export interface JsonPatchOp {
+  op: 'add' | 'replace';
+  path: string;
+  value: unknown;
 }
 
 /** The failed call in the shape of the client's ApiException, so kube-errors reads it. */
@@ -42,13 +50,13 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
   class RawApi extends k8s.KubernetesObjectApi {
-    async send(method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+    async send(method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
       context.setHeaderParam('Accept', 'application/json');
       for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
       if (body !== undefined) {
-        context.setHeaderParam('Content-Type', 'application/apply-patch+yaml');
-        context.setBody(body);
+        context.setHeaderParam('Content-Type', body.type);
+        context.setBody(body.text);
       }
       if (signal) context.setSignal(signal);
       for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default]) await auth?.applySecurityAuthentication(context);
@@ -57,7 +65,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     }
   }
   const api = kube.config.makeApiClient(RawApi);
-  const call = async (method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: string) => {
+  const call = async (method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
     const r = await withCallTimeout(api.send(method, path, query, body));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
     return JSON.parse(r.text) as Obj;
@@ -72,6 +80,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       }
     },
     apply: (path, body, o) =>
-      call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, JSON.stringify(body)),
+      call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
+    jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
   };
 }

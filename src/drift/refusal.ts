@@ -17,7 +17,8 @@ function withoutValue(message: string): string {
   // `Invalid value: "10.96.0.12": field is immutable` -> `field is immutable (value [REDACTED])`.
   const m = /Invalid value: .*: ([^:]+)$/s.exec(message);
   if (m) return `${message.slice(0, m.index)}${m[1]!.trim()} (value ${MASK})`;
-  return message.replace(/Invalid value: .*/s, `Invalid value: ${MASK}`);
+  // `Duplicate value: "http"`, `Unsupported value: "x": supported values: ...`: the value masked.
+  return message.replace(/(Invalid|Duplicate|Unsupported) value: .*/s, `$1 value: ${MASK}`);
 }
 
 function safeJson(text: string): unknown {

@@ -4,9 +4,9 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ResourceIndex } from '../../src/cluster/capabilities.js';
-import { keepIgnored } from '../../src/drift/correct-drift.js';
+import { keepIgnored, repairOps } from '../../src/drift/correct-drift.js';
 import { refusal } from '../../src/drift/refusal.js';
-import { helmFieldManager, mapBounded } from '../../src/drift/detect-drift.js';
+import { mapBounded } from '../../src/drift/detect-drift.js';
 import { manifestObjects, placeObjects } from '../../src/drift/manifest-objects.js';
 import { ObjectApiError } from '../../src/drift/object-client.js';
 import { releaseFromRecord } from '../../src/drift/release-manifest.js';
@@ -91,11 +91,6 @@ describe('the manifest as helm applied it', () => {
     expect(releaseFromRecord(dataRelease)).toEqual({ name: 'web', namespace: 'shop', revision: 3, manifest: '---\nkind: ConfigMap\n' });
     expect(() => releaseFromRecord(undefined)).toThrow('the release record has no data.release');
   });
-
-  it("names helm's field manager after its executable, as helm does", () => {
-    expect(helmFieldManager('/usr/local/bin/helm')).toBe('helm');
-    expect(helmFieldManager('/work/node_modules/.helm-installer/helm4')).toBe('helm4');
-  });
 });
 
 describe('correcting', () => {
@@ -106,6 +101,16 @@ describe('correcting', () => {
     expect(keepIgnored(body, owned('helm'), ['/spec/replicas'], 'helm')).toEqual({ ...body, spec: { ...body.spec, replicas: 7 } });
     expect(keepIgnored(body, { spec: {} }, ['/spec/template/metadata/annotations/a'], 'helm')).toEqual({ kind: 'Deployment', spec: { replicas: 3, template: { metadata: { annotations: {} } } } });
     expect(keepIgnored(body, {}, [], 'helm')).toBe(body);
+  });
+
+  it('repairs in place: the fields the manifest sets, at their paths in the live object', () => {
+    const svc = { kind: 'Service', metadata: { name: 'web', annotations: { a: '1' } }, spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] } };
+    const live = { kind: 'Service', metadata: { name: 'web', uid: 'u' }, spec: { clusterIP: '10.0.0.1', ports: [{ name: 'http', port: 8081, targetPort: 'http', protocol: 'TCP' }] } };
+    expect(repairOps(svc, live, [])).toEqual([
+      { op: 'add', path: '/metadata/annotations', value: { a: '1' } },
+      { op: 'replace', path: '/spec/ports/0/port', value: 80 },
+    ]);
+    expect(repairOps(svc, live, ['/spec/ports/0/port', '/metadata/annotations'])).toEqual([]);
   });
 
   it('names the refused field, never its value', () => {
@@ -121,6 +126,8 @@ describe('correcting', () => {
     const forbidden = { ...status, message: "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden", details: { causes: [{ reason: 'FieldValueForbidden', message: "Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden", field: 'spec' }] } };
     expect(refusal(new ObjectApiError(422, JSON.stringify(forbidden)))).toBe("spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden");
     expect(refusal(new ObjectApiError(400, JSON.stringify({ message: 'data: Invalid value: "s3cr3t-value": bad' })))).toBe('data: bad (value [REDACTED])');
+    const duplicate = { message: 'Service "web" is invalid: spec.ports[1].name: Duplicate value: "http"', details: { causes: [{ reason: 'FieldValueDuplicate', message: 'Duplicate value: "http"', field: 'spec.ports[1].name' }] } };
+    expect(refusal(new ObjectApiError(422, JSON.stringify(duplicate)))).toBe('spec.ports[1].name: Duplicate value: [REDACTED]');
   });
 });
 
