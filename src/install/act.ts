@@ -79,7 +79,7 @@ async function upgrade(
   notPutBack: { reason: string }[] = [],
 ): Promise<number> {
   const ever = everDeployed(state.records);
-  c.run.logger.info({ release: c.run.release, reason: action.reason }, ever ? 'upgrading' : 'installing');
+  c.run.logger.info({ release: c.run.release, reason: action.reason }, `${ever ? 'upgrading' : 'installing'}: ${action.reason}`);
   const labels = digestLabels(await c.inputs.digests());
   const drift = action.kind === 'upgrade' ? action.drift : [];
   try {

@@ -25,7 +25,8 @@ function asOptionError<T>(fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    if (error instanceof InstallerError || error instanceof Error) throw new OptionValueError(error.message);
+    // The resolver names the option and its variable itself: not twice.
+    if (error instanceof InstallerError || error instanceof Error) throw new OptionValueError(error.message.replace(/^--[a-z-]+ \([A-Z_]+\): /, ''));
     throw error;
   }
 }

@@ -32,7 +32,9 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   const { logger, release, resolved, helm } = run;
   logger.info({ chart: chartLabel(run), release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version }, 'starting');
   if (o.dryRun) return dryRun(run);
-  const inputs = installInputs({ chartPath: run.chart.path, resolved, helm, settings: o, signal: run.signal });
+  // What besides the values changes the applied objects (never --drift, --timeout or the like).
+  const settings = { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs };
+  const inputs = installInputs({ chartPath: run.chart.path, resolved, helm, settings, signal: run.signal });
   if (o.forceUpgrade) void inputs.digests();
   run.stage('connecting to the cluster');
   const cluster = await connectCluster(run);
