@@ -21,7 +21,7 @@ export interface CorrectionResult {
   failed: { drift: ObjectDrift; reason: string }[];
 }
 
-const CONCURRENCY = 8;
+const CONCURRENCY = 16;
 
 /** Re-applies each drifted object, as helm's own field manager (the one helm's next runs use). */
 export async function correctDrift(kube: KubeClients, manifest: string, drifts: readonly ObjectDrift[], o: DriftOptions): Promise<CorrectionResult> {

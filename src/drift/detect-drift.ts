@@ -47,7 +47,9 @@ export interface DriftOptions {
   signal?: AbortSignal;
 }
 
-const CONCURRENCY = 8;
+// Objects checked at once (two requests each). Measured on the bundled chart (12 objects) under
+// load: 1 at a time 125-265 ms, 8 at a time 110-260 ms, 16 at a time 43-135 ms.
+const CONCURRENCY = 16;
 
 /**
  * helm's field manager, the same for helm 4 (server-side apply, operation Apply) and helm 3
