@@ -110,14 +110,23 @@ export function driftApiError(kube: KubeClients, error: unknown, p: { kind: stri
   return toInstallerApiError(error, what, kube.server);
 }
 
-/** fn over items, at most `limit` at a time, results in input order; the first failure rejects. */
+/**
+ * fn over items, at most `limit` at a time, results in input order; the first failure rejects,
+ * and no item is started after it (a missing permission fails every request the same way).
+ */
 export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const i = next++;
-      results[i] = await fn(items[i]!);
+      try {
+        results[i] = await fn(items[i]!);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

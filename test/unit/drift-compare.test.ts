@@ -2,6 +2,7 @@
 // leave) against the live object. Expected paths and values written out by hand.
 import { describe, expect, it } from 'vitest';
 import { compareObjects, renderValue } from '../../src/drift/compare-objects.js';
+import { ignoredPaths, parseIgnoreRules } from '../../src/drift/ignore-rules.js';
 
 const clone = <T>(x: T): T => structuredClone(x);
 
@@ -66,6 +67,19 @@ describe('compareObjects', () => {
     live.spec.replicas = 5;
     expect(compareObjects(clone(deployment), live, [])).toEqual([{ path: '/spec/replicas', live: '5', desired: '2' }]);
     expect(compareObjects(clone(deployment), live, ['/spec/replicas'])).toEqual([]);
+  });
+
+  it('ignore rules with a target apply to their object only; without one, to every object', () => {
+    const live = clone(deployment);
+    live.spec.replicas = 5;
+    const origin = { option: '--drift-ignore', env: 'HELM_INSTALLER_DRIFT_IGNORE' };
+    const compareWith = (text: string, ref: { kind: string; name: string; namespace: string }) => compareObjects(clone(deployment), live, ignoredPaths(parseIgnoreRules(text, origin), ref));
+    const web = { kind: 'Deployment', name: 'web', namespace: 'shop' };
+    expect(compareWith('Deployment/web:/spec/replicas', web)).toEqual([]);
+    expect(compareWith('/spec/replicas', web)).toEqual([]);
+    expect(compareWith('Deployment/api:/spec/replicas', web)).toEqual([{ path: '/spec/replicas', live: '5', desired: '2' }]);
+    expect(compareWith('StatefulSet:/spec/replicas', web)).toEqual([{ path: '/spec/replicas', live: '5', desired: '2' }]);
+    expect(compareWith('Deployment/other-ns/web:/spec/replicas', web)).toEqual([{ path: '/spec/replicas', live: '5', desired: '2' }]);
   });
 
   it('masks a secret-named env value, on both sides', () => {

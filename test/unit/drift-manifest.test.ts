@@ -145,4 +145,16 @@ describe('mapBounded', () => {
     expect(out).toEqual([50, 10, 40, 20, 30, 0, 60, 70, 80, 90]);
     expect(most).toBe(3);
   });
+  it('starts nothing after a failure', async () => {
+    const started: number[] = [];
+    const run = mapBounded([1, 2, 3, 4, 5, 6], 2, async (n) => {
+      started.push(n);
+      await new Promise((r) => setTimeout(r, 5));
+      if (n === 1) throw new Error('forbidden');
+      return n;
+    });
+    await expect(run).rejects.toThrow('forbidden');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(started).toEqual([1, 2]);
+  });
 });
