@@ -107,12 +107,15 @@ function failed(error: unknown): PostRenderOutcome {
  * helm only says "plugin exited with error" (helm 4) or passes our stderr along (helm 3), and a
  * helm failure would be reported as a failed release although helm stopped before touching it.
  */
-export function postRenderFailure(reports: readonly PostRenderReport[]): InstallerError | undefined {
+/** `rewritesImages`: false for a post-render that only pins fields (drift ignore rules). */
+export function postRenderFailure(reports: readonly PostRenderReport[], rewritesImages = true): InstallerError | undefined {
   const failed = reports.findLast((r) => !r.ok);
   if (!failed || failed.ok) return undefined;
   const { message, exitCode, hint, file, key, line } = failed.error;
-  const text = `The image rewrite (post-renderer) stopped before helm touched the cluster: ${message}`;
-  const details = { hint: hint ?? 'Fix the template named above, or run without --registry.', file, key, line };
+  const what = rewritesImages ? 'The image rewrite (post-renderer)' : 'The post-renderer that keeps the ignored fields (--drift-ignore)';
+  const text = `${what} stopped before helm touched the cluster: ${message}`;
+  const fallback = rewritesImages ? 'Fix the template named above, or run without --registry.' : 'Fix the template or the ignore rule named above.';
+  const details = { hint: hint ?? fallback, file, key, line };
   if (exitCode === ExitCode.invalidInput) return new InvalidInputError(text, details);
   if (exitCode === ExitCode.usage) return new UsageError(text, details);
   return new InstallerError(ExitCode.internal, text, details);

@@ -33,5 +33,6 @@ export async function preparePostRenderer(options: PostRendererOptions): Promise
     reports.push(outcome.report);
     return outcome;
   });
-  return { ...hosted, reports, failure: () => postRenderFailure(reports) };
+  const rewritesImages = options.plan.registry !== undefined || options.plan.imagePullSecret !== undefined || options.plan.extraPaths.length > 0;
+  return { ...hosted, reports, failure: () => postRenderFailure(reports, rewritesImages) };
 }

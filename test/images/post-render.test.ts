@@ -137,6 +137,11 @@ describe('postRenderFailure', () => {
     );
     expect(error).toMatchObject({ file: 'demo/templates/pod.yaml', key: 'spec.containers[0].image', hint: expect.stringMatching(/^Use the form \[registry\[:port\]\/\]repository/) });
   });
+
+  it('a post-render that only keeps ignored fields says so, not "image rewrite"', async () => {
+    const bad = (await runPostRender(PLAN, dir, POD.replace('nginx:1.27', 'NGINX'))).report;
+    expect(postRenderFailure([bad], false)!.message).toMatch(/^The post-renderer that keeps the ignored fields \(--drift-ignore\) stopped before helm touched the cluster: Invalid image reference "NGINX"/);
+  });
 });
 
 describe('preparePostRenderer', () => {
