@@ -47,8 +47,9 @@ export interface DriftOptions {
   signal?: AbortSignal;
 }
 
-// Objects checked at once (two requests each). Measured on the bundled chart (12 objects) under
-// load: 1 at a time 125-265 ms, 8 at a time 110-260 ms, 16 at a time 43-135 ms.
+// Objects checked at once (two requests each, 5-25 ms per request). On the bundled chart (12
+// objects) on the 2-core machine at load 6-7: one at a time 100-265 ms, 8 or 16 at a time 43-180
+// ms (noise dominates); 16 keeps a 100-object chart to a few rounds.
 const CONCURRENCY = 16;
 
 /**
