@@ -61,11 +61,6 @@ const CONCURRENCY = 16;
  */
 export const HELM_FIELD_MANAGER = 'helm';
 
-/** helm's field manager for a helm binary: HELM_FIELD_MANAGER for every one (see above). */
-export function helmFieldManager(_helmBin?: string): string {
-  return HELM_FIELD_MANAGER;
-}
-
 /** The drifted objects of the manifest, in manifest order; [] when the cluster matches it. */
 export async function detectDrift(kube: KubeClients, manifest: string, o: DriftOptions): Promise<ObjectDrift[]> {
   const objects = manifestObjects(manifest);

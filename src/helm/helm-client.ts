@@ -54,11 +54,6 @@ export class HelmClient {
     return this.options.binary.major;
   }
 
-  /** The executable helm runs as: its base name is helm's field manager on the server. */
-  get path(): string {
-    return this.options.binary.path;
-  }
-
   get version(): string {
     return this.options.binary.version;
   }

@@ -41,7 +41,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
   // Discovery (the cluster's Capabilities for the render, each kind's resource for the RBAC
   // preflight) is asked now, so its round trips overlap the release read; given up by a skip.
   const discovering = readClusterDiscovery(cluster.kube.config);
-  const reader: StateReader = { ...cluster, inputs, drift: o.drift, ignore: run.ignore, forceUpgrade: o.forceUpgrade, helmPath: helm.path, logger, signal: run.signal };
+  const reader: StateReader = { ...cluster, inputs, drift: o.drift, ignore: run.ignore, forceUpgrade: o.forceUpgrade, discovery: discovering.read, logger, signal: run.signal };
   let lease: ReleaseLease | undefined;
   try {
     run.stage('reading release state');

@@ -8,7 +8,8 @@ import { releaseSecretName, type ReleaseRecords, type RevisionLabels } from '../
 import { releaseFromRecord } from '../drift/release-manifest.js';
 import { toInstallerApiError, withCallTimeout } from '../cluster/kube-errors.js';
 import { unreadyWorkloads } from '../cluster/workload-health.js';
-import { detectDrift, helmFieldManager, type ObjectDrift } from '../drift/detect-drift.js';
+import type { ClusterDiscovery } from '../cluster/capabilities.js';
+import { detectDrift, type ObjectDrift } from '../drift/detect-drift.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
 import { PreflightError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -22,8 +23,8 @@ export interface StateReader {
   drift: DriftMode;
   ignore: IgnoreRule[];
   forceUpgrade: boolean;
-  /** helm's executable: its base name is helm's field manager, which the drift check applies as. */
-  helmPath: string;
+  /** The run's discovery (each kind's resource and scope), read once and shared. */
+  discovery: () => Promise<ClusterDiscovery>;
   logger: Logger;
   signal: AbortSignal;
 }
@@ -49,7 +50,8 @@ export function sameRevisions(now: RevisionLabels[], before: RevisionLabels[]): 
 async function readDrift(r: StateReader, revision: number): Promise<ObjectDrift[]> {
   try {
     const manifest = await revisionManifest(r.kube, r.records, revision);
-    return await detectDrift(r.kube, manifest, { releaseNamespace: r.records.namespace, release: r.records.release, rules: r.ignore, fieldManager: helmFieldManager(r.helmPath), signal: r.signal });
+    const { resources } = await r.discovery();
+    return await detectDrift(r.kube, manifest, { releaseNamespace: r.records.namespace, release: r.records.release, rules: r.ignore, resources, signal: r.signal });
   } catch (error) {
     // Not allowed to read a kind: with --drift warn that is a warning, never a silent skip.
     if (!(error instanceof PreflightError) || r.drift !== 'warn') throw error;

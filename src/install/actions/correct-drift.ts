@@ -3,7 +3,7 @@
 // server-side apply that takes the release's fields back; fields under an ignore rule are left
 // to whoever owns them), without a new revision: the release already says what they should be.
 import { correctDrift } from '../../drift/correct-drift.js';
-import { helmFieldManager, type ObjectDrift } from '../../drift/detect-drift.js';
+import type { ObjectDrift } from '../../drift/detect-drift.js';
 import type { Action } from '../decide.js';
 import { revisionManifest } from '../read-state.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
@@ -16,7 +16,7 @@ export interface CorrectionOutcome {
 export async function correctReleaseDrift(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'correct-drift' }>): Promise<CorrectionOutcome> {
   run.stage('correcting drift');
   const manifest = await revisionManifest(cluster.kube, cluster.records, action.revision);
-  const outcome = await correctDrift(cluster.kube, manifest, action.drift, { releaseNamespace: cluster.namespace, release: run.release, rules: run.ignore, fieldManager: helmFieldManager(run.helm.path) });
+  const outcome = await correctDrift(cluster.kube, manifest, action.drift, { releaseNamespace: cluster.namespace, release: run.release, rules: run.ignore });
   for (const f of outcome.failed) {
     run.logger.warn({ object: objectName(f.drift), reason: f.reason }, `cannot be put back as it was: ${objectName(f.drift)}; helm upgrades the release instead`);
   }
