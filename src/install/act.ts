@@ -6,7 +6,7 @@ import type { ReleaseLease } from '../cluster/release-lease.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { InstallerError, ExitCode } from '../errors.js';
 import { digestLabels } from '../release-digest.js';
-import { correctReleaseDrift } from './actions/correct-drift.js';
+import { correctReleaseDrift, type CorrectionOutcome } from './actions/correct-drift.js';
 import { recoverStuckRelease } from './actions/recover.js';
 import { upgradeRelease } from './actions/upgrade.js';
 import { decide, everDeployed, type Action, type ReleaseState } from './decide.js';
@@ -76,7 +76,7 @@ async function upgrade(
   c: UnderLease,
   state: ReleaseState,
   action: Extract<Action, { kind: 'install' | 'upgrade' }>,
-  notPutBack: { reason: string }[] = [],
+  notPutBack: CorrectionOutcome['failed'] = [],
 ): Promise<number> {
   const ever = everDeployed(state.records);
   c.run.logger.info({ release: c.run.release, reason: action.reason }, `${ever ? 'upgrading' : 'installing'}: ${action.reason}`);

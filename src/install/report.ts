@@ -47,11 +47,12 @@ export function reportUpgraded(
 }
 
 /** Helm's failure after a drift correction that failed: the objects and why are named. */
-export function withDriftNamed(error: unknown, notPutBack: { reason: string }[]): unknown {
+export function withDriftNamed(error: unknown, notPutBack: { drift: ObjectDrift; reason: string }[]): unknown {
   if (notPutBack.length === 0 || !(error instanceof InstallerError)) return error;
   const [first = '', ...rest] = error.message.split('\n');
-  const lines = [first, 'drift that could not be put back before this upgrade:', ...notPutBack.map((f) => `  ${f.reason}`), ...rest];
-  return new HelmOperationError(lines.join('\n'), { hint: error.hint, cause: error });
+  const lines = [first, 'drift that could not be put back before this upgrade:', ...notPutBack.map((f) => `  ${objectName(f.drift)}: ${f.reason}`), ...rest];
+  const hint = 'Delete each object named above as drifted (the next run creates it again as the release has it), then run again.';
+  return new HelmOperationError(lines.join('\n'), { hint, cause: error });
 }
 
 /** One line per object: missing, or the fields that differ and who changed them. */

@@ -4,7 +4,7 @@
 // `warn` names it and changes nothing; `off` skips as before drift existed. An upgrade and a
 // rollback after hand edits succeed (helm 4's server-side apply conflicts are taken back), and
 // ignored fields keep what their owner set. Expected values are written out from each edit.
-import { writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -148,6 +148,43 @@ describe('install --drift', () => {
     expect(recovered.exitCode, recovered.stderr).toBe(0);
     expect((await history('shop', ns)).map((h) => h.status)).toEqual(['superseded', 'failed', 'superseded', 'deployed']);
     expect(await observed(ns, other)).toEqual({ ...asInstalled, mode: 'staging', replicas: 5 });
+  });
+
+  it('drift in an object the new chart drops is not drift: helm deletes it, the summary does not name it', async () => {
+    const [ns, other] = await namespaces('drift-dropped');
+    expect((await install('shop', ns, source(other))).exitCode).toBe(0);
+    await kubectl(['patch', 'configmap', 'settings', '--type=merge', '-p', '{"data":{"color":"red"}}'], opts(ns));
+    await kubectl(['delete', 'configmap', 'cache'], opts(ns));
+    // The next chart version drops the settings ConfigMap (and keeps cache).
+    const next = join(tempDir('drift-next'), 'drift');
+    cpSync(chart, next, { recursive: true });
+    writeFileSync(join(next, 'templates', 'configmaps.yaml'), readFileSync(join(chart, 'templates', 'configmaps.yaml'), 'utf8').split('---\n').slice(1).join('---\n'));
+    const r = await install('shop', ns, ['--chart', next, '--base-values', join(chart, 'values.yaml'), '--set', `otherNamespace=${other}`]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^helm-installer: upgraded release shop/m);
+    expect(r.stderr).toContain(`ConfigMap/${ns}/cache: missing`);
+    expect(r.stderr).not.toContain('settings');
+    expect((await kubectl(['get', 'configmap', 'settings', '--ignore-not-found', '-o', 'name'], opts(ns))).stdout.trim()).toBe('');
+    expect((await kubectl(['get', 'configmap', 'cache', '-o', 'name'], opts(ns))).stdout.trim()).toBe('configmap/cache');
+  });
+
+  it('an immutable field changed by hand (a headless Service recreated with a clusterIP): named, helm tried, exit 4 naming the field', async () => {
+    const [ns, other] = await namespaces('drift-immutable');
+    expect((await install('shop', ns, source(other))).exitCode).toBe(0);
+    const db = await getJson(['get', 'service', 'db'], opts(ns));
+    await kubectl(['delete', 'service', 'db'], opts(ns));
+    delete db.spec.clusterIP;
+    delete db.spec.clusterIPs;
+    delete db.metadata.resourceVersion;
+    delete db.metadata.uid;
+    delete db.metadata.managedFields;
+    await kubectl(['create', '-f', '-'], { ...opts(ns), input: JSON.stringify(db) });
+    const r = await install('shop', ns, source(other));
+    expect(r.exitCode, r.stderr).toBe(4);
+    expect(r.stderr).toContain('drift that could not be put back before this upgrade:');
+    expect(r.stderr).toMatch(new RegExp(`^  Service/${ns}/db: spec\\.clusterIPs?(\\[0\\])?: .*(immutable|may not change)`, 'm'));
+    expect(r.stderr).toContain('next: Delete each object named above as drifted (the next run creates it again as the release has it), then run again.');
+    expect(r.stdout).toContain(`cannot be put back as it was: Service/${ns}/db`);
   });
 
   it('bad ignore rules: exit 2 naming the option and its variable, before any cluster call', async () => {
