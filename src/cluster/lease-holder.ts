@@ -48,7 +48,14 @@ export type HolderVerdict = { kind: 'gone'; why: string } | { kind: 'alive'; why
 /** Pure. Proof that the holder's process (and its helm) no longer runs, or that it does. */
 export function judgeHolder(holder: HolderRecord | undefined, self: HolderRecord, facts: HolderFacts): HolderVerdict {
   if (!holder) return { kind: 'unsure', why: 'its Lease does not say where it runs (an older installer)' };
-  if (sameProcessSpace(holder, self)) return judgeProcess(holder, facts);
+  if (sameProcessSpace(holder, self)) {
+    // A PID namespace's number is reused once the namespace is gone (a retry pod's container on
+    // the same node often gets its predecessor's): what its pid cannot prove, its pod may.
+    const byProcess = judgeProcess(holder, facts);
+    if (byProcess.kind !== 'unsure' || !holder.pod) return byProcess;
+    const byPod = judgePod(holder.pod, facts.pod);
+    return byPod.kind === 'gone' ? byPod : byProcess;
+  }
   if (holder.pod) return judgePod(holder.pod, facts.pod);
   return { kind: 'unsure', why: 'it runs on another host, not in a pod of this cluster' };
 }
@@ -158,26 +165,31 @@ function ownPod(server: string, env: NodeJS.ProcessEnv): HolderRecord['pod'] {
 /** The small reads judgeHolder needs: /proc for a holder on this host, else its pod (one GET). */
 export async function readHolderFacts(kube: KubeClients, holder: HolderRecord | undefined, self: HolderRecord, podsReadable: { forbidden?: string }): Promise<HolderFacts> {
   if (!holder) return {};
+  let facts: HolderFacts = {};
   if (sameProcessSpace(holder, self)) {
     const stat = procStat(String(holder.pid));
     const process: HolderFacts['process'] = stat && !stat.zombie ? { kind: 'present', start: stat.start } : { kind: 'absent' };
     const ended = process.kind === 'absent' || (holder.start !== undefined && process.start !== undefined && process.start !== holder.start);
-    return { process, groupMembers: ended && holder.group && holder.group > 1 ? groupMembers(holder.group) : undefined };
+    facts = { process, groupMembers: ended && holder.group && holder.group > 1 ? groupMembers(holder.group) : undefined };
+    if (judgeProcess(holder, facts).kind !== 'unsure') return facts;
   }
-  if (!holder.pod) return {};
-  if (podsReadable.forbidden) return { pod: { kind: 'unreadable', why: podsReadable.forbidden } };
+  if (!holder.pod) return facts;
+  return { ...facts, pod: await readPod(kube, holder.pod, podsReadable) };
+}
+
+async function readPod(kube: KubeClients, holder: NonNullable<HolderRecord['pod']>, podsReadable: { forbidden?: string }): Promise<PodFact> {
+  if (podsReadable.forbidden) return { kind: 'unreadable', why: podsReadable.forbidden };
   try {
-    const pod = await withCallTimeout(kube.core.readNamespacedPod({ name: holder.pod.name, namespace: holder.pod.namespace }), 3000);
-    return { pod: podFact(pod) };
+    return podFact(await withCallTimeout(kube.core.readNamespacedPod({ name: holder.name, namespace: holder.namespace }), 3000));
   } catch (err) {
     const status = apiStatus(err);
-    if (status === 404) return { pod: { kind: 'absent' } };
+    if (status === 404) return { kind: 'absent' };
     if (status === 403) {
       // Not asked again this run: without `get` on pods, the Lease is waited for as before.
       podsReadable.forbidden = 'RBAC forbids reading pods (get pods)';
-      return { pod: { kind: 'unreadable', why: podsReadable.forbidden } };
+      return { kind: 'unreadable', why: podsReadable.forbidden };
     }
-    return { pod: { kind: 'unreadable', why: (err as Error).message?.split('\n')[0] ?? String(err) } };
+    return { kind: 'unreadable', why: (err as Error).message?.split('\n')[0] ?? String(err) };
   }
 }
 

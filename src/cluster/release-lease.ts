@@ -195,7 +195,7 @@ export class ReleaseLease {
             o.logger.warn({ lease, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo }, `holder ${decision.holder} is gone: ${decision.why}; taking the Lease over`);
           } else if (decision.action === 'take over') {
             o.logger.warn(
-              { lease, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo },
+              { lease, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo, ...(verdict ? { holderState: verdict.why } : {}) },
               'lease taken over: its holder stopped renewing it (the installer died)',
             );
           } else {

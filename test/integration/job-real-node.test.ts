@@ -4,7 +4,7 @@
 // pod network: hostNetwork with the API server on loopback) plus the real node's selector and
 // toleration (the node is tainted so that nothing else lands there).
 // The cases share the manifests' own namespace and names, so they run one after the other.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -222,6 +222,50 @@ describe('the installer Job on the real node', () => {
     expect(pods.map((p) => terminatedOf(p)?.exitCode)).toEqual([7, 0]);
     expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
   });
+
+  it('an installer pod killed mid-install: the Job\'s next pod takes its Lease over at once (the pod has ended), recovers the release and completes', async () => {
+    await reset();
+    // Values that keep helm waiting (pods that cannot be scheduled), so the kill lands mid-install.
+    await apply(forRealNode(shipped, image, 'web:\n  replicaCount: 2\n  nodeSelector:\n    zone: nowhere\n'));
+    const [first] = await waitFor('the installer holding the Lease with the release pending', async () => {
+      const pods = await installerPods();
+      const l = await kubectl(['get', 'lease', leaseName(release), '-o', 'json'], { ...ns, reject: false });
+      if (l.exitCode !== 0 || (await history(release, namespace)).at(-1)?.status !== 'pending-install') return undefined;
+      return pods.length === 1 ? pods : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 500 });
+    const held = JSON.parse((await kubectl(['get', 'lease', leaseName(release), '-o', 'json'], ns)).stdout);
+    // The holder names its pod (downward API), as the next run needs to find it.
+    expect(JSON.parse(held.metadata.annotations['helm-installer/holder']).pod).toEqual({ namespace, name: first.metadata.name });
+    const holder = held.spec.holderIdentity as string;
+    // The next pod gets the values that can deploy; the killed one leaves the Lease and the
+    // release pending-install.
+    await apply(forRealNode(shipped, image).filter((d) => d.kind === 'ConfigMap'));
+    // The installer's node process, seen from the host (the only installer pod running: the image's
+    // path, not this checkout's), killed as the kernel's OOM killer or a lost node would.
+    const installerPids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes('/opt/helm-installer/dist/src/cli.js');
+      } catch {
+        return false;
+      }
+    });
+    expect(installerPids).toHaveLength(1);
+    process.kill(Number(installerPids[0]), 'SIGKILL');
+
+    const done = await finishedInstaller();
+    expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+    const pods = await installerPods();
+    expect(pods.map((p) => terminatedOf(p)?.exitCode)).toEqual([137, 0]);
+    const logs = (await kubectl(['logs', pods[1].metadata.name], ns)).stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const takeover = logs.find((l) => l.msg === `holder ${holder} is gone: its pod ${namespace}/${first.metadata.name} has ended (Failed); taking the Lease over`);
+    expect(takeover, `${JSON.stringify(held.metadata.annotations)}\n${logs.map((l) => JSON.stringify(l)).join('\n')}`).toBeDefined();
+    const startedAt = Date.parse(pods[1].status.containerStatuses[0].state.terminated.startedAt);
+    const tookMs = takeover.time - startedAt;
+    expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
+    process.stderr.write(`[figure] the retry pod took the dead pod's Lease over ${(tookMs / 1000).toFixed(2)} s after its container started (Lease renewed ${takeover.renewedSecondsAgo} s before)\n`);
+    expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-install: marked revision 1 failed'))).toBe(true);
+    expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
+  }, 400_000);
 
   it('an installer pod OOM-killed at its memory limit (exit 137) is retried by the Job, not failed for good', async () => {
     // The shipped Job's failure policy and backoff against a real OOM kill: its own namespace (the

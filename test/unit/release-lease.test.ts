@@ -48,6 +48,10 @@ describe('judgeHolder: provably gone, provably alive, or unsure (wait as before)
     ['pod unreadable: RBAC', inPod(), { pod: { kind: 'unreadable', why: 'RBAC forbids reading pods (get pods)' } }, 'unsure', /cannot read its pod shop\/installer-a: RBAC forbids/],
     ['pod unreadable: API error', inPod(), { pod: { kind: 'unreadable', why: 'API call timed out after 3000 ms' } }, 'unsure', /timed out/],
     ['pod not read', inPod(), {}, 'unsure', /was not read/],
+    // A retry pod's container may get its predecessor's PID namespace number (reused once that
+    // namespace is gone): pid 1 is now this run, its group is 1, so the pod decides.
+    ['same PID namespace number, pid 1 is us now, its pod Failed', inPod({ boot: 'boot-a', pidNamespace: 'pid:[1]' }), { process: { kind: 'present', start: '5000' }, pod: pod('Failed', ['terminated']) }, 'gone', /has ended \(Failed\)/],
+    ['same PID namespace number, pid 1 is us now, its pod Running', inPod({ boot: 'boot-a', pidNamespace: 'pid:[1]' }), { process: { kind: 'present', start: '5000' }, pod: pod('Running', ['running']) }, 'unsure', /^pid 1 is now another process, but its process group is unknown$/],
     // The same host wins over the pod: a holder in our own PID namespace is judged by its pid.
     ['in our pod and PID namespace, pid alive', here({ pod: self.pod }), { process: { kind: 'present', start: '100' }, pod: { kind: 'absent' } }, 'alive', /still runs/],
   ];
