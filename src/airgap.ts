@@ -93,7 +93,7 @@ export function rewriteRendered(manifests: string, rewrite: RewritePlan): Genera
   return prepareRewrite(splitManifestStream(manifests), rewrite).output();
 }
 
-/** With --registry or --image-pull-secret only: withAirgap (prepare.ts) sets up a run that rewrites nothing without loading this module. */
+/** With --registry or --image-pull-secret only: withAirgap (command-start.ts) sets up a run that rewrites nothing without loading this module. */
 export async function prepareAirgap(
   o: CommonOptions,
   ctx: AirgapContext,

@@ -15,7 +15,7 @@ import { list, value } from '../options.js';
 import type { RunState } from '../run-state.js';
 import { expandValuesPath, readValuesFile, toValuesArguments } from '../values.js';
 import { maskSetArgument, setExpression } from '../set-expressions.js';
-import { startCommand } from './prepare.js';
+import { startCommand } from '../command-start.js';
 
 export interface ImagesOptions extends CommonOptions {
   format: 'list' | 'kots';

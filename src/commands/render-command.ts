@@ -10,7 +10,7 @@ import { rewriteRendered } from '../airgap.js';
 
 import type { RunState } from '../run-state.js';
 import { toValuesArguments } from '../values.js';
-import { startCommand, withAirgap } from './prepare.js';
+import { startCommand, withAirgap } from '../command-start.js';
 
 export const renderDefinition = defineCommand({
   name: 'render',

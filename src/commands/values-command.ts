@@ -9,7 +9,7 @@ import type { RunState } from '../run-state.js';
 import { maskSetExpression } from '../set-expressions.js';
 import { explainLeaves, readLayerValues } from '../values-explain.js';
 import { toValuesArguments } from '../values.js';
-import { startCommand, withAirgap } from './prepare.js';
+import { startCommand, withAirgap } from '../command-start.js';
 
 export interface ValuesCommandOptions extends CommonOptions {
   explain: boolean;

@@ -3,7 +3,7 @@
 // used by every step that renders or applies (the render check, the dry run, the upgrade), so
 // none assembles its own.
 import type { UpgradeArguments, ValuesArguments } from '../helm/helm-args.js';
-import { withAirgap, type AirgapSetup } from '../commands/prepare.js';
+import { withAirgap, type AirgapSetup } from '../command-start.js';
 import type { PinPlan } from '../images/pin-fields.js';
 import { toValuesArguments } from '../values.js';
 import type { InstallRun } from './run-context.js';

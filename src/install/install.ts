@@ -9,7 +9,7 @@ import { clusterRenderFlags, readClusterDiscovery, type ClusterDiscovery } from 
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
-import { startCommand } from '../commands/prepare.js';
+import { startCommand } from '../command-start.js';
 import { TransientError, UsageError } from '../errors.js';
 import type { RunState } from '../run-state.js';
 import { actUnderLease } from './act.js';

@@ -4,7 +4,7 @@
 // loose parameters.
 import type { KubeClients } from '../cluster/kube-client.js';
 import type { ReleaseRecords } from '../cluster/release-secrets.js';
-import type { CommandStart } from '../commands/prepare.js';
+import type { CommandStart } from '../command-start.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
 import type { RunState } from '../run-state.js';
 import type { InstallOptions } from './install-options.js';

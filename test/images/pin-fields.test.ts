@@ -16,7 +16,7 @@ import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { runPostRender } from '../../src/images/post-render-run.js';
 import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
 import { loadChart } from '../../src/chart.js';
-import { withAirgap } from '../../src/commands/prepare.js';
+import { withAirgap } from '../../src/command-start.js';
 import { createHelmClient } from '../../src/context.js';
 import type { CommonOptions } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';

@@ -1,19 +1,21 @@
-// The per-run working directory shared by values, render, images and install: generated values
-// layers (registry hints) and the post-renderer that rewrites images, both scoped to one
-// callback and removed afterwards.
-import { loadChart, type ChartInfo } from '../chart.js';
-import type { CommonOptions } from '../config.js';
-import type { AirgapSetup } from '../airgap.js';
-import { createBaseContext, createHelmClient } from '../context.js';
-import { parseImagePath } from '../images/extra-image-paths.js';
-import type { HelmClient } from '../helm/helm-client.js';
-import type { PinPlan } from '../images/pin-fields.js';
-import type { ValuesArguments } from '../helm/helm-args.js';
-import type { Logger } from '../logger.js';
-import type { RunState } from '../run-state.js';
-import type { SecretRegistry } from '../secrets.js';
-import { withTempDir } from '../temp-dir.js';
-import { resolveValues, type ResolvedValues } from '../values.js';
+// What every command starts with (logger, chart, values, helm), and the per-run working directory
+// shared by values, render, images and install: generated values layers (registry hints) and the
+// post-renderer that rewrites images (and keeps ignored fields), both scoped to one callback and
+// removed afterwards. Beside the commands, not among them: install's pipeline (src/install/) uses
+// it too, and nothing below the CLI imports from src/commands/.
+import { loadChart, type ChartInfo } from './chart.js';
+import type { CommonOptions } from './config.js';
+import type { AirgapSetup } from './airgap.js';
+import { createBaseContext, createHelmClient } from './context.js';
+import { parseImagePath } from './images/extra-image-paths.js';
+import type { HelmClient } from './helm/helm-client.js';
+import type { PinPlan } from './images/pin-fields.js';
+import type { ValuesArguments } from './helm/helm-args.js';
+import type { Logger } from './logger.js';
+import type { RunState } from './run-state.js';
+import type { SecretRegistry } from './secrets.js';
+import { withTempDir } from './temp-dir.js';
+import { resolveValues, type ResolvedValues } from './values.js';
 
 export type { AirgapSetup };
 
@@ -74,7 +76,7 @@ export async function withAirgap<T>(
         ? pins
           ? await preparePinsOnly(o, start, pins, workDir)
           : { extraPaths: o.imagePaths.map(parseImagePath), generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] }
-        : await (await import('../airgap.js')).prepareAirgap(o, start, userValues, workDir, { pins });
+        : await (await import('./airgap.js')).prepareAirgap(o, start, userValues, workDir, { pins });
     try {
       return await fn(setup);
     } catch (error) {
@@ -89,7 +91,7 @@ export async function withAirgap<T>(
 
 /** A post-renderer that only pins fields (no registry, no pull secret): the airgap stage stays unloaded. */
 async function preparePinsOnly(o: CommonOptions, start: Pick<CommandStart, 'helm'>, pins: PinPlan, workDir: string): Promise<AirgapSetup> {
-  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../images/pin-fields.js'), import('../images/post-renderer-setup.js')]);
+  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('./images/pin-fields.js'), import('./images/post-renderer-setup.js')]);
   checkPinPlan(pins); // a bad pointer is refused now, before helm runs
   const rewrite = { extraPaths: [], pins };
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: start.helm.major });
