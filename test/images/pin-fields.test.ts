@@ -379,33 +379,14 @@ spec:
           image: nginx:1.27
 `,
   );
-  await writeFile(
-    join(dir, 'templates/hook.yaml'),
-    `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-  annotations:
-    "helm.sh/hook": pre-install,pre-upgrade
-spec:
-  backoffLimit: 2
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: migrate
-          image: quay.io/acme/migrate:2.0
-`,
-  );
-  await writeFile(
-    join(dir, 'templates/clusterrole.yaml'),
-    `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: web
-rules: []
-`,
-  );
+  // The hook and the ClusterRole render as the stream fixtures above have them.
+  await writeFile(join(dir, 'templates/hook.yaml'), asTemplate(HOOK));
+  await writeFile(join(dir, 'templates/clusterrole.yaml'), asTemplate(CLUSTER_ROLE));
+}
+
+/** A stream fixture as the template file it was rendered from: without helm's `---` and `# Source:` lines. */
+function asTemplate(doc: string): string {
+  return doc.replace(/^---\n# Source: .*\n/, '');
 }
 
 /** Helm's own state in the test dir; helm 4 needs a writable cache to load any plugin. */
