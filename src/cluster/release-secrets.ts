@@ -58,6 +58,8 @@ export function setReleaseStatus(json: string, from: string, to: string, descrip
 }
 
 export class ReleaseRecords {
+  private readonly payloads = new Map<number, string>();
+
   constructor(
     private readonly kube: KubeClients,
     readonly namespace: string,
@@ -75,10 +77,18 @@ export class ReleaseRecords {
         labelSelector: `owner=helm,name=${this.release},status!=superseded`,
       }),
     );
+    // The records' payloads came with the list: kept, so reading a revision's manifest (the drift
+    // check) costs no second round trip.
+    for (const s of list.items) if (s.data?.release) this.payloads.set(Number(s.metadata?.labels?.version), s.data.release);
     return list.items
       .map((s) => ({ revision: Number(s.metadata?.labels?.version), status: s.metadata?.labels?.status ?? 'unknown', labels: s.metadata?.labels ?? {} }))
       .filter((r) => Number.isInteger(r.revision))
       .sort((a, b) => a.revision - b.revision);
+  }
+
+  /** A revision's `data.release` as the last list returned it (base64), when it did. */
+  payload(revision: number): string | undefined {
+    return this.payloads.get(revision);
   }
 
   /** Marks a pending revision failed in its record and its `status` label. */

@@ -51,6 +51,22 @@ export function differences(desired: Obj, live: Obj, ignored: readonly string[],
   return found;
 }
 
+/**
+ * Pure. Every field `desired` sets (the manifest's object as written) has exactly that value in
+ * `live`, lists whole (same length, item by item): applying it would change nothing, so no dry run
+ * is needed to know there is no drift. False says only "ask the dry run": a default, a quantity
+ * the API server wrote another way, an item another manager added to a list.
+ */
+export function setAsWritten(desired: Obj, live: Obj, ignored: readonly string[]): boolean {
+  return holds(comparable(desired, ignored), comparable(live, ignored));
+}
+
+function holds(want: unknown, have: unknown): boolean {
+  if (isMap(want)) return isMap(have) && Object.keys(want).every((k) => holds(want[k], have[k]));
+  if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((w, i) => holds(w, have[i]));
+  return sameJson(want, have);
+}
+
 /** A copy with only what counts: no status, of the metadata only labels and annotations. */
 function comparable(o: Obj, ignored: readonly string[]): Obj {
   const { metadata, status: _status, ...rest } = structuredClone(o) as Obj & { metadata?: Obj };

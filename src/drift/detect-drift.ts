@@ -2,13 +2,14 @@
 // deployed manifest, the live object (absent: drift) and a server-side apply dry run of the
 // manifest's object with force, which is the live object with the release's fields put back
 // (Flux's helm-controller checks the same way). Where the two differ, someone changed a field the
-// release sets. Read-only: a dry run persists nothing. One GET and one dry run per object, at
-// most CONCURRENCY objects at a time, so a no-op redeploy stays fast.
+// release sets. Read-only: a dry run persists nothing. One GET per object, at most CONCURRENCY
+// objects at a time; the dry run only for an object that does not hold exactly what the manifest
+// sets, so a no-op redeploy stays fast.
 import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
 import { InstallerError, PreflightError } from '../errors.js';
-import { compareObjects, type DriftedField } from './compare-objects.js';
+import { compareObjects, setAsWritten, type DriftedField } from './compare-objects.js';
 import { refusal } from './refusal.js';
 import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';
 import { describeObject, manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
@@ -74,14 +75,15 @@ export async function detectDrift(kube: KubeClients, manifest: string, o: DriftO
 async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObject, o: DriftOptions): Promise<ObjectDrift> {
   const drift = { apiVersion: p.apiVersion, kind: p.kind, ...(p.namespace ? { namespace: p.namespace } : {}), name: p.name };
   if (!p.path) return { ...drift, missing: true, fields: [] };
-  // Both at once: the dry run does not need the live object, and the round trips overlap.
-  const dryRun = client.apply(p.path, p.body, { fieldManager: o.fieldManager ?? HELM_FIELD_MANAGER, dryRun: true });
-  dryRun.catch(() => undefined);
   const live = await client.get(p.path).catch((error: unknown) => {
     throw driftApiError(kube, error, p, 'get');
   });
   if (!live) return { ...drift, missing: true, fields: [] };
   const ignored = ignoredPaths(o.rules, p);
+  // Most objects of an unchanged release hold exactly what the manifest sets: one read each, no
+  // dry run (a 100-object no-op then costs reads only). Anything else is asked of the dry run.
+  if (setAsWritten(p.body, live, ignored)) return { ...drift, missing: false, fields: [] };
+  const dryRun = client.apply(p.path, p.body, { fieldManager: o.fieldManager ?? HELM_FIELD_MANAGER, dryRun: true });
   try {
     return { ...drift, missing: false, fields: compareObjects(await dryRun, live, ignored) };
   } catch (error) {

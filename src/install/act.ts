@@ -4,6 +4,7 @@
 // actions; the rollback may have brought back exactly what this run asks for.
 import type { ReleaseLease } from '../cluster/release-lease.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
+import type { ObjectDrift } from '../drift/detect-drift.js';
 import { InstallerError, ExitCode } from '../errors.js';
 import { digestLabels } from '../release-digest.js';
 import { correctReleaseDrift, type CorrectionOutcome } from './actions/correct-drift.js';
@@ -81,11 +82,22 @@ async function upgrade(
   const ever = everDeployed(state.records);
   c.run.logger.info({ release: c.run.release, reason: action.reason }, `${ever ? 'upgrading' : 'installing'}: ${action.reason}`);
   const labels = digestLabels(await c.inputs.digests());
-  const drift = action.kind === 'upgrade' ? action.drift : [];
+  let revision: number | undefined;
   try {
-    const revision = await upgradeRelease(c.run, c.cluster, c.plan, { everDeployed: ever, revisions: state.records.length, labels, lease: c.lease });
-    return reportUpgraded(c.run, c.cluster, { everDeployed: ever, revision, drift, manifests: c.manifests });
+    revision = await upgradeRelease(c.run, c.cluster, c.plan, { everDeployed: ever, revisions: state.records.length, labels, lease: c.lease });
   } catch (error) {
     throw withDriftNamed(error, notPutBack);
+  }
+  const drift = action.kind === 'upgrade' && action.drift.length > 0 ? action.drift : await driftNamed(c, state);
+  return reportUpgraded(c.run, c.cluster, { everDeployed: ever, revision, drift, manifests: c.manifests });
+}
+
+/** What the drift check found before the upgrade, when it ran beside it; the upgrade stands either way. */
+async function driftNamed(c: UnderLease, state: ReleaseState): Promise<ObjectDrift[]> {
+  try {
+    return (await state.driftNamed) ?? [];
+  } catch (error) {
+    c.run.logger.warn({ cause: error instanceof Error ? error.message.split('\n')[0] : String(error) }, 'upgraded; what had drifted before it could not be read');
+    return [];
   }
 }

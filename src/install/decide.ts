@@ -33,8 +33,10 @@ export interface ReleaseState {
   inputs?: InputsCompared;
   /** Unready workloads (`Kind/name: why`); read only when the inputs are equal. */
   unready?: string[];
-  /** Drifted objects of the last deployed manifest; undefined when not read (--drift off). */
+  /** Drifted objects of the last deployed manifest; undefined when not read (--drift off, or an upgrade ahead). */
   drift?: ObjectDrift[];
+  /** With an upgrade ahead: the drift check still running, to name what the upgrade put back. */
+  driftNamed?: Promise<ObjectDrift[]>;
 }
 
 export type ReleaseStatus = 'absent' | 'pending' | 'failed' | 'out-of-date' | 'drifted' | 'unhealthy' | 'in-sync';

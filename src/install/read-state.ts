@@ -37,9 +37,12 @@ export async function readReleaseState(r: StateReader, records?: RevisionLabels[
   const drift = r.drift === 'off' ? undefined : readDrift(r, last.revision);
   drift?.catch(() => undefined);
   const inputs = await compareInputs(now, r.inputs);
+  // An upgrade puts drift back whatever it is: the decision does not wait for the drift check,
+  // which goes on beside the render and only names, after the upgrade, what had drifted.
+  if (!inputs.equal || r.forceUpgrade) return { records: now, inputs, driftNamed: drift };
   // Readiness only matters to a run that would otherwise skip.
-  const unready = inputs.equal && !r.forceUpgrade ? await unreadyWorkloads(r.kube, r.records.namespace, r.records.release) : undefined;
-  return { records: now, inputs, unready, drift: await drift };
+  const [unready, found] = await Promise.all([unreadyWorkloads(r.kube, r.records.namespace, r.records.release), drift]);
+  return { records: now, inputs, unready, drift: found };
 }
 
 /** Pure: the same revisions with the same statuses (the release untouched between two reads). */
@@ -60,8 +63,10 @@ async function readDrift(r: StateReader, revision: number): Promise<ObjectDrift[
   }
 }
 
-/** The manifest helm applied for a revision, from its release Secret: no helm run. */
+/** The manifest helm applied for a revision, from its release Secret (as listed, or read): no helm run. */
 export async function revisionManifest(kube: KubeClients, records: ReleaseRecords, revision: number): Promise<string> {
+  const listed = records.payload(revision);
+  if (listed) return releaseFromRecord(listed).manifest;
   const name = releaseSecretName(records.release, revision);
   const secret = await withCallTimeout(kube.core.readNamespacedSecret({ name, namespace: records.namespace })).catch((error: unknown) => {
     throw toInstallerApiError(error, `reading the release record ${records.namespace}/${name}`, kube.server);

@@ -1,7 +1,7 @@
 // The drift comparison on fixture objects: the dry-run result (what the release's apply would
 // leave) against the live object. Expected paths and values written out by hand.
 import { describe, expect, it } from 'vitest';
-import { compareObjects, renderValue } from '../../src/drift/compare-objects.js';
+import { compareObjects, renderValue, setAsWritten } from '../../src/drift/compare-objects.js';
 import { ignoredPaths, parseIgnoreRules } from '../../src/drift/ignore-rules.js';
 
 const clone = <T>(x: T): T => structuredClone(x);
@@ -168,5 +168,52 @@ describe('compareObjects', () => {
   it('cuts long values', () => {
     expect(renderValue('x'.repeat(500))).toBe(`${'x'.repeat(200)}...`);
     expect(renderValue({ a: 1 })).toBe('{"a":1}');
+  });
+});
+
+describe('setAsWritten: no dry run needed', () => {
+  // The manifest's object as written: fewer fields than the live one (no defaults, no status).
+  const written = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', labels: { app: 'web' } },
+    spec: {
+      replicas: 2,
+      template: { spec: { containers: [{ name: 'web', image: 'nginx:1.27', args: ['--serve'] }] } },
+    },
+  };
+  const live = {
+    ...written,
+    metadata: { ...written.metadata, uid: 'u-1', labels: { app: 'web', extra: 'by-a-controller' } },
+    spec: {
+      replicas: 2,
+      progressDeadlineSeconds: 600,
+      template: { spec: { dnsPolicy: 'ClusterFirst', containers: [{ name: 'web', image: 'nginx:1.27', args: ['--serve'], imagePullPolicy: 'IfNotPresent' }] } },
+    },
+    status: { replicas: 2 },
+  };
+  it('holds when every field written has that value live, whatever defaults and labels others added', () => {
+    expect(setAsWritten(written, live, [])).toBe(true);
+  });
+  it('does not hold for a changed value, an item added to a list, a value written another way, a field gone', () => {
+    const changed = clone(live);
+    changed.spec.template.spec.containers[0]!.image = 'nginx:9';
+    expect(setAsWritten(written, changed, [])).toBe(false);
+    const appended = clone(live);
+    appended.spec.template.spec.containers[0]!.args.push('--debug');
+    expect(setAsWritten(written, appended, [])).toBe(false);
+    const sidecar = clone(live);
+    sidecar.spec.template.spec.containers.push({ name: 'proxy', image: 'envoy:1', args: [], imagePullPolicy: 'IfNotPresent' });
+    expect(setAsWritten(written, sidecar, [])).toBe(false);
+    expect(setAsWritten({ ...written, spec: { ...written.spec, replicas: '2' } }, live, [])).toBe(false);
+    const gone = clone(live) as { spec: Partial<typeof live.spec> };
+    delete gone.spec.replicas;
+    expect(setAsWritten(written, gone as typeof live, [])).toBe(false);
+  });
+  it('an ignored path does not count', () => {
+    const scaled = clone(live);
+    scaled.spec.replicas = 5;
+    expect(setAsWritten(written, scaled, ['/spec/replicas'])).toBe(true);
+    expect(setAsWritten(written, scaled, [])).toBe(false);
   });
 });
