@@ -1,0 +1,54 @@
+// The plan's data, shared by the cluster side (which fills PlanObjectInput from the dry run and
+// the live objects) and the pure side (src/preview/*: entries, masking, diffs, output formats).
+// The names are a contract with src/commands/ and src/install/: change them in both at once.
+
+export type Obj = Record<string, unknown>;
+export type PlanAction = 'create' | 'change' | 'delete' | 'unchanged';
+
+/** One object as the cluster side found it. */
+export interface PlanObjectInput {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  /** What the object would be after the install: the server-side apply dry-run result, or the
+   *  manifest's object as written for a create. Undefined: the release would delete it (helm prunes
+   *  objects the new chart drops). */
+  desired?: Obj;
+  /** The live object; undefined when it does not exist. */
+  live?: Obj;
+  /** The helm.sh/hook annotation's value when the object is a hook (listed apart, never diffed against live: helm re-creates hooks). */
+  hook?: string;
+  /** Why the API server refused the dry run (immutable field), when it did. */
+  refused?: string;
+}
+
+export interface PlanEntry {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  action: PlanAction;
+  hook?: string;
+  /** JSON pointers of the changed leaves (e.g. /spec/replicas, /data/password). Empty for unchanged. For create/delete: []. */
+  fields: string[];
+  /** Field managers that own the live values about to change, other than helm ("kubectl-set", "kubectl-edit"): the change reverts a hand edit. */
+  changedBy: string[];
+  /** Unified diff of the cleaned YAML (live -> desired), secrets masked; '' for unchanged. For create: all '+', for delete: all '-'. */
+  diff: string;
+  refused?: string;
+}
+
+export interface PlanDecision {
+  action: 'install' | 'upgrade' | 'recover' | 'correct drift' | 'nothing';
+  reason: string;
+}
+
+export interface PlanReport {
+  release: string;
+  namespace: string;
+  chart: string;
+  decision: PlanDecision;
+  entries: PlanEntry[];
+  hooks: PlanEntry[];
+}
