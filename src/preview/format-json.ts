@@ -1,0 +1,82 @@
+// The plan for a program (-o json). A stable schema: fields are added, never renamed or removed,
+// without a new schemaVersion.
+//
+// {
+//   "schemaVersion": 1,
+//   "release": string, "namespace": string, "chart": string,
+//   "decision": { "action": "install" | "upgrade" | "recover" | "correct drift" | "nothing", "reason": string },
+//   "summary": { "create": n, "change": n, "delete": n, "unchanged": n },   (objects only, hooks not counted)
+//   "objects": [ Object, ... ],   every object of the release, unchanged ones included, in manifest order
+//   "hooks": [ Object, ... ]      the chart's hooks: always "create" (helm re-creates them)
+// }
+// Object: {
+//   "apiVersion", "kind", "namespace" (absent when cluster-scoped), "name",
+//   "action": "create" | "change" | "delete" | "unchanged",
+//   "fields": JSON pointers (RFC 6901) of the changed values, [] unless "change",
+//   "changedBy": field managers other than helm owning a value the change overwrites (a hand edit: "kubectl-edit"),
+//   "hook": the helm.sh/hook annotation (hooks only),
+//   "refused": why the API server refused the dry run (when it did),
+//   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
+// }
+import type { PlanEntry, PlanReport } from './plan-types.js';
+import { countActions, type ActionCounts } from './summary.js';
+
+export const PLAN_SCHEMA_VERSION = 1;
+
+export interface PlanJsonObject {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  action: PlanEntry['action'];
+  fields: string[];
+  changedBy: string[];
+  hook?: string;
+  refused?: string;
+  diff: string;
+}
+
+export interface PlanJson {
+  schemaVersion: typeof PLAN_SCHEMA_VERSION;
+  release: string;
+  namespace: string;
+  chart: string;
+  decision: { action: PlanReport['decision']['action']; reason: string };
+  summary: ActionCounts;
+  objects: PlanJsonObject[];
+  hooks: PlanJsonObject[];
+}
+
+export function planJson(report: PlanReport): PlanJson {
+  return {
+    schemaVersion: PLAN_SCHEMA_VERSION,
+    release: report.release,
+    namespace: report.namespace,
+    chart: report.chart,
+    decision: { action: report.decision.action, reason: report.decision.reason },
+    summary: countActions(report.entries),
+    objects: report.entries.map(jsonObject),
+    hooks: report.hooks.map(jsonObject),
+  };
+}
+
+/** Two-space indented, newline-terminated. */
+export function formatJson(report: PlanReport): string {
+  return `${JSON.stringify(planJson(report), null, 2)}\n`;
+}
+
+// Built key by key: the output's key order is part of what a reader sees, not the entry's.
+function jsonObject(e: PlanEntry): PlanJsonObject {
+  return {
+    apiVersion: e.apiVersion,
+    kind: e.kind,
+    ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
+    name: e.name,
+    action: e.action,
+    fields: [...e.fields],
+    changedBy: [...e.changedBy],
+    ...(e.hook !== undefined ? { hook: e.hook } : {}),
+    ...(e.refused !== undefined ? { refused: e.refused } : {}),
+    diff: e.diff,
+  };
+}

@@ -1,0 +1,58 @@
+// The plan for a person at a terminal (or a Job's log): the decision first, then each object that
+// would change with its fields and diff, hooks apart, the count last.
+import type { PlanAction, PlanEntry, PlanReport } from './plan-types.js';
+import { countActions, countLine, decisionLine, objectName, oneLine } from './summary.js';
+
+const SIGN: Record<PlanAction, string> = { create: '+', change: '~', delete: '-', unchanged: ' ' };
+// ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
+const GREEN = 32;
+const YELLOW = 33;
+const RED = 31;
+const COLOR: Record<PlanAction, number | undefined> = { create: GREEN, change: YELLOW, delete: RED, unchanged: undefined };
+const INDENT = '    ';
+
+type Paint = (color: number | undefined, text: string) => string;
+
+/**
+ * Colour when the output is a terminal and NO_COLOR is not set to a non-empty value
+ * (https://no-color.org). A Job's log is not a TTY: no escape codes in `kubectl logs`.
+ */
+export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && !env.NO_COLOR;
+}
+
+/** Unchanged objects are counted, not listed. Ends with the count line and a newline. */
+export function formatText(report: PlanReport, o: { color: boolean }): string {
+  const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
+  const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
+  for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
+  if (report.hooks.length > 0) {
+    lines.push('Hooks (helm deletes and re-creates them on every install):', '');
+    for (const e of report.hooks) lines.push(...entryLines(e, paint), '');
+  }
+  const unchanged = countActions(report.entries).unchanged;
+  if (unchanged > 0) lines.push(`${unchanged} unchanged`);
+  lines.push(countLine(report.entries));
+  return `${lines.join('\n')}\n`;
+}
+
+function entryLines(e: PlanEntry, paint: Paint): string[] {
+  const hook = e.hook !== undefined ? ` (hook: ${oneLine(e.hook)})` : '';
+  const out = [paint(COLOR[e.action], `${SIGN[e.action]} ${e.action} ${objectName(e)}${hook}`)];
+  if (e.refused !== undefined) out.push(`${INDENT}refused by the API server: ${oneLine(e.refused)}`);
+  if (e.fields.length > 0) out.push(`${INDENT}fields: ${e.fields.join(', ')}`);
+  if (e.changedBy.length > 0) out.push(`${INDENT}changed by ${e.changedBy.join(', ')}: the install reverts that edit`);
+  for (const line of diffLines(e.diff)) out.push(paint(lineColor(line), `${INDENT}${line}`));
+  return out;
+}
+
+function diffLines(diff: string): string[] {
+  return diff === '' ? [] : diff.replace(/\n$/, '').split('\n');
+}
+
+function lineColor(line: string): number | undefined {
+  if (line.startsWith('+++') || line.startsWith('---')) return undefined;
+  if (line.startsWith('+')) return GREEN;
+  if (line.startsWith('-')) return RED;
+  return undefined;
+}

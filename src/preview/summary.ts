@@ -1,0 +1,41 @@
+// What every output format says the same way: the counts, an object's name, the decision.
+import type { PlanAction, PlanDecision, PlanEntry } from './plan-types.js';
+
+export type ActionCounts = Record<PlanAction, number>;
+
+export function countActions(entries: readonly PlanEntry[]): ActionCounts {
+  const counts: ActionCounts = { create: 0, change: 0, delete: 0, unchanged: 0 };
+  for (const e of entries) counts[e.action]++;
+  return counts;
+}
+
+/**
+ * `3 to create, 2 to change, 1 to delete`, every part always there (a script can split it):
+ * the Job's termination message in plan-only mode. Hooks are not counted (pass `entries`, not
+ * `hooks`): helm re-runs them on every install, so a count with them would never be zero.
+ */
+export function countLine(entries: readonly PlanEntry[]): string {
+  const c = countActions(entries);
+  return `${c.create} to create, ${c.change} to change, ${c.delete} to delete`;
+}
+
+/** `Deployment shop/web`; a cluster-scoped object `ClusterRole reader`. */
+export function objectName(e: Pick<PlanEntry, 'kind' | 'name' | 'namespace'>): string {
+  return `${e.kind} ${e.namespace ? `${e.namespace}/` : ''}${e.name}`;
+}
+
+/** `Would upgrade: <reason>`, `Would do nothing: <reason>`. */
+export function decisionLine(d: PlanDecision): string {
+  return `Would ${d.action === 'nothing' ? 'do nothing' : d.action}: ${d.reason}`;
+}
+
+/**
+ * One line of text from the API server or the chart, safe for a terminal: control characters
+ * (an ANSI escape in a refusal message could repaint the screen) written as \xNN, line breaks as
+ * spaces.
+ */
+export function oneLine(text: string): string {
+  return text
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}

@@ -1,0 +1,251 @@
+// The plan's outputs (src/preview/format-*.ts, summary.ts) on a report built by hand: text with
+// and without colour, the JSON schema, Markdown with its escaping, the count line.
+import { describe, expect, it } from 'vitest';
+import { formatJson } from '../../src/preview/format-json.js';
+import { formatMarkdown } from '../../src/preview/format-markdown.js';
+import { formatText, useColor } from '../../src/preview/format-text.js';
+import type { PlanEntry, PlanReport } from '../../src/preview/plan-types.js';
+import { countLine } from '../../src/preview/summary.js';
+
+const diff = (title: string, ...lines: string[]) => [`--- live ${title}`, '+++ desired', ...lines, ''].join('\n');
+
+const report: PlanReport = {
+  release: 'shop',
+  namespace: 'shop',
+  chart: 'shop-1.2.0',
+  decision: { action: 'upgrade', reason: 'the values differ from revision 3' },
+  entries: [
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', namespace: 'shop', action: 'create', fields: [], changedBy: [], diff: diff('ConfigMap settings (shop)', '@@ -0,0 +1,2 @@', '+kind: ConfigMap', '+data: {}') },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'web',
+      namespace: 'shop',
+      action: 'change',
+      fields: ['/spec/replicas'],
+      changedBy: ['kubectl-scale'],
+      diff: diff('Deployment web (shop)', '@@ -1,2 +1,2 @@', ' spec:', '-  replicas: 3', '+  replicas: 2'),
+    },
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'legacy', namespace: 'shop', action: 'delete', fields: [], changedBy: [], diff: diff('ConfigMap legacy (shop)', '@@ -1,1 +0,0 @@', '-kind: ConfigMap') },
+    { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'shop-reader', action: 'create', fields: [], changedBy: [], diff: diff('ClusterRole shop-reader', '@@ -0,0 +1,1 @@', '+kind: ClusterRole') },
+  ],
+  hooks: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'migrate', namespace: 'shop', action: 'create', hook: 'pre-upgrade', fields: [], changedBy: [], diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job') }],
+};
+
+const plainText = `Plan for release shop in namespace shop, chart shop-1.2.0
+Would upgrade: the values differ from revision 3
+
++ create ConfigMap shop/settings
+    --- live ConfigMap settings (shop)
+    +++ desired
+    @@ -0,0 +1,2 @@
+    +kind: ConfigMap
+    +data: {}
+
+~ change Deployment shop/web
+    fields: /spec/replicas
+    changed by kubectl-scale: the install reverts that edit
+    --- live Deployment web (shop)
+    +++ desired
+    @@ -1,2 +1,2 @@
+     spec:
+    -  replicas: 3
+    +  replicas: 2
+
+- delete ConfigMap shop/legacy
+    --- live ConfigMap legacy (shop)
+    +++ desired
+    @@ -1,1 +0,0 @@
+    -kind: ConfigMap
+
++ create ClusterRole shop-reader
+    --- live ClusterRole shop-reader
+    +++ desired
+    @@ -0,0 +1,1 @@
+    +kind: ClusterRole
+
+Hooks (helm deletes and re-creates them on every install):
+
++ create Job shop/migrate (hook: pre-upgrade)
+    --- live Job migrate (shop)
+    +++ desired
+    @@ -0,0 +1,1 @@
+    +kind: Job
+
+1 unchanged
+2 to create, 1 to change, 1 to delete
+`;
+
+describe('formatText', () => {
+  it('gives the decision, each object that changes with its fields, hand editors and diff, hooks apart, then the count', () => {
+    expect(formatText(report, { color: false })).toBe(plainText);
+  });
+
+  it('colours creates green, changes yellow, deletes red, and the diff lines alike, only when asked', () => {
+    const text = formatText(report, { color: true });
+    const lines = text.split('\n');
+    expect(lines).toContain('\u001b[32m+ create ConfigMap shop/settings\u001b[0m');
+    expect(lines).toContain('\u001b[33m~ change Deployment shop/web\u001b[0m');
+    expect(lines).toContain('\u001b[31m- delete ConfigMap shop/legacy\u001b[0m');
+    expect(lines).toContain('\u001b[31m    -  replicas: 3\u001b[0m');
+    expect(lines).toContain('\u001b[32m    +  replicas: 2\u001b[0m');
+    expect(lines).toContain('    --- live Deployment web (shop)');
+    expect(lines).toContain('    +++ desired');
+    // Without the escape codes it is the plain text, line for line.
+    expect(text.replace(/\u001b\[[0-9]+m/g, '')).toBe(plainText);
+    expect(formatText(report, { color: false })).not.toContain('\u001b');
+  });
+
+  it("writes a refusal on one line, its control characters escaped, and says nothing would change when nothing would", () => {
+    const refused: PlanEntry = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      name: 'db',
+      namespace: 'shop',
+      action: 'change',
+      fields: [],
+      changedBy: [],
+      diff: '',
+      refused: 'spec: Forbidden:\n  field is immutable \u001b[2J',
+    };
+    const nothing: PlanReport = { ...report, decision: { action: 'nothing', reason: 'chart and values equal revision 3' }, entries: [refused], hooks: [] };
+    expect(formatText(nothing, { color: false })).toBe(
+      [
+        'Plan for release shop in namespace shop, chart shop-1.2.0',
+        'Would do nothing: chart and values equal revision 3',
+        '',
+        '~ change StatefulSet shop/db',
+        '    refused by the API server: spec: Forbidden: field is immutable \\x1b[2J',
+        '',
+        '0 to create, 1 to change, 0 to delete',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('useColor', () => {
+  it('is on for a terminal unless NO_COLOR is set and not empty (no-color.org)', () => {
+    expect(useColor({ isTTY: true }, {})).toBe(true);
+    expect(useColor({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(useColor({ isTTY: true }, { NO_COLOR: 'false' })).toBe(false);
+    expect(useColor({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(useColor({ isTTY: false }, {})).toBe(false);
+    expect(useColor({}, {})).toBe(false);
+  });
+});
+
+describe('countLine', () => {
+  const entry = (action: PlanEntry['action']): PlanEntry => ({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', action, fields: [], changedBy: [], diff: '' });
+
+  it('always names all three counts, zeros included, and leaves unchanged objects out', () => {
+    expect(countLine([])).toBe('0 to create, 0 to change, 0 to delete');
+    const entries = [...['create', 'create', 'create', 'change', 'change', 'delete', 'unchanged'].map((a) => entry(a as PlanEntry['action']))];
+    expect(countLine(entries)).toBe('3 to create, 2 to change, 1 to delete');
+  });
+});
+
+describe('formatJson', () => {
+  it('writes schema version 1: the decision, the counts, every object (unchanged too) and the hooks, keys in documented order', () => {
+    const text = formatJson(report);
+    expect(text.endsWith('}\n')).toBe(true);
+    const json = JSON.parse(text);
+    expect(json).toEqual({
+      schemaVersion: 1,
+      release: 'shop',
+      namespace: 'shop',
+      chart: 'shop-1.2.0',
+      decision: { action: 'upgrade', reason: 'the values differ from revision 3' },
+      summary: { create: 2, change: 1, delete: 1, unchanged: 1 },
+      objects: [
+        { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'settings', action: 'create', fields: [], changedBy: [], diff: report.entries[0]!.diff },
+        { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', action: 'change', fields: ['/spec/replicas'], changedBy: ['kubectl-scale'], diff: report.entries[1]!.diff },
+        { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'legacy', action: 'delete', fields: [], changedBy: [], diff: report.entries[2]!.diff },
+        { apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web', action: 'unchanged', fields: [], changedBy: [], diff: '' },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'shop-reader', action: 'create', fields: [], changedBy: [], diff: report.entries[4]!.diff },
+      ],
+      hooks: [{ apiVersion: 'batch/v1', kind: 'Job', namespace: 'shop', name: 'migrate', action: 'create', fields: [], changedBy: [], hook: 'pre-upgrade', diff: report.hooks[0]!.diff }],
+    });
+    expect(Object.keys(json)).toEqual(['schemaVersion', 'release', 'namespace', 'chart', 'decision', 'summary', 'objects', 'hooks']);
+    expect(Object.keys(json.objects[1])).toEqual(['apiVersion', 'kind', 'namespace', 'name', 'action', 'fields', 'changedBy', 'diff']);
+    expect(Object.keys(json.hooks[0])).toEqual(['apiVersion', 'kind', 'namespace', 'name', 'action', 'fields', 'changedBy', 'hook', 'diff']);
+  });
+
+  it('adds refused when the API server refused the dry run', () => {
+    const refused: PlanEntry = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', namespace: 'shop', action: 'change', fields: [], changedBy: [], diff: '', refused: 'immutable' };
+    const json = JSON.parse(formatJson({ ...report, entries: [refused], hooks: [] }));
+    expect(json.objects).toEqual([{ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'shop', name: 'db', action: 'change', fields: [], changedBy: [], refused: 'immutable', diff: '' }]);
+    expect(json.summary).toEqual({ create: 0, change: 1, delete: 0, unchanged: 0 });
+  });
+});
+
+describe('formatMarkdown', () => {
+  it('writes a table with | and other Markdown escaped, then each diff collapsed in a fence longer than any backtick run in it', () => {
+    const changed: PlanEntry = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'settings',
+      namespace: 'shop',
+      action: 'change',
+      fields: ['/data/a|b', '/metadata/annotations/x~1y'],
+      changedBy: ['kubectl-edit'],
+      diff: diff('ConfigMap settings (shop)', '@@ -1,1 +1,1 @@', '-  a|b: "```"', '+  a|b: x'),
+    };
+    const unchanged: PlanEntry = { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' };
+    const hook: PlanEntry = { apiVersion: 'batch/v1', kind: 'Job', name: 'migrate', namespace: 'shop', action: 'create', hook: 'pre-install,pre-upgrade', fields: [], changedBy: [], diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job') };
+    const md = formatMarkdown({ ...report, decision: { action: 'upgrade', reason: 'values <changed> by *you*' }, entries: [changed, unchanged], hooks: [hook] });
+    expect(md).toBe(`### helm-installer plan: release shop, namespace shop, chart shop-1.2.0
+
+**Would upgrade: values \\<changed\\> by \\*you\\***
+
+| action | kind | namespace | name | fields |
+| --- | --- | --- | --- | --- |
+| change | ConfigMap | shop | settings | /data/a\\|b<br>/metadata/annotations/x\\~1y |
+
+1 unchanged
+
+0 to create, 1 to change, 0 to delete
+
+Hooks (helm deletes and re-creates them on every install):
+
+| hook | kind | namespace | name |
+| --- | --- | --- | --- |
+| pre-install,pre-upgrade | Job | shop | migrate |
+
+<details>
+<summary>~ change ConfigMap shop/settings</summary>
+
+Changed by kubectl-edit: the install reverts that edit.
+
+\`\`\`\`diff
+--- live ConfigMap settings (shop)
++++ desired
+@@ -1,1 +1,1 @@
+-  a|b: "\`\`\`"
++  a|b: x
+\`\`\`\`
+
+</details>
+
+<details>
+<summary>+ create Job shop/migrate (hook: pre-install,pre-upgrade)</summary>
+
+\`\`\`diff
+--- live Job migrate (shop)
++++ desired
+@@ -0,0 +1,1 @@
++kind: Job
+\`\`\`
+
+</details>
+`);
+  });
+
+  it('leaves the table out when nothing would change, and escapes HTML in a summary', () => {
+    const md = formatMarkdown({ ...report, decision: { action: 'nothing', reason: 'up to date' }, entries: [], hooks: [] });
+    expect(md).toBe('### helm-installer plan: release shop, namespace shop, chart shop-1.2.0\n\n**Would do nothing: up to date**\n\n0 to create, 0 to change, 0 to delete\n');
+    const odd: PlanEntry = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', action: 'delete', fields: [], changedBy: [], diff: diff('ConfigMap a', '@@ -1,1 +0,0 @@', '-x: 1'), hook: '<b>&' };
+    expect(formatMarkdown({ ...report, entries: [], hooks: [odd] })).toContain('<summary>- delete ConfigMap a (hook: &lt;b&gt;&amp;)</summary>');
+  });
+});
