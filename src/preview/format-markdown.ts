@@ -1,9 +1,7 @@
 // The plan for a pull request or a support ticket (-o markdown, GitHub-flavoured): a summary
 // table, then each diff collapsed under <details>, so a long plan stays readable in a review.
 import type { PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, decisionLine, objectName } from './summary.js';
-
-const SIGN = { create: '+', change: '~', delete: '-', unchanged: ' ' } as const;
+import { countActions, countLine, decisionLine, objectName, SIGN } from './summary.js';
 
 export function formatMarkdown(report: PlanReport): string {
   const out = [

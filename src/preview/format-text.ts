@@ -1,9 +1,8 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, decisionLine, objectName, oneLine } from './summary.js';
+import { countActions, countLine, decisionLine, objectName, oneLine, SIGN } from './summary.js';
 
-const SIGN: Record<PlanAction, string> = { create: '+', change: '~', delete: '-', unchanged: ' ' };
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
 const YELLOW = 33;

@@ -3,6 +3,9 @@ import type { PlanAction, PlanDecision, PlanEntry } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
+/** terraform's and helm-diff's marks: + create, ~ change, - delete. */
+export const SIGN: Record<PlanAction, string> = { create: '+', change: '~', delete: '-', unchanged: ' ' };
+
 export function countActions(entries: readonly PlanEntry[]): ActionCounts {
   const counts: ActionCounts = { create: 0, change: 0, delete: 0, unchanged: 0 };
   for (const e of entries) counts[e.action]++;
