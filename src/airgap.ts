@@ -93,15 +93,15 @@ export function rewriteRendered(manifests: string, rewrite: RewritePlan): Genera
   return prepareRewrite(splitManifestStream(manifests), rewrite).output();
 }
 
-/** With --registry or --image-pull-secret only: withAirgap (command-start.ts) sets up a run that rewrites nothing without loading this module. */
+/** With --registry or --image-pull-secret only: withRunPlan (src/run/run-plan.ts) sets up a run that rewrites nothing without loading this module. */
 export async function prepareAirgap(
   o: CommonOptions,
   ctx: AirgapContext,
   userValues: ValuesArguments,
   workDir: string,
-  options: { pins?: PinPlan } = {},
+  options: { pins?: PinPlan; imagesOnly?: boolean } = {},
 ): Promise<AirgapSetup> {
-  const { chart, helm, logger } = ctx;
+  const { helm } = ctx;
   const extraPaths = o.imagePaths.map(parseImagePath);
   const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
   // Pins join the image rewrite's plan: the post-renderer does both in one pass.
@@ -112,37 +112,20 @@ export async function prepareAirgap(
   let plan: ImagePlan | undefined;
   let rendered: AirgapSetup['rendered'];
   let unrewrittenHooks: ImageOccurrence[] = [];
+  if (registry && options.imagesOnly) {
+    // `images` lists the plan: no hints to choose, nothing to apply, its own report of the plan.
+    const planned = await planChartImages(o, ctx, userValues, registry);
+    return { registry, extraPaths, generated, postRendererArgs: [], env: {}, plan: planned.plan, rendered: { manifests: planned.manifests }, rewrite, unrewrittenHooks };
+  }
   if (registry) {
-    // The plan comes from what the chart deploys WITHOUT hints: the truth every rewrite must keep.
-    // The first hinted render does not depend on it: both run at once.
-    const plainRender = planChartImages(o, ctx, userValues, registry);
-    plainRender.catch(() => undefined); // awaited below; a failure there is reported there
-    // Hints follow the values the chart will really see (a vendor layer may have moved an image).
-    let effective: unknown;
-    try {
-      effective = mergeForHints(chart.defaultValues, await helm.mergedValues(userValues));
-    } catch (error) {
-      await plainRender.catch(() => undefined);
-      throw error;
-    }
-    const renders = renderHintCandidates(o, ctx, userValues, registry, buildHints(effective, registry), workDir);
-    let planned: Awaited<typeof plainRender>;
-    try {
-      planned = await plainRender;
-    } catch (error) {
-      if (renders[0]) await renders[0].result();
-      throw error;
-    }
-    plan = planned.plan;
-    for (const r of plan.registries) logger.warn({ registryOnly: r.value, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
-    const hinted = await chooseHints(ctx, registry, renders, planned.occurrences);
-    if (hinted) generated.push({ file: hinted.file, label: 'registry hints' });
-    const final = hinted?.occurrences ?? planned.occurrences;
-    rendered = { manifests: hinted?.manifests ?? planned.manifests };
+    const chosen = await planWithHints(o, ctx, userValues, registry, workDir);
+    plan = chosen.plan;
+    if (chosen.hintsFile) generated.push({ file: chosen.hintsFile, label: 'registry hints' });
+    rendered = { manifests: chosen.manifests };
     // `helm test` hooks do not run at install; every other hook does, un-post-rendered on helm 3.
     const runsAtInstall = (hook: string) => hook.split(',').some((h) => !h.trim().startsWith('test'));
     if (helm.major === 3) {
-      unrewrittenHooks = final.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry));
+      unrewrittenHooks = chosen.occurrences.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry));
     }
   }
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: helm.major });
@@ -160,6 +143,42 @@ export async function prepareAirgap(
     unrewrittenHooks,
     preflight: registry && plan ? (logger, settings) => checkRegistry(plan, unrewrittenHooks, registry, logger, settings) : undefined,
   };
+}
+
+/**
+ * The image plan, from what the chart deploys WITHOUT hints (the truth every rewrite must keep),
+ * and the first set of registry hints that keeps every image: its values file and its render.
+ */
+async function planWithHints(
+  o: CommonOptions,
+  ctx: AirgapContext,
+  userValues: ValuesArguments,
+  registry: LocalRegistry,
+  workDir: string,
+): Promise<{ plan: ImagePlan; occurrences: ImageOccurrence[]; manifests: string; hintsFile?: string }> {
+  // The first hinted render does not depend on the plain one: both run at once.
+  const plainRender = planChartImages(o, ctx, userValues, registry);
+  plainRender.catch(() => undefined); // awaited below; a failure there is reported there
+  // Hints follow the values the chart will really see (a vendor layer may have moved an image).
+  let effective: unknown;
+  try {
+    effective = mergeForHints(ctx.chart.defaultValues, await ctx.helm.mergedValues(userValues));
+  } catch (error) {
+    await plainRender.catch(() => undefined);
+    throw error;
+  }
+  const renders = renderHintCandidates(o, ctx, userValues, registry, buildHints(effective, registry), workDir);
+  let planned: Awaited<typeof plainRender>;
+  try {
+    planned = await plainRender;
+  } catch (error) {
+    if (renders[0]) await renders[0].result();
+    throw error;
+  }
+  for (const r of planned.plan.registries) ctx.logger.warn({ registryOnly: r.value, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
+  const hinted = await chooseHints(ctx, registry, renders, planned.occurrences);
+  if (!hinted) return planned;
+  return { plan: planned.plan, occurrences: hinted.occurrences, manifests: hinted.manifests, hintsFile: hinted.file };
 }
 
 /**

@@ -2,20 +2,19 @@
 // and configured custom-resource paths included), from helm's own rendering. Union passes
 // (--union-values, --union-set) add images that sit behind value toggles. `--format kots` prints
 // the Application's additionalImages block; `--check` fails when an Application misses one.
-import { planChartImages } from '../airgap.js';
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { parseRegistryAddress } from '../images/image-reference.js';
-import { buildImagePlan, describeRegistryOnly, requiredLocalImages, whyImage } from '../images/image-plan.js';
+import { buildImagePlan, describeRegistryOnly, requiredLocalImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
 import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, oneOf, renderHelmArgs, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
 import { list, value } from '../options.js';
 import type { RunState } from '../run-state.js';
-import { expandValuesPath, readValuesFile, toValuesArguments } from '../values.js';
+import { expandValuesPath, readValuesFile } from '../values.js';
 import { maskSetArgument, setExpression } from '../set-expressions.js';
-import { startCommand } from '../command-start.js';
+import { startRun } from '../run/run-context.js';
+import { withRunPlan, type RunPlan } from '../run/run-plan.js';
 
 export interface ImagesOptions extends CommonOptions {
   format: 'list' | 'kots';
@@ -52,29 +51,41 @@ export const imagesDefinition = defineCommand({
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
-  const { chart, release, resolved, helm } = await startCommand(o, state, 2);
-  helm.setRenderFlags(o.helmArgs);
-
-  const main = toValuesArguments(resolved);
+  const run = await startRun(o, state, 2);
+  run.helm.setRenderFlags(o.helmArgs);
   const unionFiles = o.unionValues.flatMap(expandValuesPath);
   for (const f of unionFiles) readValuesFile(f);
+  run.stage('rendering');
+  return withRunPlan(run, async (runPlan) => {
+    const plan = await unionPlan(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages);
+    return printImages(o, state, plan);
+  }, { imagesOnly: true });
+}
+
+/**
+ * One image plan over every pass (the user's values, then each union file or --union-set on
+ * top): the same function the post-renderer and the preflight use. The first pass is the run
+ * plan's own (with --registry, the render its image plan already made).
+ */
+async function unionPlan(runPlan: RunPlan, unionFiles: string[], unionSets: string[], annotated: ImagePlanInput['annotated']): Promise<ImagePlan> {
+  const main = runPlan.userValues;
   const passes: ValuesArguments[] = [
     main,
     ...unionFiles.map((f) => ({ files: [...main.files, f], sets: main.sets })),
-    ...o.unionSets.map((expression) => ({ files: main.files, sets: [...main.sets, { kind: 'set' as const, expression }] })),
+    ...unionSets.map((expression) => ({ files: main.files, sets: [...main.sets, { kind: 'set' as const, expression }] })),
   ];
-
-  state.progress.action = 'rendering';
-  const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
-  // One plan over every pass: the same function the post-renderer and the preflight use.
   const occurrences: ImageOccurrence[] = [];
   const registries: RegistryOnlyOccurrence[] = [];
   for (const values of passes) {
-    const { plan } = await planChartImages(o, { chart, helm, release }, values, undefined);
-    for (const image of plan.images) occurrences.push(...image.occurrences);
-    registries.push(...plan.registries);
+    const found = await runPlan.imagesOf(values);
+    occurrences.push(...found.occurrences);
+    registries.push(...found.registries);
   }
-  const plan = buildImagePlan({ occurrences, registries, annotated: chart.annotatedImages, registry });
+  return buildImagePlan({ occurrences, registries, annotated, registry: runPlan.airgap.registry });
+}
+
+async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
+  const registry = plan.registry;
   for (const r of plan.registries) process.stderr.write(`warning: registry-only reference: ${describeRegistryOnly(r, registry)}\n`);
 
   if (o.why !== undefined) {

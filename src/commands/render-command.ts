@@ -1,16 +1,13 @@
 // `helm-installer render`: the final manifests, exactly what install would apply (helm template
-// with the same layers and the same image rewrite), with no cluster. Render owns the whole
-// stream, so it rewrites in this process with the post-renderer's own code, hooks included (helm
-// 3's post-renderer never sees hooks), and prints the run's one render: with --registry, the one
-// the image plan was built from.
+// with the same layers and the same image rewrite), with no cluster: the run plan's one render,
+// rewritten in this process by the post-renderer's own code, hooks included (helm 3's
+// post-renderer never sees hooks).
 import { once } from 'node:events';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, renderHelmArgs, toCommonOptions } from '../config.js';
-import { rewriteRendered } from '../airgap.js';
-
 import type { RunState } from '../run-state.js';
-import { toValuesArguments } from '../values.js';
-import { startCommand, withAirgap } from '../command-start.js';
+import { startRun } from '../run/run-context.js';
+import { withRunPlan } from '../run/run-plan.js';
 
 export const renderDefinition = defineCommand({
   name: 'render',
@@ -20,23 +17,12 @@ export const renderDefinition = defineCommand({
 });
 
 export async function renderCommand(o: CommonOptions & { helmArgs: string[] }, state: RunState): Promise<number> {
-  const start = await startCommand(o, state, 2);
-  const { chart, release, resolved, helm } = start;
-  helm.setRenderFlags(o.helmArgs);
-  state.progress.action = 'rendering';
-  return withAirgap(o, start, toValuesArguments(resolved), async (airgap) => {
-    const manifests =
-      airgap.rendered?.manifests ??
-      (await helm.template({
-        release,
-        chart: chart.path,
-        namespace: o.namespace,
-        values: toValuesArguments(resolved, airgap.generated.map((g) => g.file)),
-        postRendererArgs: [],
-        includeCrds: true,
-      }));
-    const chunks = airgap.rewrite ? rewriteRendered(manifests, airgap.rewrite) : [manifests];
-    for (const chunk of chunks) {
+  const run = await startRun(o, state, 2);
+  run.helm.setRenderFlags(o.helmArgs);
+  run.stage('rendering');
+  return withRunPlan(run, async (plan) => {
+    const { output } = await plan.render(o.namespace);
+    for (const chunk of output) {
       if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
     }
     return 0;

@@ -8,8 +8,8 @@ import { switchOption, value } from '../options.js';
 import type { RunState } from '../run-state.js';
 import { maskSetExpression } from '../set-expressions.js';
 import { explainLeaves, readLayerValues } from '../values-explain.js';
-import { toValuesArguments } from '../values.js';
-import { startCommand, withAirgap } from '../command-start.js';
+import { startRun } from '../run/run-context.js';
+import { withRunPlan } from '../run/run-plan.js';
 
 export interface ValuesCommandOptions extends CommonOptions {
   explain: boolean;
@@ -30,11 +30,11 @@ export const valuesDefinition = defineCommand({
 });
 
 export async function valuesCommand(o: ValuesCommandOptions, state: RunState): Promise<number> {
-  const start = await startCommand(o, state, 2);
-  const { resolved, helm, secrets } = start;
-  return withAirgap(o, start, toValuesArguments(resolved), async ({ generated }) => {
-    const args = toValuesArguments(resolved, generated.map((g) => g.file));
-    const merged = await helm.mergedValues(args);
+  const run = await startRun(o, state, 2);
+  const { resolved, helm, secrets } = run;
+  return withRunPlan(run, async (plan) => {
+    const { generated } = plan.airgap;
+    const merged = await helm.mergedValues(plan.values);
     // Secrets are masked unless asked for: this output often lands in a log or a ticket.
     const shown = (o.showSecrets ? merged : secrets.maskTree(merged)) as Record<string, unknown>;
     if (!o.explain) {

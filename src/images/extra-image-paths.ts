@@ -1,6 +1,6 @@
 // --image-path specs (validated as options in config.ts) as the image reader uses them. Apart from
 // airgap.ts so that a run without --registry or --image-pull-secret, which rewrites nothing, need
-// not load the airgap stage's modules to know that (command-start.ts).
+// not load the airgap stage's modules to know that (src/run/run-plan.ts).
 import { UsageError } from '../errors.js';
 import type { ExtraImagePath } from './manifest-images.js';
 

@@ -12,7 +12,7 @@ import { recoverStuckRelease } from './actions/recover.js';
 import { upgradeRelease } from './actions/upgrade.js';
 import { decide, everDeployed, type Action, type ReleaseState } from './decide.js';
 import type { InstallInputs } from './install-inputs.js';
-import type { InstallPlan } from './install-plan.js';
+import type { RunPlan } from '../run/run-plan.js';
 import { readReleaseState, sameRevisions, type StateReader } from './read-state.js';
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import type { ClusterRun, InstallRun } from './run-context.js';
@@ -20,7 +20,7 @@ import type { ClusterRun, InstallRun } from './run-context.js';
 export interface UnderLease {
   run: InstallRun;
   cluster: ClusterRun;
-  plan: InstallPlan;
+  plan: RunPlan;
   lease: ReleaseLease;
   reader: StateReader;
   inputs: InstallInputs;

@@ -8,19 +8,16 @@ import type { ClusterDiscovery } from '../cluster/capabilities.js';
 import { describeOccurrence } from '../images/image-plan.js';
 import { awaitInOrder } from '../overlap.js';
 import type { RbacQueries } from '../rbac/rbac-preflight.js';
-import type { InstallPlan } from './install-plan.js';
-import { untilAborted } from './run-control.js';
-import type { ClusterRun, InstallRun } from './run-context.js';
+import type { RunPlan } from '../run/run-plan.js';
+import { untilAborted } from '../run/run-control.js';
+import type { ClusterRun } from '../run/run-context.js';
+import type { InstallRun } from './run-context.js';
 
 /** The render and the registry preflight; returns the rendered chart. */
-export async function checkWithoutCluster(run: InstallRun, plan: InstallPlan, namespace: string | undefined): Promise<string> {
-  const { o, logger, chart, state } = run;
+export async function checkWithoutCluster(run: InstallRun, plan: RunPlan, namespace: string | undefined): Promise<string> {
+  const { o, logger, state } = run;
   run.stage('render check');
-  const rendered = plan.render(namespace).catch((error: unknown) => {
-    // A bad values.yaml of the chart is named (file and line, exit 3) instead of helm's message.
-    void chart.defaultValues;
-    throw error;
-  });
+  const rendered = plan.render(namespace).then((r) => r.manifests);
   const preflight = plan.airgap.preflight;
   const [manifests] = await awaitInOrder(state.progress, [
     ['render check', rendered],
@@ -61,7 +58,7 @@ export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promi
 }
 
 /** With --skip-preflight the hook images helm 3 does not post-render are still named. */
-function warnUnrewrittenHooks(run: InstallRun, plan: InstallPlan): void {
+function warnUnrewrittenHooks(run: InstallRun, plan: RunPlan): void {
   if (!run.o.skipPreflight) return;
   for (const h of plan.airgap.unrewrittenHooks) {
     run.logger.warn(

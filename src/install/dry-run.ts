@@ -8,8 +8,8 @@ import { ReleaseBusyError } from '../errors.js';
 import { isPending } from '../helm/helm-results.js';
 import { successSummary } from '../report.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
-import { withInstallPlan } from './install-plan.js';
-import { chartLabel, type InstallRun } from './run-context.js';
+import { withRunPlan } from '../run/run-plan.js';
+import { applySettings, chartLabel, type InstallRun } from './run-context.js';
 
 export async function dryRun(run: InstallRun): Promise<number> {
   const { o, logger, release, helm } = run;
@@ -19,7 +19,7 @@ export async function dryRun(run: InstallRun): Promise<number> {
   const discovery = kube && readClusterDiscovery(kube.config).read();
   discovery?.catch(() => undefined);
   helm.setRenderFlags(clusterRenderFlags(discovery, logger));
-  return withInstallPlan(run, async (plan) => {
+  return withRunPlan(run, async (plan) => {
     const manifests = await checkWithoutCluster(run, plan, o.namespace);
     const cluster = kube ?? (await connectKube());
     const namespace = o.namespace ?? helmDefaultNamespace(cluster.config);
@@ -37,5 +37,5 @@ export async function dryRun(run: InstallRun): Promise<number> {
     logger.info({ release, dryRun: true }, 'done');
     writeSync(2, `${successSummary({ release, namespace: o.namespace, action: 'dry run', chart: chartLabel(run), seconds: (Date.now() - run.started) / 1000 })}\n`);
     return 0;
-  });
+  }, { apply: applySettings(run) });
 }

@@ -3,7 +3,7 @@
 // the post-render as pins (src/images/pin-fields.ts), so what helm applies there is what is live.
 // Read once per run, before the Lease's actions: a recovery's rollback takes them back to the
 // target revision's values, and the upgrade after it puts these back.
-import type { ResourceIndex } from '../cluster/capabilities.js';
+import type { ClusterDiscovery, ResourceIndex } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { ignoredPaths, type IgnoreRule } from '../drift/ignore-rules.js';
 import { getAt, parsePointer } from '../drift/json-pointer.js';
@@ -11,6 +11,9 @@ import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
 import { objectClient } from '../drift/object-client.js';
 import { driftApiError, mapBounded } from '../drift/detect-drift.js';
 import type { FieldPin, PinPlan } from '../images/pin-fields.js';
+import type { ReleaseState } from './decide.js';
+import { revisionManifest } from './read-state.js';
+import type { ClusterRun, InstallRun } from './run-context.js';
 
 const CONCURRENCY = 8;
 
@@ -37,4 +40,16 @@ export async function readPins(
     return { apiVersion: p.apiVersion, kind: p.kind, ...(p.namespace ? { namespace: p.namespace } : {}), name: p.name, fields };
   });
   return { releaseNamespace: o.releaseNamespace, objects: objects.filter((x) => x !== undefined) };
+}
+
+/**
+ * The live values of the fields under an ignore rule, in the objects of the last revision (a
+ * pending or failed one names the objects as well as a deployed one: the values are read live).
+ */
+export async function ignoredFieldPins(run: InstallRun, cluster: ClusterRun, before: ReleaseState | undefined, discovery: Promise<ClusterDiscovery> | undefined): Promise<PinPlan | undefined> {
+  const last = before?.records.at(-1);
+  if (run.ignore.length === 0 || !last || !discovery) return undefined;
+  const manifest = await revisionManifest(cluster.kube, cluster.records, last.revision);
+  const { resources } = await discovery;
+  return readPins(cluster.kube, manifest, { release: run.release, releaseNamespace: cluster.namespace, rules: run.ignore, resources, signal: run.signal });
 }

@@ -14,6 +14,7 @@ import { valuesAsWritten } from '../values-as-written.js';
 import { toValuesArguments, type ResolvedValues } from '../values.js';
 import { installerVersion } from '../version.js';
 import type { InputsCompared } from './decide.js';
+import type { InstallRun } from './run-context.js';
 
 export interface InstallInputs {
   known: InputDigests;
@@ -31,6 +32,13 @@ export interface InputsSource {
   helm: HelmClient;
   settings: Omit<ApplySettings, 'installerVersion'>;
   signal: AbortSignal;
+}
+
+/** The run's inputs: besides the values, what changes the applied objects (never --drift, --timeout or the like). */
+export function runInputs(run: InstallRun): InstallInputs {
+  const { o } = run;
+  const settings = { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs };
+  return installInputs({ chartPath: run.chart.path, resolved: run.resolved, helm: run.helm, settings, signal: run.signal });
 }
 
 export function installInputs(s: InputsSource): InstallInputs {

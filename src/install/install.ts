@@ -5,36 +5,32 @@
 // release is recovered, then decided again). Failures propagate as typed errors to main.ts,
 // which writes the summary and the exit code; a signal stops the run between stages, or is
 // forwarded to helm.
-import { clusterRenderFlags, readClusterDiscovery, type ClusterDiscovery } from '../cluster/capabilities.js';
+import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
-import { startCommand } from '../command-start.js';
 import { TransientError, UsageError } from '../errors.js';
 import type { RunState } from '../run-state.js';
 import { actUnderLease } from './act.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
 import { decide, type ReleaseState } from './decide.js';
 import { dryRun } from './dry-run.js';
-import { installInputs } from './install-inputs.js';
+import { runInputs } from './install-inputs.js';
 import type { InstallOptions } from './install-options.js';
-import { withInstallPlan } from './install-plan.js';
-import type { PinPlan } from '../images/pin-fields.js';
-import { readPins } from './ignored-fields.js';
-import { readReleaseState, revisionManifest, type StateReader } from './read-state.js';
+import { withRunPlan } from '../run/run-plan.js';
+import { startRun } from '../run/run-context.js';
+import { ignoredFieldPins } from './ignored-fields.js';
+import { readReleaseState, type StateReader } from './read-state.js';
 import { reportSkip } from './report.js';
-import { chartLabel, installRun, type ClusterRun, type InstallRun } from './run-context.js';
+import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun } from './run-context.js';
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
-  const started = Date.now();
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
-  const run = installRun(o, state, await startCommand(o, state, 1, { deferChartValues: true }), started);
+  const run = installRun(await startRun(o, state, 1, { deferChartValues: true }));
   const { logger, release, resolved, helm } = run;
   logger.info({ chart: chartLabel(run), release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version }, 'starting');
   if (o.dryRun) return dryRun(run);
-  // What besides the values changes the applied objects (never --drift, --timeout or the like).
-  const settings = { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs };
-  const inputs = installInputs({ chartPath: run.chart.path, resolved, helm, settings, signal: run.signal });
+  const inputs = runInputs(run);
   if (o.forceUpgrade) void inputs.digests();
   run.stage('connecting to the cluster');
   const cluster = await connectCluster(run);
@@ -57,7 +53,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
     const pins = await ignoredFieldPins(run, cluster, before, discovery);
-    return await withInstallPlan(run, async (plan) => {
+    return await withRunPlan(run, async (plan) => {
       const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
       const rbac = rbacCheck(run, cluster, discovery);
       // Before the Lease when the cluster answered; else once the Lease has waited for it, and
@@ -66,7 +62,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       lease = await takeLease(run, cluster, () => rbac(manifests));
       await rbac(manifests);
       return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
-    }, pins);
+    }, { pins, apply: applySettings(run) });
   } finally {
     await lease?.release();
   }
@@ -76,7 +72,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
 async function connectCluster(run: InstallRun): Promise<ClusterRun> {
   const kube = await connectKube().catch(async (error: unknown) => {
     // Bad values (3) and missing images (6) are named before a kubeconfig problem.
-    if (error instanceof UsageError) await withInstallPlan(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace));
+    if (error instanceof UsageError) await withRunPlan(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace));
     throw error;
   });
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);
@@ -96,18 +92,6 @@ async function readBeforeLease(run: InstallRun, reader: StateReader): Promise<Re
     run.logger.info({ cause: error.message.split('\n')[0] }, 'cluster not reachable yet: checking the chart first');
     return undefined;
   }
-}
-
-/**
- * The live values of the fields under an ignore rule, in the objects of the last revision (a
- * pending or failed one names the objects as well as a deployed one: the values are read live).
- */
-async function ignoredFieldPins(run: InstallRun, cluster: ClusterRun, before: ReleaseState | undefined, discovery: Promise<ClusterDiscovery> | undefined): Promise<PinPlan | undefined> {
-  const last = before?.records.at(-1);
-  if (run.ignore.length === 0 || !last || !discovery) return undefined;
-  const manifest = await revisionManifest(cluster.kube, cluster.records, last.revision);
-  const { resources } = await discovery;
-  return readPins(cluster.kube, manifest, { release: run.release, releaseNamespace: cluster.namespace, rules: run.ignore, resources, signal: run.signal });
 }
 
 function takeLease(run: InstallRun, cluster: ClusterRun, beforeCreatingNamespace: () => Promise<void>): Promise<ReleaseLease> {

@@ -7,7 +7,7 @@ import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScop
 import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { HelmOperationError } from '../../errors.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
-import type { InstallPlan } from '../install-plan.js';
+import type { RunPlan } from '../../run/run-plan.js';
 
 export interface UpgradeRequest {
   everDeployed: boolean;
@@ -17,7 +17,7 @@ export interface UpgradeRequest {
 }
 
 /** Runs helm upgrade --install; returns the revision helm made. */
-export async function upgradeRelease(run: InstallRun, cluster: ClusterRun, plan: InstallPlan, p: UpgradeRequest): Promise<number | undefined> {
+export async function upgradeRelease(run: InstallRun, cluster: ClusterRun, plan: RunPlan, p: UpgradeRequest): Promise<number | undefined> {
   const { o, logger, release, helm } = run;
   const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !p.everDeployed);
   run.stage(p.everDeployed ? 'upgrade' : 'install');

@@ -1,0 +1,62 @@
+// The one context of a run, for every command (values, render, images, install, plan): the
+// options, the logger and the secrets to mask, cancellation and the progress the failure summary
+// reads, the chart, the value layers and the helm adapter, and the cluster's clients once
+// connected. Every step takes it instead of a list of loose parameters. The run's temporary
+// directory belongs to its plan (run-plan.ts): it lives exactly as long as the plan.
+import { loadChart, type ChartInfo } from '../chart.js';
+import type { KubeClients } from '../cluster/kube-client.js';
+import type { ReleaseRecords } from '../cluster/release-secrets.js';
+import type { CommonOptions } from '../config.js';
+import { createBaseContext, createHelmClient } from '../context.js';
+import type { HelmClient } from '../helm/helm-client.js';
+import type { Logger } from '../logger.js';
+import type { RunState } from '../run-state.js';
+import type { SecretRegistry } from '../secrets.js';
+import { resolveValues, type ResolvedValues } from '../values.js';
+import { stageGate } from './run-control.js';
+
+export interface RunContext<O extends CommonOptions = CommonOptions> {
+  o: O;
+  state: RunState;
+  signal: AbortSignal;
+  /** Date.now() when the command started: the summary's seconds. */
+  started: number;
+  /** Enters a stage (refused once a signal arrived). */
+  stage: (name: string) => void;
+  logger: Logger;
+  secrets: SecretRegistry;
+  chart: ChartInfo;
+  release: string;
+  resolved: ResolvedValues;
+  helm: HelmClient;
+}
+
+/** The cluster's clients, once connected, with the release's namespace and records. */
+export interface ClusterRun {
+  kube: KubeClients;
+  namespace: string;
+  records: ReleaseRecords;
+}
+
+/**
+ * The stages every command runs first: logger, chart, value layers, helm. Logs go to stdout
+ * (fd 1) for `install`, to stderr (fd 2) where stdout is data. `deferChartValues`: the chart's
+ * values.yaml files are read by the plan (or any read of chart.defaultValues) instead.
+ */
+export async function startRun<O extends CommonOptions>(o: O, state: RunState, logTo: 1 | 2, options: { deferChartValues?: boolean } = {}): Promise<RunContext<O>> {
+  const started = Date.now();
+  const { logger, secrets } = createBaseContext(o, logTo, state);
+  state.progress.namespace = o.namespace;
+  state.progress.action = 'reading the chart';
+  const chart = await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: options.deferChartValues });
+  const release = o.release ?? chart.name;
+  state.progress.release = release;
+  state.progress.action = 'reading values';
+  const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, secrets);
+  const helm = await createHelmClient(o, { logger, secrets });
+  return { o, state, signal: state.signal, started, stage: stageGate(state), logger, secrets, chart, release, resolved, helm };
+}
+
+export function chartLabel(run: Pick<RunContext, 'chart'>): string {
+  return `${run.chart.name}-${run.chart.version}`;
+}
