@@ -11,6 +11,8 @@ export const ExitCode = {
   transient: 5,
   preflightFailed: 6,
   releaseBusy: 7,
+  /** `plan`: the install would change something (like terraform's and helm-diff's --detailed-exitcode). Not an error. */
+  changesPlanned: 10,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -19,6 +19,11 @@ export const commandCatalog: CatalogEntry[] = [
     load: async () => as((await import('./install-command.js')).installDefinition),
   },
   {
+    name: 'plan',
+    description: 'show what install would do: the decision, and every object it would create, change or delete',
+    load: async () => as((await import('./plan-command.js')).planDefinition),
+  },
+  {
     name: 'values',
     description: 'print the merged user-supplied values exactly as helm receives them',
     load: async () => as((await import('./values-command.js')).valuesDefinition),

@@ -17,6 +17,8 @@ export interface ApplyOptions {
 export interface ObjectClient {
   /** The live object, or undefined when it does not exist (404). */
   get(path: string): Promise<Obj | undefined>;
+  /** A collection (a List: its `items` carry neither kind nor apiVersion), one page of it. */
+  list(path: string, query: Record<string, string>): Promise<Obj>;
   /** A server-side apply that takes over conflicting fields (force), as helm's own upgrades should. */
   apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
   /** A JSON patch (RFC 6902): values set at exact paths, list items by index. */
@@ -41,9 +43,14 @@ export class ObjectApiError extends Error {
 
 /** The REST path of one object: `/apis/apps/v1/namespaces/ns/deployments/web`. */
 export function objectPath(apiVersion: string, info: ResourceInfo, name: string, namespace: string | undefined): string {
+  return `${collectionPath(apiVersion, info, namespace)}/${encodeURIComponent(name)}`;
+}
+
+/** The REST path of a kind's objects in a namespace (or the cluster): `/apis/apps/v1/namespaces/ns/deployments`. */
+export function collectionPath(apiVersion: string, info: ResourceInfo, namespace: string | undefined): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
   const scope = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  return `${base}${scope}/${info.resource}/${encodeURIComponent(name)}`;
+  return `${base}${scope}/${info.resource}`;
 }
 
 export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
@@ -79,6 +86,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
         throw error;
       }
     },
+    list: (path, query) => call('GET', path, query),
     apply: (path, body, o) =>
       call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
     jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),

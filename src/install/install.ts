@@ -25,6 +25,8 @@ import { reportSkip } from './report.js';
 import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun } from './run-context.js';
 
 export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
+  // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed.
+  if (o.planOnly) return (await import('../preview/write-plan.js')).writePlan({ ...o, output: 'text', showSecrets: false }, state, { planOnly: true });
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
   const run = installRun(await startRun(o, state, 1, { deferChartValues: true }));
   const { logger, release, resolved, helm } = run;

@@ -13,7 +13,8 @@
 // and the last-applied annotation, where everything is masked.
 // NOT masked: a secret inside a value under an ordinary key (a ConfigMap's `app.properties`
 // holding `db.password=...`, a connection URL with a password in it), references to secrets
-// elsewhere, and a Secret's metadata (name, labels, type).
+// elsewhere, a Secret's metadata (name, labels, type), and a boolean (a switch such as
+// `automountServiceAccountToken`) anywhere but under a Secret's data.
 // Pure.
 import { isSecretPath } from '../drift/compare-objects.js';
 import { sameJson } from '../drift/managed-fields.js';
@@ -56,7 +57,10 @@ export function maskPair(kind: string, live: Obj | undefined, desired: Obj | und
 function walk(live: unknown, desired: unknown, at: string[], scope: Scope, ctx: Context): [unknown, unknown] {
   if (bothOr(isMap, live, desired)) return walkMaps(live as Obj | undefined, desired as Obj | undefined, at, scope, ctx);
   if (bothOr(Array.isArray, live, desired)) return walkLists(live as unknown[] | undefined, desired as unknown[] | undefined, at, scope, ctx);
-  const secret = scope.strict || (!scope.reference && isSecretPath(ctx.kind, at, ctx.live, ctx.desired));
+  // A switch is never secret material (`automountServiceAccountToken: false`, `auth: true`)
+  // outside a Secret's data, where every value is.
+  const switches = typeof live !== 'object' && typeof desired !== 'object' && [live, desired].every((v) => v === undefined || typeof v === 'boolean');
+  const secret = scope.strict || (!scope.reference && !switches && isSecretPath(ctx.kind, at, ctx.live, ctx.desired));
   return secret ? markers(live, desired, ctx.oneSided) : [live, desired];
 }
 

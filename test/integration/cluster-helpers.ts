@@ -4,7 +4,8 @@ import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, inject } from 'vitest';
-import { createNamespace, deleteNamespace, getJson } from '../cluster/kube.js';
+import { decodeReleasePayload, encodeReleasePayload, setReleaseStatus } from '../../src/cluster/release-secrets.js';
+import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
 
 export const kubeconfig = (): string => inject('kubeconfig');
@@ -87,4 +88,13 @@ export function copyChart(change: (dir: string) => void): string {
 
 export function removeFile(dir: string, rel: string): void {
   rmSync(join(dir, rel));
+}
+
+/** A deployed revision left pending-upgrade, as a helm killed mid-upgrade leaves it. */
+export async function markPending(namespace: string, release: string, revision: number): Promise<void> {
+  const name = `sh.helm.release.v1.${release}.v${revision}`;
+  const secret = await getJson(['get', 'secret', name], { kubeconfig: kubeconfig(), namespace });
+  const json = setReleaseStatus(decodeReleasePayload(Buffer.from(secret.data.release, 'base64')), 'deployed', 'pending-upgrade', 'Upgrade in progress');
+  const patch = { metadata: { labels: { status: 'pending-upgrade' } }, data: { release: encodeReleasePayload(json).toString('base64') } };
+  await kubectl(['patch', 'secret', name, '--type=merge', '-p', JSON.stringify(patch)], { kubeconfig: kubeconfig(), namespace });
 }

@@ -8,11 +8,10 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { decodeReleasePayload, encodeReleasePayload, setReleaseStatus } from '../../src/cluster/release-secrets.js';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { kubectlPath } from '../cluster/paths.js';
 import { helm3, repoRoot, tempDir } from '../helpers.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { history, install, kubeconfig, markPending, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'drift');
 const opts = (namespace?: string) => ({ kubeconfig: kubeconfig(), ...(namespace ? { namespace } : {}) });
@@ -217,11 +216,3 @@ async function kubectlEdit(args: string[], sed: string): Promise<void> {
   await execa(kubectlPath(), ['edit', ...args], { env: { KUBECONFIG: kubeconfig(), KUBE_EDITOR: editor } });
 }
 
-/** A revision left pending-upgrade, as a helm killed mid-upgrade leaves it. */
-async function markPending(ns: string, release: string, revision: number): Promise<void> {
-  const name = `sh.helm.release.v1.${release}.v${revision}`;
-  const secret = await getJson(['get', 'secret', name], opts(ns));
-  const json = setReleaseStatus(decodeReleasePayload(Buffer.from(secret.data.release, 'base64')), 'deployed', 'pending-upgrade', 'Upgrade in progress');
-  const patch = { metadata: { labels: { status: 'pending-upgrade' } }, data: { release: encodeReleasePayload(json).toString('base64') } };
-  await kubectl(['patch', 'secret', name, '--type=merge', '-p', JSON.stringify(patch)], opts(ns));
-}

@@ -31,6 +31,13 @@ describe('maskPair', () => {
     });
   });
 
+  it('leaves a switch under a secret-looking key readable, but not a boolean in a Secret', () => {
+    const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web' }, automountServiceAccountToken: false, apiToken: 'abc' };
+    expect(maskPair('ServiceAccount', undefined, sa)).toEqual({ desired: { ...sa, apiToken: '(secret)' } });
+    const flag = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' }, data: { enabled: true } };
+    expect(maskPair('Secret', undefined, flag)).toEqual({ desired: { ...flag, data: { enabled: '(secret)' } } });
+  });
+
   it('marks every secret of a created or deleted object just (secret)', () => {
     expect(maskPair('Secret', undefined, secret({ password: 'aHVudGVyMg==' }))).toEqual({ desired: secret({ password: '(secret)' }) });
     expect(maskPair('Secret', secret({ password: 'aHVudGVyMg==' }), undefined)).toEqual({ live: secret({ password: '(secret)' }) });

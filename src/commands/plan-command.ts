@@ -1,0 +1,12 @@
+// `helm-installer plan`: the CLI's wiring only. The run is in src/preview/ (preview.ts).
+import { defineCommand } from '../command.js';
+import { toCommonOptions } from '../config.js';
+import { writePlan } from '../preview/write-plan.js';
+import { planOptionTable } from '../preview/plan-options.js';
+
+export const planDefinition = defineCommand({
+  name: 'plan',
+  description: 'show what install would do: the decision, and every object it would create, change or delete',
+  options: planOptionTable,
+  run: (o, state) => writePlan({ ...o, ...toCommonOptions(o) }, state, { planOnly: false }),
+});

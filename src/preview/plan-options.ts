@@ -1,0 +1,18 @@
+// The plan command's options: install's own (a plan answers "what would this install do", so it
+// takes exactly install's inputs, env vars included) and how to print the answer.
+import { oneOf } from '../config.js';
+import { installOptionTable, type InstallOptions } from '../install/install-options.js';
+import { switchOption, value } from '../options.js';
+
+export type PlanFormat = 'text' | 'json' | 'markdown';
+
+export const planOptionTable = {
+  ...installOptionTable,
+  output: value('-o, --output <format>', 'OUTPUT', 'text, json (schema in the README) or markdown (for a pull request)', oneOf('text', 'json', 'markdown'), 'text' as PlanFormat),
+  showSecrets: switchOption('--show-secrets', 'SHOW_SECRETS', "show Secret data and secret-looking values in the diffs (masked: changed or unchanged only)"),
+};
+
+export interface PlanCommandOptions extends InstallOptions {
+  output: PlanFormat;
+  showSecrets: boolean;
+}

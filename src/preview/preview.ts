@@ -1,0 +1,85 @@
+// `helm-installer plan` (and `install` with HELM_INSTALLER_PLAN_ONLY=true): what install would do
+// and why, and every object it would create, change or delete. The install's own pieces, read
+// only: the run plan's render (run-plan.ts), the release state and the decision table
+// (install/read-state.ts, install/decide.ts), the live objects compared as the drift check
+// compares them (compare-live.ts). No Lease, no write: the dry runs persist nothing.
+import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
+import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { objectClient } from '../drift/object-client.js';
+import { checkWithoutCluster } from '../install/checks.js';
+import { decide, everDeployed, type Action, type ReleaseState } from '../install/decide.js';
+import { ignoredFieldPins } from '../install/ignored-fields.js';
+import { runInputs } from '../install/install-inputs.js';
+import { readReleaseState, revisionManifest } from '../install/read-state.js';
+import { applySettings, chartLabel, type ClusterRun, type InstallRun } from '../install/run-context.js';
+import { withRunPlan } from '../run/run-plan.js';
+import { compareWithLive } from './compare-live.js';
+import { planEntries } from './plan-entries.js';
+import type { PlanDecision, PlanReport } from './plan-types.js';
+
+export interface PreviewOptions {
+  showSecrets: boolean;
+}
+
+export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promise<PlanReport> {
+  const { o, logger, release } = run;
+  run.stage('connecting to the cluster');
+  const kube = await connectKube();
+  const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
+  run.state.progress.namespace = namespace;
+  const cluster: ClusterRun = { kube, namespace, records: new ReleaseRecords(kube, namespace, release) };
+  const discovery = readClusterDiscovery(kube.config).read();
+  discovery.catch(() => undefined);
+  run.helm.setRenderFlags(clusterRenderFlags(discovery, logger));
+  const inputs = runInputs(run);
+  run.stage('reading release state');
+  // Drift is read below from the same live objects the plan compares, not object by object.
+  const reading = readReleaseState({ ...cluster, inputs, drift: 'off', ignore: run.ignore, forceUpgrade: o.forceUpgrade, discovery: () => discovery, logger, signal: run.signal });
+  reading.then(() => inputs.stop(), () => inputs.stop());
+  // Without ignore rules the render needs nothing of the release: it runs beside the read.
+  const pins = run.ignore.length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
+  return withRunPlan(run, async (plan) => {
+    const [state] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
+    const rendered = [...(await plan.render(namespace)).output].join('');
+    run.stage('comparing with the cluster');
+    const base = lastApplied(state);
+    const compared = await compareWithLive(kube, await objectClient(kube, run.signal), {
+      rendered,
+      lastManifest: base === undefined ? undefined : await revisionManifest(kube, cluster.records, base),
+      firstInstall: !everDeployed(state.records),
+      resources: (await discovery).resources,
+      releaseNamespace: namespace,
+      release,
+      rules: run.ignore,
+    });
+    // The drift the decision needs is what the comparison found, when install would look for it.
+    const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
+    const { entries, hooks } = planEntries(compared.objects, { showSecrets: p.showSecrets });
+    return { release, namespace, chart: chartLabel(run), decision: planDecision(decide(withDrift, o)), entries, hooks };
+  }, { pins, apply: applySettings(run) });
+}
+
+/** The revision helm prunes against: the last deployed one (a stuck or failed one is recovered or replaced first). */
+function lastApplied(state: ReleaseState): number | undefined {
+  const deployed = state.records.filter((r) => r.status === 'deployed').at(-1);
+  return (deployed ?? state.records.at(-1))?.revision;
+}
+
+/** Pure: the decision as the plan states it. */
+export function planDecision(action: Action): PlanDecision {
+  switch (action.kind) {
+    case 'install':
+      return { action: 'install', reason: action.reason };
+    case 'upgrade':
+      return { action: 'upgrade', reason: action.reason };
+    case 'recover':
+      return { action: 'recover', reason: `revision ${action.revision} is ${action.pendingStatus} (a killed operation): install rolls it back, then decides again on the state below` };
+    case 'correct-drift':
+      return { action: 'correct drift', reason: `${action.drift.length} object(s) differ from revision ${action.revision}: install puts them back, no new revision` };
+    case 'skip':
+      return action.status === 'drifted'
+        ? { action: 'nothing', reason: `${action.drift.length} object(s) differ from revision ${action.revision}, left as they are (--drift warn)` }
+        : { action: 'nothing', reason: `chart and values equal revision ${action.revision}, which is deployed and healthy` };
+  }
+}
