@@ -170,6 +170,22 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     }
   });
 
+  it('preview only: the Job KOTS renders with the box ticked prints the plan, reports its count, and changes nothing', async () => {
+    const ns = await namespace('kots-preview');
+    const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
+    expect(installed.exitCode, installed.stderr).toBe(0);
+    const r = await renderAndDryRun({ namespace: ns, values: required({ preview_only: { value: '1' }, web_replicas: { value: '3' } }) });
+    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_PLAN_ONLY', value: 'true' });
+    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion;
+    const termination = join(tempDir('kots-preview'), 'termination-log');
+    const preview = await runAsJob(r, 'install', { HELM_INSTALLER_TERMINATION_LOG: termination });
+    expect(preview.exitCode, preview.stderr).toBe(0);
+    expect(preview.stdout).toContain('~ change Deployment ' + ns + '/storefront-web');
+    expect(readFileSync(termination, 'utf8')).toBe('plan only: upgrade; 0 to create, 1 to change, 0 to delete\n');
+    expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
+    expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
+  });
+
   it('persistence off: no PVC, the database on an emptyDir', async () => {
     const ns = await namespace('kots-nopvc');
     const r = await renderAndDryRun({ namespace: ns, values: required({ persistence_enabled: { value: '0' } }) });
