@@ -26,7 +26,7 @@ export interface InstallBenchOptions {
  * (HELM_QPS 0: client-go's 5 requests a second) helm 4's --wait=watcher spent 55 of the 80 s an
  * install of 100 Deployments took, and both contenders would pay it alike, hiding our own cost.
  */
-const SCALE_HELM_ENV = { HELM_QPS: '1000', HELM_BURST_LIMIT: '2000' };
+export const SCALE_HELM_ENV = { HELM_QPS: '1000', HELM_BURST_LIMIT: '2000' };
 
 /** The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line). */
 function upgradeArgvOf(log: string): string[] {
@@ -53,7 +53,7 @@ async function lastRevision(release: string, namespace: string, env: Record<stri
 }
 
 /** A chart of `count` Deployments, one replica each, for the scale rows. */
-function scaleChart(dir: string, count: number): string {
+export function scaleChart(dir: string, count: number): string {
   const chart = join(dir, `scale-${count}`);
   mkdirSync(join(chart, 'templates'), { recursive: true });
   writeFileSync(join(chart, 'Chart.yaml'), `apiVersion: v2\nname: scale\nversion: 0.1.0\n`);

@@ -14,6 +14,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   inputFile?: string;
   outputFile?: string;
+  /** Exit codes that are answers, not failures (`plan`'s 10, `kubectl diff`'s 1: "there are changes"). */
+  okExitCodes?: number[];
 }
 
 export async function timed(cmd: string, args: string[], o: RunOptions = {}): Promise<Sample & { stdout: string; stderr: string }> {
@@ -28,7 +30,7 @@ export async function timed(cmd: string, args: string[], o: RunOptions = {}): Pr
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const stderr = String(r.stderr);
   const line = stderr.split('\n').reverse().find((l) => l.startsWith('BENCH '));
-  if (r.exitCode !== 0 || !line) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}):\n${stderr.slice(-2000)}`);
+  if (!(o.okExitCodes ?? [0]).includes(r.exitCode ?? -1) || !line) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}):\n${stderr.slice(-2000)}`);
   const [, user, sys, kb] = line.split(' ').map(Number);
   return { wall, cpu: user! + sys!, rssMb: kb! / 1024, stdout: String(r.stdout ?? ''), stderr };
 }
