@@ -87,7 +87,7 @@ describe('plan', () => {
 
   for (const bin of [helm4, helm3]) {
     const name = bin === helm3 ? 'helm3' : 'helm4';
-    it(`${name}: unchanged is exit 0 and changes nothing; a changed value, a hand edit and a dropped template are named, the secret masked, as kubectl diff sees them`, async () => {
+    it(`${name}: unchanged is exit 0 and changes nothing; a changed value, a hand edit and a dropped template are named, the secret masked, as kubectl diff sees them; the install then changes exactly those`, async () => {
       const namespace = await newNamespace(`plan-${name}`);
       await installed(namespace, bin);
       const before = await versions(namespace);
@@ -120,6 +120,14 @@ describe('plan', () => {
       const ours = r.plan.objects.filter((o) => o.action === 'create' || o.action === 'change').map((o) => `${o.kind}/${o.name}`).sort();
       const peer = (await kubectlDiffObjects(namespace, sets, bin)).filter((o) => o !== 'ConfigMap/migrate-marker');
       expect(peer).toEqual(ours);
+
+      // Then the install itself: what it changed and deleted is what the plan said.
+      const upgraded = await install('shop', namespace, [...source, '--helm-bin', bin, ...sets.flatMap((s) => ['--set', s])]);
+      expect(upgraded.exitCode, upgraded.stderr).toBe(0);
+      const after = await versions(namespace);
+      const chartKinds = (key: string) => !key.startsWith('Lease/') && !key.startsWith('Secret/sh.helm.release') && key !== 'ConfigMap/migrate-marker' && key !== 'ConfigMap/kube-root-ca.crt';
+      const touched = Object.keys({ ...edited, ...after }).filter(chartKinds).filter((k) => edited[k] !== after[k]).sort();
+      expect(touched).toEqual([...ours, ...r.plan.objects.filter((o) => o.action === 'delete').map((o) => `${o.kind}/${o.name}`)].sort());
     });
   }
 
