@@ -4,7 +4,7 @@
 // the Application's additionalImages block; `--check` fails when an Application misses one.
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { buildImagePlan, describeRegistryOnly, requiredLocalImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
+import { buildImagePlan, describeRegistryOnly, requiredLocalImages, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
 import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import { defineCommand } from '../command.js';
@@ -99,7 +99,7 @@ async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): 
     return 0;
   }
   // One spelling per image: `nginx` and `docker.io/library/nginx:latest` are the same image.
-  const originals = plan.images.map((i) => i.spellings[0]!).sort();
+  const originals = sourceImages(plan);
 
   if (o.check) {
     state.progress.action = `checking ${o.check}`;

@@ -20,7 +20,7 @@
 // Values that name only a registry or a registry namespace (`docker.elastic.co`,
 // `docker.io/mongodb`) under a key that says registry/repo/hub are returned apart: operators build
 // image names from them at run time; they can be reported, not rewritten.
-import { parseImageReference, type ImageReference } from './image-reference.js';
+import { namesTagOrDigest, parseImageReference, type ImageReference } from './image-reference.js';
 
 export type EmbeddedContext =
   /** One item of a container's `args` or `command`; `previous` is the item before it. */
@@ -153,6 +153,5 @@ function hasExplicitHost(candidate: string): boolean {
 }
 
 function hasExplicitTagOrDigest(candidate: string): boolean {
-  if (candidate.includes('@')) return true;
-  return candidate.lastIndexOf(':') > candidate.lastIndexOf('/');
+  return namesTagOrDigest(candidate);
 }

@@ -4,7 +4,7 @@
 // registry, the extra paths, the chart's `helm.sh/images` annotation), so they cannot disagree on
 // what is an image, what it is called locally, or what collides.
 import { InvalidInputError } from '../errors.js';
-import { isKotsLocalName, parseImageReference, planImageRewrites, rewriteImageReference, type LocalRegistry } from './image-reference.js';
+import { isKotsLocalName, namesTagOrDigest, parseImageReference, planImageRewrites, rewriteImageReference, withoutTag, type LocalRegistry } from './image-reference.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from './manifest-images.js';
 
 /** An image a chart declares in its Chart.yaml `helm.sh/images` annotation (HIP-0015). */
@@ -26,11 +26,19 @@ export interface PlannedImage {
   local: boolean;
   occurrences: ImageOccurrence[];
   annotations: AnnotatedImage[];
+  /**
+   * Set when this reference only names an image the chart deploys under another reference
+   * (`image`, as listed): not an image of its own, so not listed, pushed or checked.
+   * - `untagged`: written without a tag inside a longer string (a chart's values kept in a
+   *   ConfigMap, the tag in another key), for a repository the chart deploys with a tag or
+   *   digest: rewritten to its local name, without a tag (`target`).
+   */
+  nameOf?: { image: string; reason: 'untagged' };
 }
 
 export interface ImagePlan {
   registry?: LocalRegistry;
-  /** Sorted by source. */
+  /** Sorted by source; names of other images (`nameOf`) included. */
   images: PlannedImage[];
   /** Values naming only a registry that operators build image names from (report only). */
   registries: RegistryOnlyOccurrence[];
@@ -71,20 +79,42 @@ export function buildImagePlan(input: ImagePlanInput): ImagePlan {
 
   const images = [...byImage.values()].sort((a, b) => a.source.localeCompare(b.source));
   const registry = input.registry;
+  markUntaggedNames(images);
   if (registry) {
     // Refuses two sources on one local name, naming both.
     planImageRewrites(
-      images.flatMap((i) => i.spellings),
+      images.filter((i) => !i.nameOf).flatMap((i) => i.spellings),
       registry,
     );
     for (const image of images) {
       const ref = parseImageReference(image.spellings[0]!);
       image.local = isKotsLocalName(ref, registry);
       image.target = image.local ? ref.normalized : rewriteImageReference(ref, registry);
+      if (image.nameOf) image.target = withoutTag(image.target);
     }
   }
   const registries = (input.registries ?? []).filter((r) => !registry || !isLocalRegistryValue(r.value, registry));
   return { ...(registry ? { registry } : {}), images, registries };
+}
+
+/**
+ * An untagged reference inside longer strings only, for a repository the chart deploys with a
+ * tag or digest (in a manifest, not only in an annotation): the name of that image, whose tag
+ * the app reads elsewhere. Listing it as `:latest` would put an image in the airgap bundle that
+ * nothing pulls, and maybe one that does not exist.
+ */
+function markUntaggedNames(images: PlannedImage[]): void {
+  for (const image of images) {
+    if (image.annotations.length > 0 || image.occurrences.some((o) => o.embedded === undefined) || image.spellings.some(namesTagOrDigest)) continue;
+    const repository = sourceRepository(image);
+    const named = images.find((other) => other !== image && other.occurrences.length > 0 && other.spellings.some(namesTagOrDigest) && sourceRepository(other) === repository);
+    if (named) image.nameOf = { image: named.spellings[0]!, reason: 'untagged' };
+  }
+}
+
+function sourceRepository(image: PlannedImage): string {
+  const ref = parseImageReference(image.spellings[0]!);
+  return `${ref.registry}/${ref.repository}`;
 }
 
 /** The KOTS name of one reference under the plan's registry; undefined when it stays as it is. */
@@ -94,9 +124,14 @@ export function targetOf(plan: ImagePlan, reference: string): string | undefined
   return isKotsLocalName(ref, plan.registry) ? undefined : rewriteImageReference(ref, plan.registry);
 }
 
-/** The names the local registry must hold (sorted, unique). */
+/** The names the local registry must hold (sorted, unique): every image, no name of another. */
 export function requiredLocalImages(plan: ImagePlan): string[] {
-  return [...new Set(plan.images.map((i) => i.target ?? i.source))].sort();
+  return [...new Set(plan.images.filter((i) => !i.nameOf).map((i) => i.target ?? i.source))].sort();
+}
+
+/** Every image as the chart spells it (its first spelling), sorted: what an Application must list. */
+export function sourceImages(plan: ImagePlan): string[] {
+  return plan.images.filter((i) => !i.nameOf).map((i) => i.spellings[0]!).sort();
 }
 
 /** Every place a reference (as written, normalised, or its local name) came from. */

@@ -129,6 +129,18 @@ export function parseImageReference(ref: string): ImageReference {
   return { ...parts, original: ref, normalized: formatImageReference(parts) };
 }
 
+/** Does the reference as written name a tag or a digest (`nginx` names neither: the runtime adds `:latest`)? */
+export function namesTagOrDigest(ref: string): boolean {
+  return ref.includes('@') || ref.lastIndexOf(':') > ref.lastIndexOf('/');
+}
+
+/** A reference without its tag (`<address>/<name>:<tag>` -> `<address>/<name>`); a digest stays. */
+export function withoutTag(ref: string): string {
+  if (ref.includes('@')) return ref;
+  const colon = ref.lastIndexOf(':');
+  return colon > ref.lastIndexOf('/') ? ref.slice(0, colon) : ref;
+}
+
 export function formatImageReference(ref: Pick<ImageReference, 'registry' | 'repository' | 'tag' | 'digest'>): string {
   return `${ref.registry}/${ref.repository}${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
 }

@@ -46,6 +46,8 @@ export interface ImageOccurrence {
    * what names it (`--flag`, `env NAME`, a data key).
    */
   via?: string;
+  /** With `via`: the kind of string the reference sits in (a container arg or command, an env value, ConfigMap data). */
+  embedded?: EmbeddedContext['where'];
 }
 
 export interface ImageLocation extends ImageOccurrence {
@@ -156,7 +158,7 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
       const value = node.value;
       const { images, registries: only } = findEmbeddedReferences(value, context);
       if (images.length > 0) seen.add(path);
-      for (const ref of images) addEmbeddedImage(found, node, path, ref, ctx, stream);
+      for (const ref of images) addEmbeddedImage(found, node, path, ref, context.where, ctx, stream);
       for (const ref of only) registries.push({ ...occurrenceOf(node, path, ctx, stream), via: ref.via, value: ref.reference });
     };
 
@@ -381,8 +383,23 @@ function occurrenceOf(node: Scalar, path: string, ctx: ObjectContext, stream: Ma
   };
 }
 
-function addEmbeddedImage(found: ImageLocation[], node: Scalar, path: string, ref: EmbeddedReference, ctx: ObjectContext, stream: ManifestStream): void {
-  found.push({ image: ref.reference, ...occurrenceOf(node, path, ctx, stream), via: ref.via, node, span: { start: ref.start, end: ref.end } });
+function addEmbeddedImage(
+  found: ImageLocation[],
+  node: Scalar,
+  path: string,
+  ref: EmbeddedReference,
+  where: EmbeddedContext['where'],
+  ctx: ObjectContext,
+  stream: ManifestStream,
+): void {
+  found.push({
+    image: ref.reference,
+    ...occurrenceOf(node, path, ctx, stream),
+    via: ref.via,
+    embedded: where,
+    node,
+    span: { start: ref.start, end: ref.end },
+  });
 }
 
 function addImage(found: ImageLocation[], node: Scalar, path: string, ctx: ObjectContext, stream: ManifestStream): void {

@@ -8,7 +8,7 @@
 // largest document's tree and the edits, whatever the stream's size.
 import { isMap, isScalar, isSeq, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
-import { parseImageReference, type LocalRegistry } from './image-reference.js';
+import { namesTagOrDigest, parseImageReference, withoutTag, type LocalRegistry } from './image-reference.js';
 import { buildImagePlan, targetOf } from './image-plan.js';
 import {
   get,
@@ -149,7 +149,7 @@ export function prepareRewrite(
   /** Indexes of the pieces that hold a pinned object, found in pass 1, pinned in pass 2. */
   const pinned = new Set<number>();
   const images: ImageOccurrence[] = [];
-  const perImage = new Map<string, { count: number; first: ImageOccurrence }>();
+  const perImage = new Map<string, { count: number; first: ImageOccurrence; kinds: Map<string, ImageOccurrence> }>();
   const names = new Interned();
   const pending = new PendingEdits();
   const embedded = new Map<number, EmbeddedEdit>();
@@ -185,8 +185,13 @@ export function prepareRewrite(
       if (collect) images.push(occurrenceOf(location));
       const image = names.intern(location.image);
       const seen = perImage.get(image);
+      const kind = occurrenceKind(location);
       if (seen) seen.count++;
-      else perImage.set(image, { count: 1, first: { ...detached(occurrenceOf(location)), image } });
+      if (!seen?.kinds.has(kind)) {
+        const copy = { ...detached(occurrenceOf(location)), image };
+        if (seen) seen.kinds.set(kind, copy);
+        else perImage.set(image, { count: 1, first: copy, kinds: new Map([[kind, copy]]) });
+      }
       if (!plan.registry) continue;
       validateAt(location);
       if (location.span) {
@@ -221,9 +226,10 @@ export function prepareRewrite(
   }
 
   // The same plan `images` and the preflight build (validation, collisions, exact KOTS names),
-  // from the first place of each distinct image: small whatever the stream's size.
+  // from the first place of each distinct image of each kind (an image field, a flag, an env
+  // value, ConfigMap data: what tells a name from an image): small whatever the stream's size.
   const imagePlan = buildImagePlan({
-    occurrences: [...perImage.values()].map(({ first }) => first),
+    occurrences: [...perImage.values()].flatMap(({ kinds }) => [...kinds.values()]),
     registries,
     registry: plan.registry,
   });
@@ -307,6 +313,11 @@ function detached<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
+/** What the plan tells occurrences apart by: the string an image sits in. */
+function occurrenceKind(location: ImageLocation): string {
+  return location.embedded ?? 'field';
+}
+
 /** An image location without its tree: the node and span point into the parsed document. */
 function occurrenceOf(location: ImageLocation): ImageOccurrence {
   const { node: _node, span: _span, ...occurrence } = location;
@@ -330,7 +341,8 @@ class Interned {
 function embeddedEdit(inside: EmbeddedEdit, node: { type: Scalar['type']; start: number; end: number }, rewriteMap: Map<string, string>, text: string): TextEdit | undefined {
   const spans = inside.spans.flatMap((s) => {
     const to = rewriteMap.get(s.image);
-    return to === undefined ? [] : [{ ...s, to }];
+    // A name written without a tag (the tag set elsewhere, e.g. in another key) stays without one.
+    return to === undefined ? [] : [{ ...s, to: namesTagOrDigest(s.image) ? to : withoutTag(to) }];
   });
   if (spans.length === 0) return undefined;
   return substringEdit(inside.value, node, spans, text) ?? scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, replaceSpans(inside.value, spans), text);

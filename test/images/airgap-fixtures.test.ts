@@ -27,6 +27,8 @@ interface Fixture {
   warnings?: RegExp[];
   /** Bare names under an `image` key that an operator joins with a reported registry at run time. */
   nameComponents?: string[];
+  /** Local names written without a tag (the tag sits in another key): they must stay without one. */
+  untagged?: string[];
 }
 
 const FIXTURES: Record<string, Fixture> = {
@@ -150,6 +152,14 @@ const FIXTURES: Record<string, Fixture> = {
     images: ['docker.io/bats/bats:v1.11.1', 'docker.io/bitnami/kubectl:1.33.0', 'docker.io/bitnami/postgresql:17.2.0'],
     local: [`${L}/bats:v1.11.1`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`],
   },
+  // Issue 21, item 7: three patterns of public charts outside the corpus.
+  // The chart's values in a ConfigMap, each image's tag in another key: the name is not an image
+  // of its own and stays without a tag.
+  'values-configmap': {
+    images: ['ghcr.io/acme/collector:2.4.1', 'ghcr.io/acme/exporter:0.7.0'],
+    local: [`${L}/collector:2.4.1`, `${L}/exporter:0.7.0`],
+    untagged: [`${L}/collector`, `${L}/exporter`],
+  },
 };
 
 // Any reference with a registry host and a tag or digest, anywhere in the text (fields, flags,
@@ -194,10 +204,12 @@ describe.each([
     it('render --registry leaves no reference outside those KOTS names, and deploys every one', async () => {
       const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
       expect(r.exitCode, r.stderr).toBe(0);
-      const found = [...referencesIn(r.stdout)].filter((ref) => !fixture.nameComponents?.includes(ref)).sort();
+      const all = [...referencesIn(r.stdout)];
+      const found = all.filter((ref) => !fixture.nameComponents?.includes(ref) && !fixture.untagged?.includes(ref)).sort();
       const outside = found.filter((ref) => !KOTS_LOCAL.test(ref) || !fixture.local.includes(ref));
       expect(outside).toEqual([]);
       expect(found).toEqual(fixture.local.filter((l) => !fixture.annotationOnly?.includes(l)));
+      for (const name of fixture.untagged ?? []) expect(all).toContain(name);
       for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
     });
   });
@@ -210,6 +222,56 @@ describe.each([
       expect(r.stderr).toContain(`cause: Images "docker.io/bitnami/redis:7.4" and "redis:7.4" would both be pushed to "${L}/redis:7.4" in the local registry`);
       expect(r.stdout).toBe('');
     }
+  });
+
+  it('a name without a tag in ConfigMap data (its tag in another key) stays without one', async () => {
+    const r = await runCli(['render', '--chart', join(charts, 'values-configmap'), '--registry', REGISTRY], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`---
+# Source: values-configmap/templates/configmap.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: values-configmap-values
+data:
+  values.yaml: |
+    collector:
+      image: ${L}/collector
+      replicas: 1
+      tag: 2.4.1
+    exporter:
+      image: ${L}/exporter
+      tag: 0.7.0
+  values.json: |
+    {
+      "collector": {
+        "image": "${L}/collector",
+        "replicas": 1,
+        "tag": "2.4.1"
+      },
+      "exporter": {
+        "image": "${L}/exporter",
+        "tag": "0.7.0"
+      }
+    }
+---
+# Source: values-configmap/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: values-configmap-collector
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: collector}}
+  template:
+    metadata: {labels: {app: collector}}
+    spec:
+      containers:
+        - name: collector
+          image: "${L}/collector:2.4.1"
+          args: ["--values=/etc/collector/values.yaml"]
+        - name: exporter
+          image: "${L}/exporter:0.7.0"`);
   });
 
   it('images --why names every place a reference comes from', async () => {

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../src/errors.js';
 import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/images/image-reference.js';
-import { buildImagePlan, parseImagesAnnotation, requiredLocalImages, whyImage } from '../../src/images/image-plan.js';
+import { buildImagePlan, parseImagesAnnotation, requiredLocalImages, sourceImages, whyImage } from '../../src/images/image-plan.js';
 import { collectImages } from '../../src/images/manifest-images.js';
 
 const registry = parseRegistryAddress('registry.local:5000/acme');
@@ -101,5 +101,33 @@ spec: {containers: [{name: a, image: "registry.local:5000/acme/grafana/grafana:1
   it('names the place of an invalid reference', () => {
     const occurrences = collectImages('kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {containers: [{name: a, image: "Bad:Image"}]}\n');
     expect(() => buildImagePlan({ occurrences, registry })).toThrow(/document 1: Pod "p", spec.containers\[0\].image, line 4 of the rendered manifests/);
+  });
+
+  it('an untagged reference inside strings, for a repository the chart deploys with a tag, is a name: not listed, its local name has no tag', () => {
+    const occurrences = collectImages(`kind: ConfigMap
+apiVersion: v1
+metadata: {name: values}
+data:
+  values.yaml: |
+    collector:
+      image: ghcr.io/acme/collector
+      tag: 2.4.1
+    probe:
+      image: ghcr.io/acme/probe
+---
+kind: Pod
+apiVersion: v1
+metadata: {name: p}
+spec: {containers: [{name: a, image: "ghcr.io/acme/collector:2.4.1"}]}
+`);
+    const plan = buildImagePlan({ occurrences, registry });
+    expect(plan.images.map((i) => [i.source, i.target, i.nameOf?.reason ?? 'image'])).toEqual([
+      ['ghcr.io/acme/collector:2.4.1', 'registry.local:5000/acme/collector:2.4.1', 'image'],
+      ['ghcr.io/acme/collector:latest', 'registry.local:5000/acme/collector', 'untagged'],
+      // Nothing else names this repository: the runtime's default tag is what it would pull.
+      ['ghcr.io/acme/probe:latest', 'registry.local:5000/acme/probe:latest', 'image'],
+    ]);
+    expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/collector:2.4.1', 'registry.local:5000/acme/probe:latest']);
+    expect(sourceImages(plan)).toEqual(['ghcr.io/acme/collector:2.4.1', 'ghcr.io/acme/probe']);
   });
 });

@@ -584,4 +584,43 @@ items:
     const { output } = rewriteManifests(text, { registry, extraPaths: [] });
     expect(output).toBe(text.replace('ghcr.io/acme/app:1.2', `${L}/app:1.2`).replace('quay.io/acme/listed:1', `${L}/listed:1`));
   });
+
+  it('keeps a reference written without a tag without one (its tag sits elsewhere); an image field gets the runtime\'s :latest as before', () => {
+    const text = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: values}
+data:
+  values.yaml: |
+    collector:
+      image: ghcr.io/acme/collector
+      tag: 2.4.1
+  values.json: |
+    {
+      "collector": {
+        "image": "ghcr.io/acme/collector",
+        "tag": "2.4.1"
+      }
+    }
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+    - name: collector
+      image: ghcr.io/acme/collector:2.4.1
+      args: [--probe-image=quay.io/acme/probe]
+    - name: tools
+      image: ghcr.io/acme/tools
+`;
+    const { output } = rewriteManifests(text, { registry, extraPaths: [] });
+    expect(output).toBe(
+      text
+        .replace('image: ghcr.io/acme/collector\n', `image: ${L}/collector\n`)
+        .replace('"image": "ghcr.io/acme/collector"', `"image": "${L}/collector"`)
+        .replace('image: ghcr.io/acme/collector:2.4.1', `image: ${L}/collector:2.4.1`)
+        .replace('--probe-image=quay.io/acme/probe', `--probe-image=${L}/probe`)
+        .replace('image: ghcr.io/acme/tools', `image: ${L}/tools:latest`),
+    );
+  });
 });
