@@ -4,8 +4,8 @@
 // the Application's additionalImages block; `--check` fails when an Application misses one.
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { buildImagePlan, describeRegistryOnly, requiredLocalImages, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
-import { checkKotsApplication, formatKotsAdditionalImages } from '../images/kots-images.js';
+import { buildImagePlan, describeRegistryOnly, listedImages, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
+import { checkKotsApplication, formatImages } from '../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, oneOf, renderHelmArgs, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
@@ -115,7 +115,6 @@ async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): 
     return 0;
   }
   // With --registry: the names the local registry must hold (two sources on one name are refused).
-  const listed = registry ? requiredLocalImages(plan) : originals;
-  process.stdout.write(o.format === 'kots' ? formatKotsAdditionalImages(listed) : listed.map((i) => `${i}\n`).join(''));
+  process.stdout.write(formatImages(listedImages(plan), o.format));
   return 0;
 }

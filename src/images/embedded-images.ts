@@ -20,6 +20,11 @@
 // Values that name only a registry or a registry namespace (`docker.elastic.co`,
 // `docker.io/mongodb`) under a key that says registry/repo/hub are returned apart: operators build
 // image names from them at run time; they can be reported, not rewritten.
+// In ConfigMap data, apps also name OCI artifacts they pull at run time (plugins, rule bundles,
+// charts) as list items (`- <ref>`, `refs: [<ref>, ...]`, a JSON array) or as `oci://<ref>`. An
+// item counts only as a full reference: registry host, repository with a slash, tag or digest;
+// `oci://` the same after the scheme. It is an artifact unless the key above the list says
+// "image" (then an image); any other scheme (`https://...`) never counts.
 import { namesTagOrDigest, parseImageReference, type ImageReference } from './image-reference.js';
 
 export type EmbeddedContext =
@@ -35,8 +40,10 @@ export interface EmbeddedReference {
   start: number;
   end: number;
   reference: string;
-  /** What names it: `--flag`, `env NAME`, `key` of a data line. */
+  /** What names it: `--flag`, `env NAME`, `key` of a data line (for a list item, the list's key). */
   via: string;
+  /** An OCI artifact the app pulls at run time (ConfigMap data only), not a container image. */
+  artifact?: true;
 }
 
 export interface EmbeddedFindings {
@@ -59,9 +66,31 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     else if (isRegistryOnly(candidate, hint)) found.registries.push({ start, end: start + candidate.length, reference: candidate, via });
   };
 
+  // ConfigMap data: an `oci://` reference is an artifact (its scheme is cut off, the reference
+  // after it is what the registry holds); list items are read below.
+  const considerData = (candidate: string, start: number, hint: string, via: string) => {
+    if (!candidate.startsWith(OCI_SCHEME)) return consider(candidate, start, hint, via);
+    const reference = candidate.slice(OCI_SCHEME.length);
+    const at = start + OCI_SCHEME.length;
+    if (isFullReference(reference)) found.images.push({ start: at, end: at + reference.length, reference, via, artifact: true });
+  };
+
   // Several words: lines and words, whatever the context.
   if (/\s/.test(value.trim())) {
-    scanWords(value, consider);
+    if (context.where !== 'data') {
+      scanWords(value, consider);
+      return found;
+    }
+    const taken = scanWords(value, considerData);
+    for (const item of listItems(value)) {
+      if (taken.has(item.start)) continue;
+      taken.add(item.start);
+      const oci = item.candidate.startsWith(OCI_SCHEME);
+      if (!isFullReference(oci ? item.candidate.slice(OCI_SCHEME.length) : item.candidate)) continue;
+      const key = item.key(); // looked up only for a reference: a JSON array of 10k strings is not walked 10k times
+      if (oci) considerData(item.candidate, item.start, '', key || context.key);
+      else found.images.push({ start: item.start, end: item.start + item.candidate.length, reference: item.candidate, via: key || context.key, ...(IMAGE_HINT.test(key) ? {} : { artifact: true as const }) });
+    }
     return found;
   }
   if (context.where === 'arg') {
@@ -81,8 +110,74 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
   }
   // ConfigMap data of one token: the whole value, under its key.
   const offset = value.indexOf(value.trim());
-  consider(value.trim(), offset, context.key, context.key);
+  considerData(value.trim(), offset, context.key, context.key);
   return found;
+}
+
+const OCI_SCHEME = 'oci://';
+
+/** A reference that names everything itself: registry host, a repository with a slash, a tag or digest. */
+function isFullReference(candidate: string): boolean {
+  return hasExplicitHost(candidate) && hasExplicitTagOrDigest(candidate) && parseCandidate(candidate) !== undefined;
+}
+
+// A YAML block list item `- <value>` (quoted or not, a comment after it), a JSON array element
+// alone on its line (`"<value>",`), and the items of a `[a, "b"]` list on one line.
+const BLOCK_ITEM = /^([ \t]*)-[ \t]+(["']?)([^\s"'#,[\]{}]+)\2[ \t\r]*(?:#.*)?$/d;
+const ARRAY_ELEMENT = /^([ \t]*)(["'])([^\s"'[\]{}]+)\2[ \t]*,?[ \t\r]*$/d;
+const FLOW_LIST = /\[([^[\]]*)\]/dg;
+const FLOW_ITEM = /(["']?)([^\s,"'[\]{}]+)\1/dg;
+// The key a list hangs from: `key:` (`- key:`, `"key":`) ending its line, or `key: [` / `"key": [`.
+const LIST_KEY = /^[ \t]*(?:-[ \t]+)?(["']?)([A-Za-z0-9_.\-/]+)\1[ \t]*:[ \t]*$/;
+const ARRAY_KEY = /(["']?)([A-Za-z0-9_.\-/]+)\1[ \t]*[:=][ \t]*\[[ \t]*$/;
+const FLOW_KEY = /(["']?)([A-Za-z0-9_.\-/]+)\1[ \t]*[:=][ \t]*$/;
+
+/** The list items of a text (YAML block and flow lists, JSON arrays), each with the key of its list ('' when none). */
+function listItems(value: string): { candidate: string; start: number; key: () => string }[] {
+  const items: { candidate: string; start: number; key: () => string }[] = [];
+  const lines = value.split('\n');
+  let lineStart = 0;
+  lines.forEach((line, i) => {
+    // A full reference holds a `/`: most lines of a large config (a dashboard's JSON) have none.
+    if (!line.includes('/')) {
+      lineStart += line.length + 1;
+      return;
+    }
+    const block = BLOCK_ITEM.exec(line);
+    const element = block ? undefined : ARRAY_ELEMENT.exec(line);
+    const m = block ?? element;
+    if (m) {
+      const indent = m[1]!.length;
+      items.push({ candidate: m[3]!, start: lineStart + m.indices![3]![0], key: () => listKeyAbove(lines, i, indent, block ? 'block' : 'array') });
+    }
+    for (const list of line.matchAll(FLOW_LIST)) {
+      const key = () => FLOW_KEY.exec(line.slice(0, list.index))?.[2] ?? '';
+      const innerStart = list.indices![1]![0];
+      for (const item of list[1]!.matchAll(FLOW_ITEM)) items.push({ candidate: item[2]!, start: lineStart + innerStart + item.indices![2]![0], key });
+    }
+    lineStart += line.length + 1;
+  });
+  return items;
+}
+
+/**
+ * The key a list item hangs from: for a block item, the nearest line above at its indentation or
+ * less that is not an item of the same list (`key:`, or the list is keyless); for a JSON element,
+ * the nearest line above with less indentation (`"key": [`).
+ */
+function listKeyAbove(lines: string[], index: number, indent: number, kind: 'block' | 'array'): string {
+  for (let i = index - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (/^[ \t]*(?:#.*)?$/.test(line)) continue;
+    const lineIndent = /^[ \t]*/.exec(line)![0].length;
+    if (kind === 'block') {
+      if (lineIndent > indent || (lineIndent === indent && /^[ \t]*-(?:[ \t]|$)/.test(line))) continue;
+      return LIST_KEY.exec(line)?.[2] ?? '';
+    }
+    if (lineIndent >= indent) continue;
+    return ARRAY_KEY.exec(line)?.[2] ?? '';
+  }
+  return '';
 }
 
 // `name=<ref>` as a word of its own: a flag (`--a-image=<ref>`, `-a-image="<ref>"`) or a
@@ -90,8 +185,8 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
 // end of the word (a blank, `;`, `,`, `)`, or a shell line's `\`).
 const WORD = /(^|[\s;(])(-{0,2}[A-Za-z0-9_][A-Za-z0-9_.-]*)=(["']?)([A-Za-z0-9._\-/:@+]+)\3(?=$|[\s;,)\\])/g;
 
-/** Each `key: <ref>` line and each `name=<ref>` word of a string, every place taken once. */
-function scanWords(value: string, consider: (candidate: string, start: number, hint: string, via: string) => void): void {
+/** Each `key: <ref>` line and each `name=<ref>` word of a string, every place taken once; returns the places taken. */
+function scanWords(value: string, consider: (candidate: string, start: number, hint: string, via: string) => void): Set<number> {
   const taken = new Set<number>();
   const take = (candidate: string, start: number, name: string) => {
     if (taken.has(start)) return;
@@ -111,6 +206,7 @@ function scanWords(value: string, consider: (candidate: string, start: number, h
     const [, before = '', name = '', quote = '', candidate = ''] = m;
     take(candidate, m.index + before.length + name.length + 1 + quote.length, name);
   }
+  return taken;
 }
 
 /** Is this string, found under `hint`, an image reference (see the file comment)? */

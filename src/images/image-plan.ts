@@ -26,6 +26,8 @@ export interface PlannedImage {
   local: boolean;
   occurrences: ImageOccurrence[];
   annotations: AnnotatedImage[];
+  /** Every place names it as an OCI artifact the app pulls at run time (ConfigMap data). */
+  artifact?: true;
   /**
    * Set when this reference only names an image the chart deploys under another reference
    * (`image`, as listed): not an image of its own, so not listed, pushed or checked.
@@ -78,6 +80,9 @@ export function buildImagePlan(input: ImagePlanInput): ImagePlan {
   }
 
   const images = [...byImage.values()].sort((a, b) => a.source.localeCompare(b.source));
+  for (const image of images) {
+    if (image.annotations.length === 0 && image.occurrences.every((o) => o.artifact)) image.artifact = true;
+  }
   const registry = input.registry;
   markUntaggedNames(images);
   if (registry) {
@@ -124,7 +129,7 @@ export function targetOf(plan: ImagePlan, reference: string): string | undefined
   return isKotsLocalName(ref, plan.registry) ? undefined : rewriteImageReference(ref, plan.registry);
 }
 
-/** The names the local registry must hold (sorted, unique): every image, no name of another. */
+/** The names the local registry must hold (sorted, unique): every image, artifacts included, no name of another. */
 export function requiredLocalImages(plan: ImagePlan): string[] {
   return [...new Set(plan.images.filter((i) => !i.nameOf).map((i) => i.target ?? i.source))].sort();
 }
@@ -132,6 +137,23 @@ export function requiredLocalImages(plan: ImagePlan): string[] {
 /** Every image as the chart spells it (its first spelling), sorted: what an Application must list. */
 export function sourceImages(plan: ImagePlan): string[] {
   return plan.images.filter((i) => !i.nameOf).map((i) => i.spellings[0]!).sort();
+}
+
+export interface ListedImage {
+  reference: string;
+  /** Only OCI artifacts (ConfigMap data) go by this name, no container image. */
+  artifact: boolean;
+}
+
+/** What `images` lists: each image as the chart spells it or, with a registry, its local name. */
+export function listedImages(plan: ImagePlan): ListedImage[] {
+  const listed = new Map<string, boolean>();
+  for (const image of plan.images) {
+    if (image.nameOf) continue;
+    const reference = plan.registry ? (image.target ?? image.source) : image.spellings[0]!;
+    listed.set(reference, (listed.get(reference) ?? true) && image.artifact === true);
+  }
+  return [...listed].map(([reference, artifact]) => ({ reference, artifact })).sort((a, b) => (a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0));
 }
 
 /** Every place a reference (as written, normalised, or its local name) came from. */

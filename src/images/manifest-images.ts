@@ -48,6 +48,8 @@ export interface ImageOccurrence {
   via?: string;
   /** With `via`: the kind of string the reference sits in (a container arg or command, an env value, ConfigMap data). */
   embedded?: EmbeddedContext['where'];
+  /** An OCI artifact the app pulls at run time (named in ConfigMap data), not a container image. */
+  artifact?: true;
 }
 
 export interface ImageLocation extends ImageOccurrence {
@@ -397,6 +399,7 @@ function addEmbeddedImage(
     ...occurrenceOf(node, path, ctx, stream),
     via: ref.via,
     embedded: where,
+    ...(ref.artifact ? { artifact: true as const } : {}),
     node,
     span: { start: ref.start, end: ref.end },
   });

@@ -227,7 +227,8 @@ export function prepareRewrite(
 
   // The same plan `images` and the preflight build (validation, collisions, exact KOTS names),
   // from the first place of each distinct image of each kind (an image field, a flag, an env
-  // value, ConfigMap data: what tells a name from an image): small whatever the stream's size.
+  // value, ConfigMap data, an artifact: what tells a name or an artifact from an image): small
+  // whatever the stream's size.
   const imagePlan = buildImagePlan({
     occurrences: [...perImage.values()].flatMap(({ kinds }) => [...kinds.values()]),
     registries,
@@ -313,9 +314,9 @@ function detached<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/** What the plan tells occurrences apart by: the string an image sits in. */
+/** What the plan tells occurrences apart by: the string an image sits in, and whether it is an artifact. */
 function occurrenceKind(location: ImageLocation): string {
-  return location.embedded ?? 'field';
+  return `${location.embedded ?? 'field'}${location.artifact ? ' artifact' : ''}`;
 }
 
 /** An image location without its tree: the node and span point into the parsed document. */

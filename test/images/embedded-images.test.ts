@@ -107,4 +107,47 @@ describe('findEmbeddedReferences', () => {
     expect(findEmbeddedReferences('main', { where: 'env', name: 'GIT_REPO_BRANCH' }).registries).toEqual([]);
     expect(findEmbeddedReferences('docker.io', { where: 'env', name: 'DOMAIN' }).registries).toEqual([]);
   });
+
+  it('finds full references among list items of ConfigMap data (YAML block and flow lists, JSON arrays, oci://) as artifacts, unless the list says image', () => {
+    const value = [
+      'plugins:',
+      '  refs:',
+      '  - ghcr.io/acme/plugins/geoip:1.4.0',
+      `  - "ghcr.io/acme/plugins/auth@${D}"  # pinned`,
+      '  - core-rules:3',
+      '  - https://plugins.acme.example/geoip:1.4.0',
+      '  dir: /var/lib/plugins',
+      'prepull:',
+      '  images:',
+      '    - quay.io/acme/warmup:1.1.0',
+      'mirrors: [https://mirror.acme.example/v2/a:1, "ghcr.io/acme/rules/core:2025.11", registry.acme.example:5000]',
+      '{"bundles": [',
+      '    "ghcr.io/acme/rules/bots:2025.10",',
+      '    "rbac.authorization.k8s.io/v1"',
+      '  ]}',
+      'chart: oci://ghcr.io/acme/charts/addon:0.3.0',
+      'docs: https://docs.acme.example/x/y:1',
+      'notes:',
+      '- acme.example/docs',
+      '- localhost:8080',
+      '- v1.2.3',
+    ].join('\n');
+    const found = findEmbeddedReferences(value, { where: 'data', key: 'gateway.yaml' }).images;
+    expect(found.map((r) => `${r.via}=${r.reference}|${value.slice(r.start, r.end)}${r.artifact ? ' (artifact)' : ''}`)).toEqual([
+      'chart=ghcr.io/acme/charts/addon:0.3.0|ghcr.io/acme/charts/addon:0.3.0 (artifact)',
+      'refs=ghcr.io/acme/plugins/geoip:1.4.0|ghcr.io/acme/plugins/geoip:1.4.0 (artifact)',
+      `refs=ghcr.io/acme/plugins/auth@${D}|ghcr.io/acme/plugins/auth@${D} (artifact)`,
+      'images=quay.io/acme/warmup:1.1.0|quay.io/acme/warmup:1.1.0',
+      'mirrors=ghcr.io/acme/rules/core:2025.11|ghcr.io/acme/rules/core:2025.11 (artifact)',
+      'bundles=ghcr.io/acme/rules/bots:2025.10|ghcr.io/acme/rules/bots:2025.10 (artifact)',
+    ]);
+    // A whole value that is an oci:// reference; the scheme stays outside the reference's range.
+    const oci = findEmbeddedReferences(' oci://ghcr.io/acme/charts/addon@' + D, { where: 'data', key: 'addon' }).images;
+    expect(oci.map((r) => [r.reference, r.start, r.artifact])).toEqual([[`ghcr.io/acme/charts/addon@${D}`, 7, true]]);
+    // Neither an oci:// reference without a tag or digest, nor another scheme, nor list items outside ConfigMap data.
+    expect(findEmbeddedReferences('oci://ghcr.io/acme/charts/addon', { where: 'data', key: 'addon' }).images).toEqual([]);
+    expect(findEmbeddedReferences('https://ghcr.io/acme/charts/addon:1', { where: 'data', key: 'addon' }).images).toEqual([]);
+    expect(findEmbeddedReferences('set -e\n- ghcr.io/acme/plugins/geoip:1.4.0\n', { where: 'arg' }).images).toEqual([]);
+  });
 });
+

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../src/errors.js';
 import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/images/image-reference.js';
-import { buildImagePlan, parseImagesAnnotation, requiredLocalImages, sourceImages, whyImage } from '../../src/images/image-plan.js';
+import { buildImagePlan, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, whyImage } from '../../src/images/image-plan.js';
 import { collectImages } from '../../src/images/manifest-images.js';
 
 const registry = parseRegistryAddress('registry.local:5000/acme');
@@ -130,4 +130,35 @@ spec: {containers: [{name: a, image: "ghcr.io/acme/collector:2.4.1"}]}
     expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/collector:2.4.1', 'registry.local:5000/acme/probe:latest']);
     expect(sourceImages(plan)).toEqual(['ghcr.io/acme/collector:2.4.1', 'ghcr.io/acme/probe']);
   });
+
+  it('marks OCI artifacts (ConfigMap list items, oci://) unless a container also runs the reference', () => {
+    const occurrences = collectImages(`kind: ConfigMap
+apiVersion: v1
+metadata: {name: plugins}
+data:
+  plugins.yaml: |
+    refs:
+      - ghcr.io/acme/plugins/geoip:1.4.0
+      - ghcr.io/acme/tools/shell:1.0
+  addon: oci://ghcr.io/acme/charts/addon:0.3.0
+---
+kind: Pod
+apiVersion: v1
+metadata: {name: p}
+spec: {containers: [{name: a, image: "ghcr.io/acme/tools/shell:1.0"}]}
+`);
+    const plan = buildImagePlan({ occurrences, registry });
+    expect(listedImages(plan)).toEqual([
+      { reference: 'registry.local:5000/acme/addon:0.3.0', artifact: true },
+      { reference: 'registry.local:5000/acme/geoip:1.4.0', artifact: true },
+      { reference: 'registry.local:5000/acme/shell:1.0', artifact: false },
+    ]);
+    expect(listedImages({ ...plan, registry: undefined })).toEqual([
+      { reference: 'ghcr.io/acme/charts/addon:0.3.0', artifact: true },
+      { reference: 'ghcr.io/acme/plugins/geoip:1.4.0', artifact: true },
+      { reference: 'ghcr.io/acme/tools/shell:1.0', artifact: false },
+    ]);
+    expect(whyImage(plan, 'ghcr.io/acme/plugins/geoip:1.4.0')).toEqual([expect.stringMatching(/^ConfigMap plugins, data\.plugins\.yaml, via refs, line 5 of the rendered manifests$/)]);
+  });
 });
+

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { checkKotsApplication, formatKotsAdditionalImages } from '../../src/images/kots-images.js';
+import { checkKotsApplication, formatImages, formatKotsAdditionalImages } from '../../src/images/kots-images.js';
 import { InvalidInputError } from '../../src/errors.js';
 
 let dir: string;
@@ -39,6 +39,19 @@ describe('formatKotsAdditionalImages', () => {
     const app = parse(`apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: Demo\n${block}`);
     expect(app.spec.additionalImages).toEqual([`docker.io/acme/x@${D}`, 'docker.io/library/nginx:1.27', 'quay.io/acme/app:2']);
     expect(parse(`spec:\n${formatKotsAdditionalImages([])}`)).toEqual({ spec: { additionalImages: [] } });
+  });
+
+  it('marks an OCI artifact with a comment in both formats; the KOTS block stays the same YAML list', () => {
+    const listed = [
+      { reference: 'ghcr.io/acme/gateway:5.2.0', artifact: false },
+      { reference: 'ghcr.io/acme/plugins/geoip:1.4.0', artifact: true },
+    ];
+    expect(formatImages(listed, 'list')).toBe('ghcr.io/acme/gateway:5.2.0\nghcr.io/acme/plugins/geoip:1.4.0 # OCI artifact\n');
+    const block = formatImages(listed, 'kots');
+    expect(block.split('\n').slice(2)).toEqual(['  additionalImages:', '    - ghcr.io/acme/gateway:5.2.0', '    - ghcr.io/acme/plugins/geoip:1.4.0 # OCI artifact', '']);
+    expect(parse(`spec:\n${block}`)).toEqual({ spec: { additionalImages: ['ghcr.io/acme/gateway:5.2.0', 'ghcr.io/acme/plugins/geoip:1.4.0'] } });
+    // One spelling an image, another an artifact: the same reference, listed once, as an image.
+    expect(formatKotsAdditionalImages(['nginx:1.27', { reference: 'docker.io/library/nginx:1.27', artifact: true }])).toContain('    - docker.io/library/nginx:1.27\n');
   });
 });
 

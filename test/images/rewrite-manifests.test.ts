@@ -623,4 +623,29 @@ spec:
         .replace('image: ghcr.io/acme/tools', `image: ${L}/tools:latest`),
     );
   });
+
+  it('rewrites OCI artifacts named in ConfigMap data (list items, oci://) like images, and no URL', () => {
+    const D = `sha256:${'a'.repeat(64)}`;
+    const text = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: plugins}
+data:
+  plugins.yaml: |
+    refs:
+      - ghcr.io/acme/plugins/geoip:1.4.0
+      - "ghcr.io/acme/plugins/auth@${D}"
+      - https://plugins.acme.example/geoip:1.4.0
+    bundles: [ghcr.io/acme/rules/core:2025.11, https://rules.acme.example/extra:1]
+  addon: oci://ghcr.io/acme/charts/addon:0.3.0
+`;
+    const { output } = rewriteManifests(text, { registry, extraPaths: [] });
+    expect(output).toBe(
+      text
+        .replace('- ghcr.io/acme/plugins/geoip:1.4.0', `- ${L}/geoip:1.4.0`)
+        .replace(`"ghcr.io/acme/plugins/auth@${D}"`, `"${L}/auth@${D}"`)
+        .replace('[ghcr.io/acme/rules/core:2025.11,', `[${L}/core:2025.11,`)
+        .replace('oci://ghcr.io/acme/charts/addon:0.3.0', `oci://${L}/addon:0.3.0`),
+    );
+  });
 });
+
