@@ -87,6 +87,7 @@ async function unionPlan(runPlan: RunPlan, unionFiles: string[], unionSets: stri
 async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
   const registry = plan.registry;
   for (const r of plan.registries) process.stderr.write(`warning: registry-only reference: ${describeRegistryOnly(r, registry)}\n`);
+  for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);
 
   if (o.why !== undefined) {
     const places = whyImage(plan, o.why);

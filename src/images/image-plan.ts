@@ -31,11 +31,15 @@ export interface PlannedImage {
   /**
    * Set when this reference only names an image the chart deploys under another reference
    * (`image`, as listed): not an image of its own, so not listed, pushed or checked.
+   * - `collision`: found only in container flags or env values (a telemetry label holding
+   *   `<org>/<name>:<version>`), it would share its KOTS name with `image`, which a container
+   *   runs: that image is kept, this reference is left as written (no `target`), and the plan
+   *   warns.
    * - `untagged`: written without a tag inside a longer string (a chart's values kept in a
    *   ConfigMap, the tag in another key), for a repository the chart deploys with a tag or
    *   digest: rewritten to its local name, without a tag (`target`).
    */
-  nameOf?: { image: string; reason: 'untagged' };
+  nameOf?: { image: string; reason: 'collision' | 'untagged' };
 }
 
 export interface ImagePlan {
@@ -44,6 +48,8 @@ export interface ImagePlan {
   images: PlannedImage[];
   /** Values naming only a registry that operators build image names from (report only). */
   registries: RegistryOnlyOccurrence[];
+  /** One line per place of a `collision` name: what was kept, what is left as written. */
+  warnings: string[];
 }
 
 export interface ImagePlanInput {
@@ -85,6 +91,9 @@ export function buildImagePlan(input: ImagePlanInput): ImagePlan {
   }
   const registry = input.registry;
   markUntaggedNames(images);
+  // KOTS names collide on the last path component and the tag, whatever the registry: names are
+  // told apart the same way with or without one, so `images` lists the same images either way.
+  markCollisionNames(images, registry ?? ANY_REGISTRY);
   if (registry) {
     // Refuses two sources on one local name, naming both.
     planImageRewrites(
@@ -92,6 +101,7 @@ export function buildImagePlan(input: ImagePlanInput): ImagePlan {
       registry,
     );
     for (const image of images) {
+      if (image.nameOf?.reason === 'collision') continue; // left as written
       const ref = parseImageReference(image.spellings[0]!);
       image.local = isKotsLocalName(ref, registry);
       image.target = image.local ? ref.normalized : rewriteImageReference(ref, registry);
@@ -99,8 +109,15 @@ export function buildImagePlan(input: ImagePlanInput): ImagePlan {
     }
   }
   const registries = (input.registries ?? []).filter((r) => !registry || !isLocalRegistryValue(r.value, registry));
-  return { ...(registry ? { registry } : {}), images, registries };
+  return { ...(registry ? { registry } : {}), images, registries, warnings: nameWarnings(images, registry) };
 }
+
+const ANY_REGISTRY: LocalRegistry = { host: 'local-registry.invalid', address: 'local-registry.invalid' };
+
+/** Placed where a container runs it: an image field, not a string it is part of. */
+const runsInContainer = (image: PlannedImage) => image.occurrences.some((o) => o.embedded === undefined);
+const onlyInFlagsOrEnv = (image: PlannedImage) =>
+  image.annotations.length === 0 && image.occurrences.length > 0 && image.occurrences.every((o) => o.embedded === 'arg' || o.embedded === 'env');
 
 /**
  * An untagged reference inside longer strings only, for a repository the chart deploys with a
@@ -117,15 +134,59 @@ function markUntaggedNames(images: PlannedImage[]): void {
   }
 }
 
+/**
+ * Two sources on one KOTS name, where exactly one source is what a container runs and every
+ * other is found only in container flags or env values: those only name the image (a label
+ * naming it as published elsewhere). Anything else (two images that run, a ConfigMap reference)
+ * is left to planImageRewrites, which refuses it.
+ */
+function markCollisionNames(images: PlannedImage[], registry: LocalRegistry): void {
+  const byName = new Map<string, PlannedImage[]>();
+  for (const image of images) {
+    if (image.nameOf) continue;
+    const ref = parseImageReference(image.spellings[0]!);
+    if (isKotsLocalName(ref, registry)) continue;
+    const target = parseImageReference(rewriteImageReference(ref, registry));
+    if (target.tag === undefined) continue; // digest-only: content-addressed, nothing contested
+    const key = `${target.repository}:${target.tag}`;
+    const group = byName.get(key);
+    if (group) group.push(image);
+    else byName.set(key, [image]);
+  }
+  for (const group of byName.values()) {
+    if (new Set(group.map(sourceRepository)).size < 2) continue;
+    const running = group.filter(runsInContainer);
+    const named = group.filter(onlyInFlagsOrEnv);
+    if (running.length + named.length !== group.length || new Set(running.map(sourceRepository)).size !== 1) continue;
+    for (const image of named) image.nameOf = { image: running[0]!.spellings[0]!, reason: 'collision' };
+  }
+}
+
 function sourceRepository(image: PlannedImage): string {
   const ref = parseImageReference(image.spellings[0]!);
   return `${ref.registry}/${ref.repository}`;
+}
+
+function nameWarnings(images: PlannedImage[], registry: LocalRegistry | undefined): string[] {
+  const lines = new Set<string>();
+  for (const image of images) {
+    if (image.nameOf?.reason !== 'collision') continue;
+    const local = registry ? rewriteImageReference(image.spellings[0]!, registry) : `<local registry>/${rewriteImageReference(image.spellings[0]!, ANY_REGISTRY).slice(ANY_REGISTRY.address.length + 1)}`;
+    for (const o of image.occurrences) {
+      lines.add(
+        `image name only: ${o.image} (${describeOccurrence(o)}) names ${image.nameOf.image}, which a container runs, under the same local name ` +
+          `(${local}): that image is kept; this reference is left as written and not listed`,
+      );
+    }
+  }
+  return [...lines];
 }
 
 /** The KOTS name of one reference under the plan's registry; undefined when it stays as it is. */
 export function targetOf(plan: ImagePlan, reference: string): string | undefined {
   if (!plan.registry) return undefined;
   const ref = parseImageReference(reference);
+  if (plan.images.some((i) => i.nameOf?.reason === 'collision' && i.source === ref.normalized)) return undefined;
   return isKotsLocalName(ref, plan.registry) ? undefined : rewriteImageReference(ref, plan.registry);
 }
 

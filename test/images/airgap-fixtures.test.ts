@@ -158,6 +158,12 @@ const FIXTURES: Record<string, Fixture> = {
     local: [`${L}/bats:v1.11.1`, `${L}/kubectl:1.33.0`, `${L}/postgresql:17.2.0`],
   },
   // Issue 21, item 7: three patterns of public charts outside the corpus.
+  // A flag and an env value naming the image a container runs as published elsewhere
+  // (acme/ingest:3.1.0 beside quay.io/acme/ingest:3.1.0): not an image of its own.
+  'image-name-label': {
+    images: ['quay.io/acme/ingest:3.1.0', 'quay.io/acme/relay:1.0.0'],
+    local: [`${L}/ingest:3.1.0`, `${L}/relay:1.0.0`],
+  },
   // The chart's values in a ConfigMap, each image's tag in another key: the name is not an image
   // of its own and stays without a tag.
   'values-configmap': {
@@ -252,6 +258,51 @@ describe.each([
       expect(r.stderr).toContain(`cause: Images "docker.io/bitnami/redis:7.4" and "redis:7.4" would both be pushed to "${L}/redis:7.4" in the local registry`);
       expect(r.stdout).toBe('');
     }
+  });
+
+  it('a flag and an env value that only name the image a container runs are no collision: kept out of the list with a warning, left as written by render', async () => {
+    const args = ['--chart', join(charts, 'image-name-label')];
+    const place = (path: string, via: string, line: number) =>
+      `warning: image name only: acme/ingest:3.1.0 (Deployment image-name-label-ingest, spec.template.spec.containers[0].${path}, via ${via}, ` +
+      `from image-name-label/templates/deployment.yaml, line ${line} of the rendered manifests) names quay.io/acme/ingest:3.1.0, which a container runs, ` +
+      `under the same local name (${L}/ingest:3.1.0): that image is kept; this reference is left as written and not listed`;
+    const local = await runCli(['images', ...args, '--registry', REGISTRY], { env });
+    expect(local.exitCode, local.stderr).toBe(0);
+    expect(local.stdout).toBe(`${L}/ingest:3.1.0\n${L}/relay:1.0.0`);
+    expect(lines(local.stderr)).toEqual([place('args[1]', '--usage-report-image', 17), place('env[0].value', 'env USAGE_REPORT_IMAGE', 21)]);
+    // Without a registry the same names are kept out: KOTS would push both to one name.
+    const listed = await runCli(['images', ...args], { env });
+    expect(listed.stdout).toBe('quay.io/acme/ingest:3.1.0\nquay.io/acme/relay:1.0.0');
+    expect(lines(listed.stderr)).toEqual(lines(local.stderr).map((l) => l.replace(`(${L}/ingest:3.1.0)`, '(<local registry>/ingest:3.1.0)')));
+    const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('would both be pushed');
+    expect(r.stdout).toBe(`---
+# Source: image-name-label/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: image-name-label-ingest
+spec:
+  selector: {matchLabels: {app: ingest}}
+  template:
+    metadata: {labels: {app: ingest}}
+    spec:
+      containers:
+        - name: ingest
+          image: "${L}/ingest:3.1.0"
+          args:
+            - --listen=:8080
+            - --usage-report-image=acme/ingest:3.1.0
+          env:
+            # What the usage reports call this build: the name it is published under.
+            - name: USAGE_REPORT_IMAGE
+              value: "acme/ingest:3.1.0"
+        - name: relay
+          image: ${L}/relay:1.0.0
+          env:
+            - name: RELAY_IMAGE
+              value: ${L}/relay:1.0.0`);
   });
 
   it('a name without a tag in ConfigMap data (its tag in another key) stays without one', async () => {

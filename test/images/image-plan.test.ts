@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../src/errors.js';
 import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/images/image-reference.js';
-import { buildImagePlan, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, whyImage } from '../../src/images/image-plan.js';
+import { buildImagePlan, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, targetOf, whyImage } from '../../src/images/image-plan.js';
 import { collectImages } from '../../src/images/manifest-images.js';
 
 const registry = parseRegistryAddress('registry.local:5000/acme');
@@ -103,6 +103,53 @@ spec: {containers: [{name: a, image: "registry.local:5000/acme/grafana/grafana:1
     expect(() => buildImagePlan({ occurrences, registry })).toThrow(/document 1: Pod "p", spec.containers\[0\].image, line 4 of the rendered manifests/);
   });
 
+  it('a reference found only in flags or env values that shares its KOTS name with an image a container runs only names it: kept out, left as written, warned', () => {
+    const occurrences = collectImages(`kind: Deployment
+apiVersion: apps/v1
+metadata: {name: ingest}
+spec:
+  template:
+    spec:
+      containers:
+        - name: ingest
+          image: quay.io/acme/ingest:3.1.0
+          args: [--usage-report-image=acme/ingest:3.1.0]
+          env: [{name: USAGE_REPORT_IMAGE, value: "acme/ingest:3.1.0"}]
+`);
+    for (const r of [registry, undefined]) {
+      const plan = buildImagePlan({ occurrences, registry: r });
+      expect(plan.images.map((i) => [i.source, i.nameOf?.reason ?? 'image'])).toEqual([
+        ['docker.io/acme/ingest:3.1.0', 'collision'],
+        ['quay.io/acme/ingest:3.1.0', 'image'],
+      ]);
+      expect(sourceImages(plan)).toEqual(['quay.io/acme/ingest:3.1.0']);
+      expect(listedImages(plan)).toEqual([{ reference: r ? 'registry.local:5000/acme/ingest:3.1.0' : 'quay.io/acme/ingest:3.1.0', artifact: false }]);
+      expect(plan.warnings).toEqual([
+        expect.stringMatching(/^image name only: acme\/ingest:3\.1\.0 \(Deployment ingest, spec\.template\.spec\.containers\[0\]\.args\[0\], via --usage-report-image, line 10 .*\) names quay\.io\/acme\/ingest:3\.1\.0, which a container runs, under the same local name \((registry\.local:5000\/acme|<local registry>)\/ingest:3\.1\.0\): that image is kept; this reference is left as written and not listed$/),
+        expect.stringMatching(/^image name only: acme\/ingest:3\.1\.0 \(Deployment ingest, spec\.template\.spec\.containers\[0\]\.env\[0\]\.value, via env USAGE_REPORT_IMAGE, line 11 /),
+      ]);
+    }
+    const plan = buildImagePlan({ occurrences, registry });
+    expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/ingest:3.1.0']);
+    expect(targetOf(plan, 'acme/ingest:3.1.0')).toBeUndefined();
+    expect(targetOf(plan, 'quay.io/acme/ingest:3.1.0')).toBe('registry.local:5000/acme/ingest:3.1.0');
+    expect(whyImage(plan, 'acme/ingest:3.1.0')).toHaveLength(2);
+  });
+
+  it('still refuses a collision that is not only a name: two images that run, a ConfigMap reference, two flags', () => {
+    const pod = (containers: string, data = '') => `kind: Pod
+apiVersion: v1
+metadata: {name: p}
+spec: {containers: [${containers}]}
+${data ? `---\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: c}\ndata: {images: "${data}"}\n` : ''}`;
+    const cases = [
+      pod('{name: a, image: "quay.io/acme/ingest:3", args: [--image=acme/ingest:3]}, {name: b, image: "ghcr.io/acme/ingest:3"}'),
+      pod('{name: a, image: "quay.io/acme/ingest:3"}', 'ghcr.io/acme/ingest:3'),
+      pod('{name: a, image: "busybox:1", args: [--a-image=quay.io/acme/ingest:3, --b-image=ghcr.io/acme/ingest:3]}'),
+    ];
+    for (const stream of cases) expect(() => buildImagePlan({ occurrences: collectImages(stream), registry }), stream).toThrow(/would both be pushed to "registry\.local:5000\/acme\/ingest:3"/);
+  });
+
   it('an untagged reference inside strings, for a repository the chart deploys with a tag, is a name: not listed, its local name has no tag', () => {
     const occurrences = collectImages(`kind: ConfigMap
 apiVersion: v1
@@ -129,6 +176,7 @@ spec: {containers: [{name: a, image: "ghcr.io/acme/collector:2.4.1"}]}
     ]);
     expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/collector:2.4.1', 'registry.local:5000/acme/probe:latest']);
     expect(sourceImages(plan)).toEqual(['ghcr.io/acme/collector:2.4.1', 'ghcr.io/acme/probe']);
+    expect(plan.warnings).toEqual([]);
   });
 
   it('marks OCI artifacts (ConfigMap list items, oci://) unless a container also runs the reference', () => {

@@ -585,6 +585,40 @@ items:
     expect(output).toBe(text.replace('ghcr.io/acme/app:1.2', `${L}/app:1.2`).replace('quay.io/acme/listed:1', `${L}/listed:1`));
   });
 
+  it('leaves a flag or env value that only names an image a container runs as written, wherever it comes first in the stream', () => {
+    const text = `apiVersion: batch/v1
+kind: Job
+metadata: {name: report}
+spec:
+  template:
+    spec:
+      containers:
+        - name: report
+          image: quay.io/acme/report:1.0
+          env:
+            - {name: USAGE_REPORT_IMAGE, value: "acme/ingest:3.1.0"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ingest}
+spec:
+  template:
+    spec:
+      containers:
+        - name: ingest
+          image: quay.io/acme/ingest:3.1.0
+          args: [--usage-report-image=acme/ingest:3.1.0, --report-image=quay.io/acme/report:1.0]
+`;
+    const { output } = rewriteManifests(text, { registry, extraPaths: [] });
+    expect(output).toBe(
+      text
+        .replace('image: quay.io/acme/report:1.0', `image: ${L}/report:1.0`)
+        .replace('image: quay.io/acme/ingest:3.1.0', `image: ${L}/ingest:3.1.0`)
+        .replace('--report-image=quay.io/acme/report:1.0', `--report-image=${L}/report:1.0`),
+    );
+    expect(output.match(/acme\/ingest:3\.1\.0/g)).toHaveLength(2);
+  });
+
   it('keeps a reference written without a tag without one (its tag sits elsewhere); an image field gets the runtime\'s :latest as before', () => {
     const text = `apiVersion: v1
 kind: ConfigMap
