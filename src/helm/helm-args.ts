@@ -54,6 +54,9 @@ export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): strin
     a.timeout,
     '--history-max',
     String(a.historyMax),
+    // The values given are the whole truth: without this, an upgrade given no values at all
+    // (empty layers) silently reuses the last release's, and a value the admin removed stays.
+    '--reset-values',
     ...(a.takeOwnership ? ['--take-ownership'] : []),
     ...forceConflictsArgs(helmMajor),
     ...(a.dryRun ? ['--dry-run=server'] : []),

@@ -8,6 +8,8 @@ import type { ResourceIndex } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus } from '../cluster/kube-errors.js';
 import { compareObjects, setAsWritten } from '../drift/compare-objects.js';
+import { formatPointer, isUnder, removeAt } from '../drift/json-pointer.js';
+import { sameJson } from '../drift/managed-fields.js';
 import { driftApiError, HELM_FIELD_MANAGER, mapBounded, type ObjectDrift } from '../drift/detect-drift.js';
 import { ignoredPaths, type IgnoreRule } from '../drift/ignore-rules.js';
 import { manifestObjects, placeObjects, type PlacedObject } from '../drift/manifest-objects.js';
@@ -47,13 +49,15 @@ export async function compareWithLive(kube: KubeClients, client: ObjectClient, c
   const desired = all.filter((p) => hookOf(p) === undefined);
   const desiredKeys = new Set(desired.map(objectKey));
   // helm prunes what the new chart dropped, unless the object asks to be kept.
-  const dropped = c.lastManifest === undefined ? [] : place(c.lastManifest).filter((p) => !desiredKeys.has(objectKey(p)) && !keep(p));
+  const last = c.lastManifest === undefined ? [] : place(c.lastManifest);
+  const lastBodies = new Map(last.map((p) => [objectKey(p), p.body]));
+  const dropped = last.filter((p) => !desiredKeys.has(objectKey(p)) && !keep(p));
   const chartCrds = place(crds).filter((p) => !desiredKeys.has(objectKey(p)));
   const live = await readLive(kube, client, [...desired, ...dropped, ...chartCrds]);
 
   const drift: ObjectDrift[] = [];
   const compared = await mapBounded(desired, CONCURRENCY, async (p) => {
-    const found = await desiredState(kube, client, p, live.get(objectKey(p)), ignoredPaths(c.rules, p));
+    const found = await desiredState(kube, client, p, { live: live.get(objectKey(p)), last: lastBodies.get(objectKey(p)) }, ignoredPaths(c.rules, p));
     if (found.drift) drift.push(found.drift);
     return found.input;
   });
@@ -69,12 +73,19 @@ export async function compareWithLive(kube: KubeClients, client: ObjectClient, c
   };
 }
 
-async function desiredState(kube: KubeClients, client: ObjectClient, p: PlacedObject, live: Obj | undefined, ignored: string[]): Promise<{ input: PlanObjectInput; drift?: ObjectDrift }> {
+/**
+ * `last`: the object as the last deployed revision applied it. An object the chart changed is
+ * always asked of the dry run (holding every field as written says nothing of the fields the new
+ * chart stopped setting), and those fields are taken out of its result as helm takes them out.
+ */
+async function desiredState(kube: KubeClients, client: ObjectClient, p: PlacedObject, state: { live?: Obj; last?: Obj }, ignored: string[]): Promise<{ input: PlanObjectInput; drift?: ObjectDrift }> {
   const id = identity(p);
+  const { live, last } = state;
   if (!live) return { input: { ...id, desired: p.body }, drift: { ...id, missing: true, fields: [] } };
-  if (setAsWritten(p.body, live, ignored)) return { input: { ...id, desired: live, live } };
+  const sameInChart = last !== undefined && sameJson(last, p.body);
+  if (sameInChart && setAsWritten(p.body, live, ignored)) return { input: { ...id, desired: live, live } };
   try {
-    const result = await client.apply(p.path!, p.body, { fieldManager: HELM_FIELD_MANAGER, dryRun: true });
+    const result = withoutDroppedFields(await client.apply(p.path!, p.body, { fieldManager: HELM_FIELD_MANAGER, dryRun: true }), last, p.body, ignored);
     const fields = compareObjects(result, live, ignored);
     return { input: { ...id, desired: result, live }, ...(fields.length > 0 ? { drift: { ...id, missing: false, fields } } : {}) };
   } catch (error) {
@@ -84,6 +95,32 @@ async function desiredState(kube: KubeClients, client: ObjectClient, p: PlacedOb
     const refused = refusal(error);
     return { input: { ...id, desired: p.body, live, refused }, drift: { ...id, missing: false, fields: compareObjects(p.body, live, ignored, { onlySet: true }), refused } };
   }
+}
+
+/**
+ * Pure. The result without the map fields the last revision set and this one does not: helm 3's
+ * three-way merge deletes them, and a server-side apply by helm 4 does too, but the dry run of an
+ * object helm 3 wrote keeps them (its fields belong to an Update, not to this Apply). Lists are
+ * left to the dry run: their items have no stable address here.
+ */
+export function withoutDroppedFields(result: Obj, last: Obj | undefined, next: Obj, ignored: readonly string[]): Obj {
+  if (!last) return result;
+  const out = structuredClone(result);
+  const walk = (before: unknown, after: unknown, at: string[]) => {
+    if (!isMap(before) || !isMap(after)) return;
+    for (const key of Object.keys(before)) {
+      const path = [...at, key];
+      if (path[0] === 'status' || ignored.some((i) => isUnder(formatPointer(path), i))) continue;
+      if (!(key in after)) removeAt(out, path);
+      else walk(before[key], after[key], path);
+    }
+  };
+  walk(last, next, []);
+  return out;
+}
+
+function isMap(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** The chart's crds/ files (helm template --include-crds marks them by their Source line) apart from the rest. */

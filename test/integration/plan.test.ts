@@ -131,6 +131,19 @@ describe('plan', () => {
     });
   }
 
+  it('a field the chart stops setting: plan names it, and the install given no values at all removes it (helm alone would reuse the last values)', async () => {
+    const namespace = await newNamespace('plan-dropped-field');
+    const chartOnly = ['--release', 'shop', '--namespace', namespace, '--chart', chart];
+    const first = await install('shop', namespace, ['--chart', chart, '--set', 'extra=x']);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const r = await runCli(['plan', ...chartOnly, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() } });
+    expect(r.exitCode, r.stderr).toBe(CHANGES);
+    expect(changes(JSON.parse(r.stdout) as PlanJson)).toEqual(['ConfigMap/settings change /data/extra']);
+    const second = await install('shop', namespace, ['--chart', chart]);
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect((await getJson(['get', 'configmap', 'settings'], opts(namespace))).data).toEqual({ color: 'blue' });
+  });
+
   it('drift alone: correct drift (exit 10), --drift warn: nothing (exit 0); a stuck release: recover', async () => {
     const namespace = await newNamespace('plan-drift');
     await installed(namespace);
