@@ -144,6 +144,16 @@ describe('plan', () => {
     expect((await getJson(['get', 'configmap', 'settings'], opts(namespace))).data).toEqual({ color: 'blue' });
   });
 
+  it('airgap: the plan shows images as the rewrite will write them (--registry)', async () => {
+    const namespace = await newNamespace('plan-airgap');
+    await installed(namespace);
+    const { exitCode, plan: p } = await planJson(namespace, ['--registry', 'registry.local:5000/app', '--skip-preflight']);
+    expect(exitCode).toBe(CHANGES);
+    expect(changes(p)).toEqual(['Deployment/web change /spec/template/spec/containers/0/image']);
+    const diff = p.objects.find((o) => o.kind === 'Deployment')!.diff;
+    expect(diff).toContain('\n-          image: example.invalid/web:1.0\n+          image: registry.local:5000/app/web:1.0\n');
+  });
+
   it('drift alone: correct drift (exit 10), --drift warn: nothing (exit 0); a stuck release: recover', async () => {
     const namespace = await newNamespace('plan-drift');
     await installed(namespace);
