@@ -176,6 +176,7 @@ async function planWithHints(
     throw error;
   }
   for (const r of planned.plan.registries) ctx.logger.warn({ registryOnly: r.value, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
+  for (const w of planned.plan.warnings) ctx.logger.warn(w);
   const hinted = await chooseHints(ctx, registry, renders, planned.occurrences);
   if (!hinted) return planned;
   return { plan: planned.plan, occurrences: hinted.occurrences, manifests: hinted.manifests, hintsFile: hinted.file };

@@ -18,6 +18,7 @@ export const EXIT_CODE_MEANING: Record<number, string> = {
   [ExitCode.transient]: 'cluster unreachable or interrupted; retrying may help',
   [ExitCode.preflightFailed]: 'preflight check failed',
   [ExitCode.releaseBusy]: 'release busy',
+  [ExitCode.changesPlanned]: 'the install would change something (plan only; not an error)',
 };
 
 export interface SuccessReport {

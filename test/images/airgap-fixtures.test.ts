@@ -277,6 +277,8 @@ describe.each([
     const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('would both be pushed');
+    // render (and install) log the same warnings, one per place.
+    expect(r.stderr.split('\n').filter((l) => l.includes('"level":40') && l.includes('image name only: acme/ingest:3.1.0')).length).toBe(2);
     expect(r.stdout).toBe(`---
 # Source: image-name-label/templates/deployment.yaml
 apiVersion: apps/v1
