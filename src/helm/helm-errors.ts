@@ -88,7 +88,9 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
       hint: 'Check the API server address and the network; the installer can simply be run again.',
     });
   }
-  if (has(/is forbidden: User|forbidden: /)) {
+  // RBAC only: an immutable field's refusal ("spec: Forbidden: updates to statefulset spec ...
+  // are forbidden") is helm's failure, not a permission to grant.
+  if (has(/is forbidden: User|forbidden: User "|cannot \w+ resource "/)) {
     return new PreflightError(message, {
       hint: "Grant the installer's ServiceAccount the permissions named above (the Role and ClusterRole in manifests/installer.yaml, or kots/installer-job.yaml; README, \"RBAC\").",
     });

@@ -99,7 +99,9 @@ describe('install lifecycle (helm 4)', () => {
       const chartYaml = join(dir, 'Chart.yaml');
       writeFileSync(chartYaml, readFileSync(chartYaml, 'utf8').replace(/^version: .*$/m, 'version: 1.5.0'));
     });
-    const r = await install('storefront', ns, ['--chart', v2]);
+    // The same vendor values as the first install: a chart outside the app directory has none by
+    // default, and every upgrade gets exactly the values given (--reset-values).
+    const r = await install('storefront', ns, ['--chart', v2, '--base-values', join(appDir, 'values')]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await kinds(ns, 'cronjobs')).toEqual([]);
     expect((await history('storefront', ns)).at(-1)).toMatchObject({ revision: 2, status: 'deployed', chart: 'storefront-1.5.0' });

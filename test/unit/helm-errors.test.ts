@@ -14,6 +14,11 @@ describe('classifyHelmFailure', () => {
     ['schema', "Error: values don't meet the specifications of the schema(s) in the following chart(s):\nstorefront:\n- web.replicaCount: Invalid type. Expected: integer, given: string", ExitCode.invalidInput],
     ['template', 'Error: template: storefront/templates/web.yaml:12:3: executing "x" at <.Values.a.b>: nil pointer evaluating interface {}.b', ExitCode.invalidInput],
     ['rbac', 'Error: UPGRADE FAILED: deployments.apps "web" is forbidden: User "system:serviceaccount:x:y" cannot patch resource', ExitCode.preflightFailed],
+    [
+      'immutable field (not RBAC)',
+      "Error: UPGRADE FAILED: an error occurred while rolling back the release. original upgrade error: StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy' are forbidden: StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec",
+      ExitCode.helmFailed,
+    ],
     ['rolled back', 'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: context deadline exceeded', ExitCode.helmFailed],
     ['hook failed', 'Error: UPGRADE FAILED: pre-upgrade hooks failed: 1 error occurred:\n\t* job shop-migrate failed: BackoffLimitExceeded', ExitCode.helmFailed],
   ];
