@@ -56,7 +56,8 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     // The drift the decision needs is what the comparison found, when install would look for it.
     const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
     const { entries, hooks } = planEntries(compared.objects, { showSecrets: p.showSecrets });
-    return { release, namespace, chart: chartLabel(run), decision: planDecision(decide(withDrift, o)), entries, hooks };
+    const decision = planDecision(decide(withDrift, o));
+    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [] };
   }, { pins, apply: applySettings(run) });
 }
 
@@ -64,6 +65,11 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
 function lastApplied(state: ReleaseState): number | undefined {
   const deployed = state.records.filter((r) => r.status === 'deployed').at(-1);
   return (deployed ?? state.records.at(-1))?.revision;
+}
+
+/** Pure: whether the action runs helm, and with it the chart's hooks (a drift correction or nothing does not). */
+export function runsHooks(decision: PlanDecision): boolean {
+  return decision.action === 'install' || decision.action === 'upgrade' || decision.action === 'recover';
 }
 
 /** Pure: the decision as the plan states it. */

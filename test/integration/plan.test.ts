@@ -95,6 +95,7 @@ describe('plan', () => {
       expect(same.exitCode, same.stderr).toBe(0);
       expect(same.plan.decision.action).toBe('nothing');
       expect(same.plan.summary).toEqual({ create: 0, change: 0, delete: 0, unchanged: 5 });
+      expect(same.plan.hooks).toEqual([]); // nothing runs helm, so no hook runs either
       expect(await versions(namespace)).toEqual(before);
 
       await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:9.9'], opts(namespace));
