@@ -19,4 +19,6 @@ export interface RunState {
   terminationLog?: string;
   /** Found while reading options (unknown HELM_INSTALLER_* variables), logged once a logger exists. */
   warnings?: string[];
+  /** Fields on every log line (a release of a plan: its `namespace/name`). */
+  bindings?: Record<string, string>;
 }

@@ -81,7 +81,7 @@ async function upgrade(
 ): Promise<number> {
   const ever = everDeployed(state.records);
   c.run.logger.info({ release: c.run.release, reason: action.reason }, `${ever ? 'upgrading' : 'installing'}: ${action.reason}`);
-  const labels = digestLabels(await c.inputs.digests());
+  const labels = { ...digestLabels(await c.inputs.digests()), ...c.run.member?.labels };
   let revision: number | undefined;
   try {
     revision = await upgradeRelease(c.run, c.cluster, c.plan, { everDeployed: ever, revisions: state.records.length, labels, lease: c.lease });

@@ -5,7 +5,14 @@ import {
 } from '../config.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
-import { type OptionsOf, rest, switchOption, value } from '../options.js';
+import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options.js';
+import { OptionValueError } from '../errors.js';
+
+function parseParallel(raw: string): number {
+  const n = Number(raw.trim());
+  if (!Number.isInteger(n) || n < 1 || n > 32) throw new OptionValueError('expected a whole number from 1 to 32');
+  return n;
+}
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -52,6 +59,9 @@ export const installOptionTable = {
     90_000,
     '90s',
   ),
+  releasesFile: value('--releases-file <file>', 'RELEASES_FILE', 'a release plan: several charts in dependency order (default: <app-dir>/releases.yaml when it exists and no --chart is given)', parsePath),
+  maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
+  pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),
 };
 

@@ -22,13 +22,17 @@ import { startRun } from '../run/run-context.js';
 import { ignoredFieldPins } from './ignored-fields.js';
 import { readReleaseState, type StateReader } from './read-state.js';
 import { reportSkip } from './report.js';
-import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun } from './run-context.js';
+import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun, type PlanMember } from './run-context.js';
+import { findPlanFile } from '../releases/plan-file.js';
 
-export async function installCommand(o: InstallOptions, state: RunState): Promise<number> {
+export async function installCommand(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
+  // Several charts (a release plan file): each release is installed by this function in turn.
+  const planFile = member ? undefined : findPlanFile(o);
+  if (planFile) return (await import('../releases/install-plan.js')).installPlan(o, state, planFile, installCommand);
   // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed.
   if (o.planOnly) return (await import('../preview/write-plan.js')).writePlan({ ...o, output: 'text', showSecrets: false }, state, { planOnly: true });
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
-  const run = installRun(await startRun(o, state, 1, { deferChartValues: true }));
+  const run = installRun(await startRun(o, state, 1, { deferChartValues: true }), member);
   const { logger, release, resolved, helm } = run;
   logger.info({ chart: chartLabel(run), release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version }, 'starting');
   if (o.dryRun) return dryRun(run);
@@ -61,6 +65,7 @@ export async function installCommand(o: InstallOptions, state: RunState): Promis
       // Before the Lease when the cluster answered; else once the Lease has waited for it, and
       // before it creates a namespace: bad input never leaves a namespace behind.
       if (before) await rbac(manifests);
+      await run.member?.gate();
       lease = await takeLease(run, cluster, () => rbac(manifests));
       await rbac(manifests);
       return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);

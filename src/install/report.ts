@@ -12,6 +12,7 @@ import { chartLabel, type ClusterRun, type InstallRun } from './run-context.js';
 
 function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>): number {
   const seconds = (Date.now() - run.started) / 1000;
+  if (run.member) run.member.outcome = { action: r.action, revision: r.revision };
   writeSync(2, `${successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r })}\n`);
   return 0;
 }

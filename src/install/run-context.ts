@@ -9,10 +9,21 @@ export { chartLabel } from '../run/run-context.js';
 
 export interface InstallRun extends RunContext<InstallOptions> {
   ignore: IgnoreRule[];
+  member?: PlanMember;
 }
 
-export function installRun(run: RunContext<InstallOptions>): InstallRun {
-  return { ...run, ignore: [...run.o.driftIgnore, ...run.o.driftIgnoreFile] };
+/** A release installed as one of a release plan's (src/releases/run-graph.ts). */
+export interface PlanMember {
+  /** Awaited after the checks, before the Lease: the plan's order and its all-checks-first rule. */
+  gate(): Promise<void>;
+  /** Release labels that mark the release as the app's (helm --labels). */
+  labels: Record<string, string>;
+  /** What the release's summary said: filled by install/report.ts. */
+  outcome?: { action: string; revision?: number };
+}
+
+export function installRun(run: RunContext<InstallOptions>, member?: PlanMember): InstallRun {
+  return { ...run, ignore: [...run.o.driftIgnore, ...run.o.driftIgnoreFile], member };
 }
 
 /** What helm upgrade itself is given besides the plan's values and post-renderer. */

@@ -1,0 +1,73 @@
+// What a plan installed, remembered between runs: a ConfigMap in the run's namespace listing the
+// releases (and their dependencies) the last run of this app installed. A release the plan no
+// longer lists has no other trace in the plan, so the inventory is how the next run finds it to
+// uninstall it. Ownership is proved by the release itself (its OWNER_LABEL), never by this list
+// alone: a release someone else made under a listed name is left alone.
+import type { KubeClients } from '../cluster/kube-client.js';
+import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
+
+/** The release label (helm --labels) naming the app whose installer made the release. */
+export const OWNER_LABEL = 'helm-installer.io/app';
+
+export interface InventoryEntry {
+  namespace: string;
+  name: string;
+  /** Keys (`namespace/name`) of the releases it depended on: dependents are removed first. */
+  deps: string[];
+}
+
+export function inventoryName(app: string): string {
+  return `helm-installer-${app}-releases`.slice(0, 253);
+}
+
+export async function readInventory(kube: KubeClients, namespace: string, app: string): Promise<InventoryEntry[]> {
+  try {
+    const cm = await kube.core.readNamespacedConfigMap({ name: inventoryName(app), namespace });
+    const parsed = JSON.parse(cm.data?.releases ?? '[]') as unknown;
+    return Array.isArray(parsed) ? parsed.filter(isEntry) : [];
+  } catch (error) {
+    if (apiStatus(error) === 404) return [];
+    if (error instanceof SyntaxError) return [];
+    throw toInstallerApiError(error, `reading the release inventory ${namespace}/${inventoryName(app)}`, kube.server);
+  }
+}
+
+export async function writeInventory(kube: KubeClients, namespace: string, app: string, entries: InventoryEntry[]): Promise<void> {
+  const body = {
+    metadata: { name: inventoryName(app), namespace, labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' } },
+    data: { releases: JSON.stringify(entries) },
+  };
+  try {
+    await kube.core.replaceNamespacedConfigMap({ name: body.metadata.name, namespace, body });
+  } catch (error) {
+    if (apiStatus(error) !== 404) throw toInstallerApiError(error, `writing the release inventory ${namespace}/${body.metadata.name}`, kube.server);
+    await kube.core.createNamespacedConfigMap({ namespace, body }).catch((e: unknown) => {
+      throw toInstallerApiError(e, `creating the release inventory ${namespace}/${body.metadata.name}`, kube.server);
+    });
+  }
+}
+
+function isEntry(e: unknown): e is InventoryEntry {
+  const o = e as InventoryEntry;
+  return typeof o?.namespace === 'string' && typeof o.name === 'string' && Array.isArray(o.deps);
+}
+
+/**
+ * Pure: the inventory's releases that the plan no longer installs, dependents before their
+ * dependencies (an app's part goes before the operator or database it ran on).
+ */
+export function pruneOrder(inventory: InventoryEntry[], keep: Set<string>): InventoryEntry[] {
+  const gone = inventory.filter((e) => !keep.has(`${e.namespace}/${e.name}`));
+  const order: InventoryEntry[] = [];
+  const placed = new Set<string>();
+  const key = (e: InventoryEntry) => `${e.namespace}/${e.name}`;
+  // A release goes once nothing still to go depends on it.
+  while (order.length < gone.length) {
+    const next =
+      gone.find((e) => !placed.has(key(e)) && gone.every((o) => placed.has(key(o)) || o === e || !o.deps.includes(key(e)))) ??
+      gone.find((e) => !placed.has(key(e)))!;
+    placed.add(key(next));
+    order.push(next);
+  }
+  return order;
+}

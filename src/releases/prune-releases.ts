@@ -1,0 +1,48 @@
+// Uninstalls what the plan dropped or switched off: each release of the last run's inventory
+// that this run does not install, dependents first, under the release's Lease like any other
+// change. Only a release whose newest record carries this app's OWNER_LABEL is ours to remove;
+// any other is named and left alone.
+import type { KubeClients } from '../cluster/kube-client.js';
+import { ReleaseLease } from '../cluster/release-lease.js';
+import { ReleaseRecords } from '../cluster/release-secrets.js';
+import type { HelmClient } from '../helm/helm-client.js';
+import type { InstallOptions } from '../install/install-options.js';
+import type { Logger } from '../logger.js';
+import { OWNER_LABEL, type InventoryEntry } from './inventory.js';
+
+export type PruneResult = 'uninstalled' | 'not ours' | 'already gone';
+
+export interface PruneContext {
+  kube: KubeClients;
+  helm: HelmClient;
+  app: string;
+  o: Pick<InstallOptions, 'timeout' | 'lockTimeout' | 'connectTimeout'>;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+export async function pruneRelease(c: PruneContext, e: InventoryEntry): Promise<PruneResult> {
+  const records = await new ReleaseRecords(c.kube, e.namespace, e.name).current();
+  const newest = records.at(-1);
+  if (!newest) return 'already gone';
+  if (newest.labels[OWNER_LABEL] !== c.app) {
+    c.logger.warn({ release: e.name, namespace: e.namespace, owner: newest.labels[OWNER_LABEL] ?? null }, `release ${e.namespace}/${e.name} is no longer in the plan, but it is not this app's (no ${OWNER_LABEL}=${c.app} label): left alone`);
+    return 'not ours';
+  }
+  const lease = await ReleaseLease.acquire(c.kube, {
+    namespace: e.namespace,
+    release: e.name,
+    waitMs: c.o.lockTimeout,
+    connectMs: c.o.connectTimeout,
+    signal: c.signal,
+    logger: c.logger,
+    beforeCreatingNamespace: async () => undefined,
+  });
+  try {
+    c.logger.info({ release: e.name, namespace: e.namespace }, `uninstalling ${e.namespace}/${e.name}: the plan no longer installs it`);
+    await c.helm.uninstall({ release: e.name, namespace: e.namespace, timeout: c.o.timeout }, { signal: c.signal });
+    return 'uninstalled';
+  } finally {
+    await lease.release();
+  }
+}

@@ -1,0 +1,111 @@
+// Runs a plan's releases, each as a single chart is installed (install.ts), side by side where
+// the graph allows. Every release first reads its state and runs its checks (render, registry,
+// RBAC) at once; then it waits at its gate (install.ts calls PlanMember.gate before the Lease):
+// until every release of the plan has passed its checks (bad input anywhere: nothing starts),
+// and until each of its dependencies is deployed and ready (helm --wait, or unchanged and
+// healthy). A release whose dependency failed is not attempted; unrelated ones go on.
+// `maxParallel` bounds both the releases checking at once and those changing the cluster.
+import { writeSync } from 'node:fs';
+import type { InstallOptions } from '../install/install-options.js';
+import type { PlanMember } from '../install/run-context.js';
+import { failureSummary, toInstallerError } from '../report.js';
+import type { RunState } from '../run-state.js';
+import { OWNER_LABEL } from './inventory.js';
+import type { PlanGraph } from './plan-graph.js';
+import type { ReleaseOutcome } from './plan-summary.js';
+import { releaseOptions, type SharedValues } from './release-options.js';
+
+/** Thrown at a gate: the release was never started, through no fault of its own. */
+export class NotAttempted extends Error {}
+
+export type InstallOne = (o: InstallOptions, state: RunState, member: PlanMember) => Promise<number>;
+
+export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: RunState; shared: SharedValues; install: InstallOne }): Promise<ReleaseOutcome[]> {
+  const start = new Slots(c.o.maxParallel);
+  const act = new Slots(c.o.maxParallel);
+  const deployed = new Map(graph.enabled.map((r) => [r.key, deferred<boolean>()]));
+  const allChecked = deferred<void>();
+  let unchecked = graph.enabled.length;
+  let stopAll: string | undefined;
+
+  const one = async (r: PlanGraph['enabled'][number]): Promise<ReleaseOutcome> => {
+    const started = Date.now();
+    let checked = false;
+    let passedGate = false;
+    // Which slot this release holds: set inside the gate too, so kept in an object.
+    const held = { start: false, act: false };
+    const markChecked = () => {
+      if (checked) return;
+      checked = true;
+      if (--unchecked === 0) allChecked.resolve();
+    };
+    const member: PlanMember = {
+      labels: { [OWNER_LABEL]: graph.app },
+      gate: async () => {
+        start.release();
+        held.start = false;
+        markChecked();
+        await allChecked.promise;
+        if (stopAll) throw new NotAttempted(stopAll);
+        for (const d of r.deps) if (!(await deployed.get(d)!.promise)) throw new NotAttempted(`its dependency ${d} was not deployed`);
+        await act.acquire();
+        held.act = true;
+        passedGate = true;
+      },
+    };
+    const state = memberState(c.state, r.key);
+    await start.acquire();
+    held.start = true;
+    try {
+      await c.install(releaseOptions(c.o, r, c.shared), state, member);
+      deployed.get(r.key)!.resolve(true);
+      return { key: r.key, status: 'done', action: member.outcome?.action ?? 'done', revision: member.outcome?.revision, seconds: (Date.now() - started) / 1000 };
+    } catch (error) {
+      deployed.get(r.key)!.resolve(false);
+      if (error instanceof NotAttempted) return { key: r.key, status: 'not attempted', because: error.message };
+      // A failure before the gate is a failed check: nothing of the plan may start.
+      if (!passedGate) stopAll ??= `${r.key} failed its checks, so no release was started`;
+      // The release's whole failure summary (helm's details, the pods that were not ready) goes
+      // to the log as a single chart's would; the plan's summary keeps one line of it.
+      writeSync(2, `${failureSummary(error, { ...state.progress, release: r.key }, state.secrets)}\n`);
+      return { key: r.key, status: 'failed', error: toInstallerError(error), seconds: (Date.now() - started) / 1000 };
+    } finally {
+      markChecked();
+      if (held.start) start.release();
+      if (held.act) act.release();
+    }
+  };
+  return Promise.all(graph.enabled.map(one));
+}
+
+/** Each release's own progress and log bindings; the signal and the secrets are the run's. */
+function memberState(state: RunState, key: string): RunState {
+  return { signal: state.signal, secrets: state.secrets, progress: { action: 'starting' }, bindings: { release: key } };
+}
+
+/** A counting semaphore: at most `n` holders. */
+export class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(n: number) {
+    this.free = n;
+  }
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
+  }
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
