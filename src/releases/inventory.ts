@@ -5,6 +5,7 @@
 // alone: a release someone else made under a listed name is left alone.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
+import { objectClient } from '../drift/object-client.js';
 
 /** The release label (helm --labels) naming the app whose installer made the release. */
 export const OWNER_LABEL = 'helm-installer.io/app';
@@ -32,18 +33,19 @@ export async function readInventory(kube: KubeClients, namespace: string, app: s
   }
 }
 
+/** A server-side apply: creates or updates with the Role's create and patch (it has no update). */
 export async function writeInventory(kube: KubeClients, namespace: string, app: string, entries: InventoryEntry[]): Promise<void> {
+  const name = inventoryName(app);
   const body = {
-    metadata: { name: inventoryName(app), namespace, labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' } },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' } },
     data: { releases: JSON.stringify(entries) },
   };
   try {
-    await kube.core.replaceNamespacedConfigMap({ name: body.metadata.name, namespace, body });
+    await (await objectClient(kube)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
   } catch (error) {
-    if (apiStatus(error) !== 404) throw toInstallerApiError(error, `writing the release inventory ${namespace}/${body.metadata.name}`, kube.server);
-    await kube.core.createNamespacedConfigMap({ namespace, body }).catch((e: unknown) => {
-      throw toInstallerApiError(e, `creating the release inventory ${namespace}/${body.metadata.name}`, kube.server);
-    });
+    throw toInstallerApiError(error, `writing the release inventory ${namespace}/${name}`, kube.server);
   }
 }
 

@@ -2,76 +2,17 @@
 // token), as the Job runs it: the Role shipped in manifests/, narrowed per case. Rules reviews
 // grant what their rules list; anything else is asked with an access review, whose denial alone
 // makes exit 6, naming the permission, before helm changes anything.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
-import { appDir, repoRoot, tempDir } from '../helpers.js';
+import { appDir, repoRoot } from '../helpers.js';
 import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { serviceAccountsDeletedAfterAll, shippedRole, type Rule } from './service-account.js';
 
 const customer = join(appDir, 'examples', 'customer-values.yaml');
 const opts = () => ({ kubeconfig: kubeconfig() });
 const namespace = namespacesDeletedAfterAll();
-const shipped = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) => d.toJS());
-const shippedRole = shipped.find((d) => d?.kind === 'Role');
-const shippedClusterRole = shipped.find((d) => d?.kind === 'ClusterRole');
-const clusterScoped: string[][] = [];
-
-afterAll(async () => {
-  for (const [kind, name] of clusterScoped) await kubectl(['delete', kind!, name!, '--ignore-not-found'], opts());
-});
-
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
-
-/** A ServiceAccount bound to `rules` (and the shipped ClusterRole for the chart's CRD); a kubeconfig with its token. */
-async function identity(ns: string, rules: Rule[], extra: object[] = []): Promise<string> {
-  const clusterRole = `rbac-preflight-crds-${ns}`;
-  const subject = { kind: 'ServiceAccount', name: 'installer', namespace: ns };
-  const docs = [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'installer', namespace: ns }, rules },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'installer', namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'installer' },
-      subjects: [subject],
-    },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole }, rules: shippedClusterRole.rules },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: clusterRole },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
-      subjects: [subject],
-    },
-    ...extra,
-  ];
-  clusterScoped.push(['clusterrolebinding', clusterRole], ['clusterrole', clusterRole]);
-  await kubectl(['apply', '-f', '-'], { ...opts(), input: docs.map((d) => stringify(d)).join('---\n') });
-  const token = (await kubectl(['create', 'token', 'installer', '--namespace', ns, '--duration', '1h'], opts())).stdout.trim();
-  const admin = await getJson(['config', 'view', '--raw', '--minify'], opts());
-  const cluster = admin.clusters[0].cluster;
-  const file = join(tempDir('rbac-kubeconfig'), 'kubeconfig');
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'c', cluster }],
-      users: [{ name: 'installer', user: { token } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'installer', namespace: ns } }],
-      'current-context': 'c',
-    }),
-  );
-  return file;
-}
+const identity = serviceAccountsDeletedAfterAll();
 
 /** The shipped Role's rules with cronjobs taken out (as the Job case narrows it), plus `add`. */
 function withoutCronJobs(add: Rule[] = []): Rule[] {
