@@ -171,6 +171,7 @@ export const commonOptionTable = {
     parse: setExpression('set-json'),
     echo: maskedSet('set-json'),
   }),
+  releasesFile: value('--releases-file <file>', 'RELEASES_FILE', 'a release plan: several charts in dependency order (default: <app-dir>/releases.yaml when it exists and no --chart is given)', parsePath),
   release: value('--release <name>', 'RELEASE', 'release name (default: the chart name)', parseReleaseName),
   namespace: value('-n, --namespace <ns>', 'NAMESPACE', "target namespace (default: helm's: the pod's own namespace in a Job)", parseNamespace),
   registry: value('--registry <address>', 'REGISTRY', 'local registry host[:port][/namespace] (KOTS LocalRegistryAddress); unset = no rewrite', parseRegistry),
@@ -202,6 +203,8 @@ export interface CommonOptions {
   baseValues: string[];
   values: string[];
   sets: SetArgument[];
+  /** A release plan (src/releases/plan-file.ts): several charts instead of one. */
+  releasesFile?: string;
   release?: string;
   namespace?: string;
   registry?: string;
@@ -222,6 +225,7 @@ export function toCommonOptions(raw: CommonOptionValues): CommonOptions {
     values: raw.values,
     // helm applies --set-json, then --set, then --set-string, whatever the argv order.
     sets: [...raw.setJson, ...raw.set, ...raw.setString],
+    releasesFile: raw.releasesFile,
     release: raw.release,
     namespace: raw.namespace,
     registry: raw.registry,

@@ -59,7 +59,6 @@ export const installOptionTable = {
     90_000,
     '90s',
   ),
-  releasesFile: value('--releases-file <file>', 'RELEASES_FILE', 'a release plan: several charts in dependency order (default: <app-dir>/releases.yaml when it exists and no --chart is given)', parsePath),
   maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
   pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),

@@ -4,12 +4,13 @@
 // machine and its load average before and after.
 //
 // Run: npm run bench [-- --runs N] [--scale 10,100,1000] [--sizes 1,10,50] [--corpus file.yaml]
-//      [--only install|scale|plan|post-render]   (scale: only the rows of --scale)
+//      [--only install|scale|plan|releases|post-render]   (scale: only the rows of --scale)
 import { cpus, loadavg, totalmem } from 'node:os';
 import { ensureDebianPackages } from '../setup/debian-packages.js';
 import { installRows } from './install-rows.js';
 import { markdownTable, TIME, type Row } from './measure.js';
 import { planRows } from './plan-rows.js';
+import { releasePlanRows } from './release-plan-rows.js';
 import { postRenderRows, yqVersion } from './post-render-rows.js';
 
 interface Options {
@@ -17,7 +18,7 @@ interface Options {
   scale: number[];
   sizes: number[];
   corpus?: string;
-  only?: 'install' | 'scale' | 'post-render' | 'plan';
+  only?: 'install' | 'scale' | 'post-render' | 'plan' | 'releases';
 }
 
 function parseArgs(argv: string[]): Options {
@@ -27,8 +28,8 @@ function parseArgs(argv: string[]): Options {
   };
   const list = (v: string) => v.split(',').map(Number).filter((n) => n > 0);
   const only = get('--only');
-  if (only !== undefined && only !== 'install' && only !== 'scale' && only !== 'post-render' && only !== 'plan') {
-    throw new Error(`--only takes install, scale, post-render or plan, not ${only}`);
+  if (only !== undefined && only !== 'install' && only !== 'scale' && only !== 'post-render' && only !== 'plan' && only !== 'releases') {
+    throw new Error(`--only takes install, scale, post-render, plan or releases, not ${only}`);
   }
   return {
     runs: Math.max(5, Number(get('--runs') ?? 5) || 5),
@@ -46,8 +47,9 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const started = new Date();
   const rows: Row[] = [];
-  if (o.only !== 'post-render' && o.only !== 'plan') rows.push(...(await installRows({ runs: o.runs, scale: o.scale, scaleOnly: o.only === 'scale', say })));
+  if (o.only === undefined || o.only === 'install' || o.only === 'scale') rows.push(...(await installRows({ runs: o.runs, scale: o.scale, scaleOnly: o.only === 'scale', say })));
   if (o.only === undefined || o.only === 'plan') rows.push(...(await planRows({ runs: o.runs, say })));
+  if (o.only === undefined || o.only === 'releases') rows.push(...(await releasePlanRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'post-render') rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
   const loadAfter = loadavg()[0]!;
   const minutes = (Date.now() - started.getTime()) / 60_000;
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
       `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC (${minutes.toFixed(0)} min) on ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; ` +
         `load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after. Median of ${o.runs} alternating runs per contender; ` +
         `wall ratio is ours / reference (below 1 is faster); CPU includes helm's` +
-        (o.only === 'install' || o.only === 'scale' || o.only === 'plan' ? '.' : `; yq ${await yqVersion()}.`),
+        (o.only !== undefined && o.only !== 'post-render' ? '.' : `; yq ${await yqVersion()}.`),
       '',
       markdownTable(rows),
       '',
