@@ -134,7 +134,8 @@ function findChart(tree: LoadedChart, chart: string): LoadedChart | undefined {
 }
 
 function vendorHint(chart: string): string {
-  const archive = chart.includes(':') ? chart.slice(0, chart.indexOf(':')) : undefined;
+  // A chart read from an archive is `x.tgz` (its root) or `x.tgz:charts/sub` (inside it).
+  const archive = chart.includes(':') || chart.endsWith('.tgz') ? chart.split(':')[0] : undefined;
   const build = archive
     ? `rebuild ${archive} from its source: \`helm dependency build\` on that chart, then \`helm package\``
     : `run \`helm dependency build ${chart}\``;
