@@ -133,13 +133,12 @@ function findChart(tree: LoadedChart, chart: string): LoadedChart | undefined {
   return undefined;
 }
 
+/** Kept short: the summary clips a line at 300 characters, and the chart's path is in it. */
 function vendorHint(chart: string): string {
   // A chart read from an archive is `x.tgz` (its root) or `x.tgz:charts/sub` (inside it).
   const archive = chart.includes(':') || chart.endsWith('.tgz') ? chart.split(':')[0] : undefined;
-  const build = archive
-    ? `rebuild ${archive} from its source: \`helm dependency build\` on that chart, then \`helm package\``
-    : `run \`helm dependency build ${chart}\``;
-  return `On a machine with network access, ${build}, so that charts/ holds every dependency at the version Chart.lock pins; then rebuild the installer image (an airgapped install cannot download it).`;
+  const build = archive ? `rebuild ${archive} (\`helm dependency build\` on its chart, then \`helm package\`)` : `run \`helm dependency build ${chart}\``;
+  return `Where the network is reachable, ${build}, then rebuild the installer image: an airgapped install cannot download a dependency.`;
 }
 
 /** A chart's directory (or archive path) from the Chart.yaml it was read from. */

@@ -94,7 +94,7 @@ describe('archives', () => {
     const archive = join(out, 'parent-1.0.0.tgz');
     const err = await loadChart({ chart: archive, appDir: '/nonexistent' }).catch((e: unknown) => e);
     expect((err as InvalidInputError).message).toBe(`chart ${archive}: dependency dep is 1.2.3 in charts/, but Chart.lock pins 1.2.2`);
-    expect((err as InvalidInputError).hint).toContain(`rebuild ${archive} from its source`);
+    expect((err as InvalidInputError).hint).toContain(`reachable, rebuild ${archive} (\`helm dependency build\` on its chart, then \`helm package\`)`);
     // With the pin right, the same archive loads, and the check says what it found.
     writeFileSync(join(source, 'Chart.lock'), `dependencies:\n- name: dep\n  repository: ${REPO}\n  version: 1.2.3\ndigest: sha256:0\ngenerated: "2026-11-25T00:00:00Z"\n`);
     renameSync(archive, `${archive}.old`);
