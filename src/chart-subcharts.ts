@@ -14,7 +14,17 @@ export interface LoadedChart {
   /** Its own values.yaml. */
   values: Record<string, unknown>;
   subcharts: LoadedChart[];
+  /**
+   * The dependency files beside Chart.yaml, parsed, when the chart has them: Chart.lock (the
+   * versions `helm dependency build` pinned), and an old chart's requirements.yaml and
+   * requirements.lock, which helm still reads in their place (chart-dependencies.ts).
+   */
+  dependencyFiles?: DependencyFiles;
 }
+
+/** The files beside Chart.yaml that say which subcharts it needs, in the order helm reads them. */
+export const DEPENDENCY_FILES = ['Chart.lock', 'requirements.yaml', 'requirements.lock'] as const;
+export type DependencyFiles = Partial<Record<(typeof DEPENDENCY_FILES)[number], { file: string; data: Record<string, unknown> }>>;
 
 /**
  * The chart's defaults with every subchart's under the key helm gives it: the `alias` of each

@@ -10,7 +10,8 @@ import { InvalidInputError } from './errors.js';
 import { formatBytes, kindOf, MiB, readInputFile, requireRegularFile } from './read-input.js';
 import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
 import type { AnnotatedImage } from './images/image-plan.js';
-import { annotatedImagesOfTree, coalescedDefaults, type LoadedChart } from './chart-subcharts.js';
+import { annotatedImagesOfTree, coalescedDefaults, DEPENDENCY_FILES, type DependencyFiles, type LoadedChart } from './chart-subcharts.js';
+import { requireVendoredDependencies, type DependencyCheck } from './chart-dependencies.js';
 import { Readable } from 'node:stream';
 
 export interface ChartInput {
@@ -32,6 +33,8 @@ export interface ChartInfo {
   readonly defaultValues: Record<string, unknown>;
   /** Images its Chart.yaml and its subcharts' (unpacked or archived) declare in `helm.sh/images`. */
   annotatedImages: AnnotatedImage[];
+  /** Every dependency of the chart and its subcharts, each found vendored in its charts/ (checked on load). */
+  dependencies: DependencyCheck[];
 }
 
 // Helm's own loader limits (MaxDecompressedChartSize, MaxDecompressedFileSize): a chart within
@@ -119,14 +122,30 @@ async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChar
     const entries = readdirSync(charts, { withFileTypes: true }).sort((x, y) => x.name.localeCompare(y.name));
     for (const e of entries) {
       const path = join(charts, e.name);
+      if (ignoredByHelm(e.name)) continue;
       if (e.isDirectory() && existsSync(join(path, 'Chart.yaml'))) subcharts.push(await loadDirectoryTree(path, depth + 1));
       else if (e.isFile() && e.name.endsWith('.tgz')) subcharts.push(await loadArchiveTree(() => createReadStream(path), path, depth + 1));
     }
   }
+  const dependencyFiles = readDependencyFiles(dir, (file) => (existsSync(file) ? readChartFile(file) : undefined), join);
   return withLazyValues(
-    { chartFile, meta: parseYamlMap(readChartFile(chartFile), chartFile), subcharts },
+    { chartFile, meta: parseYamlMap(readChartFile(chartFile), chartFile), subcharts, dependencyFiles },
     () => (existsSync(valuesFile) ? parseYamlMap(readChartFile(valuesFile), valuesFile) : {}),
   );
+}
+
+/** Helm's loader skips what charts/ holds under a name starting with `_` or `.`: not a subchart. */
+const ignoredByHelm = (name: string) => name.startsWith('_') || name.startsWith('.');
+
+/** Chart.lock and the old requirements files of one chart, those it has, parsed. */
+function readDependencyFiles(at: string, read: (file: string) => string | undefined, place: (at: string, name: string) => string): DependencyFiles {
+  const found: DependencyFiles = {};
+  for (const name of DEPENDENCY_FILES) {
+    const file = place(at, name);
+    const text = read(file);
+    if (text !== undefined) found[name] = { file, data: parseYamlMap(text, file) };
+  }
+  return found;
 }
 
 /** The tree with `values` read on first use and kept; a read that fails throws on every use. */
@@ -168,7 +187,7 @@ async function loadArchiveTree(open: () => Readable, label: string, depth: numbe
     const names = new Set<string>();
     for (const path of scan.files.keys()) {
       const m = path.startsWith(`${prefix}charts/`) ? /^([^/]+)(\/Chart\.yaml)?$/.exec(path.slice(prefix.length + 'charts/'.length)) : null;
-      if (m && (m[2] || m[1]!.endsWith('.tgz'))) names.add(m[1]!);
+      if (m && (m[2] || m[1]!.endsWith('.tgz')) && !ignoredByHelm(m[1]!)) names.add(m[1]!);
     }
     for (const name of [...names].sort()) {
       const inner = `${prefix}charts/${name}`;
@@ -181,7 +200,8 @@ async function loadArchiveTree(open: () => Readable, label: string, depth: numbe
     const text = (name: string) => scan.files.get(`${prefix}${name}`)?.toString('utf8');
     const chartFile = `${label}:${prefix}Chart.yaml`;
     const valuesText = text('values.yaml');
-    return withLazyValues({ chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts }, () =>
+    const dependencyFiles = readDependencyFiles(`${label}:${prefix}`, (file) => text(file.slice(`${label}:${prefix}`.length)), (at, name) => `${at}${name}`);
+    return withLazyValues({ chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts, dependencyFiles }, () =>
       valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`),
     );
   };
@@ -248,14 +268,16 @@ interface ArchiveScan {
 /** Subcharts of subcharts: helm has no limit, a chart deeper than this is not a real one. */
 const MAX_CHART_DEPTH = 10;
 
-/** What a chart's tree needs: Chart.yaml and values.yaml of each chart, and archived subcharts. */
-const KEPT_FILE = /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|values\.yaml|charts\/[^/]+\.tgz)$/;
+/**
+ * What a chart's tree needs: Chart.yaml, values.yaml and the dependency files (Chart.lock,
+ * requirements.*) of each chart, and archived subcharts.
+ */
+const KEPT_FILE = /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|Chart\.lock|requirements\.(?:yaml|lock)|values\.yaml|charts\/[^/]+\.tgz)$/;
 
 /**
  * Streams the archive once: gunzip -> byte counter -> tar headers. Stops at the first header or
  * byte count past a limit, so a gzip bomb costs what the limit allows, not what it claims. Only
- * the Chart.yaml and values.yaml of each chart and the archived subcharts are kept, each within
- * the per-file limit.
+ * the files KEPT_FILE names are kept, each within the per-file limit.
  */
 async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
   // Loaded for archives only: a chart directory (and with it every unchanged redeploy of one)
@@ -369,6 +391,9 @@ function describeChart(path: string, format: ChartInfo['format'], tree: LoadedCh
       return (defaults ??= coalescedDefaults(tree));
     },
     annotatedImages: annotatedImagesOfTree(tree),
+    // Before any helm call: a dependency missing from charts/ would otherwise be helm's own error
+    // (exit 4) or, with a dependency update, a fetch from a repository an airgap cannot reach.
+    dependencies: requireVendoredDependencies(tree),
   };
 }
 

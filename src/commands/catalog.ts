@@ -38,6 +38,11 @@ export const commandCatalog: CatalogEntry[] = [
     description: 'list every image the chart deploys (hooks and subcharts included)',
     load: async () => as((await import('./images-command.js')).imagesDefinition),
   },
+  {
+    name: 'check-chart',
+    description: 'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
+    load: async () => as((await import('./check-chart-command.js')).checkChartDefinition),
+  },
 ];
 
 /**

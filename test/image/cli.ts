@@ -1,5 +1,6 @@
 // `npm run image:build`: progress and figures on stderr, the pushed image reference as the last
 // line of stdout, so `IMAGE=$(npm run -s image:build | tail -1)` works.
+import { InstallerError } from '../../src/errors.js';
 import { buildImage } from './image-build.js';
 
 const log = (line: string) => process.stderr.write(`[image] ${line}\n`);
@@ -12,6 +13,8 @@ buildImage({ log }).then(
   },
   (error: unknown) => {
     log(`failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
+    // A chart the installer would refuse (exit 3, e.g. a dependency not vendored): its next step too.
+    if (error instanceof InstallerError && error.hint) log(`next: ${error.hint}`);
+    process.exitCode = error instanceof InstallerError ? error.exitCode : 1;
   },
 );

@@ -4,9 +4,12 @@
 //   IMAGE=$(npm run -s image:build | tail -1)
 // The layer cache (buildah --layers) and the npm cache mount make a rebuild with no change quick;
 // the tag carries the image id, so a changed image is never mistaken for a cached one by a kubelet.
+// The bundled chart is checked first, as every run reads it (src/chart.ts): an image whose chart
+// lacks a vendored dependency would fail every airgapped install, so none is built.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { loadChart } from '../../src/chart.js';
 import { httpRequest } from '../../src/images/registry-http.js';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { repoRoot } from '../cluster/paths.js';
@@ -25,10 +28,13 @@ export interface BuiltImage {
   seconds: { base: number; build: number; push: number };
 }
 
-export async function buildImage(opts: { log: (line: string) => void; registry?: string; quietBuild?: boolean }): Promise<BuiltImage> {
+/** `root`: the build context (the Dockerfile and app/ in it); the checkout by default. */
+export async function buildImage(opts: { log: (line: string) => void; registry?: string; quietBuild?: boolean; root?: string }): Promise<BuiltImage> {
   const { log } = opts;
+  const root = opts.root ?? repoRoot();
+  const chart = await loadChart({ appDir: join(root, 'app') });
+  log(`chart ${chart.name} ${chart.version}: ${chart.dependencies.length} dependencies, every one vendored`);
   checkBuildah();
-  const root = repoRoot();
   const t0 = Date.now();
   const base = await ensureBaseImage(log);
   const t1 = Date.now();

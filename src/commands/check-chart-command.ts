@@ -1,0 +1,28 @@
+// `helm-installer check-chart`: the chart checks every command makes when it reads the chart
+// (archive safety, YAML, vendored dependencies), alone and with no helm and no cluster, for a
+// vendor's CI: it fails (exit 3) on a dependency that is not in charts/ at the version Chart.lock
+// pins, before an image is built that an airgapped install would refuse.
+import { defineCommand } from '../command.js';
+import { commonOptionTable } from '../config.js';
+import { createBaseContext } from '../context.js';
+import { loadChart } from '../chart.js';
+import { describeDependency } from '../chart-dependencies.js';
+
+const { chart, appDir, logFormat, logLevel } = commonOptionTable;
+
+export const checkChartDefinition = defineCommand({
+  name: 'check-chart',
+  description: 'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
+  options: { chart, appDir, logFormat, logLevel },
+  run: async (o, state) => {
+    // The logger only carries warnings (an unknown HELM_INSTALLER_* variable) to stderr.
+    createBaseContext(o, 2, state);
+    state.progress.action = 'checking the chart';
+    const loaded = await loadChart({ chart: o.chart, appDir: o.appDir });
+    const lines = [`chart ${loaded.path}: ${loaded.name} ${loaded.version}`, ...loaded.dependencies.map((d) => `  ${describeDependency(d)}`)];
+    const count = loaded.dependencies.length;
+    lines.push(count === 0 ? 'no dependencies' : `every dependency vendored (${count} checked)`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  },
+});
