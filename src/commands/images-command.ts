@@ -1,7 +1,8 @@
 // `helm-installer images`: every image the chart deploys with the given values (hooks, subcharts
 // and configured custom-resource paths included), from helm's own rendering. Union passes
 // (--union-values, --union-set) add images that sit behind value toggles. `--format kots` prints
-// the Application's additionalImages block; `--check` fails when an Application misses one.
+// the Application's additionalImages block; `--check` fails when an Application misses one. With
+// a release plan, the images of all its releases (src/releases/plan-images.ts).
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 import { buildImagePlan, describeRegistryOnly, listedImages, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
@@ -15,6 +16,7 @@ import { expandValuesPath, readValuesFile } from '../values.js';
 import { maskSetArgument, setExpression } from '../set-expressions.js';
 import { startRun } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';
+import { findPlanFile } from '../releases/plan-file.js';
 
 export interface ImagesOptions extends CommonOptions {
   format: 'list' | 'kots';
@@ -51,15 +53,22 @@ export const imagesDefinition = defineCommand({
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
+  const planFile = findPlanFile(o);
+  if (!planFile) return printImages(o, state, buildImagePlan(await chartImages(o, state)));
+  // Several charts: the images of every release of the plan, each naming its releases.
+  const releases = await import('../releases/plan-images.js');
+  const plan = buildImagePlan(await releases.planImageInput(o, state, planFile, chartImages));
+  return printImages(o, state, plan, o.format === 'list' ? releases.formatPlanImages : undefined);
+}
+
+/** One chart's images, over the user's values and each union pass. */
+async function chartImages(o: ImagesOptions, state: RunState): Promise<ImagePlanInput> {
   const run = await startRun(o, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   const unionFiles = o.unionValues.flatMap(expandValuesPath);
   for (const f of unionFiles) readValuesFile(f);
   run.stage('rendering');
-  return withRunPlan(run, async (runPlan) => {
-    const plan = await unionPlan(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages);
-    return printImages(o, state, plan);
-  }, { imagesOnly: true });
+  return withRunPlan(run, (runPlan) => unionInput(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages), { imagesOnly: true });
 }
 
 /**
@@ -67,7 +76,7 @@ export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<
  * top): the same function the post-renderer and the preflight use. The first pass is the run
  * plan's own (with --registry, the render its image plan already made).
  */
-async function unionPlan(runPlan: RunPlan, unionFiles: string[], unionSets: string[], annotated: ImagePlanInput['annotated']): Promise<ImagePlan> {
+async function unionInput(runPlan: RunPlan, unionFiles: string[], unionSets: string[], annotated: ImagePlanInput['annotated']): Promise<ImagePlanInput> {
   const main = runPlan.userValues;
   const passes: ValuesArguments[] = [
     main,
@@ -81,10 +90,10 @@ async function unionPlan(runPlan: RunPlan, unionFiles: string[], unionSets: stri
     occurrences.push(...found.occurrences);
     registries.push(...found.registries);
   }
-  return buildImagePlan({ occurrences, registries, annotated, registry: runPlan.airgap.registry });
+  return { occurrences, registries, annotated, registry: runPlan.airgap.registry };
 }
 
-async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
+async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan, formatList?: (plan: ImagePlan) => string): Promise<number> {
   const registry = plan.registry;
   for (const r of plan.registries) process.stderr.write(`warning: registry-only reference: ${describeRegistryOnly(r, registry)}\n`);
   for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -116,6 +125,6 @@ async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): 
     return 0;
   }
   // With --registry: the names the local registry must hold (two sources on one name are refused).
-  process.stdout.write(formatImages(listedImages(plan), o.format));
+  process.stdout.write(formatList ? formatList(plan) : formatImages(listedImages(plan), o.format));
   return 0;
 }

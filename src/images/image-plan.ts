@@ -234,8 +234,8 @@ export function whyImage(plan: ImagePlan, reference: string): string[] {
   ]);
 }
 
-export function describeOccurrence(o: Pick<ImageOccurrence, 'kind' | 'name' | 'path' | 'line' | 'source' | 'hook' | 'via'>): string {
-  const parts = [`${o.kind} ${o.name}`, o.path];
+export function describeOccurrence(o: Pick<ImageOccurrence, 'kind' | 'name' | 'path' | 'line' | 'source' | 'hook' | 'via' | 'release'>): string {
+  const parts = [...(o.release ? [`release ${o.release}`] : []), `${o.kind} ${o.name}`, o.path];
   if (o.via) parts.push(`via ${o.via}`);
   if (o.hook) parts.push(`hook ${o.hook}`);
   if (o.source) parts.push(`from ${o.source}`);

@@ -39,6 +39,8 @@ export interface ImageOccurrence {
   line: number;
   /** The template helm rendered it from (its `# Source:` comment). */
   source?: string;
+  /** With a release plan: the release whose chart renders it. */
+  release?: string;
   /** The `helm.sh/hook` annotation, when the object is a hook. */
   hook?: string;
   /**

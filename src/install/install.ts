@@ -26,11 +26,11 @@ import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun
 import { findPlanFile } from '../releases/plan-file.js';
 
 export async function installCommand(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
+  // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed (a release plan's too).
+  if (o.planOnly) return (await import('../preview/write-plan.js')).writePlan({ ...o, output: 'text', showSecrets: false }, state, { planOnly: true });
   // Several charts (a release plan file): each release is installed by this function in turn.
   const planFile = member ? undefined : findPlanFile(o);
   if (planFile) return (await import('../releases/install-plan.js')).installPlan(o, state, planFile, installCommand);
-  // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed.
-  if (o.planOnly) return (await import('../preview/write-plan.js')).writePlan({ ...o, output: 'text', showSecrets: false }, state, { planOnly: true });
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
   const run = installRun(await startRun(o, state, 1, { deferChartValues: true }), member);
   const { logger, release, resolved, helm } = run;

@@ -7,6 +7,7 @@ import { ExitCode } from '../errors.js';
 import { installRun } from '../install/run-context.js';
 import type { RunState } from '../run-state.js';
 import { startRun } from '../run/run-context.js';
+import { findPlanFile } from '../releases/plan-file.js';
 import { writeTerminationMessage } from '../report.js';
 import { formatJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
@@ -16,6 +17,9 @@ import { buildPlanReport } from './preview.js';
 import { countLine, decisionLine } from './summary.js';
 
 export async function writePlan(o: PlanCommandOptions, state: RunState, mode: { planOnly: boolean }): Promise<number> {
+  // Several charts: every release's plan (src/releases/plan-preview.ts).
+  const planFile = findPlanFile(o);
+  if (planFile) return (await import('../releases/plan-preview.js')).writeReleasesPlan(o, state, planFile, mode);
   // The cluster client's module loads while the chart and helm are found: a plan always needs it.
   void kubeModule().catch(() => undefined);
   // Logs on stderr where stdout is the plan; on stdout in a Job, where the plan is the log.

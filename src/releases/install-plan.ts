@@ -47,7 +47,7 @@ function refuseSingleChartOptions(o: InstallOptions): void {
   const hint = 'A release plan names each release, its chart and namespace: remove the option, or drop --releases-file to install one chart.';
   if (o.chart !== undefined) throw new UsageError('--chart (HELM_INSTALLER_CHART) and a release plan (--releases-file) were both given', { hint });
   if (o.release !== undefined) throw new UsageError('--release (HELM_INSTALLER_RELEASE) names one chart\'s release; the release plan names its own', { hint });
-  if (o.planOnly || o.dryRun) throw new UsageError(`${o.planOnly ? '--plan-only' : '--dry-run'} is not supported with a release plan yet`, { hint: 'Run `plan` or `install --dry-run` with --chart for one release of the plan.' });
+  if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
 }
 
 /**

@@ -21,12 +21,19 @@ export interface PruneContext {
   signal: AbortSignal;
 }
 
+/** Whose the release is now: its newest record's OWNER_LABEL (`plan` asks this too). */
+export async function ownership(kube: KubeClients, e: InventoryEntry, app: string): Promise<{ owner: 'ours' | 'not ours' | 'gone'; label?: string }> {
+  const newest = (await new ReleaseRecords(kube, e.namespace, e.name).current()).at(-1);
+  if (!newest) return { owner: 'gone' };
+  const label = newest.labels[OWNER_LABEL];
+  return { owner: label === app ? 'ours' : 'not ours', label };
+}
+
 export async function pruneRelease(c: PruneContext, e: InventoryEntry): Promise<PruneResult> {
-  const records = await new ReleaseRecords(c.kube, e.namespace, e.name).current();
-  const newest = records.at(-1);
-  if (!newest) return 'already gone';
-  if (newest.labels[OWNER_LABEL] !== c.app) {
-    c.logger.warn({ release: e.name, namespace: e.namespace, owner: newest.labels[OWNER_LABEL] ?? null }, `release ${e.namespace}/${e.name} is no longer in the plan, but it is not this app's (no ${OWNER_LABEL}=${c.app} label): left alone`);
+  const { owner, label } = await ownership(c.kube, e, c.app);
+  if (owner === 'gone') return 'already gone';
+  if (owner === 'not ours') {
+    c.logger.warn({ release: e.name, namespace: e.namespace, owner: label ?? null }, `release ${e.namespace}/${e.name} is no longer in the plan, but it is not this app's (no ${OWNER_LABEL}=${c.app} label): left alone`);
     return 'not ours';
   }
   const lease = await ReleaseLease.acquire(c.kube, {

@@ -8,6 +8,8 @@ import type { SetArgument } from '../helm/helm-args.js';
 import { InvalidInputError } from '../errors.js';
 import type { InstallOptions } from '../install/install-options.js';
 import { expandValuesPath } from '../values.js';
+import type { CommonOptions } from '../config.js';
+import type { PlannedRelease } from './plan-file.js';
 import type { GraphRelease } from './plan-graph.js';
 
 export interface SharedValues {
@@ -36,17 +38,21 @@ export function shareValues(o: Pick<InstallOptions, 'values' | 'sets'>, names: s
   return { files, sets };
 }
 
-/** The single-chart options of one release. */
-export function releaseOptions(o: InstallOptions, r: GraphRelease, shared: SharedValues): InstallOptions {
+/** Any command's options for one release of the plan: its chart, name, namespace and values. */
+export function chartOptions<O extends CommonOptions>(o: O, r: Pick<PlannedRelease, 'name' | 'chart' | 'values' | 'namespace'>, shared: SharedValues): O {
   return {
     ...o,
+    releasesFile: undefined,
     chart: r.chart,
     release: r.name,
-    namespace: r.namespace,
+    namespace: r.namespace ?? o.namespace,
     baseValues: r.values,
     values: shared.files.get(r.name) ?? [],
     sets: shared.sets.get(r.name) ?? [],
-    timeout: r.timeout ?? o.timeout,
-    planOnly: false,
   };
+}
+
+/** Install's options for one release: its own timeout too. */
+export function releaseOptions(o: InstallOptions, r: GraphRelease, shared: SharedValues): InstallOptions {
+  return { ...chartOptions(o, r, shared), timeout: r.timeout ?? o.timeout, planOnly: false };
 }

@@ -79,7 +79,7 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
 }
 
 /** Each release's own progress and log bindings; the signal and the secrets are the run's. */
-function memberState(state: RunState, key: string): RunState {
+export function memberState(state: RunState, key: string): RunState {
   return { signal: state.signal, secrets: state.secrets, progress: { action: 'starting' }, bindings: { releaseKey: key } };
 }
 

@@ -1,0 +1,81 @@
+// `plan` (and `install --plan-only`) with a release plan: each enabled release's plan, as `plan`
+// gives it for one chart (src/preview/), and the releases the next install would uninstall. The
+// exit code is 10 when any release would change or go, 0 when nothing would.
+import { connectKube, helmDefaultNamespace, type KubeClients } from '../cluster/kube-client.js';
+import { createBaseContext } from '../context.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { installRun } from '../install/run-context.js';
+import { planJson } from '../preview/format-json.js';
+import { formatMarkdown } from '../preview/format-markdown.js';
+import { formatText, useColor } from '../preview/format-text.js';
+import type { PlanCommandOptions } from '../preview/plan-options.js';
+import type { PlanReport } from '../preview/plan-types.js';
+import { buildPlanReport } from '../preview/preview.js';
+import { countLine } from '../preview/summary.js';
+import { fitSummary, writeTerminationMessage } from '../report.js';
+import { startRun } from '../run/run-context.js';
+import type { RunState } from '../run-state.js';
+import { pruneOrder, readInventory } from './inventory.js';
+import { readPlanFile } from './plan-file.js';
+import { planGraph, type PlanGraph } from './plan-graph.js';
+import { ownership } from './prune-releases.js';
+import { releaseOptions, shareValues } from './release-options.js';
+import { memberState, Slots } from './run-graph.js';
+
+export interface Removal {
+  namespace: string;
+  name: string;
+  /** `uninstall`: ours, the next install removes it; `left alone`: someone else's now. */
+  action: 'uninstall' | 'left alone';
+}
+
+export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, file: string, mode: { planOnly: boolean }): Promise<number> {
+  createBaseContext(o, mode.planOnly ? 1 : 2, state);
+  if (o.chart !== undefined || o.release !== undefined) throw new UsageError('--chart or --release was given with a release plan', { hint: 'A plan names its releases: drop the option, or drop --releases-file to plan one chart.' });
+  const plan = readPlanFile(file, o.appDir);
+  const shared = shareValues(o, [...new Set(plan.releases.map((r) => r.name))]);
+  const kube = await connectKube();
+  const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
+  const graph = planGraph(plan, namespace, process.env);
+  const slots = new Slots(o.maxParallel);
+  const reports = await Promise.all(
+    graph.enabled.map(async (r) => {
+      await slots.acquire();
+      try {
+        const run = installRun(await startRun({ ...releaseOptions(o, r, shared), output: o.output, showSecrets: o.showSecrets }, memberState(state, r.key), mode.planOnly ? 1 : 2, { deferChartValues: true }));
+        return await buildPlanReport(run, { showSecrets: o.showSecrets });
+      } finally {
+        slots.release();
+      }
+    }),
+  );
+  const removals = o.pruneReleases ? await plannedRemovals(kube, namespace, graph) : [];
+  const text = format(o.output, graph.app, reports, removals, !mode.planOnly && useColor(process.stdout, process.env));
+  await new Promise<void>((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+  const changes = reports.some((r) => r.decision.action !== 'nothing') || removals.some((r) => r.action === 'uninstall');
+  if (!mode.planOnly) return changes ? ExitCode.changesPlanned : ExitCode.ok;
+  const lines = [...reports.map((r) => `${r.namespace}/${r.release}: ${r.decision.action}; ${countLine(r.entries)}`), ...removals.map((r) => `${r.namespace}/${r.name}: ${r.action} (no longer in the plan)`)];
+  if (state.terminationLog) writeTerminationMessage(state.terminationLog, fitSummary([`plan only: release plan of ${reports.length} release(s)`], lines.map((l) => `  ${l}`), []));
+  return ExitCode.ok;
+}
+
+/** The inventory's releases that the next install would uninstall (in the run's namespace, as install keeps it). */
+async function plannedRemovals(kube: KubeClients, namespace: string, graph: PlanGraph): Promise<Removal[]> {
+  const keep = new Set(graph.enabled.map((r) => r.key));
+  const removals: Removal[] = [];
+  for (const e of pruneOrder(await readInventory(kube, namespace, graph.app), keep)) {
+    const { owner } = await ownership(kube, e, graph.app);
+    if (owner !== 'gone') removals.push({ namespace: e.namespace, name: e.name, action: owner === 'ours' ? 'uninstall' : 'left alone' });
+  }
+  return removals;
+}
+
+function format(output: PlanCommandOptions['output'], app: string, reports: PlanReport[], removals: Removal[], color: boolean): string {
+  if (output === 'json') {
+    const json = { schemaVersion: 1, app, releases: reports.map(planJson), uninstall: removals };
+    return `${JSON.stringify(json, null, 2)}\n`;
+  }
+  const gone = removals.map((r) => `${r.namespace}/${r.name}: ${r.action === 'uninstall' ? 'would be uninstalled' : "left alone (not this app's)"}: no longer in the plan`);
+  if (output === 'markdown') return [...reports.map(formatMarkdown), ...(gone.length ? ['### Releases the plan no longer installs', '', ...gone.map((g) => `- ${g}`), ''] : [])].join('\n');
+  return [...reports.map((r) => formatText(r, { color })), ...(gone.length ? ['Releases the plan no longer installs:', ...gone.map((g) => `  ${g}`), ''] : [])].join('\n');
+}
