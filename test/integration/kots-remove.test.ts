@@ -31,6 +31,17 @@ async function objectsIn(namespace: string): Promise<Map<string, { annotations?:
   return new Map(all.map(({ r, item }) => [`${r.resource}/${item.metadata.name}`, { annotations: item.metadata.annotations }]));
 }
 
+/** A new namespace once its controllers have made what every namespace gets (so it is not counted as the install's). */
+async function settledNamespace(prefix: string): Promise<{ ns: string; before: Map<string, unknown> }> {
+  const ns = await namespaceFor(prefix);
+  for (let i = 0; i < 60; i++) {
+    const before = await objectsIn(ns);
+    if (before.has('serviceaccounts/default') && before.has('configmaps/kube-root-ca.crt')) return { ns, before };
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`namespace ${ns}: no default ServiceAccount or kube-root-ca.crt after 30 s`);
+}
+
 /** What of `created` is still there once the garbage collector has had its time (it only removes). */
 async function leftOf(namespace: string, created: string[], expected: string[]): Promise<string[]> {
   let left: string[] = [];
@@ -48,8 +59,7 @@ describe.each([
   ['helm 3', helm3],
 ])('kots remove --undeploy after install --app-slug (%s)', (label, bin) => {
   it('removes everything the install created but the documented exceptions', async () => {
-    const ns = await namespaceFor(label === 'helm 4' ? 'kots-remove-h4' : 'kots-remove-h3');
-    const before = await objectsIn(ns);
+    const { ns, before } = await settledNamespace(label === 'helm 4' ? 'kots-remove-h4' : 'kots-remove-h3');
     const r = await install('shop', ns, ['--chart', chart, '--app-slug', slug, '--helm-bin', bin]);
     expect(r.exitCode, r.stderr).toBe(0);
 
@@ -71,5 +81,27 @@ describe.each([
 
     const exceptions = ['persistentvolumeclaims/data-shop-db-0', setupPod!, ...(label === 'helm 3' ? ['jobs/shop-setup'] : [])].sort();
     expect(await leftOf(ns, created, exceptions)).toEqual(exceptions);
+  });
+});
+
+describe('an install made before the slug was set (helm 4)', () => {
+  it('is upgraded once by the next deploy with the slug, every record annotated, and then removed like the rest', async () => {
+    const ns = await namespaceFor('kots-remove-late');
+    const first = await install('shop', ns, ['--chart', chart]);
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect((await objectsIn(ns)).get('configmaps/shop-config')?.annotations?.['kots.io/app-slug']).toBeUndefined();
+    // Same chart, same values: only the slug is new, and it is enough to upgrade.
+    const second = await install('shop', ns, ['--chart', chart, '--app-slug', slug]);
+    expect(second.exitCode, second.stderr).toBe(0);
+    const after = await objectsIn(ns);
+    for (const name of ['secrets/sh.helm.release.v1.shop.v1', 'secrets/sh.helm.release.v1.shop.v2', 'configmaps/shop-config', 'statefulsets/shop-db']) {
+      expect(after.get(name)?.annotations?.['kots.io/app-slug'], name).toBe(slug);
+    }
+    // A third deploy changes nothing (no-op) and the records keep the slug.
+    const third = await install('shop', ns, ['--chart', chart, '--app-slug', slug]);
+    expect(third.exitCode, third.stderr).toBe(0);
+    expect((await objectsIn(ns)).has('secrets/sh.helm.release.v1.shop.v3')).toBe(false);
+    const deleted = await kotsClearNamespace(client, ns, slug, kubeconfig());
+    expect(deleted).toEqual(expect.arrayContaining(['secrets/sh.helm.release.v1.shop.v1', 'secrets/sh.helm.release.v1.shop.v2']));
   });
 });
