@@ -99,14 +99,20 @@ export async function prepareAirgap(
   ctx: AirgapContext,
   userValues: ValuesArguments,
   workDir: string,
-  options: { pins?: PinPlan; imagesOnly?: boolean } = {},
+  options: { pins?: PinPlan; imagesOnly?: boolean; appSlug?: string } = {},
 ): Promise<AirgapSetup> {
   const { helm } = ctx;
   const extraPaths = o.imagePaths.map(parseImagePath);
   const registry = o.registry ? parseRegistryAddress(o.registry) : undefined;
   // Pins join the image rewrite's plan: the post-renderer does both in one pass.
   if (options.pins) checkPinPlan(options.pins); // a bad pointer is refused now, before helm runs
-  const rewrite: RewritePlan = { registry, extraPaths, imagePullSecret: o.imagePullSecret, ...(options.pins ? { pins: options.pins } : {}) };
+  const rewrite: RewritePlan = {
+    registry,
+    extraPaths,
+    imagePullSecret: o.imagePullSecret,
+    ...(options.pins ? { pins: options.pins } : {}),
+    ...(options.appSlug !== undefined ? { appSlug: options.appSlug } : {}),
+  };
 
   const generated: AirgapSetup['generated'] = [];
   let plan: ImagePlan | undefined;

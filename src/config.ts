@@ -114,6 +114,19 @@ export function parseRegistry(raw: string): string {
   }
 }
 
+/**
+ * A KOTS app slug, written as the `kots.io/app-slug` annotation of every object. KOTS makes its
+ * slugs with gosimple/slug (lowercase letters, digits and '-'); an annotation value may hold more,
+ * but a value KOTS can never have would only make `kots remove` miss every object, silently.
+ */
+export function parseAppSlug(raw: string): string {
+  const v = raw.trim();
+  if (v.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v)) {
+    throw new OptionValueError("expected a KOTS app slug: lowercase letters, digits and '-', at most 253 characters, starting and ending with a letter or digit");
+  }
+  return v;
+}
+
 /** A path: non-empty, no NUL, bounded. Whether it exists is checked where it is read (exit 3). */
 export function parsePath(raw: string): string {
   if (raw.trim() === '' || raw.includes('\0') || raw.length > 4096) throw new OptionValueError('expected a file or directory path');
@@ -181,6 +194,12 @@ export const commonOptionTable = {
     parse: parseImagePathSpec,
     max: 200,
   }),
+  appSlug: value(
+    '--app-slug <slug>',
+    'APP_SLUG',
+    'KOTS app slug: set as the kots.io/app-slug annotation of every object applied, so `kubectl kots remove --undeploy` removes them',
+    parseAppSlug,
+  ),
   helmBin: { ...value('--helm-bin <path>', 'HELM_BIN', 'helm binary (default: pinned helm in a dev checkout, else helm on PATH)', parsePath), env: 'HELM_BIN' },
   logFormat: value('--log-format <format>', 'LOG_FORMAT', 'json (one object per line) or pretty', parseLogFormat, 'json' as LogFormat),
   logLevel: value('--log-level <level>', 'LOG_LEVEL', LOG_LEVELS.join(', '), parseLogLevel, 'info'),
@@ -211,6 +230,8 @@ export interface CommonOptions {
   imagePullSecret?: string;
   /** Extra image locations in custom resources: `Kind:path` (see README). */
   imagePaths: string[];
+  /** The KOTS app slug every applied object is annotated with (`kots.io/app-slug`). */
+  appSlug?: string;
   helmBin?: string;
   logFormat: LogFormat;
   logLevel: string;
@@ -231,6 +252,7 @@ export function toCommonOptions(raw: CommonOptionValues): CommonOptions {
     registry: raw.registry,
     imagePullSecret: raw.imagePullSecret,
     imagePaths: raw.imagePath,
+    appSlug: raw.appSlug,
     helmBin: raw.helmBin,
     logFormat: raw.logFormat,
     logLevel: raw.logLevel,

@@ -35,6 +35,8 @@ export interface ApplySettings {
   imagePullSecret?: string;
   imagePaths: string[];
   helmArgs: string[];
+  /** Annotates every object: a new slug must reach objects deployed before it (undefined: no change to older digests). */
+  appSlug?: string;
   installerVersion: string;
 }
 

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Lease } from '@kubernetes/client-node';
+import { APP_SLUG_ANNOTATION } from '../app-slug.js';
 import { ReleaseBusyError, TransientError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isConflict, isNotFound, toInstallerApiError, withApiRetry, withCallTimeout } from './kube-errors.js';
@@ -89,6 +90,11 @@ export interface AcquireOptions {
   beforeCreatingNamespace?: () => Promise<void>;
   /** Called once if the Lease is held by another installer and this run starts waiting for it. */
   onWaiting?: () => void;
+  /**
+   * The KOTS app slug (--app-slug): the Lease carries it as `kots.io/app-slug`, so that one a
+   * killed run left behind goes with `kubectl kots remove --undeploy` like the release's objects.
+   */
+  appSlug?: string;
 }
 
 export class ReleaseLease {
@@ -159,7 +165,7 @@ export class ReleaseLease {
         // Conflict and not-found are answers, not failures: kept from the retry's error typing.
         const outcome = await firstCall(creating, async () => {
           try {
-            return await api.createNamespacedLease({ namespace: o.namespace, body: await leaseBody(name, o.namespace, identity, o.release, 0, self) });
+            return await api.createNamespacedLease({ namespace: o.namespace, body: await leaseBody(name, o.namespace, identity, o.release, 0, self, o.appSlug) });
           } catch (err) {
             if (isConflict(err)) return 'exists' as const;
             if (isNotFound(err)) return 'no namespace' as const;
@@ -185,7 +191,7 @@ export class ReleaseLease {
       const decision = decideLease(state, verdict);
       if (decision.action !== 'wait') {
         const transitions = (current.spec?.leaseTransitions ?? 0) + (decision.action === 'take over' ? 1 : 0);
-        const body = await leaseBody(name, o.namespace, identity, o.release, transitions, self);
+        const body = await leaseBody(name, o.namespace, identity, o.release, transitions, self, o.appSlug);
         // Conditional: of two runs that judged the same Lease, only the first replaces it (409).
         body.metadata!.resourceVersion = current.metadata?.resourceVersion;
         try {
@@ -300,7 +306,7 @@ async function microNow(): Promise<Date> {
   return new k8s.V1MicroTime();
 }
 
-async function leaseBody(name: string, namespace: string, identity: string, release: string, transitions: number, self: HolderRecord): Promise<V1Lease> {
+async function leaseBody(name: string, namespace: string, identity: string, release: string, transitions: number, self: HolderRecord, appSlug?: string): Promise<V1Lease> {
   const now = await microNow();
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -310,7 +316,7 @@ async function leaseBody(name: string, namespace: string, identity: string, rele
       namespace,
       labels: { 'app.kubernetes.io/managed-by': 'helm-installer', 'helm-installer/release': release },
       // Where this process lives, for a later run to prove it gone (lease-holder.ts).
-      annotations: { [HOLDER_ANNOTATION]: JSON.stringify(self) },
+      annotations: { [HOLDER_ANNOTATION]: JSON.stringify(self), ...(appSlug !== undefined ? { [APP_SLUG_ANNOTATION]: appSlug } : {}) },
     },
     spec: { holderIdentity: identity, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: now, renewTime: now, leaseTransitions: transitions },
   };

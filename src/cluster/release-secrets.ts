@@ -111,6 +111,28 @@ export class ReleaseRecords {
     await this.call(`updating ${name}`, () => this.kube.core.replaceNamespacedSecret({ name, namespace: this.namespace, body }));
   }
 
+  /**
+   * Sets annotation `key` to `value` on every record of the release that lacks it; returns how
+   * many were patched. After every helm run: helm writes a record again whole when it supersedes
+   * it (a PUT of labels and data only), which drops the annotation from the older record.
+   */
+  async annotateAll(key: string, value: string): Promise<number> {
+    const list = await this.call('listing release records', () =>
+      this.kube.core.listNamespacedSecret({ namespace: this.namespace, labelSelector: `owner=helm,name=${this.release}` }),
+    );
+    const missing = list.items.filter((s) => s.metadata?.name && s.metadata.annotations?.[key] !== value);
+    if (missing.length === 0) return 0;
+    const { objectClient } = await import('../drift/object-client.js');
+    const client = await objectClient(this.kube);
+    for (const secret of missing) {
+      const name = secret.metadata!.name!;
+      const path = `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/secrets/${encodeURIComponent(name)}`;
+      const annotations = { ...secret.metadata?.annotations, [key]: value };
+      await this.call(`annotating ${name}`, () => client.jsonPatch(path, [{ op: 'add', path: '/metadata/annotations', value: annotations }], 'helm-installer'));
+    }
+    return missing.length;
+  }
+
   private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await withCallTimeout(fn());

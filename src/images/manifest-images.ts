@@ -308,7 +308,7 @@ export function collectAll(text: string, extraPaths: ExtraImagePath[] = []): { i
   return { images, registries };
 }
 
-interface ObjectContext {
+export interface ObjectContext {
   doc: Document.Parsed;
   document: number;
   kind: string;
@@ -321,7 +321,7 @@ interface ObjectContext {
   prefix: string;
 }
 
-function visitObjects(stream: ManifestStream, fn: (obj: YAMLMap, ctx: ObjectContext) => void): void {
+export function visitObjects(stream: ManifestStream, fn: (obj: YAMLMap, ctx: ObjectContext) => void): void {
   const document = stream.index;
   stream.docs.forEach((doc) => {
     const source = sourceOf(stream.text, doc);

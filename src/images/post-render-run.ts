@@ -102,19 +102,25 @@ function failed(error: unknown): PostRenderOutcome {
   return { exitCode: 1, stdout: '', stderr: `helm-installer post-render: ${e?.where ? `${e.where}: ` : ''}${message}\n`, report };
 }
 
+const PURPOSES = {
+  images: { name: 'The image rewrite (post-renderer)', fallback: 'Fix the template named above, or run without --registry.' },
+  pins: { name: 'The post-renderer that keeps the ignored fields (--drift-ignore)', fallback: 'Fix the template or the ignore rule named above.' },
+  annotate: { name: 'The post-renderer that sets the app slug annotation (--app-slug)', fallback: 'Fix the template named above, or run without --app-slug.' },
+} as const;
+
 /**
  * The post-renderer's own failure, as the error the installer reports, when a report holds one:
  * helm only says "plugin exited with error" (helm 4) or passes our stderr along (helm 3), and a
  * helm failure would be reported as a failed release although helm stopped before touching it.
  */
-/** `rewritesImages`: false for a post-render that only pins fields (drift ignore rules). */
-export function postRenderFailure(reports: readonly PostRenderReport[], rewritesImages = true): InstallerError | undefined {
+/** `purpose`: what the post-render was for: images (--registry), only pins (drift ignore rules), only the app slug annotation. */
+export function postRenderFailure(reports: readonly PostRenderReport[], purpose: 'images' | 'pins' | 'annotate' = 'images'): InstallerError | undefined {
   const failed = reports.findLast((r) => !r.ok);
   if (!failed || failed.ok) return undefined;
   const { message, exitCode, hint, file, key, line } = failed.error;
-  const what = rewritesImages ? 'The image rewrite (post-renderer)' : 'The post-renderer that keeps the ignored fields (--drift-ignore)';
-  const text = `${what} stopped before helm touched the cluster: ${message}`;
-  const fallback = rewritesImages ? 'Fix the template named above, or run without --registry.' : 'Fix the template or the ignore rule named above.';
+  const what = PURPOSES[purpose];
+  const text = `${what.name} stopped before helm touched the cluster: ${message}`;
+  const fallback = what.fallback;
   const details = { hint: hint ?? fallback, file, key, line };
   if (exitCode === ExitCode.invalidInput) return new InvalidInputError(text, details);
   if (exitCode === ExitCode.usage) return new UsageError(text, details);

@@ -33,6 +33,8 @@ export async function preparePostRenderer(options: PostRendererOptions): Promise
     reports.push(outcome.report);
     return outcome;
   });
-  const rewritesImages = options.plan.registry !== undefined || options.plan.imagePullSecret !== undefined || options.plan.extraPaths.length > 0;
-  return { ...hosted, reports, failure: () => postRenderFailure(reports, rewritesImages) };
+  const { plan } = options;
+  const rewritesImages = plan.registry !== undefined || plan.imagePullSecret !== undefined || plan.extraPaths.length > 0;
+  const purpose = rewritesImages ? 'images' : plan.pins ? 'pins' : 'annotate';
+  return { ...hosted, reports, failure: () => postRenderFailure(reports, purpose) };
 }

@@ -23,9 +23,10 @@ import {
   type PodSpecLocation,
   type RegistryOnlyOccurrence,
 } from './manifest-images.js';
-import { parsePiece, splitManifestStream, type ParsedPiece, type PieceSource } from './manifest-stream.js';
+import { isCustomResourceDefinition, parsePiece, splitManifestStream, type ParsedPiece, type PieceSource } from './manifest-stream.js';
 import { PinMatcher, type PinPlan } from './pin-fields.js';
 import { applyEdits, rangeOf, scalarEdit, type TextEdit } from './text-edits.js';
+import { annotationEdits, APP_SLUG_ANNOTATION } from './annotate.js';
 
 export interface RewritePlan {
   /** Where images go; without it images are left alone (pull secrets may still be added). */
@@ -39,6 +40,11 @@ export interface RewritePlan {
    * neither a registry nor a pull secret only pins: images are not even looked for.
    */
   pins?: PinPlan;
+  /**
+   * The KOTS app slug, set as the `kots.io/app-slug` annotation of every object but CRDs
+   * (annotate.ts), so that `kubectl kots remove --undeploy` removes them.
+   */
+  appSlug?: string;
 }
 
 export interface ImageRewrite {
@@ -66,6 +72,8 @@ export interface RewriteSummary {
   pullSecretsAdded: number;
   /** Documents that match a pinned object (with pins only). */
   pinned?: number;
+  /** Objects given the app slug annotation (with appSlug only). */
+  annotated?: number;
 }
 
 export interface PreparedRewrite {
@@ -144,8 +152,8 @@ export function prepareRewrite(
   }
   const collect = options.collect === true;
   const pins = plan.pins && plan.pins.objects.length > 0 ? new PinMatcher(plan.pins) : undefined;
-  // Pins alone rewrite no image: the search (and its validation of every reference) is skipped.
-  const searchImages = plan.registry !== undefined || plan.imagePullSecret !== undefined || pins === undefined;
+  // Pins or the slug alone rewrite no image: the search (and its validation of every reference) is skipped.
+  const searchImages = plan.registry !== undefined || plan.imagePullSecret !== undefined || (pins === undefined && plan.appSlug === undefined);
   /** Indexes of the pieces that hold a pinned object, found in pass 1, pinned in pass 2. */
   const pinned = new Set<number>();
   const images: ImageOccurrence[] = [];
@@ -156,6 +164,7 @@ export function prepareRewrite(
   const registries: RegistryOnlyOccurrence[] = [];
   let occurrences = 0;
   let pullSecretsAdded = 0;
+  let annotated = 0;
 
   // A CRD is searched only when an extra path names the kind (mayHoldImages); a source that told
   // CRDs apart as they arrived (the spill file) is not even read for one.
@@ -165,12 +174,22 @@ export function prepareRewrite(
     const isCrd = pieces.isCustomResourceDefinition?.(index);
     const search = searchImages && !(!crdsSearched && isCrd);
     const pin = pins !== undefined && !(!pins.pinsCustomResourceDefinitions && isCrd);
-    if (!search && !pin) continue;
+    // Not a CRD: KOTS never deletes a cluster-scoped object, and CRDs from crds/ never reach a
+    // post-renderer, so annotating the rest would only cost the parse the pass-through saves.
+    const annotate = plan.appSlug !== undefined && isCrd !== true && !(isCrd === undefined && isCustomResourceDefinition(pieces.at(index)!.text));
+    if (!search && !pin && !annotate) continue;
     const piece = pieces.at(index)!;
     let parsed: ParsedPiece | undefined;
     if (pin && pins.mayMatch(piece)) {
       parsed = parsePiece(piece);
       if (pins.matches(piece, parsed)) pinned.add(index);
+    }
+    if (annotate) {
+      parsed ??= parsePiece(piece);
+      for (const edit of annotationEdits(parsed, APP_SLUG_ANNOTATION, plan.appSlug!)) {
+        pending.add(piece.index, edit.start, edit.end, -1, edit.text);
+        annotated++;
+      }
     }
     // Left as it is (pass 2 copies its text): no image can be found in it.
     if (!search || !mayHoldImages(piece, plan.extraPaths)) continue;
@@ -257,6 +276,7 @@ export function prepareRewrite(
     }),
     pullSecretsAdded,
     ...(pins ? { pinned: pinned.size } : {}),
+    ...(plan.appSlug !== undefined ? { annotated } : {}),
   };
   const rewrites = collect
     ? images.flatMap((o) => {

@@ -37,7 +37,7 @@ export interface InputsSource {
 /** The run's inputs: besides the values, what changes the applied objects (never --drift, --timeout or the like). */
 export function runInputs(run: InstallRun): InstallInputs {
   const { o } = run;
-  const settings = { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs };
+  const settings = { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs, appSlug: o.appSlug };
   return installInputs({ chartPath: run.chart.path, resolved: run.resolved, helm: run.helm, settings, signal: run.signal });
 }
 

@@ -112,20 +112,22 @@ async function renderOnce(run: PlanRun, airgap: AirgapSetup, values: ValuesArgum
 }
 
 /**
- * Without --registry or --image-pull-secret nothing is rewritten and there is nothing to set up:
+ * Without --registry, --image-pull-secret, pins or --app-slug nothing is rewritten and there is nothing to set up:
  * the airgap stage's modules (image plan, rewrite, registry client; about 8 ms to load) are not
  * loaded. Otherwise loaded here, not at start: an unchanged redeploy never gets this far.
  */
 async function prepareImages(run: PlanRun, userValues: ValuesArguments, workDir: string, options: { pins?: PinPlan; imagesOnly?: boolean }): Promise<AirgapSetup> {
   const { o } = run;
   const { pins } = options;
-  if (o.registry || o.imagePullSecret) return (await import('../airgap.js')).prepareAirgap(o, run, userValues, workDir, options);
+  // `images` applies nothing: no annotation to set.
+  const appSlug = options.imagesOnly ? undefined : o.appSlug;
+  if (o.registry || o.imagePullSecret) return (await import('../airgap.js')).prepareAirgap(o, run, userValues, workDir, { ...options, appSlug });
   const extraPaths = o.imagePaths.map(parseImagePath);
-  if (!pins) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
-  // A post-renderer that only pins fields: the airgap stage stays unloaded.
+  if (!pins && appSlug === undefined) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
+  // A post-renderer that only pins fields or sets the app slug: the airgap stage stays unloaded.
   const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../images/pin-fields.js'), import('../images/post-renderer-setup.js')]);
-  checkPinPlan(pins); // a bad pointer is refused now, before helm runs
-  const rewrite = { extraPaths: [], pins };
+  if (pins) checkPinPlan(pins); // a bad pointer is refused now, before helm runs
+  const rewrite = { extraPaths: [], ...(pins ? { pins } : {}), ...(appSlug !== undefined ? { appSlug } : {}) };
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: run.helm.major });
   return {
     extraPaths,

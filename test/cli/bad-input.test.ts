@@ -59,6 +59,15 @@ describe('bad input is refused before helm upgrade starts', () => {
     await expectRefused(['--values', f], 3, /list\.yaml:1: the top level of a values file must be a map/);
   });
 
+  it('a bad app slug, from the flag or the env var: exit 2 naming both, before helm runs', async () => {
+    await expectRefused(['--app-slug', 'Acme Shop'], 2, /--app-slug/, /HELM_INSTALLER_APP_SLUG/, /KOTS app slug/);
+    const before = helmCalls().length;
+    const r = await runCli(['install'], { env: { ...env, HELM_INSTALLER_APP_SLUG: 'acme_shop' } });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/invalid HELM_INSTALLER_APP_SLUG="acme_shop" \(env for --app-slug\)/);
+    expect(helmCalls().slice(before)).toEqual([]);
+  });
+
   it('a bad --set expression (exit 2)', async () => {
     await expectRefused(['--set', 'web.replicaCount'], 2, /--set/, /has no value/);
   });

@@ -140,7 +140,7 @@ describe('postRenderFailure', () => {
 
   it('a post-render that only keeps ignored fields says so, not "image rewrite"', async () => {
     const bad = (await runPostRender(PLAN, dir, POD.replace('nginx:1.27', 'NGINX'))).report;
-    expect(postRenderFailure([bad], false)!.message).toMatch(/^The post-renderer that keeps the ignored fields \(--drift-ignore\) stopped before helm touched the cluster: Invalid image reference "NGINX"/);
+    expect(postRenderFailure([bad], 'pins')!.message).toMatch(/^The post-renderer that keeps the ignored fields \(--drift-ignore\) stopped before helm touched the cluster: Invalid image reference "NGINX"/);
   });
 });
 

@@ -221,6 +221,27 @@ spec:
     );
   });
 
+  it("kots/: the Job's HELM_INSTALLER_APP_SLUG is the app's slug, with and without a local registry", async () => {
+    const answers = { database_password: { value: 'pw' } };
+    const envOf = (r: Awaited<ReturnType<typeof kotsRender>>) => {
+      const job = r.documents.map((d) => parse(d.content)).find((d) => d?.kind === 'Job');
+      return Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+    };
+    // The slug KOTS keeps for the app: the Application's name, or a suffixed one (a second app of that name).
+    for (const [options, slug] of [
+      [{}, 'storefront'],
+      [{ appSlug: 'storefront-2' }, 'storefront-2'],
+      [{ appSlug: 'storefront-2', registry: { host: 'reg.local:5000', namespace: 'shop', username: 'u', password: 'p' }, airgap: true }, 'storefront-2'],
+    ] as const) {
+      const r = await kotsRender({ namespace: 'shop', values: answers, ...options });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.dropped).toEqual([]);
+      expect(envOf(r).HELM_INSTALLER_APP_SLUG).toBe(slug);
+      // The installer installs into the namespace KOTS clears itself: no additionalNamespaces needed.
+      expect(envOf(r).HELM_INSTALLER_NAMESPACE).toBe('shop');
+    }
+  });
+
   it('adds the pull secret KOTS creates for a local registry, named after the app slug', async () => {
     const dir = tempDir('kots-render');
     writeFileSync(join(dir, 'app.yaml'), 'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n');

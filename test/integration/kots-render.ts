@@ -36,6 +36,8 @@ export interface KotsRenderOptions {
   airgap?: boolean;
   /** Online: treat every image as private and proxy it through this host, as KOTS does. */
   proxyPrivateImages?: string;
+  /** The app's slug as KOTS keeps it (default: the Application's metadata.name). */
+  appSlug?: string;
   /** Files or directories to render; kots/ by default. */
   files?: string[];
 }
@@ -72,6 +74,7 @@ export async function kotsRender(o: KotsRenderOptions): Promise<KotsRenderResult
     if (o.registry.username) args.push('--registry-username', o.registry.username);
     if (o.registry.password) args.push('--registry-password', o.registry.password);
   }
+  if (o.appSlug) args.push('--app-slug', o.appSlug);
   if (o.airgap) args.push('--airgap');
   if (o.proxyPrivateImages) args.push('--proxy-private-images', o.proxyPrivateImages);
   args.push(...(o.files ?? [join(repoRoot, 'kots')]));

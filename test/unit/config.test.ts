@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commonOptionTable, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
+import { commonOptionTable, parseAppSlug, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
 import { installOptionTable } from '../../src/commands/install-command.js';
 import { ExitCode, OptionValueError } from '../../src/errors.js';
 import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';
@@ -23,6 +23,10 @@ describe('option parsers', () => {
     for (const ns of ['Shop', 'a.b', '-a', 'a'.repeat(64), '']) expect(() => parseNamespace(ns)).toThrow(/namespace name/);
     expect(parseRegistry('Registry.Local:5000/app/')).toBe('registry.local:5000/app');
     expect(() => parseRegistry('https://registry.local')).toThrow(/scheme/);
+  });
+  it('takes a KOTS app slug (what gosimple/slug makes) and refuses anything KOTS could never match', () => {
+    for (const slug of ['storefront', 'acme-shop-2', '1234', 'a']) expect(parseAppSlug(slug)).toBe(slug);
+    for (const bad of ['Storefront', 'acme shop', '-a', 'a-', 'a_b', 'a'.repeat(254), '']) expect(() => parseAppSlug(bad)).toThrow(/KOTS app slug/);
   });
   it('reads booleans the way people write them in env', () => {
     for (const v of ['true', 'TRUE', '1', 'yes', 'on']) expect(parseBoolean(v)).toBe(true);

@@ -5,6 +5,7 @@
 import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { planRecovery, recoverRelease } from '../../release-recovery.js';
 import type { Action } from '../decide.js';
+import { annotateReleaseRecords } from './annotate-records.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
 
 export async function recoverStuckRelease(run: InstallRun, cluster: ClusterRun, lease: ReleaseLease, action: Extract<Action, { kind: 'recover' }>): Promise<void> {
@@ -25,4 +26,6 @@ export async function recoverStuckRelease(run: InstallRun, cluster: ClusterRun, 
     signal,
     holder: lease.identity,
   });
+  // The rollback wrote a record (an uninstall removed them all).
+  if (!signal.aborted) await annotateReleaseRecords(run, cluster);
 }

@@ -6,6 +6,7 @@
 import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../../cluster/wait-diagnosis.js';
 import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { HelmOperationError } from '../../errors.js';
+import { annotateReleaseRecords } from './annotate-records.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
 import type { RunPlan } from '../../run/run-plan.js';
 
@@ -45,6 +46,9 @@ export async function upgradeRelease(run: InstallRun, cluster: ClusterRun, plan:
     throw err;
   } finally {
     watch.stop();
+    // Helm wrote records whatever the outcome (a failed revision, its rollback); not once the
+    // Lease is another installer's, nor while the run is being stopped.
+    if (!p.lease.lost.aborted && !run.signal.aborted) await annotateReleaseRecords(run, cluster);
   }
 }
 
