@@ -111,6 +111,7 @@ function takeLease(run: InstallRun, cluster: ClusterRun, beforeCreatingNamespace
     signal: run.signal,
     logger: run.logger,
     beforeCreatingNamespace,
+    appSlug: run.o.appSlug,
   });
 }
 

@@ -83,6 +83,6 @@ async function prune(
       }
     }
   }
-  await writeInventory(c.kube, c.namespace, c.graph.app, [...installed, ...kept]);
+  await writeInventory(c.kube, c.namespace, c.graph.app, [...installed, ...kept], o.appSlug);
   return results;
 }

@@ -6,6 +6,7 @@
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
 import { objectClient } from '../drift/object-client.js';
+import { APP_SLUG_ANNOTATION } from '../app-slug.js';
 
 /** The release label (helm --labels) naming the app whose installer made the release. */
 export const OWNER_LABEL = 'helm-installer.io/app';
@@ -34,12 +35,18 @@ export async function readInventory(kube: KubeClients, namespace: string, app: s
 }
 
 /** A server-side apply: creates or updates with the Role's create and patch (it has no update). */
-export async function writeInventory(kube: KubeClients, namespace: string, app: string, entries: InventoryEntry[]): Promise<void> {
+export async function writeInventory(kube: KubeClients, namespace: string, app: string, entries: InventoryEntry[], appSlug?: string): Promise<void> {
   const name = inventoryName(app);
   const body = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name, namespace, labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' } },
+    metadata: {
+      name,
+      namespace,
+      labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' },
+      // Removed with the app by `kubectl kots remove --undeploy`, as every object we apply is.
+      ...(appSlug !== undefined ? { annotations: { [APP_SLUG_ANNOTATION]: appSlug } } : {}),
+    },
     data: { releases: JSON.stringify(entries) },
   };
   try {
