@@ -101,6 +101,23 @@ describe.concurrent('a release plan', () => {
   it("a part switched off is uninstalled; kept with --prune-releases false; a release someone else made under its name is left alone", async () => {
     const ns = await namespace('plan-prune');
     expect((await installPlan(ns)).exitCode).toBe(0);
+    // `plan` first: nothing to do; with the cache switched off, its uninstall (exit 10).
+    const same = await runCli(['plan', '--app-dir', fixtureApp, '--namespace', ns], { env: { KUBECONFIG: kubeconfig() } });
+    expect(same.exitCode, same.stderr).toBe(0);
+    const preview = await runCli(['plan', '--app-dir', fixtureApp, '--namespace', ns, '-o', 'json'], { env: { KUBECONFIG: kubeconfig(), PLAN_TEST_CACHE: 'false' } });
+    expect(preview.exitCode, preview.stderr).toBe(10);
+    const json = JSON.parse(preview.stdout);
+    expect(json.releases.map((r: any) => [r.release, r.decision.action])).toEqual([['operator', 'nothing'], ['web', 'nothing'], ['report', 'nothing']]);
+    expect(json.uninstall).toEqual([{ namespace: ns, name: 'cache', action: 'uninstall' }]);
+    const previewJob = await installPlan(ns, ['--plan-only'], { PLAN_TEST_CACHE: 'false' });
+    expect(previewJob.exitCode, previewJob.stderr).toBe(0);
+    expect(previewJob.termination.trimEnd().split('\n')).toEqual([
+      'plan only: release plan of 3 release(s)',
+      ...['operator', 'web', 'report'].map((r) => `  ${ns}/${r}: nothing; 0 to create, 0 to change, 0 to delete`),
+      `  ${ns}/cache: uninstall (no longer in the plan)`,
+    ]);
+    expect(await deployed('cache', ns)).toEqual(['deployed']);
+
     const kept = await installPlan(ns, [], { PLAN_TEST_CACHE: 'false', HELM_INSTALLER_PRUNE_RELEASES: 'false' });
     expect(kept.exitCode, kept.stderr).toBe(0);
     expect(await deployed('cache', ns)).toEqual(['deployed']);
