@@ -35,7 +35,12 @@ export async function installPlan(o: InstallOptions, state: RunState, file: stri
   logger.info({ plan: file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
   state.progress.action = 'installing the releases of the plan';
   const outcomes = await runGraph(graph, { o, state, shared, install });
-  outcomes.push(...(await prune(o, state, { kube, namespace, graph, logger, outcomes })));
+  // The releases are done whatever happens here: a failure to read or write the inventory is
+  // reported beside them, not instead of them.
+  const pruned = await prune(o, state, { kube, namespace, graph, logger, outcomes }).catch((error: unknown) => [
+    { key: `${namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) },
+  ]);
+  outcomes.push(...pruned);
   const { text, exitCode } = planSummary(outcomes, (Date.now() - started) / 1000, state.secrets);
   logger.info({ exitCode, releases: outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
   if (exitCode !== ExitCode.ok && state.terminationLog) writeTerminationMessage(state.terminationLog, text);
