@@ -131,6 +131,55 @@ describe('the installer Job on the real node', () => {
     expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
   });
 
+  it('a release plan given as env and a mounted ConfigMap (issue 21): the Job installs the cache chart, then the storefront that depends on it', async () => {
+    await reset();
+    await execa(helm4, ['uninstall', 'storefront-cache', '--namespace', namespace, '--ignore-not-found', '--wait'], { env: { KUBECONFIG: kubeconfig }, reject: false });
+    // Two charts the image already holds: the storefront, and its cache subchart as a release of
+    // its own (the storefront's own copy switched off in the customer's values).
+    const plan = [
+      'apiVersion: helm-installer/v1',
+      'kind: ReleasePlan',
+      'app: storefront',
+      'releases:',
+      '  - {name: storefront-cache, chart: storefront/charts/cache}',
+      '  - {name: storefront, chart: storefront, values: [values], dependsOn: [storefront-cache]}',
+      '',
+    ].join('\n');
+    const docs = forRealNode(shipped, image).map((d) => {
+      if (d.kind === 'ConfigMap') d.data = { 'storefront.yaml': `${d.data['values.yaml']}cache:\n  enabled: false\n` };
+      if (d.kind !== 'Job') return d;
+      const spec = d.spec.template.spec;
+      const container = spec.containers[0];
+      // A plan names its releases: the Job's one-release variable goes, the plan's file comes.
+      container.env = [...container.env.filter((e: { name: string }) => e.name !== 'HELM_INSTALLER_RELEASE'), { name: 'HELM_INSTALLER_RELEASES_FILE', value: '/config/plan/releases.yaml' }];
+      container.volumeMounts.push({ name: 'release-plan', mountPath: '/config/plan', readOnly: true });
+      spec.volumes.push({ name: 'release-plan', configMap: { name: 'storefront-release-plan' } });
+      return d;
+    });
+    await apply([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'storefront-release-plan', namespace }, data: { 'releases.yaml': plan } }, ...docs]);
+    try {
+      const done = await finishedInstaller();
+      const [pod] = await installerPods();
+      const logs = (await kubectl(['logs', pod.metadata.name], ns)).stdout;
+      expect(terminatedOf(pod)?.exitCode, logs.slice(-4000)).toBe(0);
+      expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+      expect((await history('storefront-cache', namespace)).map((r) => r.status)).toEqual(['deployed']);
+      expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
+      // The storefront's first object came after the cache's Deployment was available.
+      const cache = await getJson(['get', 'deployment', '--selector', 'app.kubernetes.io/instance=storefront-cache', '-o', 'json'], ns);
+      const available = Date.parse(cache.items[0].status.conditions.find((c: any) => c.type === 'Available' && c.status === 'True').lastTransitionTime);
+      const web = await getJson(['get', 'deployment', `${release}-web`], ns);
+      expect(Date.parse(web.metadata.creationTimestamp)).toBeGreaterThanOrEqual(available);
+      expect(logs).toMatch(/helm-installer: release plan done: 2 of 2 releases done, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s/);
+      expect((await getJson(['get', 'secret', 'sh.helm.release.v1.storefront.v1'], ns)).metadata.labels['helm-installer.io/app']).toBe('storefront');
+    } finally {
+      await kubectl(['delete', 'configmap', 'storefront-release-plan', '--ignore-not-found'], ns);
+      await kubectl(['delete', 'job', job.metadata.name, '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
+      await execa(helm4, ['uninstall', 'storefront-cache', '--namespace', namespace, '--ignore-not-found', '--wait'], { env: { KUBECONFIG: kubeconfig }, reject: false });
+      await kubectl(['delete', 'configmap', 'helm-installer-storefront-releases', '--ignore-not-found'], ns);
+    }
+  });
+
   it('invalid customer values: exit 3, the Job fails at once (PodFailurePolicy, no retry), describe shows the summary', async () => {
     await reset();
     await apply(forRealNode(shipped, image, 'web:\n  replicaCount: many\n'));
