@@ -14,7 +14,8 @@ describe('runProcess', () => {
   });
 
   it('a binary that cannot start is a spawn error (ENOENT, EACCES), not an exit code', async () => {
-    expect(await runProcess('/nonexistent/helm', ['version'])).toMatchObject({ exitCode: undefined, spawnError: 'ENOENT' });
+    // A path under a fresh directory: a file someone left at /nonexistent made this ENOTDIR once.
+    expect(await runProcess(join(tempDir('run-process'), 'missing', 'helm'), ['version'])).toMatchObject({ exitCode: undefined, spawnError: 'ENOENT' });
     const notExecutable = join(tempDir('run-process'), 'helm');
     writeFileSync(notExecutable, '#!/bin/sh\n', { mode: 0o644 });
     expect(await runProcess(notExecutable, ['version'])).toMatchObject({ exitCode: undefined, spawnError: 'EACCES' });
