@@ -4,7 +4,7 @@
 // installed (inventory.ts), and report every release with what happened to it. The exit code is
 // the most severe of the releases'.
 import { writeSync } from 'node:fs';
-import { connectKube, helmDefaultNamespace, type KubeClients } from '../cluster/kube-client.js';
+import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext, createHelmClient } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { InstallOptions } from '../install/install-options.js';
@@ -12,25 +12,18 @@ import type { Logger } from '../logger.js';
 import { toInstallerError, writeTerminationMessage } from '../report.js';
 import type { RunState } from '../run-state.js';
 import { readInventory, writeInventory, pruneOrder, type InventoryEntry } from './inventory.js';
-import { readPlanFile } from './plan-file.js';
-import { planGraph, type PlanGraph } from './plan-graph.js';
+import { openPlan, planInCluster } from './open-plan.js';
+import type { PlanGraph } from './plan-graph.js';
 import { planSummary, type ReleaseOutcome } from './plan-summary.js';
 import { pruneRelease } from './prune-releases.js';
-import { shareValues } from './release-options.js';
 import { runGraph, type InstallOne } from './run-graph.js';
 
 export async function installPlan(o: InstallOptions, state: RunState, file: string, install: InstallOne): Promise<number> {
   const started = Date.now();
   const { logger } = createBaseContext(o, 1, state);
-  refuseSingleChartOptions(o);
-  state.progress.action = 'reading the release plan';
-  const plan = readPlanFile(file, o.appDir);
-  const shared = shareValues(o, [...new Set(plan.releases.map((r) => r.name))]);
-  state.progress.action = 'connecting to the cluster';
-  const kube = await connectKube();
-  const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
-  state.progress.namespace = namespace;
-  const graph = planGraph(plan, namespace, process.env);
+  if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
+  const { plan, shared } = openPlan(o, state, file);
+  const { kube, namespace, graph } = await planInCluster(o, state, plan);
   for (const d of graph.ignoredDeps) logger.info(d, `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`);
   logger.info({ plan: file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
   state.progress.action = 'installing the releases of the plan';
@@ -46,13 +39,6 @@ export async function installPlan(o: InstallOptions, state: RunState, file: stri
   if (exitCode !== ExitCode.ok && state.terminationLog) writeTerminationMessage(state.terminationLog, text);
   writeSync(2, `${text}\n`);
   return exitCode;
-}
-
-function refuseSingleChartOptions(o: InstallOptions): void {
-  const hint = 'A release plan names each release, its chart and namespace: remove the option, or drop --releases-file to install one chart.';
-  if (o.chart !== undefined) throw new UsageError('--chart (HELM_INSTALLER_CHART) and a release plan (--releases-file) were both given', { hint });
-  if (o.release !== undefined) throw new UsageError('--release (HELM_INSTALLER_RELEASE) names one chart\'s release; the release plan names its own', { hint });
-  if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
 }
 
 /**

@@ -2,13 +2,12 @@
 // (an airgap bundle must already hold what a customer may switch on later), as one list, one
 // KOTS additionalImages block and one --check. Each image says which releases need it.
 import type { CommonOptions } from '../config.js';
-import { UsageError } from '../errors.js';
 import type { ImagePlan, ImagePlanInput } from '../images/image-plan.js';
 import { ARTIFACT_MARK } from '../images/kots-images.js';
 import type { RunState } from '../run-state.js';
-import { readPlanFile } from './plan-file.js';
+import { openPlan } from './open-plan.js';
 import { planGraph } from './plan-graph.js';
-import { chartOptions, shareValues } from './release-options.js';
+import { chartOptions } from './release-options.js';
 import { memberState } from './run-graph.js';
 
 export async function planImageInput<O extends CommonOptions>(
@@ -17,12 +16,10 @@ export async function planImageInput<O extends CommonOptions>(
   file: string,
   imagesOf: (o: O, state: RunState) => Promise<ImagePlanInput>,
 ): Promise<ImagePlanInput> {
-  if (o.chart !== undefined) throw new UsageError('--chart and a release plan (--releases-file) were both given', { hint: 'Drop one: a plan lists the images of all its releases.' });
-  state.progress.action = 'reading the release plan';
-  const plan = readPlanFile(file, o.appDir);
-  // The graph's checks (cycles, unknown dependencies, duplicates) hold here too.
+  const { plan, shared } = openPlan(o, state, file);
+  // The graph's checks (cycles, unknown dependencies, duplicates) hold here too; no cluster is
+  // asked, so a release without a namespace of its own is placed in 'default' for them.
   planGraph(plan, o.namespace ?? 'default', {});
-  const shared = shareValues(o, [...new Set(plan.releases.map((r) => r.name))]);
   const inputs: ImagePlanInput[] = [];
   for (const r of plan.releases) {
     const input = await imagesOf(chartOptions(o, r, shared), memberState(state, r.name));

@@ -1,9 +1,9 @@
 // `plan` (and `install --plan-only`) with a release plan: each enabled release's plan, as `plan`
 // gives it for one chart (src/preview/), and the releases the next install would uninstall. The
 // exit code is 10 when any release would change or go, 0 when nothing would.
-import { connectKube, helmDefaultNamespace, type KubeClients } from '../cluster/kube-client.js';
+import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { installRun } from '../install/run-context.js';
 import { planJson } from '../preview/format-json.js';
 import { formatMarkdown } from '../preview/format-markdown.js';
@@ -16,10 +16,10 @@ import { fitSummary, writeTerminationMessage } from '../report.js';
 import { startRun } from '../run/run-context.js';
 import type { RunState } from '../run-state.js';
 import { pruneOrder, readInventory } from './inventory.js';
-import { readPlanFile } from './plan-file.js';
-import { planGraph, type PlanGraph } from './plan-graph.js';
+import { openPlan, planInCluster } from './open-plan.js';
+import type { PlanGraph } from './plan-graph.js';
 import { ownership } from './prune-releases.js';
-import { releaseOptions, shareValues } from './release-options.js';
+import { releaseOptions } from './release-options.js';
 import { memberState, Slots } from './run-graph.js';
 
 export interface Removal {
@@ -31,12 +31,8 @@ export interface Removal {
 
 export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, file: string, mode: { planOnly: boolean }): Promise<number> {
   createBaseContext(o, mode.planOnly ? 1 : 2, state);
-  if (o.chart !== undefined || o.release !== undefined) throw new UsageError('--chart or --release was given with a release plan', { hint: 'A plan names its releases: drop the option, or drop --releases-file to plan one chart.' });
-  const plan = readPlanFile(file, o.appDir);
-  const shared = shareValues(o, [...new Set(plan.releases.map((r) => r.name))]);
-  const kube = await connectKube();
-  const namespace = o.namespace ?? helmDefaultNamespace(kube.config);
-  const graph = planGraph(plan, namespace, process.env);
+  const { plan, shared } = openPlan(o, state, file);
+  const { kube, namespace, graph } = await planInCluster(o, state, plan);
   const slots = new Slots(o.maxParallel);
   const reports = await Promise.all(
     graph.enabled.map(async (r) => {
