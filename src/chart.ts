@@ -1,17 +1,17 @@
 // Stage "chart": find the bundled chart and read its metadata. A chart archive comes from the
-// vendor's image, but the same code reads any --chart path, so archives are checked before helm
-// sees them: no absolute paths, no "..", no links leaving the chart, no devices, no absurd sizes.
+// vendor's image, but the same code reads any --chart path, so it is checked before helm sees it:
+// an archive by chart-archive.ts (no absolute paths, no "..", no links leaving the chart, no
+// devices, no absurd sizes), a directory here (its links and sizes).
 import { createReadStream, existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { createGunzip } from 'node:zlib';
-import { isAbsolute, join, normalize, posix, relative, resolve, sep } from 'node:path';
-import type * as tar from 'tar';
+import { join, resolve, sep } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InvalidInputError } from './errors.js';
-import { formatBytes, kindOf, MiB, readInputFile, requireRegularFile } from './read-input.js';
+import { formatBytes, kindOf, readInputFile, requireRegularFile } from './read-input.js';
 import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
 import type { AnnotatedImage } from './images/image-plan.js';
 import { annotatedImagesOfTree, coalescedDefaults, DEPENDENCY_FILES, type DependencyFiles, type LoadedChart } from './chart-subcharts.js';
 import { requireVendoredDependencies, type DependencyCheck } from './chart-dependencies.js';
+import { MAX_ARCHIVE_BYTES, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, scanArchive, type ArchiveScan } from './chart-archive.js';
 import { Readable } from 'node:stream';
 
 export interface ChartInput {
@@ -37,17 +37,6 @@ export interface ChartInfo {
   dependencies: DependencyCheck[];
 }
 
-// Helm's own loader limits (MaxDecompressedChartSize, MaxDecompressedFileSize): a chart within
-// them is one helm loads; beyond them it is refused here, before anything is unpacked in memory.
-export const MAX_TOTAL_BYTES = 100 * MiB;
-export const MAX_FILE_BYTES = 5 * MiB;
-export const MAX_ENTRIES = 10_000;
-/** The .tgz itself: a chart this large compressed is not a chart. */
-export const MAX_ARCHIVE_BYTES = 50 * MiB;
-/** Extended headers and end blocks: what a real archive holds beyond its entries' headers and bodies. */
-const OUTSIDE_ENTRIES_BYTES = 1 * MiB;
-/** Tar headers and padding on top of the files' bytes. */
-const TAR_OVERHEAD = 16 * MiB;
 const CHART_HINT = 'Pass --chart (HELM_INSTALLER_CHART) with a chart directory or a .tgz made by `helm package`.';
 
 /**
@@ -259,115 +248,8 @@ async function readChartArchive(file: string): Promise<ChartInfo> {
   return describeChart(file, 'archive', await loadArchiveTree(() => createReadStream(file), file, 0));
 }
 
-interface ArchiveScan {
-  /** The files kept, by path below the archive's top folder. */
-  files: Map<string, Buffer>;
-  problems: string[];
-}
-
 /** Subcharts of subcharts: helm has no limit, a chart deeper than this is not a real one. */
 const MAX_CHART_DEPTH = 10;
-
-/**
- * What a chart's tree needs: Chart.yaml, values.yaml and the dependency files (Chart.lock,
- * requirements.*) of each chart, and archived subcharts.
- */
-const KEPT_FILE = /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|Chart\.lock|requirements\.(?:yaml|lock)|values\.yaml|charts\/[^/]+\.tgz)$/;
-
-/**
- * Streams the archive once: gunzip -> byte counter -> tar headers. Stops at the first header or
- * byte count past a limit, so a gzip bomb costs what the limit allows, not what it claims. Only
- * the files KEPT_FILE names are kept, each within the per-file limit.
- */
-async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
-  // Loaded for archives only: a chart directory (and with it every unchanged redeploy of one)
-  // never needs tar. The stream is opened once it is loaded, so no error event goes unheard.
-  const { Parser } = await import('tar');
-  const source = open();
-  return new Promise((resolvePromise, reject) => {
-    const files = new Map<string, Buffer>();
-    const problems: string[] = [];
-    let entries = 0;
-    let declared = 0;
-    let unpacked = 0;
-    // Bytes the headers seen so far account for (header + padded body); anything well past that
-    // is data outside any entry: zeros after the end marker, or not a tar at all.
-    let accounted = 0;
-    let finished = false;
-    const gunzip = createGunzip();
-    const parser = new Parser({ strict: true, maxMetaEntrySize: 64 * 1024 });
-    const finish = (err?: Error) => {
-      if (finished) return;
-      finished = true;
-      source.destroy();
-      gunzip.destroy();
-      if (err && problems.length === 0) reject(err);
-      else resolvePromise({ files, problems });
-    };
-    const stop = (problem: string) => {
-      problems.push(problem);
-      finish();
-    };
-    parser.on('entry', (entry: tar.ReadEntry) => {
-      entries += 1;
-      const size = entry.size ?? 0;
-      declared += size;
-      accounted += 512 + Math.ceil(size / 512) * 512;
-      const raw = entry.header?.path ?? entry.path;
-      const problem = archiveEntryProblem(raw, entry.type, entry.linkpath, size);
-      if (size > MAX_FILE_BYTES) return stop(problem!);
-      if (problem) problems.push(problem);
-      if (entries > MAX_ENTRIES) return stop(`more than ${MAX_ENTRIES} entries`);
-      if (declared > MAX_TOTAL_BYTES) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
-      // Paths below the top folder (the chart's name).
-      const below = posix.normalize(raw).split('/').slice(1).join('/');
-      if (KEPT_FILE.test(below) && (entry.type === 'File' || entry.type === 'OldFile')) {
-        const chunks: Buffer[] = [];
-        entry.on('data', (c: Buffer) => chunks.push(c));
-        entry.on('end', () => files.set(below, Buffer.concat(chunks)));
-      } else {
-        entry.resume();
-      }
-    });
-    parser.on('error', (err: Error) => finish(err));
-    parser.on('end', () => finish());
-    source.on('error', (err) => finish(err));
-    gunzip.on('error', (err) => finish(err));
-    gunzip.on('data', (chunk: Buffer) => {
-      if (finished) return;
-      unpacked += chunk.length;
-      if (unpacked > MAX_TOTAL_BYTES + TAR_OVERHEAD) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
-      if (unpacked - accounted > OUTSIDE_ENTRIES_BYTES) {
-        return stop(`more than ${formatBytes(OUTSIDE_ENTRIES_BYTES)} of data outside any tar entry (not an archive made by \`helm package\`)`);
-      }
-      if (!parser.write(chunk)) {
-        gunzip.pause();
-        parser.once('drain', () => gunzip.resume());
-      }
-    });
-    gunzip.on('end', () => {
-      if (!finished) parser.end();
-    });
-    source.pipe(gunzip);
-  });
-}
-
-/** Why one archive entry is unsafe, or undefined when it is fine. Pure, for unit tests. */
-export function archiveEntryProblem(path: string, type: string, linkpath: string | undefined, size: number): string | undefined {
-  if (isAbsolute(path) || /^[a-zA-Z]:[\\/]/.test(path)) return `absolute path ${path}`;
-  if (path.split(/[\\/]/).includes('..')) return `path with .. ${path}`;
-  if (['CharacterDevice', 'BlockDevice', 'FIFO'].includes(type)) return `device or FIFO ${path}`;
-  if (size > MAX_FILE_BYTES) return `file ${path} is ${formatBytes(size)} (helm's limit is ${formatBytes(MAX_FILE_BYTES)} per file)`;
-  if (type === 'SymbolicLink' || type === 'Link') {
-    if (!linkpath) return `link ${path} without a target`;
-    if (isAbsolute(linkpath)) return `link ${path} points to absolute ${linkpath}`;
-    // Symlink targets are relative to the link's folder; hard links to the archive root.
-    const base = type === 'SymbolicLink' ? posix.dirname(path) : '.';
-    const target = normalize(posix.join(base, linkpath));
-    if (target.startsWith('..') || relative('.', target).startsWith('..')) return `link ${path} escapes the chart (-> ${linkpath})`;
-  }
-  return undefined;
-}
 
 function describeChart(path: string, format: ChartInfo['format'], tree: LoadedChart): ChartInfo {
   const { meta, chartFile } = tree;

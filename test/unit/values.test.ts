@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { explainLeaves } from '../../src/values-explain.js';
 import { expandValuesPath, parseValuesText } from '../../src/values.js';
-import { archiveEntryProblem } from '../../src/chart.js';
+import { archiveEntryProblem } from '../../src/chart-archive.js';
 
 describe('values files', () => {
   it('names the file and line of a YAML error', () => {
