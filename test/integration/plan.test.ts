@@ -49,6 +49,23 @@ async function versions(namespace: string): Promise<Record<string, string>> {
   return Object.fromEntries(list.items.map((i: any) => [`${i.kind}/${i.metadata.name}`, i.metadata.resourceVersion]));
 }
 
+/**
+ * The versions once the controllers are done with a hand edit: `kubectl set image` starts a
+ * rollout, and the deployment controller goes on writing the Deployment (its revision annotation,
+ * its status) for a while; a write of theirs during the plan is not the plan's.
+ */
+async function settled(namespace: string): Promise<Record<string, string>> {
+  await kubectl(['rollout', 'status', 'deployment/web', '--timeout=120s'], { ...opts(namespace), timeoutMs: 130_000 });
+  let last = await versions(namespace);
+  for (let i = 0; i < 30; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = await versions(namespace);
+    if (JSON.stringify(now) === JSON.stringify(last)) return now;
+    last = now;
+  }
+  throw new Error(`namespace ${namespace}: objects still changing 30 s after the rollout`);
+}
+
 async function installed(namespace: string, bin = helm4): Promise<void> {
   const r = await install('shop', namespace, [...source, '--helm-bin', bin]);
   expect(r.exitCode, r.stderr).toBe(0);
@@ -100,7 +117,7 @@ describe('plan', () => {
 
       await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:9.9'], opts(namespace));
       const sets = ['color=green', 'cache=false', 'dbPassword=plan-new-password'];
-      const edited = await versions(namespace);
+      const edited = await settled(namespace);
       const r = await planJson(namespace, ['--helm-bin', bin, ...sets.flatMap((s) => ['--set', s])]);
       expect(r.exitCode, r.stderr).toBe(CHANGES);
       expect(r.plan.decision.action).toBe('upgrade');
@@ -177,7 +194,7 @@ describe('plan', () => {
     const namespace = await newNamespace('plan-only');
     await installed(namespace);
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:9.9'], opts(namespace));
-    const before = await versions(namespace);
+    const before = await settled(namespace);
     const termination = join(tempDir('plan-only'), 'termination-log');
     const r = await install('shop', namespace, [...source, '--set', 'color=green'], { HELM_INSTALLER_PLAN_ONLY: 'true', HELM_INSTALLER_TERMINATION_LOG: termination });
     expect(r.exitCode, r.stderr).toBe(0);
