@@ -13,8 +13,10 @@ import { buildProgram } from './program.js';
 import { failureSummary, terminationLogPath, toInstallerError, writeTerminationMessage } from './report.js';
 import type { RunState } from './run-state.js';
 import { SecretRegistry } from './secrets.js';
+import { recordFailure } from './tell/record.js';
 
 export async function main(argv: string[]): Promise<number> {
+  const started = Date.now();
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -43,6 +45,7 @@ export async function main(argv: string[]): Promise<number> {
     progress: { action: 'parsing options' },
     // Known before the options are parsed, so that a bad option leaves a termination message too.
     terminationLog: terminationLogPath(argv.slice(2), process.env),
+    outcomes: [],
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -63,6 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     const commands = await loadCommands(argv.slice(2));
     const { program, exitCode } = buildProgram(commands, readVersion(), argv.slice(2), state);
     await program.parseAsync(argv);
+    await state.tell?.(state.outcomes!);
     return exitCode();
   } catch (err) {
     // --help and --version "fail" with exit code 0.
@@ -72,6 +76,8 @@ export async function main(argv: string[]): Promise<number> {
     state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, release: state.progress.release }, error.message.split('\n')[0]);
     if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
     writeSync(2, `${summary}\n`);
+    recordFailure(state, error, state.progress, started);
+    await state.tell?.(state.outcomes!);
     return error.exitCode;
   } finally {
     process.off('SIGTERM', onSignal);

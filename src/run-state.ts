@@ -2,11 +2,14 @@
 // it got to (for the failure summary), which secrets to mask, and how to cancel it.
 import type { Logger } from './logger.js';
 import type { SecretRegistry } from './secrets.js';
+import type { Outcome } from './tell/outcome.js';
 
 export interface Progress {
   release?: string;
   namespace?: string;
   action: string;
+  /** The chart's version, once read: a failure's outcome names it. */
+  chartVersion?: string;
 }
 
 export interface RunState {
@@ -21,4 +24,8 @@ export interface RunState {
   warnings?: string[];
   /** Fields on every log line (a release of a plan: its `namespace/name`). */
   bindings?: Record<string, string>;
+  /** What happened to each release (src/tell/record.ts); shared by a plan's releases. */
+  outcomes?: Outcome[];
+  /** Set by `install`: writes the outcomes (Events, notifications) once the command has ended; never throws. */
+  tell?: (outcomes: Outcome[]) => Promise<void>;
 }

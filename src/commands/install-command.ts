@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import { checkInstallHelmArgs } from '../helm/render-flags.js';
 import { installCommand } from '../install/install.js';
 import { installOptionTable } from '../install/install-options.js';
+import { tell } from '../tell/tell.js';
 
 export { installOptionTable };
 
@@ -16,6 +17,10 @@ export const installDefinition = defineCommand({
   run: (o, state) => {
     const problem = checkInstallHelmArgs(o.helmArgs, o.registry !== undefined || o.imagePullSecret !== undefined);
     if (problem) throw new UsageError(problem, { hint: 'Remove it from the arguments after -- (or from HELM_INSTALLER_HELM_ARGS).' });
-    return installCommand({ ...o, ...toCommonOptions(o) }, state);
+    const options = { ...o, ...toCommonOptions(o) };
+    // Events and notifications, written by main.ts once the run has ended, however it ended; a
+    // dry run or a plan changes nothing, so it has nothing to tell.
+    if (!options.dryRun && !options.planOnly) state.tell = (outcomes) => tell(outcomes, { o: options, state });
+    return installCommand(options, state);
   },
 });

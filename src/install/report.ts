@@ -6,13 +6,19 @@ import { parseAllDocuments } from 'yaml';
 import type { ObjectDrift } from '../drift/detect-drift.js';
 import { HelmOperationError, InstallerError } from '../errors.js';
 import { successSummary, type SuccessReport } from '../report.js';
+import type { OutcomeReason } from '../tell/outcome.js';
+import { recordOutcome } from '../tell/record.js';
 import { objectName } from './actions/correct-drift.js';
 import type { Action } from './decide.js';
 import { chartLabel, type ClusterRun, type InstallRun } from './run-context.js';
 
-function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>): number {
+type Told = { reason: OutcomeReason; note: string };
+
+function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>, told: Told): number {
   const seconds = (Date.now() - run.started) / 1000;
   if (run.member) run.member.outcome = { action: r.action, revision: r.revision };
+  const { release, chart, started, state } = run;
+  recordOutcome(state, { ...told, release, namespace: cluster.namespace, chartVersion: chart.version, revision: r.revision, started });
   writeSync(2, `${successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r })}\n`);
   return 0;
 }
@@ -22,16 +28,18 @@ export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract
   const { release } = run;
   if (action.status === 'drifted') {
     logDrift(run, action.drift, 'drift found (--drift warn: nothing changed)');
-    return summary(run, cluster, { action: 'unchanged', revision: action.revision, details: ['drift found, left as it is (--drift warn):', ...describeDrift(action.drift)] });
+    const details = ['drift found, left as it is (--drift warn):', ...describeDrift(action.drift)];
+    return summary(run, cluster, { action: 'unchanged', revision: action.revision, details }, { reason: 'DriftFound', note: `${action.drift.length} object(s) drifted from revision ${action.revision}, left as they are (--drift warn): ${names(action.drift)}` });
   }
   run.logger.info({ release, namespace: cluster.namespace, revision: action.revision, ...recorded }, `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`);
-  return summary(run, cluster, { action: 'unchanged', revision: action.revision });
+  return summary(run, cluster, { action: 'unchanged', revision: action.revision }, { reason: 'Unchanged', note: `revision ${action.revision} is deployed and healthy, chart and values unchanged: nothing to do` });
 }
 
 export function reportCorrected(run: InstallRun, cluster: ClusterRun, revision: number, corrected: ObjectDrift[]): number {
   logDrift(run, corrected, 'drift corrected');
   run.logger.info({ release: run.release, revision, objects: corrected.length }, `drift corrected: ${corrected.length} object(s) put back as revision ${revision} applied them`);
-  return summary(run, cluster, { action: 'drift corrected in', revision, details: ['put back as the release applied them:', ...describeDrift(corrected)] });
+  const details = ['put back as the release applied them:', ...describeDrift(corrected)];
+  return summary(run, cluster, { action: 'drift corrected in', revision, details }, { reason: 'DriftCorrected', note: `${corrected.length} object(s) put back as revision ${revision} applied them: ${names(corrected)}` });
 }
 
 export function reportUpgraded(
@@ -44,7 +52,10 @@ export function reportUpgraded(
   if (drift.length > 0) logDrift(run, drift, 'drift taken back by the upgrade');
   run.logger.info({ release: run.release, revision: r.revision }, 'done');
   const details = drift.length > 0 ? ['the upgrade also put back what had drifted:', ...describeDrift(drift)] : [];
-  return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details });
+  const told: Told = r.everDeployed
+    ? { reason: 'Upgraded', note: `upgraded to revision ${r.revision} (chart ${chartLabel(run)})${drift.length > 0 ? `; drift taken back: ${names(drift)}` : ''}` }
+    : { reason: 'Installed', note: `installed as revision ${r.revision} (chart ${chartLabel(run)})` };
+  return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details }, told);
 }
 
 /** Helm's failure after a drift correction that failed: the objects and why are named. */
@@ -63,6 +74,12 @@ export function describeDrift(drift: ObjectDrift[]): string[] {
     const fields = d.fields.map((f) => `${f.path}${f.manager ? ` (changed by ${f.manager})` : ''}`);
     return `${objectName(d)}: ${fields.join(', ')}`;
   });
+}
+
+/** The drifted objects by name, a few at most: an Event's note is one line. */
+function names(drift: ObjectDrift[]): string {
+  const shown = drift.slice(0, 5).map((d) => objectName(d));
+  return drift.length > 5 ? `${shown.join(', ')} and ${drift.length - 5} more` : shown.join(', ');
 }
 
 function logDrift(run: InstallRun, drift: ObjectDrift[], message: string): void {

@@ -10,6 +10,7 @@ import type { InstallOptions } from '../install/install-options.js';
 import type { PlanMember } from '../install/run-context.js';
 import { failureSummary, toInstallerError } from '../report.js';
 import type { RunState } from '../run-state.js';
+import { recordFailure } from '../tell/record.js';
 import { OWNER_LABEL } from './inventory.js';
 import type { PlanGraph } from './plan-graph.js';
 import type { ReleaseOutcome } from './plan-summary.js';
@@ -68,6 +69,7 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
       // The release's whole failure summary (helm's details, the pods that were not ready) goes
       // to the log as a single chart's would; the plan's summary keeps one line of it.
       writeSync(2, `${failureSummary(error, { ...state.progress, release: r.key }, state.secrets)}\n`);
+      recordFailure(state, error, state.progress, started);
       return { key: r.key, status: 'failed', error: toInstallerError(error), seconds: (Date.now() - started) / 1000 };
     } finally {
       markChecked();
@@ -80,7 +82,7 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
 
 /** Each release's own progress and log bindings; the signal and the secrets are the run's. */
 export function memberState(state: RunState, key: string): RunState {
-  return { signal: state.signal, secrets: state.secrets, progress: { action: 'starting' }, bindings: { releaseKey: key } };
+  return { signal: state.signal, secrets: state.secrets, progress: { action: 'starting' }, bindings: { releaseKey: key }, outcomes: state.outcomes };
 }
 
 /** A counting semaphore: at most `n` holders. */

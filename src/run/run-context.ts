@@ -54,6 +54,7 @@ export async function startRun<O extends CommonOptions>(o: O, state: RunState, l
   const chart = await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: options.deferChartValues });
   const release = o.release ?? chart.name;
   state.progress.release = release;
+  state.progress.chartVersion = chart.version;
   state.progress.action = 'reading values';
   const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, secrets);
   const helm = await createHelmClient(o, { logger, secrets });

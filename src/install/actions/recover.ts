@@ -7,6 +7,7 @@ import { planRecovery, recoverRelease } from '../../release-recovery.js';
 import type { Action } from '../decide.js';
 import { annotateReleaseRecords } from './annotate-records.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
+import { recordOutcome } from '../../tell/record.js';
 
 export async function recoverStuckRelease(run: InstallRun, cluster: ClusterRun, lease: ReleaseLease, action: Extract<Action, { kind: 'recover' }>): Promise<void> {
   const signal = AbortSignal.any([run.signal, lease.lost]);
@@ -27,5 +28,9 @@ export async function recoverStuckRelease(run: InstallRun, cluster: ClusterRun, 
     holder: lease.identity,
   });
   // The rollback wrote a record (an uninstall removed them all).
-  if (!signal.aborted) await annotateReleaseRecords(run, cluster);
+  if (signal.aborted) return;
+  await annotateReleaseRecords(run, cluster);
+  const how = plan.kind === 'rollback' ? `rolled back to revision ${plan.to}` : 'uninstalled (it had never been deployed)';
+  const note = `release left ${action.pendingStatus} by a killed operation: ${how}`;
+  recordOutcome(run.state, { reason: 'Recovered', release: run.release, namespace: cluster.namespace, note, chartVersion: run.chart.version, started: run.started });
 }

@@ -1,0 +1,28 @@
+// Telling the admin, once `install` has ended: each outcome the run recorded goes out through
+// every teller (an Event on the Job, a webhook). Tellers run side by side, each bounded in time
+// by itself, and none can fail the run or change its exit code: a failure to tell is a warning
+// in the log, never a second failure.
+import type { InstallOptions } from '../install/install-options.js';
+import type { RunState } from '../run-state.js';
+import type { Outcome } from './outcome.js';
+
+export interface TellContext {
+  o: InstallOptions;
+  state: RunState;
+}
+
+export type Teller = (outcomes: Outcome[], c: TellContext) => Promise<void>;
+
+const tellers: { name: string; teller: Teller }[] = [];
+
+export async function tell(outcomes: Outcome[], c: TellContext): Promise<void> {
+  if (outcomes.length === 0) return;
+  await Promise.all(
+    tellers.map(({ name, teller }) =>
+      teller(outcomes, c).catch((error: unknown) => {
+        const cause = c.state.secrets.maskText(error instanceof Error ? error.message.split('\n')[0]! : String(error));
+        c.state.logger?.warn({ teller: name, cause }, `could not tell the admin (${name}); the run's result stands`);
+      }),
+    ),
+  );
+}
