@@ -19,6 +19,7 @@ export const installOptionTable = {
   timeout: value('--timeout <duration>', 'TIMEOUT', 'how long helm waits for resources (Go duration)', parseTimeout, '10m'),
   historyMax: value('--history-max <n>', 'HISTORY_MAX', 'revisions helm keeps (0 = all)', parseHistoryMax, 5),
   dryRun: switchOption('--dry-run', 'DRY_RUN', "helm's server-side dry run: nothing changes"),
+  suspend: switchOption('--suspend', 'SUSPEND', 'pause: change nothing, take no Lease, record a Suspended Event; exit 0 (a maintenance window)'),
   planOnly: switchOption('--plan-only', 'PLAN_ONLY', 'print the plan (what install would do, as `plan` does) and change nothing; exit 0'),
   terminationLog: value('--termination-log <path>', 'TERMINATION_LOG', 'where the failure summary is written', parsePath, '/dev/termination-log'),
   takeOwnership: value(

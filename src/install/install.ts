@@ -26,6 +26,8 @@ import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun
 import { findPlanFile } from '../releases/plan-file.js';
 
 export async function installCommand(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
+  // A maintenance window: nothing at all is done, for one chart or a whole release plan.
+  if (o.suspend) return (await import('./suspend.js')).suspendedRun(o, state, findPlanFile(o));
   // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed (a release plan's too).
   if (o.planOnly) return (await import('../preview/write-plan.js')).writePlan({ ...o, output: 'text', showSecrets: false }, state, { planOnly: true });
   // Several charts (a release plan file): each release is installed by this function in turn.

@@ -1,0 +1,33 @@
+// Suspend (--suspend, HELM_INSTALLER_SUSPEND; the KOTS checkbox "pause automatic changes"): for a
+// maintenance window in which the customer's team works on the release by hand. As Flux's
+// `spec.suspend`, nothing is reconciled and nothing removed: the run reads no release state,
+// takes no Lease and writes nothing but its Suspended Event (one per release), then exits 0.
+import { writeSync } from 'node:fs';
+import { loadChart } from '../chart.js';
+import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
+import { createBaseContext } from '../context.js';
+import { ExitCode } from '../errors.js';
+import { readPlanFile } from '../releases/plan-file.js';
+import { planGraph } from '../releases/plan-graph.js';
+import type { RunState } from '../run-state.js';
+import { recordOutcome } from '../tell/record.js';
+import type { InstallOptions } from './install-options.js';
+
+const NOTE = 'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
+
+export async function suspendedRun(o: InstallOptions, state: RunState, planFile: string | undefined): Promise<number> {
+  const started = Date.now();
+  const { logger } = createBaseContext(o, 1, state);
+  state.progress.action = 'suspended';
+  // The kubeconfig is only read (helm's default namespace): no request is made here.
+  const namespace = o.namespace ?? helmDefaultNamespace((await connectKube()).config);
+  const releases = planFile
+    ? planGraph(readPlanFile(planFile, o.appDir), namespace, process.env).enabled.map((r) => ({ release: r.name, namespace: r.namespace }))
+    : [{ release: o.release ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name, namespace }];
+  for (const r of releases) {
+    logger.info({ release: r.release, namespace: r.namespace }, `suspended: ${r.namespace}/${r.release} left as it is`);
+    recordOutcome(state, { reason: 'Suspended', ...r, note: NOTE, started });
+  }
+  writeSync(2, `helm-installer: suspended; nothing changed (${releases.map((r) => `${r.namespace}/${r.release}`).join(', ')})\n  next: unset HELM_INSTALLER_SUSPEND (or untick "pause automatic changes") and redeploy to resume\n`);
+  return ExitCode.ok;
+}
