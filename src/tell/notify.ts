@@ -56,11 +56,25 @@ async function post(s: NotifySettings, body: string, deadline: number): Promise<
   }
 }
 
-async function attempt(url: string, body: string, timeoutMs: number): Promise<Attempt> {
+/**
+ * fetch refuses a URL with credentials in it (https://user:pass@host/): they go as the Basic
+ * authorization header they stand for, as curl sends them.
+ */
+export function requestTarget(href: string): { url: string; headers: Record<string, string> } {
+  const url = new URL(href);
+  if (url.username === '' && url.password === '') return { url: href, headers: {} };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return { url: url.href, headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } };
+}
+
+async function attempt(href: string, body: string, timeoutMs: number): Promise<Attempt> {
+  const { url, headers } = requestTarget(href);
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'helm-installer' },
+      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'helm-installer' },
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(Math.max(1, timeoutMs)),

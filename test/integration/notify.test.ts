@@ -194,6 +194,7 @@ describe('a receiver that misbehaves costs at most the bound, never the exit cod
     const ended = Date.now();
     expect(r.exitCode, r.stderr).toBe(0);
     expectUrlHidden(r);
+    expect(r.stdout + r.stderr).not.toContain('pa%40ss-word-9');
     const lines = r.stdout.split('\n').filter((l) => l.includes('"notify":"webhook"')).map((l) => JSON.parse(l));
     return { r, ended, lines };
   }
@@ -223,6 +224,15 @@ describe('a receiver that misbehaves costs at most the bound, never the exit cod
     expect(hook.received).toHaveLength(3);
     expect(ended - hook.received[0]!.at).toBeLessThan(4000 + 1500);
     expect(lines).toEqual([expect.objectContaining({ level: 40, attempts: 3, cause: expect.stringMatching(/^no answer within \d+ms/) })]);
+  });
+
+  it('credentials in the URL go as Basic authorization (fetch refuses them in the URL), never printed', async () => {
+    const hook = await receiver('ok');
+    const url = hook.url(TOKEN).replace('http://', 'http://hook-user:pa%40ss-word-9@');
+    const { lines } = await redeploy(url);
+    expect(hook.received).toHaveLength(1);
+    expect(hook.received[0]!.headers.authorization).toBe(`Basic ${Buffer.from('hook-user:pa@ss-word-9').toString('base64')}`);
+    expect(lines).toEqual([expect.objectContaining({ level: 30, status: 200, attempts: 1 })]);
   });
 
   it('no receiver (connection refused): retried, given up, exit 0', async () => {

@@ -7,6 +7,7 @@ import { OptionValueError, UsageError } from '../../src/errors.js';
 import { SecretRegistry } from '../../src/secrets.js';
 import { jsonBody, notifyBody, slackBody } from '../../src/tell/notify-body.js';
 import { boundedDurationMs, notifyUrlOf, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../../src/tell/notify-options.js';
+import { requestTarget } from '../../src/tell/notify.js';
 import type { Outcome } from '../../src/tell/outcome.js';
 import { tempDir } from '../helpers.js';
 
@@ -141,5 +142,15 @@ describe('notification options', () => {
     expect(() => notifyUrlOf({ notifyUrl: url, notifyUrlFile: url })).toThrow(
       '--notify-url (HELM_INSTALLER_NOTIFY_URL) and --notify-url-file (HELM_INSTALLER_NOTIFY_URL_FILE) are both set',
     );
+  });
+});
+
+describe('the request', () => {
+  it('credentials in the URL become a Basic authorization header; other URLs are sent as they are', () => {
+    expect(requestTarget('https://hooks.example.com/x?y=1')).toEqual({ url: 'https://hooks.example.com/x?y=1', headers: {} });
+    expect(requestTarget('https://me:p%40ss@hooks.example.com/x')).toEqual({
+      url: 'https://hooks.example.com/x',
+      headers: { authorization: `Basic ${Buffer.from('me:p@ss').toString('base64')}` },
+    });
   });
 });
