@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import type { SecretRegistry } from '../secrets.js';
 import { notifyBody } from './notify-body.js';
-import type { NotifyFormat } from './notify-options.js';
+import { notifyUrlOf, type NotifyFormat } from './notify-options.js';
 import type { Outcome } from './outcome.js';
 
 export interface NotifySettings {
@@ -20,6 +20,24 @@ export interface NotifySettings {
   retries: number;
   /** All POSTs of the run together, in ms. */
   maxTimeMs: number;
+}
+
+/** What the teller reads of install's options (the notify* keys of its option table). */
+export interface NotifyOptions {
+  notifyUrl?: string;
+  notifyUrlFile?: string;
+  notifyFormat: NotifyFormat;
+  notifyTimeout: number;
+  notifyRetries: number;
+  notifyMaxTime: number;
+}
+
+/** The teller (src/tell/tell.ts): nothing to do when no URL is set. */
+export async function notifyWebhook(outcomes: Outcome[], c: { o: NotifyOptions; state: { secrets: SecretRegistry; logger?: Logger } }): Promise<void> {
+  const { o } = c;
+  const url = notifyUrlOf(o);
+  if (url === undefined) return;
+  await notify(outcomes, { url, format: o.notifyFormat, timeoutMs: o.notifyTimeout, retries: o.notifyRetries, maxTimeMs: o.notifyMaxTime }, c.state);
 }
 
 type Attempt = { ok: true; status: number } | { ok: false; retry: boolean; cause: string };

@@ -4,8 +4,7 @@
 // in the log, never a second failure.
 import type { InstallOptions } from '../install/install-options.js';
 import type { RunState } from '../run-state.js';
-import { notify } from './notify.js';
-import { notifyUrlOf } from './notify-options.js';
+import { notifyWebhook } from './notify.js';
 import type { Outcome } from './outcome.js';
 
 export interface TellContext {
@@ -15,15 +14,7 @@ export interface TellContext {
 
 export type Teller = (outcomes: Outcome[], c: TellContext) => Promise<void>;
 
-/** The webhook (--notify-url): nothing to do when no URL is set. */
-const webhook: Teller = async (outcomes, { o, state }) => {
-  const url = notifyUrlOf(o);
-  if (url === undefined) return;
-  const settings = { url, format: o.notifyFormat, timeoutMs: o.notifyTimeout, retries: o.notifyRetries, maxTimeMs: o.notifyMaxTime };
-  await notify(outcomes, settings, state);
-};
-
-const tellers: { name: string; teller: Teller }[] = [{ name: 'webhook', teller: webhook }];
+const tellers: { name: string; teller: Teller }[] = [{ name: 'webhook', teller: notifyWebhook }];
 
 export async function tell(outcomes: Outcome[], c: TellContext): Promise<void> {
   if (outcomes.length === 0) return;
