@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import { checkInstallHelmArgs } from '../helm/render-flags.js';
 import { installCommand } from '../install/install.js';
 import { installOptionTable } from '../install/install-options.js';
+import { notifyUrlOf } from '../tell/notify-options.js';
 import { tell } from '../tell/tell.js';
 
 export { installOptionTable };
@@ -17,6 +18,8 @@ export const installDefinition = defineCommand({
   run: (o, state) => {
     const problem = checkInstallHelmArgs(o.helmArgs, o.registry !== undefined || o.imagePullSecret !== undefined);
     if (problem) throw new UsageError(problem, { hint: 'Remove it from the arguments after -- (or from HELM_INSTALLER_HELM_ARGS).' });
+    // Both ways of giving the webhook URL at once: exit 2 now, before any cluster call.
+    notifyUrlOf(o);
     const options = { ...o, ...toCommonOptions(o) };
     // Events and notifications, written by main.ts once the run has ended, however it ended; a
     // dry run or a plan changes nothing, so it has nothing to tell.

@@ -7,6 +7,7 @@ import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
 import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options.js';
 import { OptionValueError } from '../errors.js';
+import { boundedDurationMs, hideUrl, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../tell/notify-options.js';
 
 function parseParallel(raw: string): number {
   const n = Number(raw.trim());
@@ -60,6 +61,13 @@ export const installOptionTable = {
     90_000,
     '90s',
   ),
+  // The URL is a secret: never echoed, in errors either (see src/tell/notify-options.ts).
+  notifyUrl: { ...value('--notify-url <url>', 'NOTIFY_URL', 'a webhook POSTed one JSON body per outcome once the run has ended (the URL is a secret: never logged)', parseNotifyUrl), echo: hideUrl },
+  notifyUrlFile: value('--notify-url-file <file>', 'NOTIFY_URL_FILE', 'a file holding the webhook URL (a mounted Secret key); empty = no webhook', parseNotifyUrlFile),
+  notifyFormat: value('--notify-format <format>', 'NOTIFY_FORMAT', 'the webhook body: json (every fact, keyed) or slack ({"text": ...}, an incoming webhook)', parseNotifyFormat, 'json'),
+  notifyTimeout: value('--notify-timeout <duration>', 'NOTIFY_TIMEOUT', 'how long one webhook POST may take (at most 1m)', boundedDurationMs(60_000, '1m'), 5_000, '5s'),
+  notifyRetries: value('--notify-retries <n>', 'NOTIFY_RETRIES', 'webhook POSTs retried after a timeout, a connection error or a 5xx/408/429 (0-5, with backoff)', parseNotifyRetries, 2),
+  notifyMaxTime: value('--notify-max-time <duration>', 'NOTIFY_MAX_TIME', 'the most the webhook adds to the run, all POSTs together (at most 5m)', boundedDurationMs(300_000, '5m'), 30_000, '30s'),
   maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
   pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),

@@ -11,6 +11,7 @@ import { getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
 import { kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
+import { startReceiver } from './notify-receiver.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });
 const namespace = namespacesDeletedAfterAll();
@@ -184,6 +185,44 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(readFileSync(termination, 'utf8')).toBe('plan only: upgrade; 0 to create, 1 to change, 0 to delete\n');
     expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
     expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
+  });
+
+  it('notifications: the URL (a password item) reaches the installer only through its Secret, and the receiver gets one Slack POST', async () => {
+    const ns = await namespace('kots-notify');
+    const token = 'T0KEN-kots-notify-2b7f0e';
+    const hook = await startReceiver('ok');
+    try {
+      const url = hook.url(token);
+      const r = await renderAndDryRun({ namespace: ns, values: required({ notify_url: { valuePlaintext: url }, notify_format: { value: 'slack' }, notify_timeout: { value: '3s' } }) });
+      expect(find(r, 'Secret', 'storefront-notify').stringData).toEqual({ url });
+      for (const o of objects(r).filter((x) => x.metadata.name !== 'storefront-notify')) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name}`).not.toContain(token);
+      const env = find(r, 'Job').spec.template.spec.containers[0].env;
+      expect(env).toEqual(
+        expect.arrayContaining([
+          { name: 'HELM_INSTALLER_NOTIFY_URL_FILE', value: '/config/notify/url' },
+          { name: 'HELM_INSTALLER_NOTIFY_FORMAT', value: 'slack' },
+          { name: 'HELM_INSTALLER_NOTIFY_TIMEOUT', value: '3s' },
+        ]),
+      );
+      const installed = await runAsJob(r, 'install');
+      expect(installed.exitCode, installed.stderr).toBe(0);
+      expect(installed.stdout + installed.stderr).not.toContain(token);
+      expect(hook.received.map((p) => p.path)).toEqual([`/hooks/${token}?key=${token}-q`]);
+      const { text } = JSON.parse(hook.received[0]!.body);
+      const seconds = /, ([0-9.]+)s\)$/.exec(text)?.[1];
+      expect(text).toBe(`:white_check_mark: *Installed*: release \`storefront\` in namespace \`${ns}\`: installed as revision 1 (chart storefront-1.4.0) (chart 1.4.0, revision 1, ${seconds}s)`);
+    } finally {
+      await hook.close();
+    }
+    // Unanswered: an empty URL file (no webhook: every other scenario runs with it), the defaults.
+    const off = await renderAndDryRun({ namespace: ns, values: required() });
+    expect(find(off, 'Secret', 'storefront-notify').stringData).toEqual({ url: '' });
+    expect(find(off, 'Job').spec.template.spec.containers[0].env).toEqual(
+      expect.arrayContaining([
+        { name: 'HELM_INSTALLER_NOTIFY_FORMAT', value: 'json' },
+        { name: 'HELM_INSTALLER_NOTIFY_TIMEOUT', value: '5s' },
+      ]),
+    );
   });
 
   it('persistence off: no PVC, the database on an emptyDir', async () => {

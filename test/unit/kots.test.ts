@@ -50,6 +50,21 @@ describe('kots/', () => {
     expect(objects.find((o) => o.kind === 'Secret').stringData['values.yaml']).toContain('database_password');
   });
 
+  it('the webhook URL is a password item that reaches the Job only as a file from its own Secret', () => {
+    const [config] = docs('kots-config.yaml');
+    const items = config.spec.groups.flatMap((g: any) => g.items);
+    expect(items.find((i: any) => i.name === 'notify_url').type).toBe('password');
+    expect(items.find((i: any) => i.name === 'notify_format').items.map((i: any) => i.name)).toEqual(['json', 'slack']);
+    const objects = docs('installer-job.yaml');
+    const readers = objects.filter((o) => JSON.stringify(o).includes('notify_url'));
+    expect(readers.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Secret/storefront-notify']);
+    const pod = objects.find((o) => o.kind === 'Job').spec.template.spec;
+    const container = pod.containers[0];
+    expect(container.env.filter((e: any) => e.name.startsWith('HELM_INSTALLER_NOTIFY_URL'))).toEqual([{ name: 'HELM_INSTALLER_NOTIFY_URL_FILE', value: '/config/notify/url' }]);
+    expect(container.volumeMounts).toContainEqual({ name: 'notify', mountPath: '/config/notify', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'notify', secret: { secretName: 'storefront-notify' } });
+  });
+
   it('prints every free-text answer through toJson (any string survives; squote does not escape a quote)', () => {
     const [config] = docs('kots-config.yaml');
     const freeText = new Set(
