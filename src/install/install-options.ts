@@ -1,7 +1,7 @@
 // The install command's options: one table (flag, environment variable, parser, default) that
 // the CLI registers and the resolver reads, and the typed options object it gives.
 import {
-  type CommonOptions, commonOptionTable, parseDurationMs, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout,
+  type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout,
 } from '../config.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
@@ -13,6 +13,10 @@ function parseParallel(raw: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 32) throw new OptionValueError('expected a whole number from 1 to 32');
   return n;
 }
+
+/** What a failed `--test` does to the release (Flux's `spec.test` remediates unless `ignoreFailures`). */
+export type TestFailureAction = 'rollback' | 'keep';
+export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -58,6 +62,15 @@ export const installOptionTable = {
     parseDurationMs,
     90_000,
     '90s',
+  ),
+  test: switchOption('--test', 'TEST', "run the chart's test hooks (helm test) once an install or upgrade is ready; a failure is exit 4"),
+  testTimeout: value('--test-timeout <duration>', 'TEST_TIMEOUT', 'how long the tests may take (Go duration); longer counts as failed', parseTimeout, '5m'),
+  testFailure: value(
+    '--test-failure <action>',
+    'TEST_FAILURE',
+    'when a test fails: rollback (to the previous revision; a first install is uninstalled) or keep (the release stays as upgraded); exit 4 either way',
+    parseTestFailure,
+    'rollback' as TestFailureAction,
   ),
   maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
   pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
