@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { getJson, KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';
-import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
+import { appDir, helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { sayAndExitImage, valuesFile } from './wait-causes.js';
 
@@ -113,3 +113,29 @@ for (const [name, bin] of [
     });
   });
 }
+
+describe('the test pod airgapped', () => {
+  it("helm 4 post-renders test hooks: with --registry the test pod runs the image's local name", async () => {
+    const ns = await newNamespace('test-airgap');
+    // --skip-preflight: the fixture's image is not in the registry; KWOK runs nothing anyway.
+    const r = await run(helm4, ns, ['--test', '--registry', `${registry}/acme`, '--skip-preflight']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const test = await getJson(['get', 'pod', 'shop-test'], { kubeconfig: kubeconfig(), namespace: ns });
+    expect([test.spec.containers[0].image, test.status.phase]).toEqual([`${registry}/acme/test:1.0`, 'Succeeded']);
+  });
+});
+
+describe('the bundled chart', () => {
+  it("its web test (tests.enabled) runs after the install: the test pod fetches the web Service's / (Succeeded on the KWOK node)", async () => {
+    const ns = await newNamespace('test-storefront');
+    const termination = join(tempDir('release-test'), 'termination-log');
+    const r = await install('storefront', ns, ['--values', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'tests.enabled=true', '--test'], {
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('"msg":"tests passed (1)"');
+    const test = await getJson(['get', 'pod', 'storefront-test-web'], { kubeconfig: kubeconfig(), namespace: ns });
+    expect(test.spec.containers[0].command).toEqual(['wget', '-q', '-O-', '-T', '10', 'http://storefront-web:80/']);
+    expect(test.status.phase).toBe('Succeeded');
+  });
+});
