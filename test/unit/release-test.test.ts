@@ -7,6 +7,7 @@ import { ExitCode } from '../../src/errors.js';
 import { testArgs } from '../../src/helm/helm-args.js';
 import { parseTestSuite } from '../../src/helm/helm-results.js';
 import { testProblem } from '../../src/install/actions/test-diagnosis.js';
+import { testFailedNote } from '../../src/install/actions/test-release.js';
 import { lastGoodRevision } from '../../src/install/decide.js';
 import { resolveOptions, type GivenValue } from '../../src/options.js';
 import { SecretRegistry } from '../../src/secrets.js';
@@ -128,5 +129,17 @@ describe('why a test pod did not succeed', () => {
 
   it('a pod that succeeded is no problem', () => {
     expect(testProblem(pod('Succeeded', [{ name: 'check', image: 'x', restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }]), '5m')).toBeUndefined();
+  });
+});
+
+describe("the TestFailed outcome's note", () => {
+  it('names the first failed test pod, its exit code, how many more, and what was done', () => {
+    const failed = { object: 'Pod/shop-test', reason: 'Error', detail: 'container check exited 3', container: 'check' };
+    expect(testFailedNote([failed], 'rolled back to revision 1')).toBe('test Pod/shop-test Error: container check exited 3; rolled back to revision 1');
+    const slow = { object: 'Pod/shop-test-db', reason: 'TestTimeout', detail: 'still Running when --test-timeout 5m ran out' };
+    expect(testFailedNote([failed, slow], 'uninstalled (it was a first install)')).toBe(
+      'test Pod/shop-test Error: container check exited 3 (and 1 more); uninstalled (it was a first install)',
+    );
+    expect(testFailedNote([], 'kept at revision 2 (--test-failure keep)')).toBe('a test failed; kept at revision 2 (--test-failure keep)');
   });
 });

@@ -36,12 +36,11 @@ export async function testRelease(run: InstallRun, cluster: ClusterRun, t: TestR
   const done = await remediate(run, cluster, t, signal).catch((error: unknown) => {
     throw remediationFailed(what, problems, error);
   });
-  const first = problems[0];
   recordOutcome(run.state, {
     reason: 'TestFailed',
     release,
     namespace: cluster.namespace,
-    note: `${first ? `${first.object} ${first.reason}: ${first.detail}` : 'a test failed'}; ${done}`,
+    note: testFailedNote(problems, done),
     cause: what,
     chartVersion: run.chart.version,
     revision: t.revision,
@@ -49,6 +48,13 @@ export async function testRelease(run: InstallRun, cluster: ClusterRun, t: TestR
     exitCode: 4,
   });
   throw new HelmOperationError([`${what}; ${done}`, ...describeProblems(problems), `helm: ${result.failure}`].join('\n'), { hint: nextStep(o.testFailure, timedOut) });
+}
+
+/** Pure: the TestFailed outcome's one line: the first test that failed and what was done. */
+export function testFailedNote(problems: Problem[], done: string): string {
+  const first = problems[0];
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  return `${first ? `test ${first.object} ${first.reason}: ${first.detail}${more}` : 'a test failed'}; ${done}`;
 }
 
 /** Rolls back, uninstalls or keeps; says which, for the summary and the outcome. */
