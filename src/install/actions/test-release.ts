@@ -33,20 +33,24 @@ export async function testRelease(run: InstallRun, cluster: ClusterRun, t: TestR
   logger.error({ release, revision: t.revision, failed: describeProblems(problems), helm: result.failure }, 'tests failed');
   const timedOut = problems.some((p) => p.reason === TEST_TIMEOUT_REASON);
   const what = `helm test of release ${release} revision ${t.revision ?? '?'} ${timedOut ? `timed out (--test-timeout ${o.testTimeout})` : 'failed'}`;
+  const told = (done: string) =>
+    recordOutcome(run.state, {
+      reason: 'TestFailed',
+      release,
+      namespace: cluster.namespace,
+      note: testFailedNote(problems, done),
+      cause: what,
+      chartVersion: run.chart.version,
+      revision: t.revision,
+      started: run.started,
+      exitCode: 4,
+    });
   const done = await remediate(run, cluster, t, signal).catch((error: unknown) => {
-    throw remediationFailed(what, problems, error);
+    told(`undoing it failed: ${firstLine(error)}`);
+    // Stopped by a signal or a lost Lease: that error (and its exit code) says what to do.
+    throw signal.aborted ? error : remediationFailed(what, problems, error);
   });
-  recordOutcome(run.state, {
-    reason: 'TestFailed',
-    release,
-    namespace: cluster.namespace,
-    note: testFailedNote(problems, done),
-    cause: what,
-    chartVersion: run.chart.version,
-    revision: t.revision,
-    started: run.started,
-    exitCode: 4,
-  });
+  told(done);
   throw new HelmOperationError([`${what}; ${done}`, ...describeProblems(problems), `helm: ${result.failure}`].join('\n'), { hint: nextStep(o.testFailure, timedOut) });
 }
 
@@ -78,9 +82,10 @@ async function remediate(run: InstallRun, cluster: ClusterRun, t: TestRequest, s
   }
 }
 
+const firstLine = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0]! : String(error));
+
 function remediationFailed(what: string, problems: Problem[], error: unknown): InstallerError {
-  const cause = error instanceof Error ? error.message.split('\n')[0] : String(error);
-  return new HelmOperationError([`${what}, and undoing it failed: ${cause}`, ...describeProblems(problems)].join('\n'), {
+  return new HelmOperationError([`${what}, and undoing it failed: ${firstLine(error)}`, ...describeProblems(problems)].join('\n'), {
     hint: 'Run the installer again: it recovers a release left pending, or upgrades it again and runs the tests again.',
     cause: error,
   });
