@@ -10,11 +10,13 @@ import { describe, expect, inject, it } from 'vitest';
 import { getJson, KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';
 import { appDir, helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { serviceAccountsDeletedAfterAll, shippedRole, type Rule } from './service-account.js';
 import { sayAndExitImage, valuesFile } from './wait-causes.js';
 
 const chart = join(repoRoot, 'test/fixtures/charts/release-test');
 const registry = inject('registry');
 const newNamespace = namespacesDeletedAfterAll();
+const identity = serviceAccountsDeletedAfterAll();
 
 /** The CLI on the fixture chart, its termination message read back. */
 async function run(bin: string, ns: string, args: string[]) {
@@ -137,5 +139,28 @@ describe('the bundled chart', () => {
     const test = await getJson(['get', 'pod', 'storefront-test-web'], { kubeconfig: kubeconfig(), namespace: ns });
     expect(test.spec.containers[0].command).toEqual(['wget', '-q', '-O-', '-T', '10', 'http://storefront-web:80/']);
     expect(test.status.phase).toBe('Succeeded');
+  });
+});
+
+describe("the bundled chart's test as the installer's ServiceAccount", () => {
+  const customer = join(appDir, 'examples', 'customer-values.yaml');
+  const args = ['--values', customer, '--set', 'tests.enabled=true', '--test'];
+
+  it('the shipped Role is enough: helm test creates the test Pod and the release stays', async () => {
+    const ns = await newNamespace('test-sa');
+    const r = await install('storefront', ns, args, { KUBECONFIG: await identity(ns, shippedRole.rules) });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('"msg":"tests passed (1)"');
+    expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
+  });
+
+  it('a Role without the test Pod\'s verbs: exit 6 naming them before helm starts', async () => {
+    const ns = await newNamespace('test-sa-narrow');
+    const rules = shippedRole.rules.filter((r: Rule) => !(r.resources.length === 1 && r.resources[0] === 'pods'));
+    expect(rules).toHaveLength(shippedRole.rules.length - 1);
+    const r = await install('storefront', ns, args, { KUBECONFIG: await identity(ns, rules) });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`\n  pods in namespace ${ns}: create, delete, patch (Pod/storefront-test-web)\n`);
+    expect(await history('storefront', ns)).toEqual([]);
   });
 });
