@@ -99,7 +99,7 @@ export async function prepareAirgap(
   ctx: AirgapContext,
   userValues: ValuesArguments,
   workDir: string,
-  options: { pins?: PinPlan; imagesOnly?: boolean; appSlug?: string } = {},
+  options: { pins?: PinPlan; imagesOnly?: boolean; appSlug?: string; runsTests?: boolean } = {},
 ): Promise<AirgapSetup> {
   const { helm } = ctx;
   const extraPaths = o.imagePaths.map(parseImagePath);
@@ -128,8 +128,9 @@ export async function prepareAirgap(
     plan = chosen.plan;
     if (chosen.hintsFile) generated.push({ file: chosen.hintsFile, label: 'registry hints' });
     rendered = { manifests: chosen.manifests };
-    // `helm test` hooks do not run at install; every other hook does, un-post-rendered on helm 3.
-    const runsAtInstall = (hook: string) => hook.split(',').some((h) => !h.trim().startsWith('test'));
+    // `helm test` hooks do not run at install unless --test asks; every other hook does,
+    // un-post-rendered on helm 3 (helm test then runs the hook as the release stored it).
+    const runsAtInstall = (hook: string) => hook.split(',').some((h) => options.runsTests || !h.trim().startsWith('test'));
     if (helm.major === 3) {
       unrewrittenHooks = chosen.occurrences.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry));
     }

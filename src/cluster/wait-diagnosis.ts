@@ -203,7 +203,8 @@ export async function readProblems(
   return problems;
 }
 
-async function tail(s: DiagnosisScope, pod: string, container: string, previous: boolean): Promise<string[] | undefined> {
+/** A container's last log lines (at most 5), or undefined when there are none to read. */
+export async function tail(s: Pick<DiagnosisScope, 'kube' | 'namespace'>, pod: string, container: string, previous: boolean): Promise<string[] | undefined> {
   try {
     const text = await withCallTimeout(s.kube.core.readNamespacedPodLog({ name: pod, namespace: s.namespace, container, previous, tailLines: 5, limitBytes: 4096 }), 5000);
     const lines = String(text).split('\n').map((l) => l.slice(0, 200)).filter((l) => l.trim()).slice(-5);

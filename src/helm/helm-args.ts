@@ -178,6 +178,17 @@ function forceConflictsArgs(helmMajor: 3 | 4): string[] {
   return helmMajor === 4 ? ['--force-conflicts'] : [];
 }
 
+export interface TestArguments {
+  release: string;
+  namespace?: string;
+  timeout: string;
+}
+
+/** The release's test hooks (`helm.sh/hook: test`), each waited for up to the timeout. */
+export function testArgs(a: TestArguments): string[] {
+  return ['test', a.release, ...namespaceArgs(a.namespace), '--timeout', a.timeout];
+}
+
 export interface UninstallArguments {
   release: string;
   namespace?: string;

@@ -12,6 +12,8 @@ import {
   type RollbackArguments,
   templateArgs,
   type TemplateArguments,
+  testArgs,
+  type TestArguments,
   upgradeInstallArgs,
   type UpgradeArguments,
   uninstallArgs,
@@ -20,7 +22,7 @@ import {
 } from './helm-args.js';
 import type { HelmBinary } from './helm-binary.js';
 import { classifyHelmFailure } from './helm-errors.js';
-import { type HistoryEntry, parseHistory, parseProbeValues, parseUpgradeRevision } from './helm-results.js';
+import { type HistoryEntry, parseHistory, parseProbeValues, parseTestSuite, parseUpgradeRevision, type TestRun } from './helm-results.js';
 import { HelmRunner } from './helm-runner.js';
 
 export interface HelmClientOptions {
@@ -119,6 +121,20 @@ export class HelmClient {
 
   async uninstall(a: UninstallArguments, opts: { signal?: AbortSignal }): Promise<void> {
     await this.call(this.rateLimited(uninstallArgs(a, this.major)), { action: 'uninstall', release: a.release, stream: true, ...opts });
+  }
+
+  /**
+   * `helm test`: each test hook's phase, and helm's error line when a test failed or ran past the
+   * timeout. A helm that could not run the tests at all (no cluster, no release) is thrown.
+   */
+  async test(a: TestArguments, opts: { signal?: AbortSignal }): Promise<{ runs: TestRun[]; failure?: string }> {
+    const args = testArgs(a);
+    const out = await this.runner.run({ args, displayArgs: this.options.maskArgs(args), stream: true, signal: opts.signal, env: this.env() });
+    const runs = parseTestSuite(out.stdout);
+    if (out.ok) return { runs };
+    if (out.canceled || runs.length === 0) throw classifyHelmFailure({ release: a.release, action: 'test', ...out });
+    const failure = out.stderr.split('\n').map((l) => l.trim()).filter((l) => l && l !== 'Error: 1 error occurred:').map((l) => l.replace(/^(Error: |\* )/, ''));
+    return { runs, failure: failure.join('; ') };
   }
 
   /** The release's revisions, oldest first; empty when it does not exist. */

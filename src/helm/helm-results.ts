@@ -63,6 +63,40 @@ export function parseUpgradeRevision(stdout: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+export interface TestRun {
+  /** The test hook's name (a Pod's, usually). */
+  name: string;
+  /** Helm's phase of its last run: Succeeded, Failed, Running, Unknown. */
+  phase: string;
+}
+
+/**
+ * The test hooks and their phases from `helm test`'s status text, which helm 4 and helm 3 print on
+ * stdout whether the tests passed or not (a `TEST SUITE: <name>` line, then `Phase: <phase>`);
+ * `TEST SUITE: None` is a chart without tests. The failure on stderr differs between them and
+ * names no pod on helm 3's timeout, so the phases are read here.
+ */
+export function parseTestSuite(stdout: string): TestRun[] {
+  const runs: TestRun[] = [];
+  const phased = new Set<TestRun>();
+  for (const line of stdout.split('\n')) {
+    // The chart's NOTES come last and are the chart's own text.
+    if (line.startsWith('NOTES:')) break;
+    const suite = /^TEST SUITE:\s+(\S+)\s*$/.exec(line);
+    if (suite) {
+      if (suite[1] !== 'None') runs.push({ name: suite[1]!, phase: 'Unknown' });
+      continue;
+    }
+    const phase = /^Phase:\s+(\S+)\s*$/.exec(line);
+    const last = runs.at(-1);
+    if (phase && last && !phased.has(last)) {
+      last.phase = phase[1]!;
+      phased.add(last);
+    }
+  }
+  return runs;
+}
+
 export function isPending(status: ReleaseStatus): boolean {
   return status.startsWith('pending-');
 }

@@ -9,8 +9,9 @@ import { InstallerError, ExitCode } from '../errors.js';
 import { digestLabels } from '../release-digest.js';
 import { correctReleaseDrift, type CorrectionOutcome } from './actions/correct-drift.js';
 import { recoverStuckRelease } from './actions/recover.js';
+import { testRelease } from './actions/test-release.js';
 import { upgradeRelease } from './actions/upgrade.js';
-import { decide, everDeployed, type Action, type ReleaseState } from './decide.js';
+import { decide, everDeployed, lastGoodRevision, type Action, type ReleaseState } from './decide.js';
 import type { InstallInputs } from './install-inputs.js';
 import type { RunPlan } from '../run/run-plan.js';
 import { readReleaseState, sameRevisions, type StateReader } from './read-state.js';
@@ -88,6 +89,8 @@ async function upgrade(
   } catch (error) {
     throw withDriftNamed(error, notPutBack);
   }
+  // Only after helm changed the release: an unchanged redeploy and a drift correction test nothing.
+  if (c.run.o.test) await testRelease(c.run, c.cluster, { revision, previous: lastGoodRevision(state.records), lease: c.lease });
   const drift = action.kind === 'upgrade' && action.drift.length > 0 ? action.drift : await driftNamed(c, state);
   return reportUpgraded(c.run, c.cluster, { everDeployed: ever, revision, drift, manifests: c.manifests });
 }

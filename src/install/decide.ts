@@ -94,3 +94,14 @@ export function decide(s: ReleaseState, o: DecideOptions): Action {
 export function everDeployed(records: { status: string }[]): boolean {
   return records.some((r) => r.status === 'deployed' || r.status === 'superseded');
 }
+
+/**
+ * The revision to go back to when the new one fails its tests: the one deployed before, else the
+ * newest superseded one (the last revision had failed). None: nothing was ever deployed.
+ */
+export function lastGoodRevision(records: { revision: number; status: string }[]): number | undefined {
+  const good = (status: string) => records.filter((r) => r.status === status).map((r) => r.revision);
+  const deployed = good('deployed');
+  const candidates = deployed.length > 0 ? deployed : good('superseded');
+  return candidates.length > 0 ? Math.max(...candidates) : undefined;
+}

@@ -1,7 +1,7 @@
 // The install command's options: one table (flag, environment variable, parser, default) that
 // the CLI registers and the resolver reads, and the typed options object it gives.
 import {
-  type CommonOptions, commonOptionTable, parseDurationMs, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout,
+  type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout,
 } from '../config.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
@@ -14,6 +14,10 @@ function parseParallel(raw: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 32) throw new OptionValueError('expected a whole number from 1 to 32');
   return n;
 }
+
+/** What a failed `--test` does to the release (Flux's `spec.test` remediates unless `ignoreFailures`). */
+export type TestFailureAction = 'rollback' | 'keep';
+export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 
 export const installOptionTable = {
   ...commonOptionTable,
@@ -68,6 +72,15 @@ export const installOptionTable = {
   notifyTimeout: value('--notify-timeout <duration>', 'NOTIFY_TIMEOUT', 'how long one webhook POST may take (at most 1m)', boundedDurationMs(60_000, '1m'), 5_000, '5s'),
   notifyRetries: value('--notify-retries <n>', 'NOTIFY_RETRIES', 'webhook POSTs retried after a timeout, a connection error or a 5xx/408/429 (0-5, with backoff)', parseNotifyRetries, 2),
   notifyMaxTime: value('--notify-max-time <duration>', 'NOTIFY_MAX_TIME', 'the most the webhook adds to the run, all POSTs together (at most 5m)', boundedDurationMs(300_000, '5m'), 30_000, '30s'),
+  test: switchOption('--test', 'TEST', "run the chart's test hooks (helm test) once an install or upgrade is ready; a failure is exit 4"),
+  testTimeout: value('--test-timeout <duration>', 'TEST_TIMEOUT', 'how long the tests may take (Go duration); longer counts as failed', parseTimeout, '5m'),
+  testFailure: value(
+    '--test-failure <action>',
+    'TEST_FAILURE',
+    'when a test fails: rollback (to the previous revision; a first install is uninstalled) or keep (the release stays as upgraded); exit 4 either way',
+    parseTestFailure,
+    'rollback' as TestFailureAction,
+  ),
   maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
   pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),

@@ -71,7 +71,7 @@ export async function installCommand(o: InstallOptions, state: RunState, member?
       lease = await takeLease(run, cluster, () => rbac(manifests));
       await rbac(manifests);
       return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
-    }, { pins, apply: applySettings(run) });
+    }, { pins, apply: applySettings(run), runsTests: o.test });
   } finally {
     await lease?.release();
   }
@@ -81,7 +81,7 @@ export async function installCommand(o: InstallOptions, state: RunState, member?
 async function connectCluster(run: InstallRun): Promise<ClusterRun> {
   const kube = await connectKube().catch(async (error: unknown) => {
     // Bad values (3) and missing images (6) are named before a kubeconfig problem.
-    if (error instanceof UsageError) await withRunPlan(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace));
+    if (error instanceof UsageError) await withRunPlan(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
     throw error;
   });
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);

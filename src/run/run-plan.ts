@@ -50,6 +50,8 @@ export interface PlanOptions {
   imagesOnly?: boolean;
   /** Fields that keep their live values (drift ignore rules): set in helm's render by the post-renderer. */
   pins?: PinPlan;
+  /** `install --test`: the chart's `helm test` hooks run too (their images matter on helm 3). */
+  runsTests?: boolean;
 }
 
 export async function withRunPlan<T>(run: PlanRun, fn: (plan: RunPlan) => Promise<T>, options: PlanOptions = {}): Promise<T> {
@@ -59,7 +61,7 @@ export async function withRunPlan<T>(run: PlanRun, fn: (plan: RunPlan) => Promis
   // file) before anything else of the plan.
   void run.chart.defaultValues;
   return withTempDir('helm-installer', async (workDir) => {
-    const airgap = await prepareImages(run, userValues, workDir, { pins, imagesOnly: options.imagesOnly });
+    const airgap = await prepareImages(run, userValues, workDir, { pins, imagesOnly: options.imagesOnly, runsTests: options.runsTests });
     try {
       return await fn(planOf(run, airgap, userValues, options));
     } catch (error) {
@@ -116,7 +118,7 @@ async function renderOnce(run: PlanRun, airgap: AirgapSetup, values: ValuesArgum
  * the airgap stage's modules (image plan, rewrite, registry client; about 8 ms to load) are not
  * loaded. Otherwise loaded here, not at start: an unchanged redeploy never gets this far.
  */
-async function prepareImages(run: PlanRun, userValues: ValuesArguments, workDir: string, options: { pins?: PinPlan; imagesOnly?: boolean }): Promise<AirgapSetup> {
+async function prepareImages(run: PlanRun, userValues: ValuesArguments, workDir: string, options: { pins?: PinPlan; imagesOnly?: boolean; runsTests?: boolean }): Promise<AirgapSetup> {
   const { o } = run;
   const { pins } = options;
   // `images` applies nothing: no annotation to set.

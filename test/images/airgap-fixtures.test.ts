@@ -532,6 +532,20 @@ describe('a hard-coded hook image (no values hint can reach it)', () => {
     expect(r.stderr).toMatch(/Set the chart value that renders each image to the local name after "->".*or run with helm 4 \(HELM_BIN\)/);
   });
 
+  it("a test hook's image matters only with --test: helm 3 runs `helm test` with the hook as written, so the preflight refuses it then (exit 6)", async () => {
+    const testArgs = ['--chart', join(charts, 'hook-image'), '--registry', REGISTRY, '--set', 'test.hardcoded=true'];
+    const env = { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' };
+    // Without --test the hook check has nothing to refuse; the registry check after it fails
+    // (nothing listens at registry.local).
+    const plain = await runCli(['install', ...testArgs], { env });
+    expect(plain.exitCode, plain.stderr).toBe(6);
+    expect(plain.stderr).not.toMatch(/does not post-render hooks/);
+    const tested = await runCli(['install', ...testArgs, '--test'], { env });
+    expect(tested.exitCode, tested.stderr).toBe(6);
+    expect(tested.stderr).toMatch(/1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/);
+    expect(tested.stderr).toMatch(/^ {2}alpine:3\.20 -> registry\.local:5000\/acme\/alpine:3\.20 \(Pod hook-image-test, spec\.containers\[1\]\.image, hook test, from hook-image\/templates\/workloads\.yaml/m);
+  });
+
   it('install on helm 4 has nothing to refuse: its post-renderer sees hooks; on helm 3 --skip-preflight still names the hook image', async () => {
     // No kubeconfig: the run stops at the cluster (exit 2) after the render check; helm 3 would
     // name the hook image even with --skip-preflight.

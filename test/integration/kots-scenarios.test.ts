@@ -225,6 +225,17 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     );
   });
 
+  it('test after each deploy: the box ticked turns on the chart\'s test and --test; the install runs it and keeps the release', async () => {
+    const ns = await namespace('kots-test');
+    const r = await renderAndDryRun({ namespace: ns, values: required({ run_tests: { value: '1' } }) });
+    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_TEST', value: 'true' });
+    const installed = await runAsJob(r, 'install');
+    expect(installed.exitCode, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain('"msg":"tests passed (1)"');
+    expect((await userValues('storefront', ns)).tests).toEqual({ enabled: true });
+    expect((await getJson(['get', 'pod', 'storefront-test-web'], { namespace: ns, ...opts() })).status.phase).toBe('Succeeded');
+  });
+
   it('persistence off: no PVC, the database on an emptyDir', async () => {
     const ns = await namespace('kots-nopvc');
     const r = await renderAndDryRun({ namespace: ns, values: required({ persistence_enabled: { value: '0' } }) });

@@ -17,6 +17,7 @@ const BUILTIN: Record<string, ResourceInfo> = {
   'v1:Secret': { group: '', resource: 'secrets', namespaced: true },
   'v1:Service': { group: '', resource: 'services', namespaced: true },
   'v1:ServiceAccount': { group: '', resource: 'serviceaccounts', namespaced: true },
+  'v1:Pod': { group: '', resource: 'pods', namespaced: true },
   'apps/v1:Deployment': { group: 'apps', resource: 'deployments', namespaced: true },
   'apps/v1:StatefulSet': { group: 'apps', resource: 'statefulsets', namespaced: true },
   'batch/v1:Job': { group: 'batch', resource: 'jobs', namespaced: true },
@@ -140,7 +141,7 @@ describe('manifests/installer.yaml RBAC', () => {
   it('grants everything the bundled chart needs (every optional kind on), and nothing cluster-wide but its CRD', () => {
     const rendered = execFileSync(helm4, [
       'template', 'storefront', chartDir, '--namespace', namespace, '--include-crds',
-      '-f', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'web.ingress.tls=true', '--set', 'database.password=x',
+      '-f', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'web.ingress.tls=true', '--set', 'database.password=x', '--set', 'tests.enabled=true',
     ]).toString();
     const objects = renderedObjects(rendered);
     const crds = crdResources(objects);
