@@ -4,6 +4,7 @@
 // in the log, never a second failure.
 import type { InstallOptions } from '../install/install-options.js';
 import type { RunState } from '../run-state.js';
+import { writeEvents } from './events.js';
 import type { Outcome } from './outcome.js';
 
 export interface TellContext {
@@ -13,7 +14,7 @@ export interface TellContext {
 
 export type Teller = (outcomes: Outcome[], c: TellContext) => Promise<void>;
 
-const tellers: { name: string; teller: Teller }[] = [];
+const tellers: { name: string; teller: Teller }[] = [{ name: 'events', teller: writeEvents }];
 
 export async function tell(outcomes: Outcome[], c: TellContext): Promise<void> {
   if (outcomes.length === 0) return;
