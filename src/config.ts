@@ -96,6 +96,22 @@ export function parseNamespace(raw: string): string {
   return raw;
 }
 
+/** An object's name as Kubernetes checks most (a Job's: the Job the installer runs in). */
+export function parseObjectName(raw: string): string {
+  const v = raw.trim();
+  if (v.length > 253 || !DNS_SUBDOMAIN.test(v)) {
+    throw new OptionValueError("expected an object name: lowercase letters, digits, '-' and '.', at most 253 characters");
+  }
+  return v;
+}
+
+/** An object's uid (metadata.uid: a UUID the API server gave it). */
+export function parseUid(raw: string): string {
+  const v = raw.trim();
+  if (!/^[0-9a-zA-Z-]{1,64}$/.test(v)) throw new OptionValueError('expected an object uid such as 3f0f6c4e-5f1a-4b61-9a57-0c1e0e9f2b8d');
+  return v;
+}
+
 export function parseSecretName(raw: string): string {
   if (raw.length > 253 || !DNS_SUBDOMAIN.test(raw)) {
     throw new OptionValueError("expected a Secret name: lowercase letters, digits, '-' and '.', at most 253 characters");

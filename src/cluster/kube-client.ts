@@ -93,7 +93,8 @@ export function helmDefaultNamespace(
   return env.POD_NAMESPACE || readServiceAccountNamespace() || 'default';
 }
 
-function readPodNamespace(): string | undefined {
+/** The pod's own namespace, from its service account's files (undefined outside a pod). */
+export function readPodNamespace(): string | undefined {
   try {
     return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || undefined;
   } catch {

@@ -11,6 +11,7 @@ import type { RbacQueries } from '../rbac/rbac-preflight.js';
 import type { RunPlan } from '../run/run-plan.js';
 import { untilAborted } from '../run/run-control.js';
 import type { ClusterRun } from '../run/run-context.js';
+import { eventNamespace } from '../tell/events.js';
 import type { InstallRun } from './run-context.js';
 
 /** The render and the registry preflight; returns the rendered chart. */
@@ -34,15 +35,18 @@ export async function checkWithoutCluster(run: InstallRun, plan: RunPlan, namesp
 
 /**
  * The RBAC preflight on what was rendered, asked at most once per run. Its rules review of the
- * release namespace needs no render: asked at once, while helm renders.
+ * release namespace needs no render: asked at once, while helm renders. The run's Events are
+ * checked too (where they go: the Job's namespace in a Job), a denial only warned about.
  */
 export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promise<ClusterDiscovery> | undefined): (manifests: string) => Promise<void> {
   let queries: Promise<RbacQueries> | undefined;
   let checked: Promise<void> | undefined;
+  const events = eventNamespace(run.o, cluster.kube.config, cluster.namespace);
   const query = () =>
     (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-crds.js')]).then(([m, { crdAccessGuess }]) => {
       const q = m.RbacQueries.of(cluster.kube.config, discovery?.then((d) => d.resources));
       void q.review(cluster.namespace);
+      if (events !== cluster.namespace) void q.review(events);
       q.prefetchAccess(crdAccessGuess(run.chart.path));
       return q;
     }));
@@ -52,8 +56,8 @@ export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promi
       ? Promise.resolve()
       : (async () => {
           run.stage('rbac preflight');
-          const [{ rbacPreflight }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), query()]);
-          await untilAborted(rbacPreflight({ manifests, releaseNamespace: cluster.namespace }, run.logger, cluster.kube.config, q), run.signal, 'rbac preflight');
+          const [{ rbacPreflight }, { eventPermission }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/required-permissions.js'), query()]);
+          await untilAborted(rbacPreflight({ manifests, releaseNamespace: cluster.namespace, optional: [eventPermission(events)] }, run.logger, cluster.kube.config, q), run.signal, 'rbac preflight');
         })());
 }
 

@@ -1,7 +1,7 @@
 // The install command's options: one table (flag, environment variable, parser, default) that
 // the CLI registers and the resolver reads, and the typed options object it gives.
 import {
-  type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parsePath, parseTakeOwnership, parseTimeout,
+  type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parseNamespace, parseObjectName, parsePath, parseTakeOwnership, parseTimeout, parseUid,
 } from '../config.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
@@ -83,6 +83,11 @@ export const installOptionTable = {
   ),
   maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
   pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
+  // The Job this runs in, from the pod's own labels (downward API): the Events of the run go on it
+  // (src/tell/events.ts). Unset outside a Job: each release's Events go on its namespace.
+  jobName: value('--job-name <name>', 'JOB_NAME', "the Job this runs in: its Events go on it (in a Job: the pod's batch.kubernetes.io/job-name label)", parseObjectName),
+  jobUid: value('--job-uid <uid>', 'JOB_UID', "that Job's uid, so `kubectl describe job` lists its Events (the pod's batch.kubernetes.io/controller-uid label)", parseUid),
+  jobNamespace: value('--job-namespace <ns>', 'JOB_NAMESPACE', "that Job's namespace (default: the pod's own, POD_NAMESPACE)", parseNamespace),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),
 };
 

@@ -22,6 +22,11 @@ export interface RbacPreflightInput {
   manifests: string;
   /** Undefined: the kubeconfig context's (in a pod: its ServiceAccount's), as helm does. */
   releaseNamespace?: string;
+  /**
+   * What the run uses but can do without (its Events, src/tell/events.ts): checked with the rest,
+   * a denial is a warning naming it, never exit 6.
+   */
+  optional?: Permission[];
   /** Requests in flight at once. */
   concurrency?: number;
   /** Denials asked again this many times, this far apart, before they count (RBAC cache lag). */
@@ -36,6 +41,8 @@ export interface RbacPreflightResult {
   /** Asked with an access review each (before any settling retry). */
   asked: number;
   denied: Permission[];
+  /** Optional permissions denied (warned about, the run goes on). */
+  deniedOptional: Permission[];
 }
 
 /**
@@ -147,7 +154,8 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
   await Promise.all(unindexed.filter((k) => !resolved.has(k)).map(lookup));
   const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
-  const namespaces = [...new Set(permissions.flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];
+  const optional = input.optional ?? [];
+  const namespaces = [...new Set([...permissions, ...optional].flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];
   const reviews = new Map<string, RulesReview>();
   await Promise.all(
     namespaces.map(async (namespace) => {
@@ -156,17 +164,32 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
     }),
   );
   const { granted, ask } = decideByRules(permissions, reviews);
+  const optionalRules = decideByRules(optional, reviews);
 
   // The first pass takes answers asked before the render (RbacQueries.prefetchAccess) as they are.
-  let denied = await deniedOf((p) => queries.allowed(p), ask, input.concurrency ?? 32);
+  const concurrency = input.concurrency ?? 32;
+  let [denied, deniedOptional] = await Promise.all([
+    deniedOf((p) => queries.allowed(p), ask, concurrency),
+    deniedOf((p) => queries.allowed(p), optionalRules.ask, concurrency),
+  ]);
   // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
-  // cache may not have the new binding yet when the pod starts. Ask again before failing for good.
+  // cache may not have the new binding yet when the pod starts. Ask again before failing for good
+  // (an optional permission alone is not worth the wait: it is asked again only beside the others).
   for (let i = 0; denied.length && i < (input.settleRetries ?? 3); i++) {
     await sleep(input.settleDelayMs ?? 2000);
-    denied = await deniedOf((p) => queries.askAgain(p), denied, input.concurrency ?? 32);
+    [denied, deniedOptional] = await Promise.all([
+      deniedOf((p) => queries.askAgain(p), denied, concurrency),
+      deniedOf((p) => queries.askAgain(p), deniedOptional, concurrency),
+    ]);
   }
   denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
-  return { checked: permissions.length, byRules: granted.length, asked: ask.length, denied };
+  return {
+    checked: permissions.length + optional.length,
+    byRules: granted.length + optionalRules.granted.length,
+    asked: ask.length + optionalRules.ask.length,
+    denied,
+    deniedOptional,
+  };
 }
 
 /** One SelfSubjectAccessReview (as `kubectl auth can-i`). */
@@ -200,10 +223,14 @@ async function deniedOf(allowed: (p: Permission) => Promise<boolean>, permission
   return denied;
 }
 
-/** Runs the check and turns a denial into exit 6 naming each missing permission. */
+/** Runs the check and turns a denial into exit 6 naming each missing permission; an optional one denied is a warning. */
 export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig, queries?: RbacQueries): Promise<void> {
   const result = await checkRbac(input, kc, queries);
   logger.info({ checked: result.checked, byRules: result.byRules, asked: result.asked, denied: result.denied.length }, 'rbac preflight');
+  for (const p of result.deniedOptional) {
+    const permission = describePermission(p);
+    logger.warn({ permission }, `RBAC: this identity may not ${permission}: the install goes on without ${p.for.join(', ')} (grant it to have them; see the README, "RBAC")`);
+  }
   if (!result.denied.length) return;
   throw new PreflightError(
     `RBAC: this identity lacks ${result.denied.length} permission(s) the chart needs:\n${groupDenied(result.denied).join('\n')}`,

@@ -31,6 +31,14 @@ export const INSTALLER_READS: readonly { group: string; resource: string; verb: 
   { group: '', resource: 'pods/log', verb: 'get' },
 ];
 
+/**
+ * The installer's own Events (src/tell/events.ts), in the namespace they go to: the run can do
+ * without them, so the preflight names a denial as a warning, never as a failure.
+ */
+export function eventPermission(namespace: string): Permission {
+  return { group: 'events.k8s.io', resource: 'events', namespace, verb: 'create', for: ["the installer's Events"] };
+}
+
 export interface RenderedObject {
   apiVersion: string;
   kind: string;

@@ -4,6 +4,7 @@
 // in the log, never a second failure.
 import type { InstallOptions } from '../install/install-options.js';
 import type { RunState } from '../run-state.js';
+import { writeEvents } from './events.js';
 import { notifyWebhook } from './notify.js';
 import type { Outcome } from './outcome.js';
 
@@ -14,7 +15,10 @@ export interface TellContext {
 
 export type Teller = (outcomes: Outcome[], c: TellContext) => Promise<void>;
 
-const tellers: { name: string; teller: Teller }[] = [{ name: 'webhook', teller: notifyWebhook }];
+const tellers: { name: string; teller: Teller }[] = [
+  { name: 'events', teller: writeEvents },
+  { name: 'webhook', teller: notifyWebhook },
+];
 
 export async function tell(outcomes: Outcome[], c: TellContext): Promise<void> {
   if (outcomes.length === 0) return;

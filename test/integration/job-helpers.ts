@@ -34,6 +34,14 @@ export async function jobPods(name: string, o: KubectlOptions): Promise<any[]> {
 
 export const terminatedOf = (pod: any) => pod.status?.containerStatuses?.[0]?.state?.terminated;
 
+/** The installer's Events on a Job (events.k8s.io/v1, regarding that Job by uid), oldest first. */
+export async function jobEvents(job: { metadata: { name: string; uid: string } }, o: KubectlOptions): Promise<any[]> {
+  const list = await getJson<{ items: any[] }>(['get', 'events.events.k8s.io'], o);
+  return list.items
+    .filter((e) => e.reportingController === 'helm-installer.io/installer' && e.regarding?.kind === 'Job' && e.regarding?.uid === job.metadata.uid)
+    .sort((a, b) => a.eventTime.localeCompare(b.eventTime));
+}
+
 /** The manifest digest a plain-HTTP registry serves for `host:port/name:tag`. */
 export async function registryDigest(reference: string): Promise<string> {
   const slash = reference.indexOf('/');

@@ -17,7 +17,7 @@ import { helm4, repoRoot } from '../helpers.js';
 import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/release-lease.js';
 import { history, releaseRecord } from './cluster-helpers.js';
 import { kotsRender } from './kots-render.js';
-import { finishedJob, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';
+import { finishedJob, jobEvents, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
 const registry = inject('registry');
@@ -114,6 +114,10 @@ describe('the installer Job on the real node', () => {
     expect(record.config).toMatchObject(customer);
     const web = await getJson(['get', 'deployment', `${release}-web`], ns);
     expect(web.spec.replicas).toBe(customer.web.replicaCount);
+    // Its Event on the Job (the downward API's labels name it and its uid), as describe shows it.
+    const jobRef = (j: any) => ({ apiVersion: 'batch/v1', kind: 'Job', name: j.metadata.name, namespace, uid: j.metadata.uid });
+    expect((await jobEvents(done, ns)).map((e) => [e.reason, e.type, e.regarding, e.reportingInstance])).toEqual([['Installed', 'Normal', jobRef(done), pod.metadata.name]]);
+    expect((await kubectl(['describe', 'job', job.metadata.name], ns)).stdout).toMatch(new RegExp(`Normal +Installed +\\S+ +helm-installer\\.io/installer +release ${namespace}/${release}: installed as revision 1 `));
     const started = Date.parse(terminatedOf(pod).startedAt);
     const finished = Date.parse(terminatedOf(pod).finishedAt);
     process.stderr.write(`[figure] installer container ran ${(finished - started) / 1000} s; Job ${done.status.startTime} -> ${done.status.completionTime}\n`);
@@ -128,6 +132,7 @@ describe('the installer Job on the real node', () => {
     expect(terminatedOf(second)?.exitCode, logs.slice(-3000)).toBe(0);
     expect(again.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
     expect(logs).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
+    expect((await jobEvents(again, ns)).map((e) => [e.reason, e.type, e.regarding])).toEqual([['Unchanged', 'Normal', jobRef(again)]]);
     expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
   });
 

@@ -239,6 +239,10 @@ spec:
       expect(envOf(r).HELM_INSTALLER_APP_SLUG).toBe(slug);
       // The installer installs into the namespace KOTS clears itself: no additionalNamespaces needed.
       expect(envOf(r).HELM_INSTALLER_NAMESPACE).toBe('shop');
+      // The Job it runs in (its Events go on it), from its pod's labels: untouched by KOTS's render.
+      const env = r.documents.map((d) => parse(d.content)).find((d) => d?.kind === 'Job').spec.template.spec.containers[0].env;
+      expect(env).toContainEqual({ name: 'HELM_INSTALLER_JOB_NAME', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } } });
+      expect(env).toContainEqual({ name: 'HELM_INSTALLER_JOB_UID', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } });
     }
   });
 
