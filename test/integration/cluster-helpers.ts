@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterAll, inject } from 'vitest';
 import { decodeReleasePayload, encodeReleasePayload, setReleaseStatus } from '../../src/cluster/release-secrets.js';
 import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
+import { REPORTING_CONTROLLER } from '../../src/tell/event-body.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
 
 export const kubeconfig = (): string => inject('kubeconfig');
@@ -97,4 +98,22 @@ export async function markPending(namespace: string, release: string, revision: 
   const json = setReleaseStatus(decodeReleasePayload(Buffer.from(secret.data.release, 'base64')), 'deployed', 'pending-upgrade', 'Upgrade in progress');
   const patch = { metadata: { labels: { status: 'pending-upgrade' } }, data: { release: encodeReleasePayload(json).toString('base64') } };
   await kubectl(['patch', 'secret', name, '--type=merge', '-p', JSON.stringify(patch)], { kubeconfig: kubeconfig(), namespace });
+}
+
+export interface EventJson {
+  reason: string;
+  type: string;
+  action: string;
+  note: string;
+  eventTime: string;
+  reportingController: string;
+  reportingInstance: string;
+  regarding: Record<string, string>;
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
+}
+
+/** The installer's Events in a namespace, oldest first (events.k8s.io/v1, as written). */
+export async function installerEvents(namespace: string): Promise<EventJson[]> {
+  const list = await getJson<{ items: EventJson[] }>(['get', 'events.events.k8s.io'], { kubeconfig: kubeconfig(), namespace });
+  return list.items.filter((e) => e.reportingController === REPORTING_CONTROLLER).sort((a, b) => a.eventTime.localeCompare(b.eventTime));
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { repoRoot, runCli, tempDir } from '../helpers.js';
 import { REPORTING_CONTROLLER } from '../../src/tell/event-body.js';
-import { install, kubeconfig, markPending, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { install, installerEvents, kubeconfig, markPending, namespacesDeletedAfterAll, type EventJson } from './cluster-helpers.js';
 import { serviceAccountsDeletedAfterAll, shippedRole } from './service-account.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'plan');
@@ -18,24 +18,6 @@ const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml')];
 const opts = (namespace: string) => ({ kubeconfig: kubeconfig(), namespace });
 const fresh = namespacesDeletedAfterAll();
 const identity = serviceAccountsDeletedAfterAll();
-
-interface EventJson {
-  reason: string;
-  type: string;
-  action: string;
-  note: string;
-  eventTime: string;
-  reportingController: string;
-  reportingInstance: string;
-  regarding: Record<string, string>;
-  metadata: { name: string; namespace: string; labels?: Record<string, string> };
-}
-
-/** The installer's Events in a namespace, oldest first (events.k8s.io/v1, as written). */
-async function installerEvents(namespace: string): Promise<EventJson[]> {
-  const list = await getJson<{ items: EventJson[] }>(['get', 'events.events.k8s.io'], opts(namespace));
-  return list.items.filter((e) => e.reportingController === REPORTING_CONTROLLER).sort((a, b) => a.eventTime.localeCompare(b.eventTime));
-}
 
 const brief = (e: EventJson) => ({ reason: e.reason, type: e.type, regarding: e.regarding, note: e.note });
 const namespaceRef = (ns: string) => ({ apiVersion: 'v1', kind: 'Namespace', name: ns, namespace: ns });

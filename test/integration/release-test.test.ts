@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { getJson, KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';
 import { appDir, helm3, helm4, repoRoot, tempDir } from '../helpers.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { history, install, installerEvents, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { serviceAccountsDeletedAfterAll, shippedRole, type Rule } from './service-account.js';
 import { sayAndExitImage, valuesFile } from './wait-causes.js';
 
@@ -100,6 +100,11 @@ for (const [name, bin] of [
         [2, 'deployed', 'Upgrade complete'],
       ]);
       expect(await settings(ns)).toBe('2');
+      // Told as a test failure (Warning), not as a second, generic failure.
+      expect((await installerEvents(ns)).map((e) => [e.reason, e.type, e.note])).toEqual([
+        ['Installed', 'Normal', `release ${ns}/shop: installed as revision 1 (chart release-test-0.1.0)`],
+        ['TestFailed', 'Warning', `release ${ns}/shop: test Pod/shop-test Error: container check exited 1: failed on purpose (helm-installer.test/kwok-phase: Failed); kept at revision 2 (--test-failure keep)`],
+      ]);
     });
 
     it('a test still running at --test-timeout: failed as a timeout, the pod deleted, the first install removed', async () => {

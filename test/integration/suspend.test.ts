@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { repoRoot, runCli } from '../helpers.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { history, install, installerEvents, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'plan');
 const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml')];
@@ -31,6 +31,11 @@ describe('suspend', () => {
     expect(r.stderr).toContain(`helm-installer: suspended; nothing changed (${namespace}/shop)`);
     expect(await versions(namespace)).toEqual(before);
     expect((await history('shop', namespace)).map((h) => h.revision)).toEqual([1]);
+    const note = 'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
+    expect((await installerEvents(namespace)).map((e) => [e.reason, e.type, e.note])).toEqual([
+      ['Installed', 'Normal', `release ${namespace}/shop: installed as revision 1 (chart plan-0.1.0)`],
+      ['Suspended', 'Normal', `release ${namespace}/shop: ${note}`],
+    ]);
     // Resumed: the next run puts the deleted object back and upgrades.
     const resumed = await install('shop', namespace, [...source, '--set', 'color=green']);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
