@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
-import { kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { installerEvents, kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
 import { startReceiver } from './notify-receiver.js';
 
@@ -185,6 +185,21 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(readFileSync(termination, 'utf8')).toBe('plan only: upgrade; 0 to create, 1 to change, 0 to delete\n');
     expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
     expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
+  });
+
+  it('pause automatic changes: the Job KOTS renders with the box ticked changes nothing and records a Suspended Event', async () => {
+    const ns = await namespace('kots-pause');
+    const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
+    expect(installed.exitCode, installed.stderr).toBe(0);
+    const r = await renderAndDryRun({ namespace: ns, values: required({ pause_changes: { value: '1' }, web_replicas: { value: '3' } }) });
+    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_SUSPEND', value: 'true' });
+    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion;
+    const paused = await runAsJob(r, 'install');
+    expect(paused.exitCode, paused.stderr).toBe(0);
+    expect(paused.stderr).toContain(`helm-installer: suspended; nothing changed (${ns}/storefront)`);
+    expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
+    expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
+    expect((await installerEvents(ns)).map((e) => e.reason)).toEqual(['Installed', 'Suspended']);
   });
 
   it('notifications: the URL (a password item) reaches the installer only through its Secret, and the receiver gets one Slack POST', async () => {
