@@ -120,6 +120,32 @@ class ResourceDiscovery extends k8s.KubernetesObjectApi {
 /** `kc`: the configuration the rest of the run uses (src/cluster/kube-client.ts loads it as helm does). */
 export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queries = RbacQueries.of(kc)): Promise<RbacPreflightResult> {
   const objects = renderedObjects(input.manifests);
+  const resolved = await resolveResources(objects, queries);
+  const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
+  const optional = input.optional ?? [];
+  const namespaces = [...new Set([...permissions, ...optional].flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];
+  const reviews = new Map<string, RulesReview>();
+  await Promise.all(
+    namespaces.map(async (namespace) => {
+      const review = await queries.review(namespace);
+      if (review) reviews.set(namespace, review);
+    }),
+  );
+  const { granted, ask } = decideByRules(permissions, reviews);
+  const optionalRules = decideByRules(optional, reviews);
+  const { denied, deniedOptional } = await askAccess(input, queries, ask, optionalRules.ask);
+  return {
+    checked: permissions.length + optional.length,
+    byRules: granted.length + optionalRules.granted.length,
+    asked: ask.length + optionalRules.ask.length,
+    denied,
+    deniedOptional,
+  };
+}
+
+/** Each kind's resource and scope: from the run's discovery index, a CRD the chart defines, or discovery asked now. */
+async function resolveResources(objects: RenderedObject[], queries: RbacQueries): Promise<Map<string, ResourceInfo | undefined>> {
   const fromCrds = crdResources(objects);
   const discovery = queries.discovery;
   const index = await queries.resources;
@@ -152,25 +178,16 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
   // The first kind of each apiVersion fills the client's cache for that apiVersion; the rest hit it.
   await Promise.all([...first.values()].map(lookup));
   await Promise.all(unindexed.filter((k) => !resolved.has(k)).map(lookup));
-  const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-  const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
-  const optional = input.optional ?? [];
-  const namespaces = [...new Set([...permissions, ...optional].flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];
-  const reviews = new Map<string, RulesReview>();
-  await Promise.all(
-    namespaces.map(async (namespace) => {
-      const review = await queries.review(namespace);
-      if (review) reviews.set(namespace, review);
-    }),
-  );
-  const { granted, ask } = decideByRules(permissions, reviews);
-  const optionalRules = decideByRules(optional, reviews);
+  return resolved;
+}
 
+/** The access reviews the rules could not answer, asked again a few times before a denial counts. */
+async function askAccess(input: RbacPreflightInput, queries: RbacQueries, ask: Permission[], askOptional: Permission[]): Promise<{ denied: Permission[]; deniedOptional: Permission[] }> {
   // The first pass takes answers asked before the render (RbacQueries.prefetchAccess) as they are.
   const concurrency = input.concurrency ?? 32;
   let [denied, deniedOptional] = await Promise.all([
     deniedOf((p) => queries.allowed(p), ask, concurrency),
-    deniedOf((p) => queries.allowed(p), optionalRules.ask, concurrency),
+    deniedOf((p) => queries.allowed(p), askOptional, concurrency),
   ]);
   // `kubectl apply -f manifests/` creates the Role and the Job together; the API server's RBAC
   // cache may not have the new binding yet when the pod starts. Ask again before failing for good
@@ -183,13 +200,7 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
     ]);
   }
   denied.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
-  return {
-    checked: permissions.length + optional.length,
-    byRules: granted.length + optionalRules.granted.length,
-    asked: ask.length + optionalRules.ask.length,
-    denied,
-    deniedOptional,
-  };
+  return { denied, deniedOptional };
 }
 
 /** One SelfSubjectAccessReview (as `kubectl auth can-i`). */

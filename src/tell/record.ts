@@ -5,17 +5,8 @@ import { toInstallerError } from '../report.js';
 import type { Progress, RunState } from '../run-state.js';
 import { outcomeType, type Outcome, type OutcomeReason } from './outcome.js';
 
-export interface OutcomeFacts {
-  reason: OutcomeReason;
-  release: string;
-  namespace: string;
-  note: string;
-  cause?: string;
-  chartVersion?: string;
-  revision?: number;
-  started: number;
-  exitCode?: number;
-}
+/** What a step knows of an outcome; its type, duration and masking are added here. */
+export type OutcomeFacts = Omit<Outcome, 'type' | 'durationSeconds' | 'exitCode'> & { started: number; exitCode?: number };
 
 export function recordOutcome(state: RunState, f: OutcomeFacts): Outcome {
   const mask = (t: string | undefined) => (t === undefined ? undefined : state.secrets.maskText(t));
