@@ -2,7 +2,7 @@
 // these tests pin the properties the others rely on, rendered by the real pinned helm binaries
 // (v4, the one we ship, and v3, the one we stay compatible with). No cluster needed.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -347,13 +347,43 @@ describe.each(['helm4', 'helm3'] as const)('the storefront chart with %s', (name
 });
 
 describe('the bundled app directory', () => {
-  it('holds exactly one chart, beside vendor values and examples that are not charts', () => {
+  it('holds the two charts of its release plan, beside vendor values and examples that are not charts', () => {
     const charts = readdirSync(join(root, 'app'), { withFileTypes: true })
       .filter((e) => e.isDirectory() && existsSync(join(root, 'app', e.name, 'Chart.yaml')))
       .map((e) => e.name);
-    expect(charts).toEqual(['storefront']);
+    expect(charts).toEqual(['promotions-operator', 'storefront']);
+    expect(existsSync(join(root, 'app', 'releases.yaml'))).toBe(true);
     expect(existsSync(baseValues)).toBe(true);
     expect(existsSync(customerValues)).toBe(true);
+  });
+
+  // The release plan (app/releases.yaml) installs the storefront without its cache subchart and
+  // the cache chart on its own, under the name the web pods are given.
+  it.each(Object.keys(helmBinaries) as HelmName[])('splits the cache out of the storefront in the release plan (%s)', (name) => {
+    const plan = (release: string, dir: string, ...values: string[]) => {
+      const r = helm(name, ['template', release, join(root, 'app', dir), ...values.flatMap((v) => ['-f', join(root, 'app', v)])]);
+      expect(r.stderr).toBe('');
+      return parseAllDocuments(r.stdout)
+        .map((d) => d.toJS() as K8sObject | null)
+        .filter((o): o is K8sObject => o !== null)
+        .map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort();
+    };
+    const storefront = plan('storefront', 'storefront', 'values/base.yaml', 'plan/storefront.yaml');
+    expect(storefront.filter((x) => x.includes('cache'))).toEqual([]);
+    expect(plan('storefront-cache', 'storefront/charts/cache', 'plan/cache.yaml')).toEqual([
+      'ConfigMap/storefront-cache',
+      'Deployment/storefront-cache',
+      'Service/storefront-cache',
+    ]);
+    expect(plan('promotions-operator', 'promotions-operator')).toEqual(['Deployment/promotions-operator']);
+    const web = helm(name, ['template', 'storefront', chart, '-f', baseValues, '-f', join(root, 'app', 'plan', 'storefront.yaml')]);
+    expect(web.stdout).toContain('STOREFRONT_CACHE_URL: "redis://storefront-cache:6379/0"');
+  });
+
+  it("keeps the operator's CRD the same as the storefront chart's own copy", () => {
+    const crd = (dir: string) => parseAllDocuments(readFileSync(join(root, 'app', dir, 'crds', 'promotions.storefront.example.com.yaml'), 'utf8')).map((d) => d.toJS());
+    expect(crd('promotions-operator')).toEqual(crd('storefront'));
   });
 
   it('renders the same manifests with helm 4 and helm 3', () => {

@@ -46,8 +46,8 @@ describe('kots/', () => {
     expect(password.type).toBe('password');
     // The password goes to a Secret, not the ConfigMap.
     const objects = docs('installer-job.yaml');
-    expect(objects.find((o) => o.kind === 'ConfigMap').data['values.yaml']).not.toContain('database_password');
-    expect(objects.find((o) => o.kind === 'Secret').stringData['values.yaml']).toContain('database_password');
+    expect(objects.find((o) => o.kind === 'ConfigMap').data['storefront.yaml']).not.toContain('database_password');
+    expect(objects.find((o) => o.kind === 'Secret').stringData['storefront.yaml']).toContain('database_password');
   });
 
   it('the webhook URL is a password item that reaches the Job only as a file from its own Secret', () => {
