@@ -11,7 +11,8 @@ const spyLog = join(dir, 'helm-calls.log');
 const spy = join(dir, 'helm-spy');
 // A cluster address nothing listens on: if an upgrade ever started it would fail with exit 5.
 const kubeconfig = join(dir, 'kubeconfig');
-const env = { HELM_BIN: spy, KUBECONFIG: kubeconfig };
+// The storefront chart alone: the bundled app is a release plan (test/cli/release-plan.test.ts).
+const env = { HELM_BIN: spy, KUBECONFIG: kubeconfig, HELM_INSTALLER_CHART: chartDir };
 
 function helmCalls(): string[] {
   return existsSync(spyLog) ? readFileSync(spyLog, 'utf8').trim().split('\n').filter(Boolean) : [];

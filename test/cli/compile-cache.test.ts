@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, type Options } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { chartDir, cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
 
 const warmScript = join(repoRoot, 'test', 'tools', 'warm-compile-cache.mjs');
 const bundle = join(repoRoot, 'dist', 'vendor', 'kubernetes-client.js');
@@ -59,7 +59,7 @@ describe('compile cache', () => {
     mkdirSync(home);
     chmodSync(home, 0o777);
     const run = (cache: string | undefined, args: string[]) =>
-      execa(process.execPath, [...installerNodeArgs, cliPath, ...args], { ...asJobUser, reject: false, env: { NODE_COMPILE_CACHE: cache, HOME: home, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } });
+      execa(process.execPath, [...installerNodeArgs, cliPath, ...args], { ...asJobUser, reject: false, env: { NODE_COMPILE_CACHE: cache, HOME: home, HELM_INSTALLER_TERMINATION_LOG: '/dev/null', HELM_INSTALLER_CHART: chartDir } });
     for (const args of [['--version'], ['values', '--values', values]]) {
       const plain = await run(undefined, args);
       expect(plain.exitCode, String(plain.stderr)).toBe(0);

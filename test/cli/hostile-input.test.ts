@@ -46,7 +46,8 @@ async function runMeasured(args: string[], env: Record<string, string>) {
   const child = execa(process.execPath, [...installerNodeArgs, '--import', preload, cliPath, ...args], {
     reject: false,
     timeout: 60_000,
-    env: { HELM_BIN: spy, KUBECONFIG: kubeconfig, PEAK_RSS_FILE: rssFile, HELM_INSTALLER_TERMINATION_LOG: termination, ...env },
+    // The storefront chart alone (the bundled app is a release plan); a case's --chart wins.
+    env: { HELM_BIN: spy, KUBECONFIG: kubeconfig, PEAK_RSS_FILE: rssFile, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CHART: join(appDir, 'storefront'), ...env },
   });
   let sampled = 0;
   const timer = setInterval(() => {

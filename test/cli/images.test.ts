@@ -6,7 +6,8 @@ import { parseAllDocuments } from 'yaml';
 import { chartDir, runCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('images-cli');
-const cr = ['--image-path', 'Promotion:spec.image'];
+// The storefront chart alone: the bundled app's release plan is test/cli/release-plan.test.ts's.
+const cr = ['--chart', chartDir, '--image-path', 'Promotion:spec.image'];
 
 const expected = [
   'busybox:1.36.1',

@@ -30,7 +30,7 @@ function spyOn(major: 3 | 4): { bin: string; calls: () => string[]; reset: () =>
 
 describe.each([4, 3] as const)('renders per run on the bundled chart, helm %i', (major) => {
   const spy = spyOn(major);
-  const registry = ['--registry', 'registry.local:5000/acme'];
+  const registry = ['--chart', chartDir, '--registry', 'registry.local:5000/acme'];
   // `helm template <release> <chart>`: the chart's renders, apart from the values probe.
   const renders = () => {
     const templates = spy.calls().filter((c) => c.startsWith('template '));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { commandCatalog, namedCommand } from '../../src/commands/catalog.js';
-import { cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { chartDir, cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
 
 const hook = join(tempDir('startup'), 'record-loads.mjs');
 writeFileSync(
@@ -19,7 +19,7 @@ process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded)
 );
 
 async function loadedModules(args: string[]): Promise<{ exitCode: number; stdout: string; modules: string[] }> {
-  const r = await execa(process.execPath, [...installerNodeArgs, '--import', hook, cliPath, ...args], { reject: false, env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' } });
+  const r = await execa(process.execPath, [...installerNodeArgs, '--import', hook, cliPath, ...args], { reject: false, env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir } });
   const line = String(r.stderr).split('\n').find((l) => l.startsWith('LOADED '));
   if (!line) throw new Error(`no module list in stderr: ${r.stderr}`);
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), modules: JSON.parse(line.slice('LOADED '.length)) as string[] };
@@ -85,7 +85,7 @@ console.log(JSON.stringify({ loaded, core: typeof core.listNamespacedSecret, age
   });
 
   it('--log-format pretty still loads pino-pretty and prints readable lines', async () => {
-    const r = await execa(process.execPath, [...installerNodeArgs, cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'], { reject: false });
+    const r = await execa(process.execPath, [...installerNodeArgs, cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'], { reject: false, env: { HELM_INSTALLER_CHART: chartDir } });
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(String(r.stderr)).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: helm found$/m);
   });

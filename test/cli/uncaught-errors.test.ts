@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
+import { chartDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 
 const dir = tempDir('uncaught');
 const kubeconfig = join(dir, 'kubeconfig');
@@ -21,7 +21,7 @@ async function faultDuringInstall(fault: string, id: string) {
   const termination = join(dir, `${id}-termination-log`);
   writeFileSync(termination, '');
   const child = execa(process.execPath, [...installerNodeArgs, '--import', plant, cliPath, 'install', '--set', 'db.password=s3cr3t-Uncaught'], {
-    env: { HELM_BIN: helm4, KUBECONFIG: kubeconfig, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CONNECT_TIMEOUT: '120s' },
+    env: { HELM_BIN: helm4, KUBECONFIG: kubeconfig, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CONNECT_TIMEOUT: '120s', HELM_INSTALLER_CHART: chartDir },
     reject: false,
     timeout: 150_000,
   });

@@ -1,14 +1,17 @@
-// `npm run demo`: what the product is for, in three short steps, through the built CLI exactly as
-// the Job runs it. With no KUBECONFIG it starts (or reuses) the local control plane and leaves it
+// `npm run demo`: what the product is for, in short steps, through the built CLI exactly as the
+// Job runs it. With no KUBECONFIG it starts (or reuses) the local control plane and leaves it
 // running.
-//   1. install the bundled chart with the sample customer values; show the pods and their images;
-//   2. airgap: a real local registry holding what `helm-installer images --registry` lists (pushed
+//   1. install the bundled app, a release plan of three charts (app/releases.yaml), with the
+//      sample customer values; show the order the releases were deployed in and the pods;
+//   2. switch the optional cache off, as the KOTS box does: the next run uninstalls its release;
+//   3. airgap: a real local registry holding what `helm-installer images --registry` lists (pushed
 //      the way KOTS pushes an airgap bundle), an install with --registry into a second namespace,
 //      then every pod's image: rewritten to the local registry, and present there.
 // Each CLI run's full JSON log goes to a file under .demo/; the screen gets the summaries.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { execa } from 'execa';
+import { parseDocument } from 'yaml';
 import { checkImagesExist } from '../../src/images/registry-preflight.js';
 import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from '../images/registry.js';
 import { ensureCluster } from './control-plane.js';
@@ -16,11 +19,13 @@ import { getJson } from './kube.js';
 import { installerNodeArgs } from '../helpers.js';
 import { kubectlPath, repoRoot } from './paths.js';
 
-const release = process.env.HELM_INSTALLER_RELEASE ?? 'storefront';
 const namespace = process.env.HELM_INSTALLER_NAMESPACE ?? 'storefront';
 const airgapNamespace = `${namespace}-airgap`;
-const customerValues = join(repoRoot(), 'app', 'examples', 'customer-values.yaml');
 const logDir = join(repoRoot(), '.demo');
+// With a release plan each customer values file is named after its release (README "Several
+// charts"): the sample values are the storefront release's.
+const customerValues = join(logDir, 'values', 'storefront.yaml');
+const cacheOff = join(logDir, 'values-cache-off', 'storefront.yaml');
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const heading = (line: string) => say(`\n== ${line}`);
 
@@ -31,7 +36,7 @@ interface PodView {
 }
 
 async function main(): Promise<number> {
-  mkdirSync(logDir, { recursive: true });
+  writeValues();
   let kubeconfig = process.env.KUBECONFIG;
   const local = !kubeconfig;
   heading('1. A cluster');
@@ -46,12 +51,18 @@ async function main(): Promise<number> {
   }
   const env = { ...process.env, KUBECONFIG: kubeconfig };
 
-  heading('2. Install the bundled chart with the customer values KOTS would mount');
-  const installed = await runInstaller('install', ['--release', release, '--namespace', namespace, '--values', customerValues], env);
+  heading('2. Install the bundled app (app/releases.yaml: three charts) with the customer values KOTS would mount');
+  const installed = await runInstaller('install', ['--namespace', namespace, '--values', customerValues], env);
   if (installed !== 0) return installed;
+  await showOrder(namespace, env);
   await showPods(namespace, kubeconfig);
 
-  heading('3. Airgap: the same chart, every image from a local registry');
+  heading('3. Switch the cache off (the KOTS box "Enable the Redis cache" sets STOREFRONT_CACHE_ENABLED)');
+  const switched = await runInstaller('cache-off', ['--namespace', namespace, '--values', cacheOff], { ...env, STOREFRONT_CACHE_ENABLED: 'false' });
+  if (switched !== 0) return switched;
+  await showOrder(namespace, env);
+
+  heading('4. Airgap: the same app, every image from a local registry');
   if (!local) {
     say('Skipped: the demo registry listens on this machine\'s loopback, which a remote cluster cannot pull from.');
     return 0;
@@ -73,7 +84,7 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
   // The chart pins one image by digest. A demo image cannot have a real image's digest, so the
   // demo pins it to the digest of the image it pushes (a vendor's bundle carries the real one).
   const digest = await pushTestImage(registry, 'acme/alpine', 'pinned');
-  const pin = `report.image.digest=${digest}`;
+  const pin = `storefront:report.image.digest=${digest}`;
   const listed = await execa(process.execPath, [...installerNodeArgs, cli(), 'images', '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin], { env, reject: false });
   if (listed.exitCode !== 0) {
     say(String(listed.stderr));
@@ -87,7 +98,7 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
   say(`Local registry ${registry.host} (Debian docker-registry) now holds the ${images.length} images \`helm-installer images --registry ${address}\` lists.`);
   const code = await runInstaller(
     'airgap-install',
-    ['--release', release, '--namespace', airgapNamespace, '--values', customerValues, '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin],
+    ['--namespace', airgapNamespace, '--values', customerValues, '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin],
     env,
   );
   if (code !== 0) return code;
@@ -112,6 +123,27 @@ async function runInstaller(name: string, args: string[], env: NodeJS.ProcessEnv
   say(String(run.stderr).trimEnd());
   say(`(full log: ${relative(process.cwd(), logFile)})`);
   return run.exitCode ?? 1;
+}
+
+/** The sample values as the storefront release's file, and a copy with the cache switched off. */
+function writeValues(): void {
+  for (const file of [customerValues, cacheOff]) mkdirSync(dirname(file), { recursive: true });
+  copyFileSync(join(repoRoot(), 'app', 'examples', 'customer-values.yaml'), customerValues);
+  // As KOTS renders the ConfigMap with the box cleared: the web pods are given no cache address.
+  const values = parseDocument(readFileSync(customerValues, 'utf8'));
+  values.setIn(['cache', 'enabled'], false);
+  writeFileSync(cacheOff, values.toString());
+}
+
+/** helm's own record of the releases, oldest deploy first: the plan's order as it happened. */
+async function showOrder(ns: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const helm = join(repoRoot(), 'node_modules', '.helm-installer', 'helm4');
+  const listed = await execa(helm, ['list', '--namespace', ns, '--output', 'json'], { env });
+  const releases = (JSON.parse(String(listed.stdout)) as { name: string; revision: string; updated: string; chart: string }[])
+    .map((r) => ({ ...r, at: new Date(r.updated.replace(/(\.\d{3})\d*/, '$1').replace(' +0000 UTC', 'Z').replace(' ', 'T')) }))
+    .sort((a, b) => a.at.getTime() - b.at.getTime());
+  say(`Releases in ${ns} (helm list), in the order they were last deployed:`);
+  for (const r of releases) say(`  ${r.at.toISOString().slice(11, 23)}  ${r.name.padEnd(22)} revision ${r.revision.padEnd(3)} ${r.chart}`);
 }
 
 async function showPods(ns: string, kubeconfig: string): Promise<PodView[]> {

@@ -38,15 +38,29 @@ function shippedManifests(): K8sObject[] {
 /** The shipped manifests with only the changes this cluster needs (see the file's head). */
 function forRealNode(docs: K8sObject[], image: string, customerValues?: string): K8sObject[] {
   return structuredClone(docs).map((doc) => {
-    if (doc.kind === 'ConfigMap' && customerValues !== undefined) doc.data = { 'values.yaml': customerValues };
+    if (doc.kind === 'ConfigMap' && customerValues !== undefined) doc.data = { 'storefront.yaml': customerValues };
     return doc.kind === 'Job' ? onRealNode(doc, apiServerPort, image) : doc;
+  });
+}
+
+/**
+ * The failure cases below are about one release (its Lease, its recovery, its summary), so their
+ * Job installs the image's storefront chart alone rather than the app's release plan: the one
+ * change beyond the cluster's, two variables naming the chart and its release.
+ */
+function oneChart(docs: K8sObject[]): K8sObject[] {
+  return docs.map((d) => {
+    if (d.kind === 'Job') d.spec.template.spec.containers[0].env.push({ name: 'HELM_INSTALLER_CHART', value: '/opt/helm-installer/app/storefront' }, { name: 'HELM_INSTALLER_RELEASE', value: release });
+    return d;
   });
 }
 
 const shipped = shippedManifests();
 const job = shipped.find((d) => d.kind === 'Job')!;
 const namespace = job.metadata.namespace!;
-const release = job.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'HELM_INSTALLER_RELEASE').value as string;
+// The bundled app's release plan (app/releases.yaml), in its order.
+const planReleases = ['promotions-operator', 'storefront', 'storefront-cache'];
+const release = 'storefront';
 const sa = job.spec.template.spec.serviceAccountName as string;
 const ns: KubectlOptions = { kubeconfig, namespace };
 let image = '';
@@ -55,10 +69,13 @@ async function apply(docs: K8sObject[]): Promise<void> {
   await kubectl(['apply', '-f', '-'], { kubeconfig, input: docs.map((d) => stringify(d)).join('---\n') });
 }
 
-/** Removes what a previous case left: the Job (with its pods) and the release. */
+/** Removes what a previous case left: the Job (with its pods), the releases and the plan's inventory. */
 async function reset(): Promise<void> {
   await kubectl(['delete', 'job', job.metadata.name, '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
-  await execa(helm4, ['uninstall', release, '--namespace', namespace, '--ignore-not-found', '--wait', '--timeout', '90s'], { env: { KUBECONFIG: kubeconfig }, reject: false });
+  for (const name of planReleases) {
+    await execa(helm4, ['uninstall', name, '--namespace', namespace, '--ignore-not-found', '--wait', '--timeout', '90s'], { env: { KUBECONFIG: kubeconfig }, reject: false });
+  }
+  await kubectl(['delete', 'configmap', 'helm-installer-storefront-releases', '--ignore-not-found'], ns);
 }
 
 const finishedInstaller = () => finishedJob(job.metadata.name, ns);
@@ -107,16 +124,17 @@ describe('the installer Job on the real node', () => {
     expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
     expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
 
-    const h = await history(release, namespace);
-    expect(h.map((r) => r.status)).toEqual(['deployed']);
-    const customer = parseAllDocuments(shipped.find((d) => d.kind === 'ConfigMap')!.data['values.yaml'])[0]!.toJS();
+    for (const name of planReleases) expect((await history(name, namespace)).map((r) => r.status), name).toEqual(['deployed']);
+    const customer = parseAllDocuments(shipped.find((d) => d.kind === 'ConfigMap')!.data['storefront.yaml'])[0]!.toJS();
     const record = await releaseRecord(release, namespace);
     expect(record.config).toMatchObject(customer);
     const web = await getJson(['get', 'deployment', `${release}-web`], ns);
     expect(web.spec.replicas).toBe(customer.web.replicaCount);
-    // Its Event on the Job (the downward API's labels name it and its uid), as describe shows it.
+    // One Event per release on the Job (the downward API's labels name it and its uid), as
+    // describe shows them.
     const jobRef = (j: any) => ({ apiVersion: 'batch/v1', kind: 'Job', name: j.metadata.name, namespace, uid: j.metadata.uid });
-    expect((await jobEvents(done, ns)).map((e) => [e.reason, e.type, e.regarding, e.reportingInstance])).toEqual([['Installed', 'Normal', jobRef(done), pod.metadata.name]]);
+    const perRelease = (events: any[]) => events.map((e) => [/^release [^/]+\/(\S+):/.exec(e.note)?.[1], e.reason, e.type, e.regarding, e.reportingInstance]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(perRelease(await jobEvents(done, ns))).toEqual(planReleases.map((r) => [r, 'Installed', 'Normal', jobRef(done), pod.metadata.name]));
     expect((await kubectl(['describe', 'job', job.metadata.name], ns)).stdout).toMatch(new RegExp(`Normal +Installed +\\S+ +helm-installer\\.io/installer +release ${namespace}/${release}: installed as revision 1 `));
     const started = Date.parse(terminatedOf(pod).startedAt);
     const finished = Date.parse(terminatedOf(pod).finishedAt);
@@ -132,62 +150,49 @@ describe('the installer Job on the real node', () => {
     expect(terminatedOf(second)?.exitCode, logs.slice(-3000)).toBe(0);
     expect(again.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
     expect(logs).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
-    expect((await jobEvents(again, ns)).map((e) => [e.reason, e.type, e.regarding])).toEqual([['Unchanged', 'Normal', jobRef(again)]]);
-    expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
+    expect(perRelease(await jobEvents(again, ns))).toEqual(planReleases.map((r) => [r, 'Unchanged', 'Normal', jobRef(again), second.metadata.name]));
+    for (const name of planReleases) expect((await history(name, namespace)).map((r) => r.status), name).toEqual(['deployed']);
   });
 
-  it('a release plan given as env and a mounted ConfigMap (issue 21): the Job installs the cache chart, then the storefront that depends on it', async () => {
+  it('the release plan as shipped (issue 21): the storefront starts after its operator is ready; the cache switched off is uninstalled by the next run', async () => {
     await reset();
-    await execa(helm4, ['uninstall', 'storefront-cache', '--namespace', namespace, '--ignore-not-found', '--wait'], { env: { KUBECONFIG: kubeconfig }, reject: false });
-    // Two charts the image already holds: the storefront, and its cache subchart as a release of
-    // its own (the storefront's own copy switched off in the customer's values).
-    const plan = [
-      'apiVersion: helm-installer/v1',
-      'kind: ReleasePlan',
-      'app: storefront',
-      'releases:',
-      '  - {name: storefront-cache, chart: storefront/charts/cache}',
-      '  - {name: storefront, chart: storefront, values: [values], dependsOn: [storefront-cache]}',
-      '',
-    ].join('\n');
-    const docs = forRealNode(shipped, image).map((d) => {
-      if (d.kind === 'ConfigMap') d.data = { 'storefront.yaml': `${d.data['values.yaml']}cache:\n  enabled: false\n` };
-      if (d.kind !== 'Job') return d;
-      const spec = d.spec.template.spec;
-      const container = spec.containers[0];
-      // A plan names its releases: the Job's one-release variable goes, the plan's file comes.
-      container.env = [...container.env.filter((e: { name: string }) => e.name !== 'HELM_INSTALLER_RELEASE'), { name: 'HELM_INSTALLER_RELEASES_FILE', value: '/config/plan/releases.yaml' }];
-      container.volumeMounts.push({ name: 'release-plan', mountPath: '/config/plan', readOnly: true });
-      spec.volumes.push({ name: 'release-plan', configMap: { name: 'storefront-release-plan' } });
+    await apply(forRealNode(shipped, image));
+    await finishedInstaller();
+    const [pod] = await installerPods();
+    const logs = (await kubectl(['logs', pod.metadata.name], ns)).stdout;
+    expect(terminatedOf(pod)?.exitCode, logs.slice(-4000)).toBe(0);
+    expect(logs).toMatch(/helm-installer: release plan done: 3 of 3 releases done, [\d.]+s\n {2}storefront\/promotions-operator: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s/);
+    // The storefront's first object came after the operator's Deployment was available, and its
+    // Promotion was accepted (the operator's release brought the CRD).
+    const operator = await getJson(['get', 'deployment', 'promotions-operator'], ns);
+    const available = Date.parse(operator.status.conditions.find((c: any) => c.type === 'Available' && c.status === 'True').lastTransitionTime);
+    const web = await getJson(['get', 'deployment', `${release}-web`], ns);
+    expect(Date.parse(web.metadata.creationTimestamp)).toBeGreaterThanOrEqual(available);
+    expect((await getJson(['get', 'promotion', `${release}-welcome`], ns)).spec.title).toBe('Welcome offer');
+    expect((await getJson(['get', 'configmap', `${release}-web`], ns)).data.STOREFRONT_CACHE_URL).toBe('redis://storefront-cache:6379/0');
+    expect((await getJson(['get', 'secret', 'sh.helm.release.v1.storefront-cache.v1'], ns)).metadata.labels['helm-installer.io/app']).toBe('storefront');
+
+    // The admin clears "Enable the Redis cache": KOTS renders the variable false and the
+    // storefront's cache.enabled false (kots/installer-job.yaml); this plain Job is given the same.
+    await kubectl(['delete', 'job', job.metadata.name, '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
+    const values = `${shipped.find((d) => d.kind === 'ConfigMap')!.data['storefront.yaml']}cache:\n  enabled: false\n`;
+    await apply(forRealNode(shipped, image, values).map((d) => {
+      if (d.kind === 'Job') d.spec.template.spec.containers[0].env.push({ name: 'STOREFRONT_CACHE_ENABLED', value: 'false' });
       return d;
-    });
-    await apply([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'storefront-release-plan', namespace }, data: { 'releases.yaml': plan } }, ...docs]);
-    try {
-      const done = await finishedInstaller();
-      const [pod] = await installerPods();
-      const logs = (await kubectl(['logs', pod.metadata.name], ns)).stdout;
-      expect(terminatedOf(pod)?.exitCode, logs.slice(-4000)).toBe(0);
-      expect(done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
-      expect((await history('storefront-cache', namespace)).map((r) => r.status)).toEqual(['deployed']);
-      expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
-      // The storefront's first object came after the cache's Deployment was available.
-      const cache = await getJson(['get', 'deployment', '--selector', 'app.kubernetes.io/instance=storefront-cache', '-o', 'json'], ns);
-      const available = Date.parse(cache.items[0].status.conditions.find((c: any) => c.type === 'Available' && c.status === 'True').lastTransitionTime);
-      const web = await getJson(['get', 'deployment', `${release}-web`], ns);
-      expect(Date.parse(web.metadata.creationTimestamp)).toBeGreaterThanOrEqual(available);
-      expect(logs).toMatch(/helm-installer: release plan done: 2 of 2 releases done, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s/);
-      expect((await getJson(['get', 'secret', 'sh.helm.release.v1.storefront.v1'], ns)).metadata.labels['helm-installer.io/app']).toBe('storefront');
-    } finally {
-      await kubectl(['delete', 'configmap', 'storefront-release-plan', '--ignore-not-found'], ns);
-      await kubectl(['delete', 'job', job.metadata.name, '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
-      await execa(helm4, ['uninstall', 'storefront-cache', '--namespace', namespace, '--ignore-not-found', '--wait'], { env: { KUBECONFIG: kubeconfig }, reject: false });
-      await kubectl(['delete', 'configmap', 'helm-installer-storefront-releases', '--ignore-not-found'], ns);
-    }
+    }));
+    await finishedInstaller();
+    const [second] = await installerPods();
+    const after = (await kubectl(['logs', second.metadata.name], ns)).stdout;
+    expect(terminatedOf(second)?.exitCode, after.slice(-4000)).toBe(0);
+    expect(after).toMatch(/helm-installer: release plan done: 2 of 2 releases done, 1 removed from the plan, [\d.]+s\n {2}storefront\/promotions-operator: unchanged, revision 1, [\d.]+s\n {2}storefront\/storefront: upgraded, revision 2, [\d.]+s\n {2}storefront\/storefront-cache: uninstalled \(no longer in the plan\)/);
+    expect(await history('storefront-cache', namespace)).toEqual([]);
+    expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...ns, reject: false })).exitCode).not.toBe(0);
+    expect((await getJson(['get', 'configmap', `${release}-web`], ns)).data.STOREFRONT_CACHE_URL).toBe('');
   });
 
   it('invalid customer values: exit 3, the Job fails at once (PodFailurePolicy, no retry), describe shows the summary', async () => {
     await reset();
-    await apply(forRealNode(shipped, image, 'web:\n  replicaCount: many\n'));
+    await apply(oneChart(forRealNode(shipped, image, 'web:\n  replicaCount: many\n')));
     const done = await finishedInstaller();
     const failed = done.status.conditions.find((c: any) => c.type === 'Failed');
     expect(failed).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
@@ -205,7 +210,7 @@ describe('the installer Job on the real node', () => {
 
   it('RBAC: with a Role narrower than the chart needs, exit 6 names the missing permission before helm changes anything', async () => {
     await reset();
-    const narrower = forRealNode(shipped, image).map((d) => {
+    const narrower = oneChart(forRealNode(shipped, image)).map((d) => {
       if (d.kind !== 'Role') return d;
       const copy = structuredClone(d);
       copy.rules = copy.rules.map((r: any) => ({ ...r, resources: r.resources.filter((x: string) => x !== 'cronjobs') }));
@@ -246,7 +251,7 @@ describe('the installer Job on the real node', () => {
     try {
       // The one change beyond image and network: the wait bound, 30 s instead of 5 minutes, so the
       // case takes a minute. The Job's own backoff (10 s) separates the pods.
-      const busy = forRealNode(shipped, image).map((d) => {
+      const busy = oneChart(forRealNode(shipped, image)).map((d) => {
         if (d.kind !== 'Job') return d;
         d.spec.template.spec.containers[0].env.push({ name: 'HELM_INSTALLER_LOCK_TIMEOUT', value: '30s' });
         return d;
@@ -280,7 +285,7 @@ describe('the installer Job on the real node', () => {
   it('an installer pod killed mid-install: the Job\'s next pod takes its Lease over at once (the pod has ended), recovers the release and completes', async () => {
     await reset();
     // Values that keep helm waiting (pods that cannot be scheduled), so the kill lands mid-install.
-    await apply(forRealNode(shipped, image, 'web:\n  replicaCount: 2\n  nodeSelector:\n    zone: nowhere\n'));
+    await apply(oneChart(forRealNode(shipped, image, 'web:\n  replicaCount: 2\n  nodeSelector:\n    zone: nowhere\n')));
     const [first] = await waitFor('the installer holding the Lease with the release pending', async () => {
       const pods = await installerPods();
       const l = await kubectl(['get', 'lease', leaseName(release), '-o', 'json'], { ...ns, reject: false });
@@ -374,7 +379,7 @@ describe('the installer Job on the real node', () => {
           await new Promise((r) => setTimeout(r, 3000));
         }
       })();
-      const docs = forRealNode(shipped, image);
+      const docs = oneChart(forRealNode(shipped, image));
       const configMap = docs.find((d) => d.kind === 'ConfigMap')!;
       const evictJob = docs.find((d) => d.kind === 'Job')!;
       for (const d of [configMap, evictJob]) d.metadata.namespace = evictNs;
@@ -469,7 +474,7 @@ describe('the installer Job on the real node', () => {
       const applied = docs
         .map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort, image) : d))
         // The Secret as an admin might have re-created it by hand: the password under another key.
-        .map((d) => (d.kind === 'Secret' && d.metadata.name === 'storefront-customer-secrets' ? { ...d, stringData: { 'password.yaml': d.stringData['values.yaml'] } } : d));
+        .map((d) => (d.kind === 'Secret' && d.metadata.name === 'storefront-customer-secrets' ? { ...d, stringData: { 'password.yaml': d.stringData['storefront.yaml'] } } : d));
       await kubectl(['apply', '-f', '-'], { kubeconfig, namespace: kotsNs, input: applied.map((d) => stringify(d)).join('---\n') });
       const o = { kubeconfig, namespace: kotsNs };
       const done = await finishedJob(kotsJob.metadata.name, o);
@@ -478,7 +483,7 @@ describe('the installer Job on the real node', () => {
       expect(pods).toHaveLength(1);
       const term = terminatedOf(pods[0]);
       expect(term.exitCode).toBe(3);
-      expect(term.message).toContain('cause: values path not found: /config/secrets/values.yaml');
+      expect(term.message).toContain('cause: values path not found: /config/secrets/storefront.yaml');
       expect(term.message).toContain('ConfigMap or Secret mounted there exists and has that key');
       expect(await history('storefront', kotsNs)).toEqual([]);
     } finally {
