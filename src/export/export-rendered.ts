@@ -36,7 +36,7 @@ export async function exportRendered(o: ExportOptions, state: RunState): Promise
     const renders = await renderRelease(options, key ? memberState(state, key) : state, place);
     const plan = planOverlay(renders.vendor ?? [], renders.customer);
     refuseSecretsInClear(renders.release.folder, [...renders.customer, ...(renders.vendor ?? [])], state);
-    outcomes.push({ release: { ...renders.release, folder: renders.release.folder || renders.release.name }, plan, vendorFailure: renders.vendorFailure });
+    outcomes.push({ release: renders.release, plan, vendorFailure: renders.vendorFailure });
   }
   const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name);
   const files = exportFiles(outcomes, source);

@@ -23,6 +23,7 @@ export interface ExportScope<O> {
 
 export function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
   const namespace = o.namespace ?? 'default';
+  // The folder '' is the release's name, settled once the chart is read (render-release.ts).
   return { releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }] };
 }
 

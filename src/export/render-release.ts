@@ -42,6 +42,8 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
   const release: ExportRelease = {
     name: run.release,
     ...place,
+    // One chart: its folder is its release's name, known once the chart is read.
+    folder: place.folder || run.release,
     chart: { name: run.chart.name, version: run.chart.version, path: run.chart.path },
     vendorValues: vendorFiles,
     customerValues: { files: customerFiles, sets: run.resolved.sets },
