@@ -128,6 +128,22 @@ describe('base/ follows the vendor, overlay/ the customer', () => {
   });
 });
 
+describe('objects the customer removes', () => {
+  it('a CronJob the customer switches off is deleted by the overlay, still equal to render', async () => {
+    const values = join(dir, 'no-report.yaml');
+    writeFileSync(values, `${readFileSync(customerValues, 'utf8')}\nreport:\n  enabled: false\n`.replace(/\nreport:\n  recipients:[^]*?(?=\n\S|$)/, ''));
+    const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', values];
+    const out = join(dir, 'no-report');
+    await exportTo(out, [...inputs, ...oci]);
+    expect(readFileSync(join(out, 'storefront', 'overlay', 'kustomization.yaml'), 'utf8')).toContain(
+      '  - patch: |\n      apiVersion: batch/v1\n      kind: CronJob\n      metadata:\n        name: storefront-report\n        namespace: default\n      $patch: delete\n',
+    );
+    const expected = objects(await render(inputs));
+    expect(expected.map(([k]) => k)).not.toContain('CronJob/default/storefront-report');
+    expect(objects(await kustomize(join(out, 'storefront', 'overlay')))).toEqual(expected);
+  });
+});
+
 describe('the release-plan fixture', () => {
   const customer = join(dir, 'plan-values');
   mkdirSync(customer, { recursive: true });
