@@ -3,7 +3,7 @@
 // reviewable diff stays one file wide; kustomization.yaml lists them in order, CRDs first.
 import { stringify } from 'yaml';
 import { groupOf, versionOf, type RenderedObject } from './manifest-documents.js';
-import type { ObjectPatch, OverlayPlan } from './overlay-plan.js';
+import type { OverlayPlan } from './overlay-plan.js';
 
 export type Files = Map<string, string>;
 
@@ -29,7 +29,9 @@ export function releaseFiles(plan: OverlayPlan): Files {
   addFolder(files, 'base', plan.base, []);
   if (plan.secrets.length > 0) addFolder(files, 'secrets', plan.secrets, []);
   const upstream = ['../base', ...(plan.secrets.length > 0 ? ['../secrets'] : [])];
-  const patches = plan.patches.map((p) => ({ path: `patches/${patchFileName(p, plan.patches)}`, target: targetOf(p.object) }));
+  // A patch file is named after the object it patches (JSON: the operations' values keep their types exactly).
+  const patchNames = fileNames(plan.patches.map((p) => p.object));
+  const patches = plan.patches.map((p) => ({ path: `patches/${patchNames.get(p.object)!.replace(/\.yaml$/, '.json')}`, target: targetOf(p.object) }));
   for (const [i, p] of plan.patches.entries()) files.set(`overlay/${patches[i]!.path}`, `${JSON.stringify(p.operations, null, 2)}\n`);
   const deletes = plan.removed.map((o) => ({ patch: deletePatch(o) }));
   addFolder(files, 'overlay', plan.added, upstream, [...patches, ...deletes]);
@@ -41,10 +43,6 @@ function addFolder(files: Files, folder: string, objects: RenderedObject[], upst
   for (const o of objects) files.set(`${folder}/${names.get(o)}`, o.text);
   const kustomization = { ...HEADER, resources: [...upstream, ...objects.map((o) => names.get(o)!)], ...(patches.length > 0 ? { patches } : {}) };
   files.set(`${folder}/kustomization.yaml`, stringify(kustomization, { lineWidth: 0 }));
-}
-
-function patchFileName(p: ObjectPatch, all: ObjectPatch[]): string {
-  return fileNames(all.map((x) => x.object)).get(p.object)!.replace(/\.yaml$/, '.json');
 }
 
 /** kustomize's patch target: the object's group, version, kind, name (and namespace when it has one). */
