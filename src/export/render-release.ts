@@ -38,7 +38,11 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
   const layers = run.resolved.layers;
   const vendorFiles = layers.filter((l) => l.source === 'vendor').map((l) => l.file);
   const customerFiles = layers.filter((l) => l.source === 'customer').map((l) => l.file);
-  const { customer, imageRewrites } = await withRunPlan(run, async (plan) => ({ customer: await renderObjects(plan, place.namespace), imageRewrites: rewritesOf(plan) }));
+  // The two renders are independent (each its own plan and temporary directory): side by side.
+  const [{ customer, imageRewrites }, vendor] = await Promise.all([
+    withRunPlan(run, async (plan) => ({ customer: await renderObjects(plan, place.namespace), imageRewrites: rewritesOf(plan) })),
+    renderVendor(o, state, place.namespace, { release: run.release, vendorFiles, customerFiles, sets: run.resolved.sets }),
+  ]);
   const release: ExportRelease = {
     name: run.release,
     ...place,
@@ -50,7 +54,6 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
     secretValuePaths: secretValuePaths([...vendorFiles, ...customerFiles], run.secrets),
     imageRewrites,
   };
-  const vendor = await renderVendor(o, state, place.namespace, { release: run.release, vendorFiles, customerFiles, sets: run.resolved.sets });
   return { release, customer, ...vendor };
 }
 
