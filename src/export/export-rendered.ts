@@ -3,6 +3,7 @@
 // secret that would sit in clear, then write every file at once (write-folder.ts).
 import type { CommonOptions } from '../config.js';
 import { InvalidInputError, UsageError } from '../errors.js';
+import { createLogger } from '../logger.js';
 import { findPlanFile } from '../releases/plan-file.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run-state.js';
@@ -48,9 +49,17 @@ export async function exportRendered(o: ExportOptions, state: RunState): Promise
     abandonFolder(temp);
     throw error;
   }
-  const rewrites = outcomes.reduce((n, x) => n + x.release.imageRewrites.length, 0);
-  state.logger?.info({ out: o.out, releases: outcomes.map((x) => x.release.folder), files: files.size, imagesRewritten: rewrites }, `exported ${outcomes.length} release(s) to ${o.out}`);
+  logExport(o, state, outcomes, files.size);
   return 0;
+}
+
+/** The export's own lines (each release's run logged its own): what was rewritten where, and the total. */
+function logExport(o: ExportOptions, state: RunState, outcomes: ReleaseOutcome[], files: number): void {
+  const logger = createLogger({ format: o.logFormat, level: o.logLevel, secrets: state.secrets, destination: 2 });
+  for (const x of outcomes) {
+    if (x.release.imageRewrites.length > 0) logger.info({ release: x.release.folder, rewrites: x.release.imageRewrites }, `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in the export's README)`);
+  }
+  logger.info({ out: o.out, releases: outcomes.map((x) => x.release.folder), files }, `exported ${outcomes.length} release(s) to ${o.out}`);
 }
 
 function exportFiles(outcomes: ReleaseOutcome[], source: FluxSource): Map<string, string> {
