@@ -144,6 +144,24 @@ describe('objects the customer removes', () => {
   });
 });
 
+describe('a chart that needs a customer value (required) to render at all', () => {
+  it('has an empty base and every object in its overlay in full, named in the README', async () => {
+    const chart = join(dir, 'needy');
+    mkdirSync(join(chart, 'templates'), { recursive: true });
+    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: needy\nversion: 0.1.0\n');
+    writeFileSync(join(chart, 'values.yaml'), 'hostname: ""\n');
+    writeFileSync(join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: needy\ndata:\n  host: {{ required "hostname is required" .Values.hostname | quote }}\n');
+    const values = join(dir, 'needy-values.yaml');
+    writeFileSync(values, 'hostname: shop.example\n');
+    const out = join(dir, 'needy-out');
+    await exportTo(out, ['--chart', chart, '-f', values, ...oci]);
+    expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+    expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual(['configmap-needy.yaml', 'kustomization.yaml']);
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./);
+    expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(objects(await render(['--chart', chart, '-f', values])));
+  });
+});
+
 describe('the release-plan fixture', () => {
   const customer = join(dir, 'plan-values');
   mkdirSync(customer, { recursive: true });
