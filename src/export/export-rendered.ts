@@ -57,6 +57,7 @@ export async function exportRendered(o: ExportOptions, state: RunState): Promise
 function logExport(o: ExportOptions, state: RunState, outcomes: ReleaseOutcome[], files: number): void {
   const logger = createLogger({ format: o.logFormat, level: o.logLevel, secrets: state.secrets, destination: 2 });
   for (const x of outcomes) {
+    if (x.vendorFailure) logger.warn({ release: x.release.folder, cause: x.vendorFailure }, `${x.release.folder}: the chart does not render with the vendor's values alone: every object is in its overlay in full, base/ is empty`);
     if (x.release.imageRewrites.length > 0) logger.info({ release: x.release.folder, rewrites: x.release.imageRewrites }, `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in the export's README)`);
   }
   logger.info({ out: o.out, releases: outcomes.map((x) => x.release.folder), files }, `exported ${outcomes.length} release(s) to ${o.out}`);

@@ -46,7 +46,7 @@ export function crdsFirst(objects: RenderedObject[]): RenderedObject[] {
 export function planOverlay(vendor: RenderedObject[], customer: RenderedObject[]): OverlayPlan {
   const vendorById = new Map(vendor.filter(exported).map((o) => [o.id, o]));
   const customerIds = new Set(customer.map((o) => o.id));
-  const plan: OverlayPlan = { base: [], patches: [], added: [], removed: [], inFull: [], secrets: customer.filter(isSecret), tests: customer.filter(isTestHook) };
+  const plan: OverlayPlan = { base: [], patches: [], added: [], removed: [], inFull: [], secrets: customer.filter((o) => isSecret(o) && !isTestHook(o)), tests: customer.filter(isTestHook) };
   const notInBase = new Set<string>();
   for (const object of crdsFirst(customer.filter(exported))) {
     const theirs = vendorById.get(object.id);

@@ -2,14 +2,15 @@
 // release's overlay (the real kubectl) must equal, object for object, what `render` prints for
 // the same inputs; base/ follows the vendor only and overlay/ the customer only; secrets stay in
 // secrets/; bad input is refused with its exit code and leaves nothing behind.
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { appDir, chartDir, kubectlBin, repoRoot, runCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('export');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const baseValues = join(appDir, 'values', 'base.yaml');
 const customerValues = join(appDir, 'examples', 'customer-values.yaml');
 const planDir = join(repoRoot, 'test', 'fixtures', 'release-plan');
