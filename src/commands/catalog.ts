@@ -34,6 +34,11 @@ export const commandCatalog: CatalogEntry[] = [
     load: async () => as((await import('./render-command.js')).renderDefinition),
   },
   {
+    name: 'export',
+    description: 'write what a GitOps engine (Flux) applies to get the same app: a kustomize base and overlay per release, and the Flux files; no cluster needed',
+    load: async () => as((await import('./export-command.js')).exportDefinition),
+  },
+  {
     name: 'images',
     description: 'list every image the chart deploys (hooks and subcharts included)',
     load: async () => as((await import('./images-command.js')).imagesDefinition),

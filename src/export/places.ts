@@ -1,0 +1,44 @@
+// Which releases the export holds and where each goes: one chart (one folder named after its
+// release), or every release the plan installs, its `enabled` evaluated as install evaluates it,
+// in the plan's order. No cluster: a release without a namespace gets --namespace, else `default`.
+import type { CommonOptions } from '../config.js';
+import { openPlan } from '../releases/open-plan.js';
+import { planGraph } from '../releases/plan-graph.js';
+import { chartOptions } from '../releases/release-options.js';
+import type { RunState } from '../run-state.js';
+import type { ReleasePlace } from './render-release.js';
+
+export interface PlacedRelease<O> {
+  options: O;
+  place: ReleasePlace;
+  /** The run state of this release (a plan's releases each log with their own key). */
+  key?: string;
+}
+
+export interface ExportScope<O> {
+  /** The OCIRepository's name: the plan's app, else the release's name. */
+  app?: string;
+  releases: PlacedRelease<O>[];
+}
+
+export function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
+  const namespace = o.namespace ?? 'default';
+  // The folder '' is the release's name, settled once the chart is read (render-release.ts).
+  return { releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }] };
+}
+
+export function planReleases<O extends CommonOptions & { timeout: string }>(o: O, state: RunState, file: string): ExportScope<O> {
+  const { plan, shared } = openPlan(o, state, file);
+  const graph = planGraph(plan, o.namespace ?? 'default', process.env);
+  // A folder is the release's name, or namespace-name where two namespaces share a name.
+  const names = graph.enabled.map((r) => r.name);
+  const folderOf = new Map(graph.enabled.map((r) => [r.key, names.filter((n) => n === r.name).length > 1 ? `${r.namespace}-${r.name}` : r.name]));
+  return {
+    app: graph.app,
+    releases: graph.enabled.map((r) => ({
+      options: { ...chartOptions(o, r, shared), namespace: r.namespace },
+      place: { folder: folderOf.get(r.key)!, namespace: r.namespace, dependsOn: r.deps.map((d) => folderOf.get(d)!), timeout: r.timeout ?? o.timeout },
+      key: r.key,
+    })),
+  };
+}

@@ -1,0 +1,251 @@
+// `export --format rendered` through the built CLI, no cluster: kustomize's own build of each
+// release's overlay (the real kubectl) must equal, object for object, what `render` prints for
+// the same inputs; base/ follows the vendor only and overlay/ the customer only; secrets stay in
+// secrets/; bad input is refused with its exit code and leaves nothing behind.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { execa } from 'execa';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { appDir, chartDir, kubectlBin, repoRoot, runCli, tempDir } from '../helpers.js';
+
+const dir = tempDir('export');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const baseValues = join(appDir, 'values', 'base.yaml');
+const customerValues = join(appDir, 'examples', 'customer-values.yaml');
+const planDir = join(repoRoot, 'test', 'fixtures', 'release-plan');
+const oci = ['--oci-repository', 'registry.local:5000/gitops/shop'];
+const registry = ['--registry', 'registry.local:5000/shop', '--image-path', 'Promotion:spec.image'];
+
+type Obj = { kind: string; metadata: { name: string; namespace?: string } };
+
+/** Parsed the way kubectl reads YAML (1.1), keyed and sorted by kind/namespace/name. */
+function objects(stream: string): [string, unknown][] {
+  const list = parseAllDocuments(stream, { version: '1.1' })
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => o !== null && typeof o === 'object' && 'kind' in o);
+  return list.map((o) => [`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, sortKeys(o)] as [string, unknown]).sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+async function kustomize(folder: string): Promise<string> {
+  return (await execa(kubectlBin, ['kustomize', folder])).stdout;
+}
+
+async function render(args: string[]): Promise<string> {
+  const r = await runCli(['render', ...args]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+async function exportTo(out: string, args: string[], env?: Record<string, string>): Promise<void> {
+  const r = await runCli(['export', '--out', out, ...args], { env });
+  expect(r.exitCode, r.stderr).toBe(0);
+}
+
+/** Every file under `root`, by relative path. */
+function tree(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else files.set(relative(root, p), readFileSync(p, 'utf8'));
+    }
+  };
+  walk(root);
+  return files;
+}
+
+const under = (files: Map<string, string>, prefix: string) => new Map([...files].filter(([p]) => p.startsWith(prefix)));
+
+describe.each([
+  ['without --registry', [] as string[]],
+  ['with --registry', registry],
+])('the bundled chart, %s', (_label, extra) => {
+  const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, ...extra];
+  const out = join(dir, `app${extra.length}`);
+
+  it("kubectl kustomize of the overlay equals render's output, object for object", async () => {
+    const started = Date.now();
+    await exportTo(out, [...inputs, ...oci]);
+    process.stdout.write(`figure: export of the bundled chart ${_label}: ${Date.now() - started} ms (goal under 2 s)\n`);
+    const expected = objects(await render(inputs));
+    expect(expected.length).toBe(16);
+    expect(objects(await kustomize(join(out, 'storefront', 'overlay')))).toEqual(expected);
+  });
+
+  it('writes secret values only to secrets/ (plain and base64)', () => {
+    const files = tree(out);
+    expect([...under(files, 'storefront/secrets/').keys()].sort()).toEqual(['storefront/secrets/kustomization.yaml', 'storefront/secrets/secret-storefront-db.yaml', 'storefront/secrets/secret-storefront-migrate.yaml']);
+    for (const [path, content] of files) {
+      if (path.startsWith('storefront/secrets/')) continue;
+      expect(content, path).not.toContain('8vK#q2mZ!tR4wLp9');
+      expect(content, path).not.toContain('OHZLI3EybVohdFI0d0xwOQ==');
+    }
+    expect(files.get('storefront/secrets/secret-storefront-db.yaml')).toContain('OHZLI3EybVohdFI0d0xwOQ==');
+  });
+
+  it('re-exporting the same inputs gives byte-identical files', async () => {
+    const again = join(dir, `again${extra.length}`);
+    await exportTo(again, [...inputs, ...oci]);
+    expect(tree(again)).toEqual(tree(out));
+  });
+});
+
+describe('base/ follows the vendor, overlay/ the customer', () => {
+  const vendorDir = join(dir, 'vendor');
+  const customerDir = join(dir, 'customer');
+  mkdirSync(vendorDir, { recursive: true });
+  mkdirSync(customerDir, { recursive: true });
+
+  it('a customer value changes overlay/ only; a vendor value changes base/ only', async () => {
+    const first = join(dir, 'first');
+    await exportTo(first, ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, ...oci]);
+    // The customer asks for 4 web replicas instead of 3.
+    const customer2 = join(customerDir, 'customer.yaml');
+    writeFileSync(customer2, readFileSync(customerValues, 'utf8').replace('replicaCount: 3', 'replicaCount: 4'));
+    const second = join(dir, 'second');
+    await exportTo(second, ['--chart', chartDir, '--base-values', baseValues, '-f', customer2, ...oci]);
+    // The vendor moves the nightly report (no customer value touches it).
+    const base2 = join(vendorDir, 'base.yaml');
+    writeFileSync(base2, readFileSync(baseValues, 'utf8').replace('schedule: "30 2 * * *"', 'schedule: "45 3 * * *"'));
+    const third = join(dir, 'third');
+    await exportTo(third, ['--chart', chartDir, '--base-values', base2, '-f', customerValues, ...oci]);
+
+    const [a, b, c] = [tree(first), tree(second), tree(third)];
+    expect(under(b, 'storefront/base/')).toEqual(under(a, 'storefront/base/'));
+    expect(under(b, 'storefront/overlay/')).not.toEqual(under(a, 'storefront/overlay/'));
+    expect(b.get('storefront/overlay/patches/deployment-storefront-web.json')).toContain('"value": 4');
+    expect(under(c, 'storefront/overlay/')).toEqual(under(a, 'storefront/overlay/'));
+    expect(under(c, 'storefront/secrets/')).toEqual(under(a, 'storefront/secrets/'));
+    const changed = [...under(c, 'storefront/base/')].filter(([p, content]) => a.get(p) !== content).map(([p]) => p);
+    expect(changed).toEqual(['storefront/base/cronjob-storefront-report.yaml']);
+  });
+});
+
+describe('objects the customer removes', () => {
+  it('a CronJob the customer switches off is deleted by the overlay, still equal to render', async () => {
+    const values = join(dir, 'no-report.yaml');
+    writeFileSync(values, `${readFileSync(customerValues, 'utf8')}\nreport:\n  enabled: false\n`.replace(/\nreport:\n  recipients:[^]*?(?=\n\S|$)/, ''));
+    const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', values];
+    const out = join(dir, 'no-report');
+    await exportTo(out, [...inputs, ...oci]);
+    expect(readFileSync(join(out, 'storefront', 'overlay', 'kustomization.yaml'), 'utf8')).toContain(
+      '  - patch: |\n      apiVersion: batch/v1\n      kind: CronJob\n      metadata:\n        name: storefront-report\n        namespace: default\n      $patch: delete\n',
+    );
+    const expected = objects(await render(inputs));
+    expect(expected.map(([k]) => k)).not.toContain('CronJob/default/storefront-report');
+    expect(objects(await kustomize(join(out, 'storefront', 'overlay')))).toEqual(expected);
+  });
+});
+
+describe('a chart that needs a customer value (required) to render at all', () => {
+  it('has an empty base and every object in its overlay in full, named in the README', async () => {
+    const chart = join(dir, 'needy');
+    mkdirSync(join(chart, 'templates'), { recursive: true });
+    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: needy\nversion: 0.1.0\n');
+    writeFileSync(join(chart, 'values.yaml'), 'hostname: ""\n');
+    writeFileSync(join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: needy\ndata:\n  host: {{ required "hostname is required" .Values.hostname | quote }}\n');
+    const values = join(dir, 'needy-values.yaml');
+    writeFileSync(values, 'hostname: shop.example\n');
+    const out = join(dir, 'needy-out');
+    await exportTo(out, ['--chart', chart, '-f', values, ...oci]);
+    expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+    expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual(['configmap-needy.yaml', 'kustomization.yaml']);
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./);
+    expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(objects(await render(['--chart', chart, '-f', values])));
+  });
+});
+
+describe('the release-plan fixture', () => {
+  const customer = join(dir, 'plan-values');
+  mkdirSync(customer, { recursive: true });
+  writeFileSync(join(customer, 'report.yaml'), 'message: bye\n');
+  const planArgs = ['--app-dir', planDir, '--releases-file', join(planDir, 'releases.yaml'), '-n', 'shop', '-f', customer, ...registry];
+  const renderArgs: Record<string, string[]> = {
+    operator: ['--chart', join(planDir, 'charts', 'operator')],
+    web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
+    report: ['--chart', join(planDir, 'charts', 'part'), '-f', join(customer, 'report.yaml')],
+    cache: ['--chart', join(planDir, 'charts', 'part')],
+  };
+
+  it("each enabled release's overlay equals render's output for it; Flux files in the plan's order", async () => {
+    const out = join(dir, 'plan');
+    await exportTo(out, planArgs);
+    for (const [release, args] of Object.entries(renderArgs)) {
+      const expected = objects(await render([...args, '--release', release, '-n', 'shop', ...registry]));
+      expect(objects(await kustomize(join(out, release, 'overlay'))), release).toEqual(expected);
+    }
+    const flux = parseAllDocuments(readFileSync(join(out, 'flux-kustomizations.yaml'), 'utf8')).map((d) => d.toJS() as { metadata: { name: string }; spec: Record<string, unknown> });
+    expect(flux.map((k) => [k.metadata.name, k.spec.path, k.spec.dependsOn ?? [], k.spec.targetNamespace, k.spec.prune, k.spec.wait, k.spec.timeout])).toEqual([
+      ['operator', './operator/overlay', [], 'shop', true, true, '10m'],
+      ['web', './web/overlay', [{ name: 'operator' }], 'shop', true, true, '10m'],
+      ['report', './report/overlay', [{ name: 'web' }], 'shop', true, true, '10m'],
+      ['cache', './cache/overlay', [], 'shop', true, true, '10m'],
+    ]);
+    expect(readFileSync(join(out, 'flux-source.yaml'), 'utf8')).toContain('url: oci://registry.local:5000/shop/plan-test-export\n');
+    // The customer's message for report is its overlay's only patch.
+    expect(JSON.parse(readFileSync(join(out, 'report', 'overlay', 'patches', 'configmap-report-settings.json'), 'utf8'))).toEqual([{ op: 'replace', path: '/data/message', value: 'bye' }]);
+  });
+
+  it('a release its `enabled` turns off is not exported', async () => {
+    const out = join(dir, 'plan-no-cache');
+    await exportTo(out, planArgs, { PLAN_TEST_CACHE: 'false' });
+    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux-kustomizations.yaml', 'flux-source.yaml', 'operator', 'report', 'web']);
+  });
+});
+
+describe('bad input', () => {
+  const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, ...oci];
+
+  it('a non-empty --out is refused (exit 2) and kept; --force replaces it', async () => {
+    const out = join(dir, 'taken');
+    mkdirSync(out);
+    writeFileSync(join(out, 'keep.txt'), 'mine\n');
+    const r = await runCli(['export', '--out', out, ...inputs]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`--out ${out} exists and is not empty`);
+    expect(readdirSync(out)).toEqual(['keep.txt']);
+    await exportTo(out, [...inputs, '--force']);
+    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux-kustomizations.yaml', 'flux-source.yaml', 'storefront']);
+  });
+
+  it('an --out that cannot be created is named (exit 2)', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    const out = join(file, 'sub', 'out');
+    const r = await runCli(['export', '--out', out, ...inputs]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`--out ${out} cannot be created: ENOTDIR`);
+  });
+
+  it('no --oci-repository and no --registry: exit 2 naming both', async () => {
+    const r = await runCli(['export', '--out', join(dir, 'no-oci'), '--chart', chartDir]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain('--oci-repository (HELM_INSTALLER_OCI_REPOSITORY) is not set, nor --registry');
+  });
+
+  it('a secret value that would sit in a ConfigMap is named (exit 3) and nothing is written', async () => {
+    const chart = join(dir, 'leaky');
+    mkdirSync(join(chart, 'templates'), { recursive: true });
+    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: leaky\nversion: 0.1.0\n');
+    writeFileSync(join(chart, 'values.yaml'), 'apiToken: ""\n');
+    writeFileSync(join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaky-settings\ndata:\n  token: {{ .Values.apiToken | quote }}\n');
+    const values = join(dir, 'leaky-values.yaml');
+    writeFileSync(values, 'apiToken: tok-9f8e7d6c5b\n');
+    const out = join(dir, 'leaky-out');
+    const r = await runCli(['export', '--out', out, '--chart', chart, '-f', values, ...oci]);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain('leaky: ConfigMap/leaky-settings /data/token');
+    expect(r.stderr).not.toContain('tok-9f8e7d6c5b');
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dirname(out)).filter((n) => n.includes('leaky-out'))).toEqual([]);
+  });
+});
+
