@@ -7,16 +7,16 @@
 //
 // The CRDs come from $HELM_INSTALLER_FLUX_CRDS (a folder of CRD YAML files) when set, else they
 // are generated here into a temporary folder from the Go module cache.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { helmReleaseFiles } from '../../src/export/helmrelease/helmrelease-files.js';
 import type { HelmReleaseInput } from '../../src/export/helmrelease/input.js';
 import { kubectl } from '../cluster/kube.js';
 import { cacheRoot } from '../cluster/paths.js';
-import { tempDir } from '../helpers.js';
+import { kubectlBin, tempDir } from '../helpers.js';
 import { kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 // The versions the Flux helper pins; the generated CRD is what they publish.
@@ -90,6 +90,7 @@ function release(name: string, namespace: string, extra: Partial<HelmReleaseInpu
       { from: 'quay.io/org/tool:v1', to: `${registry}/shop/tool:v1-airgap`, kind: 'Job', name: 'migrate', path: 'spec.template.spec.initContainers[0].image' },
       { from: 'busybox:1.36', to: `${registry}/shop/busybox:1.36`, kind: 'Deployment', name: 'web', path: 'spec.template.spec.containers[0].env[0].value', via: 'env HELPER' },
     ],
+    imagePullSecret: 'registry-pull',
     ...extra,
   };
 }
@@ -105,7 +106,7 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
     fluxNamespace = await newNamespace('hr-dryrun');
     const out = helmReleaseFiles(
       [
-        release('db', 'hr-dryrun-data', { dependsOn: [], drift: { mode: 'correct', ignore: [] }, test: { enabled: false, timeout: '5m', failure: 'rollback' }, images: [] }),
+        release('db', 'hr-dryrun-data', { drift: { mode: 'correct', ignore: [] }, test: { enabled: false, timeout: '5m', failure: 'rollback' }, images: [], imagePullSecret: undefined }),
         release('shop', 'hr-dryrun-store', { dependsOn: [{ release: 'db', namespace: 'hr-dryrun-data' }] }),
       ],
       { registry: { address: `${registry}/shop`, insecure: true, pullSecretName: 'registry-pull' }, namespace: fluxNamespace },
@@ -135,5 +136,65 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
     const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], { kubeconfig: kubeconfig(), input: JSON.stringify(hr), reject: false });
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toMatch(/spec\.driftDetection\.mode: Unsupported value: "correct"/);
+  });
+});
+
+// Flux's post-renderer runs kustomize's own library on helm's output; `kubectl kustomize` runs the
+// same library. The HelmRelease's patches and images, given to it over objects like a chart's,
+// must rewrite what the notes do not name, and leave alone what they do.
+describe("the HelmRelease's post-renderer, run by kustomize (kubectl kustomize)", () => {
+  const objects = [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            imagePullSecrets: [{ name: 'existing' }],
+            containers: [{ name: 'web', image: 'nginx:1.27', env: [{ name: 'HELPER', value: 'busybox:1.36' }] }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'migrate' },
+      spec: { template: { spec: { restartPolicy: 'Never', initContainers: [{ name: 'tool', image: 'quay.io/org/tool:v1' }], containers: [{ name: 'run', image: 'nginx:1.27' }] } } },
+    },
+    {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'nightly' },
+      spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'run', image: 'nginx:1.27' }] } } } } },
+    },
+    { apiVersion: 'example.com/v1', kind: 'Workflow', metadata: { name: 'batch' }, spec: { templates: [{ container: { image: 'nginx:1.27' } }] } },
+  ];
+
+  it('rewrites containers\' images and adds the pull secret; the env value and the custom resource stay as the notes say', async () => {
+    const out = helmReleaseFiles([release('shop', 'store')], { registry: { address: `${registry}/shop` } });
+    const kustomize = parse(out.files.find((f) => f.path === 'shop/helmrelease.yaml')!.content).spec.postRenderers[0].kustomize;
+    const dir = tempDir('hr-kustomize');
+    writeFileSync(join(dir, 'objects.yaml'), objects.map((o) => stringify(o)).join('---\n'));
+    writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: ['objects.yaml'], ...kustomize }));
+    const { stdout } = await execa(kubectlBin, ['kustomize', dir]);
+    const built = Object.fromEntries(parseAllDocuments(stdout).map((d) => d.toJS()).map((o) => [o.kind, o]));
+    const nginx = `${registry}/shop/nginx:1.27`;
+    expect(built.Deployment.spec.template.spec.containers).toEqual([{ name: 'web', image: nginx, env: [{ name: 'HELPER', value: 'busybox:1.36' }] }]);
+    expect(built.Deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }, { name: 'existing' }]);
+    expect(built.Job.spec.template.spec.initContainers).toEqual([{ name: 'tool', image: `${registry}/shop/tool:v1-airgap` }]);
+    expect(built.Job.spec.template.spec.containers).toEqual([{ name: 'run', image: nginx }]);
+    expect(built.Job.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
+    expect(built.CronJob.spec.jobTemplate.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
+    expect(built.CronJob.spec.jobTemplate.spec.template.spec.containers).toEqual([{ name: 'run', image: nginx }]);
+    expect(built.Workflow.spec).toEqual({ templates: [{ container: { image: 'nginx:1.27' } }] });
+    expect(out.notes.map((n) => n.what)).toEqual([
+      `image busybox:1.36 -> ${registry}/shop/busybox:1.36 in Deployment/web spec.template.spec.containers[0].env[0].value (env HELPER): not rewritten (kustomize's images only rewrite containers' image fields); set it through the chart's values or a postRenderers patch`,
+      'image pull secret registry-pull: added to the pod specs of Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod; pod specs inside other kinds (custom resources) do not get it',
+      'drift ignore rules: Flux only leaves the fields out of its drift check; our install also keeps their live values through every upgrade, Flux sets them to what the chart renders at each upgrade',
+    ]);
   });
 });

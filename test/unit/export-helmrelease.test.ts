@@ -378,6 +378,30 @@ describe('what the form says differently', () => {
     ]);
   });
 
+  it('adds the image pull secret by a strategic merge patch per built-in kind with a pod spec', () => {
+    const out = helmReleaseFiles([{ ...db(), imagePullSecret: 'regcred' }], options);
+    const patches = parse(fileOf(out.files, 'db/helmrelease.yaml')!).spec.postRenderers[0].kustomize.patches;
+    expect(patches.map((p: { target: unknown }) => p.target)).toEqual(
+      ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod'].map((kind) => ({ kind })),
+    );
+    expect(patches[5].patch).toBe(`apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: image-pull-secret
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          imagePullSecrets:
+            - name: regcred
+`);
+    expect(patches[6].patch).toBe('apiVersion: v1\nkind: Pod\nmetadata:\n  name: image-pull-secret\nspec:\n  imagePullSecrets:\n    - name: regcred\n');
+    expect(out.notes.map((n) => n.what)).toEqual([
+      'image pull secret regcred: added to the pod specs of Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod; pod specs inside other kinds (custom resources) do not get it',
+    ]);
+  });
+
   it('names two releases of one name by their namespace, and a Flux namespace and interval of the caller\'s choice', () => {
     const out = helmReleaseFiles([db(), { ...db(), namespace: 'store-copy' }], { ...options, namespace: 'gitops', interval: '1h' });
     expect(out.files.filter((f) => f.path.endsWith('helmrelease.yaml')).map((f) => f.path)).toEqual(['store-data-db/helmrelease.yaml', 'store-copy-db/helmrelease.yaml']);

@@ -9,6 +9,7 @@
 import { InvalidInputError } from '../../errors.js';
 import { driftDetection } from './drift.js';
 import type { KustomizeImage } from './images.js';
+import type { KustomizePatch } from './pull-secret.js';
 import type { HelmReleaseInput, HelmReleaseOptions } from './input.js';
 import { chartTag, type ReleaseNames } from './names.js';
 
@@ -50,6 +51,7 @@ export interface ReleaseParts {
   dependsOn: string[];
   valuesFrom: object[];
   images: KustomizeImage[];
+  patches: KustomizePatch[];
 }
 
 export function helmRelease(r: HelmReleaseInput, p: ReleaseParts, at: Placement): { object: object; notes: string[] } {
@@ -75,10 +77,17 @@ export function helmRelease(r: HelmReleaseInput, p: ReleaseParts, at: Placement)
     ...(r.test.enabled ? { test: testSpec(r) } : {}),
     driftDetection: drift.spec,
     valuesFrom: p.valuesFrom,
-    ...(p.images.length > 0 ? { postRenderers: [{ kustomize: { images: p.images } }] } : {}),
+    ...postRenderers(p),
   };
   const object = { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: p.names.object, namespace: at.namespace }, spec };
   return { object, notes: drift.notes };
+}
+
+/** The airgap rewrite, as far as kustomize says it: absent when it changes nothing. */
+function postRenderers(p: ReleaseParts): { postRenderers?: object[] } {
+  if (p.patches.length === 0 && p.images.length === 0) return {};
+  const kustomize = { ...(p.patches.length > 0 ? { patches: p.patches } : {}), ...(p.images.length > 0 ? { images: p.images } : {}) };
+  return { postRenderers: [{ kustomize }] };
 }
 
 function testSpec(r: HelmReleaseInput): object {

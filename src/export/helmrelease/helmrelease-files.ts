@@ -6,6 +6,7 @@ import { kustomizeImages } from './images.js';
 import { helmRelease, ociRepository, type Placement } from './flux-objects.js';
 import type { ExportFile, HelmReleaseFiles, HelmReleaseInput, HelmReleaseOptions, NotExpressible } from './input.js';
 import { releaseKey, releaseNames, type ReleaseNames } from './names.js';
+import { pullSecretPatches } from './pull-secret.js';
 import { valuesObjects } from './values-objects.js';
 import { toYaml } from './yaml-text.js';
 
@@ -30,7 +31,9 @@ function releaseFiles(r: HelmReleaseInput, names: Map<string, ReleaseNames>, at:
   const own = names.get(releaseKey(r))!;
   const values = valuesObjects(r, own, at.namespace);
   const images = kustomizeImages(r.images);
-  const release = helmRelease(r, { names: own, dependsOn: dependencies(r, names), valuesFrom: values.valuesFrom, images: images.images }, at);
+  const pullSecret = pullSecretPatches(r.imagePullSecret);
+  const parts = { names: own, dependsOn: dependencies(r, names), valuesFrom: values.valuesFrom, images: images.images, patches: pullSecret.patches };
+  const release = helmRelease(r, parts, at);
   const dir = own.object;
   const files: ExportFile[] = [
     { path: `${dir}/ocirepository.yaml`, content: toYaml(ociRepository(r, own, at)) },
@@ -40,7 +43,7 @@ function releaseFiles(r: HelmReleaseInput, names: Map<string, ReleaseNames>, at:
   ];
   const resources = files.map((f) => f.path.slice(dir.length + 1));
   files.push({ path: `${dir}/kustomization.yaml`, content: toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }) });
-  return { files, notes: [...images.notes, ...release.notes] };
+  return { files, notes: [...images.notes, ...pullSecret.notes, ...release.notes] };
 }
 
 /** The HelmRelease names this release waits for; a dependency outside the export cannot be said. */

@@ -32,6 +32,8 @@ export interface HelmReleaseInput {
   test: { enabled: boolean; timeout: string; failure: TestFailureAction };
   /** Every reference the airgap rewrite changed in this release's objects. */
   images: ImageRewrite[];
+  /** The Secret our rewrite adds to every pod spec's imagePullSecrets (--image-pull-secret). */
+  imagePullSecret?: string;
 }
 
 /** One place where the airgap rewrite changed an image reference. */
