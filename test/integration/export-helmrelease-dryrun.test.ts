@@ -91,6 +91,7 @@ function release(name: string, namespace: string, extra: Partial<HelmReleaseInpu
       { from: 'busybox:1.36', to: `${registry}/shop/busybox:1.36`, kind: 'Deployment', name: 'web', path: 'spec.template.spec.containers[0].env[0].value', via: 'env HELPER' },
     ],
     imagePullSecret: 'registry-pull',
+    appSlug: 'storefront',
     ...extra,
   };
 }

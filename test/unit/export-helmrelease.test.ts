@@ -402,6 +402,11 @@ spec:
     ]);
   });
 
+  it('sets the KOTS app slug annotation on every object through commonMetadata', () => {
+    const out = helmReleaseFiles([{ ...db(), appSlug: 'storefront' }], options);
+    expect(parse(fileOf(out.files, 'db/helmrelease.yaml')!).spec.commonMetadata).toEqual({ annotations: { 'kots.io/app-slug': 'storefront' } });
+  });
+
   it('names two releases of one name by their namespace, and a Flux namespace and interval of the caller\'s choice', () => {
     const out = helmReleaseFiles([db(), { ...db(), namespace: 'store-copy' }], { ...options, namespace: 'gitops', interval: '1h' });
     expect(out.files.filter((f) => f.path.endsWith('helmrelease.yaml')).map((f) => f.path)).toEqual(['store-data-db/helmrelease.yaml', 'store-copy-db/helmrelease.yaml']);

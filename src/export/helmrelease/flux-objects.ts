@@ -6,6 +6,7 @@
 // - test: --test-failure rollback remediates as above; keep skips remediation (ignoreFailures).
 // - the release's records stay in its namespace under its name (releaseName, storageNamespace),
 //   so helm-controller takes over a release our Job installed rather than installing a second.
+import { APP_SLUG_ANNOTATION } from '../../app-slug.js';
 import { InvalidInputError } from '../../errors.js';
 import { driftDetection } from './drift.js';
 import type { KustomizeImage } from './images.js';
@@ -77,6 +78,8 @@ export function helmRelease(r: HelmReleaseInput, p: ReleaseParts, at: Placement)
     ...(r.test.enabled ? { test: testSpec(r) } : {}),
     driftDetection: drift.spec,
     valuesFrom: p.valuesFrom,
+    // Every object helm-controller applies gets it, as every object our post-render annotates.
+    ...(r.appSlug !== undefined ? { commonMetadata: { annotations: { [APP_SLUG_ANNOTATION]: r.appSlug } } } : {}),
     ...postRenderers(p),
   };
   const object = { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: p.names.object, namespace: at.namespace }, spec };

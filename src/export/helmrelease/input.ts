@@ -34,6 +34,8 @@ export interface HelmReleaseInput {
   images: ImageRewrite[];
   /** The Secret our rewrite adds to every pod spec's imagePullSecrets (--image-pull-secret). */
   imagePullSecret?: string;
+  /** The KOTS app slug our rewrite sets as the kots.io/app-slug annotation (kots remove --undeploy finds the objects by it). */
+  appSlug?: string;
 }
 
 /** One place where the airgap rewrite changed an image reference. */
