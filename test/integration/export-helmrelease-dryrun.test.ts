@@ -7,10 +7,10 @@
 //
 // The CRDs come from $HELM_INSTALLER_FLUX_CRDS (a folder of CRD YAML files) when set, else they
 // are generated here into a temporary folder from the Go module cache.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { helmReleaseFiles } from '../../src/export/helmrelease/helmrelease-files.js';
 import type { HelmReleaseInput } from '../../src/export/helmrelease/input.js';
@@ -27,6 +27,13 @@ const CRD_NAMES = ['helmreleases.helm.toolkit.fluxcd.io', 'ocirepositories.sourc
 
 const registry = inject('registry');
 const newNamespace = namespacesDeletedAfterAll();
+const made: string[] = [];
+afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const ownTempDir = (prefix: string) => {
+  const dir = tempDir(prefix);
+  made.push(dir);
+  return dir;
+};
 
 const goEnv = () => ({
   GOMODCACHE: join(cacheRoot(), 'gomod'),
@@ -44,7 +51,7 @@ async function moduleDir(module: string): Promise<string> {
 
 /** The HelmRelease CRD by controller-gen from the API module, the OCIRepository one as source-controller ships it. */
 async function generateCrds(): Promise<string> {
-  const out = tempDir('hr-crds');
+  const out = ownTempDir('hr-crds');
   const api = join(out, 'api');
   // The module cache is read-only; controller-gen runs inside a copy of the module.
   cpSync(await moduleDir(HELM_CONTROLLER_API), api, { recursive: true });
@@ -178,7 +185,7 @@ describe("the HelmRelease's post-renderer, run by kustomize (kubectl kustomize)"
   it('rewrites containers\' images and adds the pull secret; the env value and the custom resource stay as the notes say', async () => {
     const out = helmReleaseFiles([release('shop', 'store')], { registry: { address: `${registry}/shop` } });
     const kustomize = parse(out.files.find((f) => f.path === 'shop/helmrelease.yaml')!.content).spec.postRenderers[0].kustomize;
-    const dir = tempDir('hr-kustomize');
+    const dir = ownTempDir('hr-kustomize');
     writeFileSync(join(dir, 'objects.yaml'), objects.map((o) => stringify(o)).join('---\n'));
     writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: ['objects.yaml'], ...kustomize }));
     const { stdout } = await execa(kubectlBin, ['kustomize', dir]);
