@@ -4,6 +4,8 @@
 //   remediate the last failure (uninstall); --create-namespace.
 // - upgrade: a failed upgrade is rolled back: no retry, remediate the last failure (rollback).
 // - test: --test-failure rollback remediates as above; keep skips remediation (ignoreFailures).
+// - --take-ownership: Flux adopts objects on install and upgrade unless told not to;
+//   first-install (ours by default) adopts on the install only.
 // - the release's records stay in its namespace under its name (releaseName, storageNamespace),
 //   so helm-controller takes over a release our Job installed rather than installing a second.
 import { APP_SLUG_ANNOTATION } from '../../app-slug.js';
