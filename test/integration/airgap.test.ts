@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createNamespace, getJson, kubectl } from '../cluster/kube.js';
-import { helm4, runCli, tempDir } from '../helpers.js';
+import { chartDir, helm4, runCli, tempDir } from '../helpers.js';
 import { pushTestImage, startRegistry, type TestRegistry } from '../images/registry.js';
 import { history, install, kinds, kubeconfig } from './cluster-helpers.js';
 
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 /** What `images --registry` says the registry must hold, pushed like KOTS pushes the bundle. */
 async function pushEverything(): Promise<string[]> {
-  const r = await runCli(['images', '--registry', address, '--image-path', 'Promotion:spec.image', '--set', digestSet]);
+  const r = await runCli(['images', '--chart', chartDir, '--registry', address, '--image-path', 'Promotion:spec.image', '--set', digestSet]);
   expect(r.exitCode, r.stderr).toBe(0);
   const images = r.stdout.trim().split('\n');
   for (const image of images) {

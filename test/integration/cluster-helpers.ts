@@ -27,9 +27,10 @@ export function namespacesDeletedAfterAll(): (prefix: string) => Promise<string>
   };
 }
 
+/** One chart's install: the storefront chart unless args give --chart (the bundled app is a release plan). */
 export async function install(release: string, namespace: string, args: string[] = [], env: Record<string, string> = {}): Promise<CliResult> {
   return runCli(['install', '--release', release, '--namespace', namespace, '--timeout', '120s', ...args], {
-    env: { KUBECONFIG: kubeconfig(), ...env },
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_CHART: chartDir, ...env },
   });
 }
 

@@ -65,7 +65,7 @@ describe('airgap, end to end', () => {
     // The chart's images, as `images --registry` lists them; the CronJob's, pinned by digest in the
     // chart, is pinned to what we push through the Config screen's values override.
     const digest = await pushTestImage(registry, 'acme/alpine', 'pinned');
-    const listed = await runCli(['images', '--registry', local, '--image-path', 'Promotion:spec.image', '--set', `report.image.digest=${digest}`]);
+    const listed = await runCli(['images', '--registry', local, '--image-path', 'Promotion:spec.image', '--set', `storefront:report.image.digest=${digest}`]);
     expect(listed.exitCode, listed.stderr).toBe(0);
     const chartImages = listed.stdout.trim().split('\n');
     for (const image of chartImages) {
@@ -101,10 +101,16 @@ describe('airgap, end to end', () => {
     // Pulled from the local registry: the kubelet reports the digest it pulled by that name.
     expect(pod.spec.containers[0].image).toBe(installerImage);
     expect(ranDigest(pod)).toBe(builtDigest);
-    const preflight = logs.split('\n').map(jsonLine).find((l) => l?.msg === 'registry preflight');
-    expect(preflight).toMatchObject({ registry: local, present: chartImages.length, missing: 0 });
+    // One preflight per release of the app's plan, each finding every image that release needs.
+    const preflights = logs.split('\n').map(jsonLine).filter((l) => l?.msg === 'registry preflight');
+    expect(Object.fromEntries(preflights.map((l) => [l.releaseKey, [l.registry, l.present, l.missing]]))).toEqual({
+      [`${ns}/promotions-operator`]: [local, 1, 0],
+      [`${ns}/storefront`]: [local, 6, 0],
+      [`${ns}/storefront-cache`]: [local, 2, 0],
+    });
+    expect(chartImages).toHaveLength(8);
 
-    expect((await history('storefront', ns)).map((h) => h.status)).toEqual(['deployed']);
+    for (const name of ['promotions-operator', 'storefront', 'storefront-cache']) expect((await history(name, ns)).map((h) => h.status), name).toEqual(['deployed']);
     const web = await getJson(['get', 'deployment', 'storefront-web'], o);
     expect(web.spec.template.spec.containers.map((c: any) => c.image)).toEqual([`${local}/storefront-web:2.3.1`]);
     const cron = await getJson(['get', 'cronjob', 'storefront-report'], o);

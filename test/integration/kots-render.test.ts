@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runCli, tempDir } from '../helpers.js';
+import { chartDir, runCli, tempDir } from '../helpers.js';
 import { kotsRender, type KotsRenderOptions } from './kots-render.js';
 
 const config = `apiVersion: kots.io/v1beta1
@@ -148,7 +148,7 @@ describe('kots-render: the template engine', () => {
       const r = await renderOne(block(pipe), { values: { host: { value: password } } });
       const file = join(tempDir('kots-values'), 'values.yaml');
       writeFileSync(file, (parse(r.documents[0]!.content) as any).stringData['values.yaml']);
-      const v = await runCli(['values', '--values', file, '--show-secrets', '-o', 'json', '--log-level', 'error']);
+      const v = await runCli(['values', '--chart', chartDir, '--values', file, '--show-secrets', '-o', 'json', '--log-level', 'error']);
       if (accepted) {
         expect(v.exitCode, v.stderr).toBe(0);
         expect(JSON.parse(v.stdout).database.password).toBe(password);

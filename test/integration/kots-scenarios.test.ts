@@ -47,7 +47,12 @@ async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<s
     const dir = join(root, mount.mountPath);
     mkdirSync(dir, { recursive: true });
     let files: Record<string, string> = {};
-    if (volume.configMap) files = find(r, 'ConfigMap', volume.configMap.name).data ?? {};
+    if (volume.configMap) {
+      const data: Record<string, string> = find(r, 'ConfigMap', volume.configMap.name).data ?? {};
+      // `items` mounts only the keys it names, each at its path, as the kubelet does.
+      const items = volume.configMap.items as { key: string; path: string }[] | undefined;
+      files = items ? Object.fromEntries(items.filter((i) => i.key in data).map((i) => [i.path, data[i.key]!])) : data;
+    }
     if (volume.secret) {
       const secret = objects(r).find((x) => x.kind === 'Secret' && x.metadata.name === volume.secret.secretName);
       if (!secret && !volume.secret.optional) throw new Error(`Secret ${volume.secret.secretName} missing: the pod would never start`);
@@ -59,10 +64,12 @@ async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<s
   const env: Record<string, string> = {};
   // Values only: the downward API's (its pod name and namespace) exist only in a pod.
   for (const e of container.env as { name: string; value?: string }[]) if (e.value !== undefined) env[e.name] = e.value.replaceAll('/config/', `${root}/config/`);
-  // The Job runs `install`; `values` and `render` read the same env and files.
+  // The Job runs `install` (the app's release plan); `values` and `render` read the same env and
+  // files for the storefront release's chart (they take one chart).
   expect(container.args).toEqual(['install']);
+  const oneChart: Record<string, string> = command === 'install' ? {} : { HELM_INSTALLER_CHART: chartDir };
   return runCli([command], {
-    env: { ...env, KUBECONFIG: kubeconfig(), HELM_INSTALLER_TIMEOUT: '120s', HELM_INSTALLER_TERMINATION_LOG: join(root, 'termination-log'), ...extraEnv },
+    env: { ...env, ...oneChart, KUBECONFIG: kubeconfig(), HELM_INSTALLER_TIMEOUT: '120s', HELM_INSTALLER_TERMINATION_LOG: join(root, 'termination-log'), ...extraEnv },
   });
 }
 
@@ -105,7 +112,7 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(r.stderr).toBe('');
     // Each informer (kind/name, in the namespace KOTS deploys to) names a workload the install created.
     const informers = (await kotsRender({ namespace: ns, values: required() })).statusInformers;
-    expect(informers).toEqual(['deployment/storefront-web', 'statefulset/storefront-db', 'deployment/storefront-cache']);
+    expect(informers).toEqual(['deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db', 'deployment/storefront-cache']);
     for (const informer of informers) await getJson(['get', informer], { namespace: ns, ...opts() });
   });
 
@@ -280,18 +287,18 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     // Newlines, a tab, characters Go's JSON escapes (<>& and U+2028) and one beyond the BMP.
     const password = `${PASSWORD}\nline two: [x]\t<a&b> \u2028 \u{1F600}\n`;
     const r = await renderAndDryRun({ namespace: ns, values: required({ database_password: { valuePlaintext: password } }) });
-    expect(parse(find(r, 'Secret', 'storefront-customer-secrets').stringData['values.yaml'])).toEqual({ database: { password } });
+    expect(parse(find(r, 'Secret', 'storefront-customer-secrets').stringData['storefront.yaml'])).toEqual({ database: { password } });
     const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
     expect(values.exitCode, values.stderr).toBe(0);
     expect(values.stdout).not.toContain('line two');
     // What helm itself reads from the mounted file, exactly.
     const secretsFile = join(tempDir('helm-read'), 'values.yaml');
-    writeFileSync(secretsFile, find(r, 'Secret', 'storefront-customer-secrets').stringData['values.yaml']);
+    writeFileSync(secretsFile, find(r, 'Secret', 'storefront-customer-secrets').stringData['storefront.yaml']);
     const rendered = execFileSync(helm4, ['template', 'x', chartDir, '-f', secretsFile, '--show-only', 'templates/database/secret.yaml']).toString();
     expect(Buffer.from(parse(rendered).data.password, 'base64').toString()).toBe(password);
 
     const bad = await renderAndDryRun({ namespace: ns, values: required({ hostname: { value: 'a\nb: c' } }) });
-    expect(parse(find(bad, 'ConfigMap').data['values.yaml']).web.hostname).toBe('a\nb: c');
+    expect(parse(find(bad, 'ConfigMap').data['storefront.yaml']).web.hostname).toBe('a\nb: c');
     const refused = await runAsJob(bad, 'install');
     expect(refused.exitCode).toBe(3);
     expect(refused.stderr).toMatch(/at '\/web\/hostname'/);
@@ -341,7 +348,7 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const r = await renderAndDryRun({ namespace: ns, values: required({ values_override: { value: 'web:\n  replicaCount: 3\n   bad: [\n' } }) });
     const install = await runAsJob(r, 'install');
     expect(install.exitCode).toBe(3);
-    expect(install.stderr).toMatch(/override\.yaml:\d+: invalid YAML/);
+    expect(install.stderr).toMatch(/override\/storefront\.yaml:\d+: invalid YAML/);
     expect(execFileSync(helm4, ['list', '--namespace', ns, '-q'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString().trim()).toBe('');
   });
 });
