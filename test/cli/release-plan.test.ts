@@ -42,6 +42,16 @@ describe('a release plan without a cluster', () => {
     expect(refused.stderr).toContain(`cause: customer values file ${join(dir, 'values.yaml')} names no release of the plan (releases: operator, web, report, cache)`);
   });
 
+  it('--base-values beside a plan is a usage error (each release names its own vendor values), never dropped', async () => {
+    const values = join(tempDir('plan-base'), 'vendor.yaml');
+    writeFileSync(values, 'image: registry.example.com/plan-test/other:9.9\n');
+    for (const given of [['--base-values', values], []]) {
+      const r = await runCli(['images', '--app-dir', app, ...given], { env: given.length ? {} : { HELM_INSTALLER_BASE_VALUES: values } });
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain("cause: --base-values (HELM_INSTALLER_BASE_VALUES) was given, but a release plan names each release's vendor values (its `values` list)");
+    }
+  });
+
   it('render and values take one chart: the app with a plan is a usage error naming the plan file', async () => {
     for (const command of ['render', 'values']) {
       const r = await runCli([command, '--app-dir', app]);
