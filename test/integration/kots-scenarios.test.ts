@@ -189,7 +189,10 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const preview = await runAsJob(r, 'install', { HELM_INSTALLER_TERMINATION_LOG: termination });
     expect(preview.exitCode, preview.stderr).toBe(0);
     expect(preview.stdout).toContain('~ change Deployment ' + ns + '/storefront-web');
-    expect(readFileSync(termination, 'utf8')).toBe('plan only: upgrade; 0 to create, 1 to change, 0 to delete\n');
+    // One line per release of the app's plan: only the storefront's replicas change.
+    expect(readFileSync(termination, 'utf8')).toBe(
+      `plan only: release plan of 3 release(s)\n  ${ns}/promotions-operator: nothing; 0 to create, 0 to change, 0 to delete\n  ${ns}/storefront: upgrade; 0 to create, 1 to change, 0 to delete\n  ${ns}/storefront-cache: nothing; 0 to create, 0 to change, 0 to delete\n`,
+    );
     expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
     expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
   });
@@ -203,13 +206,16 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion;
     const paused = await runAsJob(r, 'install');
     expect(paused.exitCode, paused.stderr).toBe(0);
-    expect(paused.stderr).toContain(`helm-installer: suspended; nothing changed (${ns}/storefront)`);
+    expect(paused.stderr).toContain(`helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`);
     expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
     expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
-    expect((await installerEvents(ns)).map((e) => e.reason)).toEqual(['Installed', 'Suspended']);
+    // Per release of the plan: installed, then suspended.
+    const reasons = (await installerEvents(ns)).map((e) => e.reason);
+    expect(reasons.slice(0, 3)).toEqual(['Installed', 'Installed', 'Installed']);
+    expect(reasons.slice(3)).toEqual(['Suspended', 'Suspended', 'Suspended']);
   });
 
-  it('notifications: the URL (a password item) reaches the installer only through its Secret, and the receiver gets one Slack POST', async () => {
+  it('notifications: the URL (a password item) reaches the installer only through its Secret, and the receiver gets one Slack POST per release', async () => {
     const ns = await namespace('kots-notify');
     const token = 'T0KEN-kots-notify-2b7f0e';
     const hook = await startReceiver('ok');
@@ -229,8 +235,11 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
       const installed = await runAsJob(r, 'install');
       expect(installed.exitCode, installed.stderr).toBe(0);
       expect(installed.stdout + installed.stderr).not.toContain(token);
-      expect(hook.received.map((p) => p.path)).toEqual([`/hooks/${token}?key=${token}-q`]);
-      const { text } = JSON.parse(hook.received[0]!.body);
+      // One POST per release of the app's plan; the storefront's in full.
+      expect(hook.received.map((p) => p.path)).toEqual([1, 2, 3].map(() => `/hooks/${token}?key=${token}-q`));
+      const texts = hook.received.map((p) => JSON.parse(p.body).text as string);
+      expect(texts.map((t) => /release `([^`]+)`/.exec(t)?.[1]).sort()).toEqual(['promotions-operator', 'storefront', 'storefront-cache']);
+      const text = texts.find((t) => t.includes('release `storefront`'))!;
       const seconds = /, ([0-9.]+)s\)$/.exec(text)?.[1];
       expect(text).toBe(`:white_check_mark: *Installed*: release \`storefront\` in namespace \`${ns}\`: installed as revision 1 (chart storefront-1.4.0) (chart 1.4.0, revision 1, ${seconds}s)`);
     } finally {
