@@ -5,23 +5,27 @@
 import { defineCommand } from '../command.js';
 import { commonOptionTable } from '../config.js';
 import { createBaseContext } from '../context.js';
-import { loadChart } from '../chart.js';
+import { loadAppCharts } from '../app-charts.js';
 import { describeDependency } from '../chart-dependencies.js';
 
-const { chart, appDir, logFormat, logLevel } = commonOptionTable;
+const { chart, appDir, releasesFile, logFormat, logLevel } = commonOptionTable;
 
 export const checkChartDefinition = defineCommand({
   name: 'check-chart',
   description: 'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
-  options: { chart, appDir, logFormat, logLevel },
+  options: { chart, appDir, releasesFile, logFormat, logLevel },
   run: async (o, state) => {
     // The logger only carries warnings (an unknown HELM_INSTALLER_* variable) to stderr.
     createBaseContext(o, 2, state);
     state.progress.action = 'checking the chart';
-    const loaded = await loadChart({ chart: o.chart, appDir: o.appDir });
-    const lines = [`chart ${loaded.path}: ${loaded.name} ${loaded.version}`, ...loaded.dependencies.map((d) => `  ${describeDependency(d)}`)];
-    const count = loaded.dependencies.length;
-    lines.push(count === 0 ? 'no dependencies' : `every dependency vendored (${count} checked)`);
+    // With a release plan, every chart it lists (each once), in the plan's order.
+    const { plan, charts } = await loadAppCharts(o);
+    const lines = plan ? [`release plan ${plan}: ${charts.length} chart(s)`] : [];
+    for (const loaded of charts) {
+      lines.push(`chart ${loaded.path}: ${loaded.name} ${loaded.version}`, ...loaded.dependencies.map((d) => `  ${describeDependency(d)}`));
+      const count = loaded.dependencies.length;
+      lines.push(count === 0 ? 'no dependencies' : `every dependency vendored (${count} checked)`);
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   },

@@ -60,6 +60,34 @@ describe('a chart whose dependency is not vendored', () => {
   });
 });
 
+describe('a release plan (the image build checks the same)', () => {
+  it('check-chart checks every chart of the bundled app\'s plan', async () => {
+    const r = await runCli(['check-chart'], { env: offline });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const app = join(repoRoot, 'app');
+    expect(r.stdout).toBe(
+      [
+        `release plan ${app}/releases.yaml: 3 chart(s)`,
+        `chart ${app}/promotions-operator: promotions-operator 0.2.0`,
+        'no dependencies',
+        `chart ${app}/storefront: storefront 1.4.0`,
+        `  ${app}/storefront: cache 0.3.2 in charts/ (Chart.yaml asks for 0.3.2)`,
+        'every dependency vendored (1 checked)',
+        `chart ${app}/storefront/charts/cache: cache 0.3.2`,
+        'no dependencies',
+      ].join('\n'),
+    );
+  });
+
+  it('one chart of the plan without its dependency: exit 3 naming that chart and dependency', async () => {
+    writeFileSync(join(dir, 'releases.yaml'), 'apiVersion: helm-installer/v1\nkind: ReleasePlan\napp: deps\nreleases:\n  - {name: good, chart: vendored-deps}\n  - {name: bad, chart: unvendored-deps}\n');
+    await archived;
+    const r = await runCli(['check-chart', '--app-dir', dir], { env: offline });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain(CAUSE);
+  });
+});
+
 describe('a chart with every dependency vendored', () => {
   it('check-chart prints what it checked and exits 0, with no helm', async () => {
     await archived;

@@ -4,12 +4,13 @@
 //   IMAGE=$(npm run -s image:build | tail -1)
 // The layer cache (buildah --layers) and the npm cache mount make a rebuild with no change quick;
 // the tag carries the image id, so a changed image is never mistaken for a cached one by a kubelet.
-// The bundled chart is checked first, as every run reads it (src/chart.ts): an image whose chart
-// lacks a vendored dependency would fail every airgapped install, so none is built.
+// The bundled charts are checked first (each chart of the app's release plan), as every run reads
+// them (src/chart.ts): an image whose chart lacks a vendored dependency would fail every
+// airgapped install, so none is built.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { loadChart } from '../../src/chart.js';
+import { loadAppCharts } from '../../src/app-charts.js';
 import { httpRequest } from '../../src/images/registry-http.js';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { repoRoot } from '../cluster/paths.js';
@@ -32,8 +33,10 @@ export interface BuiltImage {
 export async function buildImage(opts: { log: (line: string) => void; registry?: string; quietBuild?: boolean; root?: string }): Promise<BuiltImage> {
   const { log } = opts;
   const root = opts.root ?? repoRoot();
-  const chart = await loadChart({ appDir: join(root, 'app') });
-  log(`chart ${chart.name} ${chart.version}: ${chart.dependencies.length} dependencies, every one vendored`);
+  // Every chart the image's app installs (each chart of its release plan).
+  for (const chart of (await loadAppCharts({ appDir: join(root, 'app') })).charts) {
+    log(`chart ${chart.name} ${chart.version}: ${chart.dependencies.length} dependencies, every one vendored`);
+  }
   checkBuildah();
   const t0 = Date.now();
   const base = await ensureBaseImage(log);
