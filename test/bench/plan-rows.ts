@@ -25,7 +25,7 @@ export async function planRows(o: { runs: number; say: (line: string) => void })
   const bundled = {
     label: 'bundled chart',
     chart: join(appDir, 'storefront'),
-    source: ['--values', customer],
+    source: ['--chart', join(appDir, 'storefront'), '--values', customer],
     values: [join(appDir, 'values', 'base.yaml'), customer],
     sets: ['web.podAnnotations.bench=plan'],
   };
