@@ -26,14 +26,13 @@ export function helmReleaseReadme(releases: ReadmeRelease[], written: HelmReleas
     '',
     '## Secrets',
     '',
-    secrets.length > 0 ? `These files hold secret values in clear: ${secrets.join(', ')}.` : 'No value looks secret: there is no Secret manifest.',
-    "Encrypt each with SOPS before it leaves this machine (`sops --encrypt --in-place --encrypted-regex '^(data|stringData)$' FILE`),",
-    'or create the Secret yourself and remove the file from its folder\'s kustomization.yaml.',
+    ...(secrets.length > 0 ? secretLines(secrets) : ['No value looks secret: there is no Secret manifest.']),
     '',
     '## Push and apply',
     '',
     '```',
-    ...releases.map((r) => pushLine(r, options)),
+    // Releases of one chart share its archive in the registry: pushed once.
+    ...releases.filter((r, i) => releases.findIndex((x) => chartLabel(x) === chartLabel(r)) === i).map((r) => pushLine(r, options)),
     'kubectl apply -k .',
     '```',
     '',
@@ -43,10 +42,19 @@ export function helmReleaseReadme(releases: ReadmeRelease[], written: HelmReleas
   ].join('\n');
 }
 
+function secretLines(files: string[]): string[] {
+  return [
+    `These files hold secret values in clear: ${files.join(', ')}.`,
+    "Encrypt each with SOPS before it leaves this machine (`sops --encrypt --in-place --encrypted-regex '^(data|stringData)$' FILE`),",
+    "or create the Secret yourself and remove the file from its folder's kustomization.yaml.",
+  ];
+}
+
+const chartLabel = (r: ReadmeRelease) => `${r.release.chart.name}-${r.release.chart.version}`;
+
 function pushLine(r: ReadmeRelease, options: HelmReleaseOptions): string {
-  const { name, version } = r.release.chart;
-  const target = chartRepository(options.registry, name).replace(/\/[^/]+$/, '');
-  return `helm push ${r.folder}/chart/${name}-${version}.tgz oci://${target}${options.registry.insecure ? ' --plain-http' : ''}`;
+  const target = chartRepository(options.registry, r.release.chart.name).replace(/\/[^/]+$/, '');
+  return `helm push ${r.folder}/chart/${chartLabel(r)}.tgz oci://${target}${options.registry.insecure ? ' --plain-http' : ''}`;
 }
 
 function notes(r: ReadmeRelease, written: HelmReleaseFiles): string[] {
