@@ -320,6 +320,15 @@ describe('--format helmrelease, the bundled chart', () => {
     expect(helmReleaseValues(join(out, 'storefront'))).toEqual(await valuesOf(inputs));
   });
 
+  it('a --set that sets what a registry hint sets wins, as helm applies --set last', async () => {
+    const collide = [...inputs, '--set', 'web.image.registry=mirror.example.com'];
+    const other = join(dir, 'hr-app-set');
+    await exportTo(other, ['--format', 'helmrelease', ...collide]);
+    const merged = helmReleaseValues(join(other, 'storefront')) as { web: { image: unknown } };
+    expect(merged.web.image).toEqual({ registry: 'mirror.example.com', repository: 'storefront-web' });
+    expect(merged).toEqual(await valuesOf(collide));
+  });
+
   it("says what install's options would do: drift, test, history, ownership, chart source", () => {
     const spec = readYaml(join(out, 'storefront', 'helmrelease.yaml')).spec;
     expect(spec.driftDetection).toEqual({ mode: 'warn' });
