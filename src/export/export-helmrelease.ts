@@ -46,14 +46,18 @@ export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunS
   const scope = planFile ? planReleases(o, state, planFile) : singleChart(o);
   const facts: HelmReleaseFacts[] = [];
   for (const { options: ro, place, key } of scope.releases) facts.push(await helmReleaseFacts(ro, key ? memberState(state, key) : state, place));
-  const inputs = facts.map((f) => helmReleaseInput(f, facts, o));
+  // The plan's dependsOn names folders (unique in the export); the writer takes releases.
+  const byFolder = new Map(facts.map((f) => [f.release.folder, { release: f.release.name, namespace: f.release.namespace }]));
+  const inputs = facts.map((f) => helmReleaseInput(f, byFolder, o));
   const written = helmReleaseFiles(inputs, options);
-  const folders = [...releaseNames(inputs).values()].map((n) => n.object);
-  const files = exportFiles(written, folders, facts, options);
+  // Each release's folder as the writer named it: its chart archive goes there.
+  const names = releaseNames(inputs);
+  const releases = facts.map((f, i) => ({ facts: f, key: releaseKey(inputs[i]!), folder: names.get(releaseKey(inputs[i]!))!.object }));
+  const files = exportFiles(written, releases, options);
   const temp = startFolder(o.out);
   try {
     writeFiles(temp, files, (path) => written.files.some((f) => f.secret && f.path === path));
-    for (const [i, f] of facts.entries()) await f.packageChart(join(temp, folders[i]!, 'chart'));
+    for (const r of releases) await r.facts.packageChart(join(temp, r.folder, 'chart'));
     finishFolder(temp, o.out);
   } catch (error) {
     abandonFolder(temp);
@@ -74,10 +78,8 @@ function writerOptions(o: HelmReleaseExportOptions): HelmReleaseOptions {
 }
 
 /** One release as the writer takes it: the facts, and what install's options would do. */
-function helmReleaseInput(f: HelmReleaseFacts, all: HelmReleaseFacts[], o: HelmReleaseExportOptions): HelmReleaseInput {
+function helmReleaseInput(f: HelmReleaseFacts, byFolder: Map<string, HelmReleaseInput['dependsOn'][number]>, o: HelmReleaseExportOptions): HelmReleaseInput {
   const r = f.release;
-  // The plan's dependsOn names folders (unique in the export); the writer takes releases.
-  const byFolder = new Map(all.map((x) => [x.release.folder, { release: x.release.name, namespace: x.release.namespace }]));
   return {
     release: r.name,
     namespace: r.namespace,
@@ -96,12 +98,13 @@ function helmReleaseInput(f: HelmReleaseFacts, all: HelmReleaseFacts[], o: HelmR
   };
 }
 
-function exportFiles(written: HelmReleaseFiles, folders: string[], facts: HelmReleaseFacts[], options: HelmReleaseOptions): Map<string, string> {
+type PlacedFacts = { facts: HelmReleaseFacts; key: string; folder: string };
+
+function exportFiles(written: HelmReleaseFiles, releases: PlacedFacts[], options: HelmReleaseOptions): Map<string, string> {
   const files = new Map(written.files.map((f) => [f.path, f.content]));
   // One `kubectl apply -k .` applies every release; Flux orders them by dependsOn.
-  files.set('kustomization.yaml', toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: folders }));
-  const releases = facts.map((f, i) => ({ folder: folders[i]!, release: f.release, key: releaseKey({ release: f.release.name, namespace: f.release.namespace }) }));
-  files.set('README.md', helmReleaseReadme(releases, written, options));
+  files.set('kustomization.yaml', toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: releases.map((r) => r.folder) }));
+  files.set('README.md', helmReleaseReadme(releases.map((r) => ({ folder: r.folder, release: r.facts.release, key: r.key })), written, options));
   return files;
 }
 
