@@ -43,12 +43,16 @@ export async function helmReleaseFacts(o: CommonOptions & { helmArgs: string[] }
  */
 async function layerValues(run: RunContext, plan: RunPlan): Promise<HelmReleaseFacts['values']> {
   const { helm, resolved } = run;
-  const vendor = await helm.mergedValues({ files: layerFiles(run, 'vendor'), sets: [] });
-  const customer = await helm.mergedValues({ files: layerFiles(run, 'customer'), sets: resolved.sets });
   const hints = plan.airgap.generated.map((g) => g.file);
-  if (hints.length === 0) return { vendor, customer };
-  const generated = await helm.mergedValues({ files: hints, sets: [] });
-  if (resolved.sets.length > 0) withoutSetPaths(generated, await helm.mergedValues({ files: [], sets: resolved.sets }));
+  // Each merge is a helm process of its own: side by side.
+  const [vendor, customer, generated, sets] = await Promise.all([
+    helm.mergedValues({ files: layerFiles(run, 'vendor'), sets: [] }),
+    helm.mergedValues({ files: layerFiles(run, 'customer'), sets: resolved.sets }),
+    hints.length > 0 ? helm.mergedValues({ files: hints, sets: [] }) : undefined,
+    hints.length > 0 && resolved.sets.length > 0 ? helm.mergedValues({ files: [], sets: resolved.sets }) : undefined,
+  ]);
+  if (!generated) return { vendor, customer };
+  if (sets) withoutSetPaths(generated, sets);
   return { vendor, customer, generated };
 }
 

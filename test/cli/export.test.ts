@@ -352,6 +352,13 @@ describe('--format helmrelease, the bundled chart', () => {
     expect(statSync(join(out, 'storefront', 'values-secret.yaml')).mode & 0o777).toBe(0o600);
   });
 
+  it('re-exporting the same inputs gives byte-identical files, chart archives aside', async () => {
+    const again = join(dir, 'hr-app-again');
+    await exportTo(again, ['--format', 'helmrelease', ...inputs, ...install]);
+    const noArchives = (files: Map<string, string>) => new Map([...files].filter(([p]) => !p.endsWith('.tgz')));
+    expect(noArchives(tree(again))).toEqual(noArchives(tree(out)));
+  });
+
   it("names, in the README, the reference kustomize's images cannot rewrite", () => {
     expect(readFileSync(join(out, 'README.md'), 'utf8')).toContain(
       '- image quay.io/acme-shop/promo-banner:1.2.0 -> registry.local:5000/shop/promo-banner:1.2.0 in Promotion/default/storefront-welcome spec.image: not rewritten',
