@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appDir, chartDir, kubectlBin, repoRoot, runCli, tempDir } from '../helpers.js';
+import { appDir, chartDir, helm3, kubectlBin, repoRoot, runCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('export');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -357,6 +357,15 @@ describe('--format helmrelease, the bundled chart', () => {
     await exportTo(again, ['--format', 'helmrelease', ...inputs, ...install]);
     const noArchives = (files: Map<string, string>) => new Map([...files].filter(([p]) => !p.endsWith('.tgz')));
     expect(noArchives(tree(again))).toEqual(noArchives(tree(out)));
+  });
+
+  it('with helm 3 (the version we stay compatible with): the same files, and a chart archive of the chart', async () => {
+    const helm3Out = join(dir, 'hr-app-helm3');
+    await exportTo(helm3Out, ['--format', 'helmrelease', ...inputs, ...install, '--helm-bin', helm3]);
+    const noArchives = (files: Map<string, string>) => new Map([...files].filter(([p]) => !p.endsWith('.tgz')));
+    expect(noArchives(tree(helm3Out))).toEqual(noArchives(tree(out)));
+    const valuesYaml = await execa('tar', ['-xzOf', join(helm3Out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'], { stripFinalNewline: false });
+    expect(valuesYaml.stdout).toBe(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
   });
 
   it("names, in the README, the reference kustomize's images cannot rewrite", () => {
