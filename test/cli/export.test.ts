@@ -415,4 +415,13 @@ describe('--format helmrelease, bad input', () => {
     expect(r.stderr).toContain('export --format helmrelease needs the registry the charts are pushed to: --registry (HELM_INSTALLER_REGISTRY) is not set');
     expect(existsSync(out)).toBe(false);
   });
+
+  it('a timeout Flux cannot write is named (exit 3) and nothing is written', async () => {
+    const out = join(dir, 'hr-bad-timeout');
+    const r = await runCli(['export', '--format', 'helmrelease', '--out', out, '--chart', chartDir, '--registry', 'registry.local:5000/shop', '--timeout', '10m500us']);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain('release default/storefront: --timeout "10m500us" cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)');
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dirname(out)).filter((n) => n.includes('hr-bad-timeout'))).toEqual([]);
+  });
 });
