@@ -51,7 +51,7 @@ function notes(x: ReleaseOutcome): string[] {
     ...(x.vendorFailure ? [`- The chart does not render with the vendor's values alone (${x.vendorFailure}): every object is in the overlay in full and base/ is empty.`] : []),
     ...x.plan.inFull.map((f) => `- ${f.object.kind}/${f.object.name} is in the overlay in full: ${f.reason}.`),
     ...x.plan.tests.map((t) => `- ${t.kind}/${t.name} (helm test hook) is not exported.`),
-    ...x.release.imageRewrites.map((r) => `- ${r.kind}/${r.name} ${r.path}: ${r.from} rewritten to ${r.to}.`),
+    ...x.release.imageRewrites.map((r) => `- ${r.kind}/${r.name} ${r.path}${r.via ? ` (${r.via})` : ''}: ${r.from} rewritten to ${r.to}.`),
   ];
   if (lines.length === 0) return [];
   return [`## ${x.release.folder}`, '', `Chart ${x.release.chart.name} ${x.release.chart.version}, namespace ${x.release.namespace}.`, '', ...lines, ''];

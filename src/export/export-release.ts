@@ -3,13 +3,19 @@
 // from here, so the two cannot disagree on a namespace, an order or a value layer.
 import type { SetArgument } from '../helm/helm-args.js';
 
+/** One place where the airgap rewrite changed an image reference (both forms list them). */
 export interface ImageRewrite {
   kind: string;
   name: string;
-  /** Where in the object, e.g. `spec.template.spec.containers[0].image`. */
+  namespace?: string;
+  /** Where in the object, as the image finder writes it: `spec.template.spec.containers[0].image`. */
   path: string;
+  /** The reference as the chart wrote it (`nginx:1.27`, `docker.io/bitnami/redis@sha256:...`). */
   from: string;
+  /** What our install writes instead (`registry.local:5000/app/nginx:1.27`). */
   to: string;
+  /** Set when the reference is part of a longer string (a flag, an env value, ConfigMap data): what names it. */
+  via?: string;
 }
 
 export interface ExportRelease {

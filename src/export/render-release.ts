@@ -6,7 +6,7 @@
 import type { CommonOptions } from '../config.js';
 import { InstallerError } from '../errors.js';
 import type { RunState } from '../run-state.js';
-import { startRun } from '../run/run-context.js';
+import { startRun, type RunContext } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';
 import { withTempDir } from '../temp-dir.js';
 import type { ExportRelease, ImageRewrite } from './export-release.js';
@@ -35,15 +35,22 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
   const run = await startRun({ ...o, namespace: place.namespace }, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   run.stage('rendering');
-  const layers = run.resolved.layers;
-  const vendorFiles = layers.filter((l) => l.source === 'vendor').map((l) => l.file);
-  const customerFiles = layers.filter((l) => l.source === 'customer').map((l) => l.file);
+  const vendorFiles = layerFiles(run, 'vendor');
+  const customerFiles = layerFiles(run, 'customer');
   // The two renders are independent (each its own plan and temporary directory): side by side.
   const [{ customer, imageRewrites }, vendor] = await Promise.all([
     withRunPlan(run, async (plan) => ({ customer: await renderObjects(plan, place.namespace), imageRewrites: rewritesOf(plan) })),
     renderVendor(o, state, place.namespace, { release: run.release, vendorFiles, customerFiles, sets: run.resolved.sets }),
   ]);
-  const release: ExportRelease = {
+  const release = exportRelease(run, place, imageRewrites);
+  return { release, customer, ...vendor };
+}
+
+/** The release's facts both forms share, once its run has read the chart and the value layers. */
+export function exportRelease(run: RunContext, place: ReleasePlace, imageRewrites: ImageRewrite[]): ExportRelease {
+  const vendorFiles = layerFiles(run, 'vendor');
+  const customerFiles = layerFiles(run, 'customer');
+  return {
     name: run.release,
     ...place,
     // One chart: its folder is its release's name, known once the chart is read.
@@ -54,7 +61,10 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
     secretValuePaths: secretValuePaths([...vendorFiles, ...customerFiles], run.secrets),
     imageRewrites,
   };
-  return { release, customer, ...vendor };
+}
+
+export function layerFiles(run: Pick<RunContext, 'resolved'>, source: 'vendor' | 'customer'): string[] {
+  return run.resolved.layers.filter((l) => l.source === source).map((l) => l.file);
 }
 
 async function renderVendor(
@@ -84,10 +94,21 @@ async function renderObjects(plan: RunPlan, namespace: string): Promise<Rendered
   return renderedObjects([...output].join(''));
 }
 
-function rewritesOf(plan: RunPlan): ImageRewrite[] {
+/** Every reference the run's airgap rewrite changes, where it sits (and in what string, `via`). */
+export function rewritesOf(plan: RunPlan): ImageRewrite[] {
   const images = plan.airgap.plan?.images ?? [];
   return images
     .filter((i) => i.target !== undefined && i.target !== i.source)
-    .flatMap((i) => i.occurrences.map((x) => ({ kind: x.kind, name: x.name, path: x.path, from: x.image, to: i.target! })));
+    .flatMap((i) =>
+      i.occurrences.map((x) => ({
+        kind: x.kind,
+        name: x.name,
+        ...(x.namespace ? { namespace: x.namespace } : {}),
+        path: x.path,
+        from: x.image,
+        to: i.target!,
+        ...(x.via ? { via: x.via } : {}),
+      })),
+    );
 }
 

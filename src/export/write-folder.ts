@@ -45,10 +45,11 @@ export function startFolder(out: string): string {
   return temp;
 }
 
-export function writeFiles(temp: string, files: Map<string, string>): void {
+/** `isSecret`: the files only their owner may read (secret values in clear until encrypted). */
+export function writeFiles(temp: string, files: Map<string, string>, isSecret = (path: string) => path.includes('/secrets/')): void {
   for (const [path, content] of [...files].sort(([a], [b]) => (a < b ? -1 : 1))) {
     mkdirSync(dirname(join(temp, path)), { recursive: true });
-    writeFileSync(join(temp, path), content, { mode: path.includes('/secrets/') ? 0o600 : 0o644 });
+    writeFileSync(join(temp, path), content, { mode: isSecret(path) ? 0o600 : 0o644 });
   }
 }
 

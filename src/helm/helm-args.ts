@@ -100,6 +100,11 @@ export function mergedValuesArgs(release: string, probeChart: string, values: Va
   return ['template', release, probeChart, ...valuesArgs(values)];
 }
 
+/** `helm package`: the chart directory as `<destination>/<name>-<version>.tgz`. */
+export function packageArgs(chart: string, destination: string): string[] {
+  return ['package', chart, '--destination', destination];
+}
+
 export function historyArgs(release: string, namespace: string | undefined, max?: number): string[] {
   return ['history', release, ...namespaceArgs(namespace), ...(max ? ['--max', String(max)] : []), '-o', 'json'];
 }

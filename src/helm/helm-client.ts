@@ -8,6 +8,7 @@ import {
   clientRateArgs,
   historyArgs,
   mergedValuesArgs,
+  packageArgs,
   rollbackArgs,
   type RollbackArguments,
   templateArgs,
@@ -135,6 +136,11 @@ export class HelmClient {
     if (out.canceled || runs.length === 0) throw classifyHelmFailure({ release: a.release, action: 'test', ...out });
     const failure = out.stderr.split('\n').map((l) => l.trim()).filter((l) => l && l !== 'Error: 1 error occurred:').map((l) => l.replace(/^(Error: |\* )/, ''));
     return { runs, failure: failure.join('; ') };
+  }
+
+  /** `helm package`: writes `<destination>/<name>-<version>.tgz` (what `helm push` takes). */
+  async package(chart: string, destination: string, release: string, signal?: AbortSignal): Promise<void> {
+    await this.call(packageArgs(chart, destination), { action: 'packaging the chart', release, signal });
   }
 
   /** The release's revisions, oldest first; empty when it does not exist. */

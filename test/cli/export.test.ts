@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { appDir, chartDir, kubectlBin, repoRoot, runCli, tempDir } from '../helpers.js';
+import { appDir, chartDir, helm3, kubectlBin, repoRoot, runCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('export');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -249,3 +249,179 @@ describe('bad input', () => {
   });
 });
 
+
+// --- The HelmRelease form (`--format helmrelease`) ---
+
+type Flux = { kind: string; metadata: { name: string }; spec: Record<string, unknown>; data?: Record<string, string>; stringData?: Record<string, string> };
+const readYaml = (file: string) => parseAllDocuments(readFileSync(file, 'utf8'), { version: '1.1' })[0]!.toJS() as Flux;
+const isPlainMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** helm's merge of -f files, as Flux's valuesFrom does it: maps merge, anything else replaces. */
+function mergeValues(into: Record<string, unknown>, layer: Record<string, unknown>): Record<string, unknown> {
+  for (const [k, v] of Object.entries(layer)) into[k] = isPlainMap(v) && isPlainMap(into[k]) ? mergeValues(into[k] as Record<string, unknown>, v) : v;
+  return into;
+}
+
+/** The values the HelmRelease of `folder` gives helm: its valuesFrom read from the folder's files, merged in order. */
+function helmReleaseValues(folder: string): Record<string, unknown> {
+  const objects = readdirSync(folder).filter((f) => f.startsWith('values-')).map((f) => readYaml(join(folder, f)));
+  const byName = new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+  const release = readYaml(join(folder, 'helmrelease.yaml'));
+  const merged: Record<string, unknown> = {};
+  for (const ref of release.spec.valuesFrom as Array<{ kind: string; name: string; valuesKey: string }>) {
+    const source = byName.get(`${ref.kind}/${ref.name}`)!;
+    const text = (source.data ?? source.stringData)![ref.valuesKey]!;
+    mergeValues(merged, parseAllDocuments(text, { version: '1.1' })[0]!.toJS() as Record<string, unknown>);
+  }
+  return merged;
+}
+
+async function valuesOf(args: string[]): Promise<unknown> {
+  const r = await runCli(['values', '--show-secrets', '-o', 'json', ...args]);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** The file names under `root`, relative and sorted (chart archives are binary: names only). */
+function paths(root: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => readdirSync(d).forEach((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : found.push(relative(root, join(d, n)))));
+  walk(root);
+  return found.sort();
+}
+
+describe('--format helmrelease, the bundled chart', () => {
+  const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, '--set', 'web.replicaCount=4', ...registry];
+  const install = ['--drift', 'warn', '--test', '--test-failure', 'keep', '--history-max', '3', '--take-ownership', 'always', '--image-pull-secret', 'regcred', '--app-slug', 'shop'];
+  const out = join(dir, 'hr-app');
+
+  it('writes one folder with the Flux objects, the values layers, the Secret and the chart archive', async () => {
+    const started = Date.now();
+    await exportTo(out, ['--format', 'helmrelease', ...inputs, ...install]);
+    process.stdout.write(`figure: export --format helmrelease of the bundled chart: ${Date.now() - started} ms\n`);
+    expect(paths(out)).toEqual([
+      'README.md',
+      'kustomization.yaml',
+      'storefront/chart/storefront-1.4.0.tgz',
+      'storefront/helmrelease.yaml',
+      'storefront/kustomization.yaml',
+      'storefront/ocirepository.yaml',
+      'storefront/values-customer.yaml',
+      'storefront/values-generated.yaml',
+      'storefront/values-secret.yaml',
+      'storefront/values-vendor.yaml',
+    ]);
+    // The archive is the chart itself (helm package rewrites Chart.yaml; the rest as written).
+    const valuesYaml = await execa('tar', ['-xzOf', join(out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'], { stripFinalNewline: false });
+    expect(valuesYaml.stdout).toBe(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
+  });
+
+  it("merged in valuesFrom's order, the layers equal what `values` prints for the same inputs", async () => {
+    expect(helmReleaseValues(join(out, 'storefront'))).toEqual(await valuesOf(inputs));
+  });
+
+  it('a --set that sets what a registry hint sets wins, as helm applies --set last', async () => {
+    const collide = [...inputs, '--set', 'web.image.registry=mirror.example.com'];
+    const other = join(dir, 'hr-app-set');
+    await exportTo(other, ['--format', 'helmrelease', ...collide]);
+    const merged = helmReleaseValues(join(other, 'storefront')) as { web: { image: unknown } };
+    expect(merged.web.image).toEqual({ registry: 'mirror.example.com', repository: 'storefront-web' });
+    expect(merged).toEqual(await valuesOf(collide));
+  });
+
+  it("says what install's options would do: drift, test, history, ownership, chart source", () => {
+    const spec = readYaml(join(out, 'storefront', 'helmrelease.yaml')).spec;
+    expect(spec.driftDetection).toEqual({ mode: 'warn' });
+    expect(spec.test).toEqual({ enable: true, timeout: '5m', ignoreFailures: true });
+    expect(spec.maxHistory).toBe(3);
+    expect(spec.upgrade).toEqual({ remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' } });
+    expect(spec.commonMetadata).toEqual({ annotations: { 'kots.io/app-slug': 'shop' } });
+    expect([spec.releaseName, spec.targetNamespace, spec.storageNamespace, spec.dependsOn]).toEqual(['storefront', 'default', 'default', undefined]);
+    const source = readYaml(join(out, 'storefront', 'ocirepository.yaml')).spec;
+    expect([source.url, source.ref]).toEqual(['oci://registry.local:5000/shop/charts/storefront', { tag: '1.4.0' }]);
+  });
+
+  it('writes secret values only to the Secret manifest (mode 0600)', () => {
+    const files = tree(out);
+    for (const [path, content] of files) {
+      if (path === 'storefront/values-secret.yaml' || path.endsWith('.tgz')) continue;
+      expect(content, path).not.toContain('8vK#q2mZ!tR4wLp9');
+      expect(content, path).not.toContain('OHZLI3EybVohdFI0d0xwOQ==');
+    }
+    expect(readYaml(join(out, 'storefront', 'values-secret.yaml')).stringData).toEqual({ 'customer.yaml': 'database:\n  password: 8vK#q2mZ!tR4wLp9\n' });
+    expect(statSync(join(out, 'storefront', 'values-secret.yaml')).mode & 0o777).toBe(0o600);
+  });
+
+  it('re-exporting the same inputs gives byte-identical files, chart archives aside', async () => {
+    const again = join(dir, 'hr-app-again');
+    await exportTo(again, ['--format', 'helmrelease', ...inputs, ...install]);
+    const noArchives = (files: Map<string, string>) => new Map([...files].filter(([p]) => !p.endsWith('.tgz')));
+    expect(noArchives(tree(again))).toEqual(noArchives(tree(out)));
+  });
+
+  it('with helm 3 (the version we stay compatible with): the same files, and a chart archive of the chart', async () => {
+    const helm3Out = join(dir, 'hr-app-helm3');
+    await exportTo(helm3Out, ['--format', 'helmrelease', ...inputs, ...install, '--helm-bin', helm3]);
+    const noArchives = (files: Map<string, string>) => new Map([...files].filter(([p]) => !p.endsWith('.tgz')));
+    expect(noArchives(tree(helm3Out))).toEqual(noArchives(tree(out)));
+    const valuesYaml = await execa('tar', ['-xzOf', join(helm3Out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'], { stripFinalNewline: false });
+    expect(valuesYaml.stdout).toBe(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
+  });
+
+  it("names, in the README, the reference kustomize's images cannot rewrite", () => {
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toContain(
+      '- image quay.io/acme-shop/promo-banner:1.2.0 -> registry.local:5000/shop/promo-banner:1.2.0 in Promotion/default/storefront-welcome spec.image: not rewritten',
+    );
+  });
+});
+
+describe('--format helmrelease, the release-plan fixture', () => {
+  const customer = join(dir, 'hr-plan-values');
+  mkdirSync(customer, { recursive: true });
+  writeFileSync(join(customer, 'report.yaml'), 'message: bye\n');
+  const planArgs = ['--app-dir', planDir, '--releases-file', join(planDir, 'releases.yaml'), '-n', 'shop', '-f', customer, ...registry];
+  const valuesArgs: Record<string, string[]> = {
+    operator: ['--chart', join(planDir, 'charts', 'operator')],
+    web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
+    report: ['--chart', join(planDir, 'charts', 'part'), '-f', join(customer, 'report.yaml')],
+    cache: ['--chart', join(planDir, 'charts', 'part')],
+  };
+  const out = join(dir, 'hr-plan');
+
+  it("a folder per enabled release, dependsOn from the plan, values equal to `values` for each", async () => {
+    await exportTo(out, ['--format', 'helmrelease', ...planArgs]);
+    const perRelease = (r: string, chart: string) =>
+      [`${r}/chart/${chart}-0.1.0.tgz`, `${r}/helmrelease.yaml`, `${r}/kustomization.yaml`, `${r}/ocirepository.yaml`, `${r}/values-customer.yaml`, `${r}/values-generated.yaml`, `${r}/values-vendor.yaml`];
+    expect(paths(out)).toEqual(['README.md', ...perRelease('cache', 'part'), 'kustomization.yaml', ...perRelease('operator', 'operator'), ...perRelease('report', 'part'), ...perRelease('web', 'part')]);
+    const dependsOn = Object.keys(valuesArgs).map((r) => [r, readYaml(join(out, r, 'helmrelease.yaml')).spec.dependsOn ?? []]);
+    expect(dependsOn).toEqual([
+      ['operator', []],
+      ['web', [{ name: 'operator', namespace: 'flux-system' }]],
+      ['report', [{ name: 'web', namespace: 'flux-system' }]],
+      ['cache', []],
+    ]);
+    for (const [release, args] of Object.entries(valuesArgs)) {
+      expect(helmReleaseValues(join(out, release)), release).toEqual(await valuesOf([...args, '--release', release, '-n', 'shop', ...registry]));
+    }
+    expect((readYaml(join(out, 'kustomization.yaml')) as unknown as { resources: string[] }).resources).toEqual(['operator', 'web', 'report', 'cache']);
+  });
+});
+
+describe('--format helmrelease, bad input', () => {
+  it('no --registry: exit 2 naming the flag, nothing written', async () => {
+    const out = join(dir, 'hr-no-registry');
+    const r = await runCli(['export', '--format', 'helmrelease', '--out', out, '--chart', chartDir, ...oci]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain('export --format helmrelease needs the registry the charts are pushed to: --registry (HELM_INSTALLER_REGISTRY) is not set');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a timeout Flux cannot write is named (exit 3) and nothing is written', async () => {
+    const out = join(dir, 'hr-bad-timeout');
+    const r = await runCli(['export', '--format', 'helmrelease', '--out', out, '--chart', chartDir, '--registry', 'registry.local:5000/shop', '--timeout', '10m500us']);
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain('release default/storefront: --timeout "10m500us" cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)');
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dirname(out)).filter((n) => n.includes('hr-bad-timeout'))).toEqual([]);
+  });
+});

@@ -3,7 +3,9 @@
 // published API module with controller-gen, and source-controller's OCIRepository CRD are
 // installed (only when absent: CRDs are cluster-wide and other test runs may use them, so they are
 // never deleted), and every exported object is applied with a server-side dry run and strict field
-// validation: a field the schema does not know fails, rather than being silently pruned.
+// validation: a field the schema does not know fails, rather than being silently pruned. The
+// real command's export of the bundled chart goes through the same check, and its README's
+// `helm push` line, run as written, puts the chart where its OCIRepository looks.
 //
 // The CRDs come from $HELM_INSTALLER_FLUX_CRDS (a folder of CRD YAML files) when set, else they
 // are generated here into a temporary folder from the Go module cache.
@@ -16,7 +18,7 @@ import { helmReleaseFiles } from '../../src/export/helmrelease/helmrelease-files
 import type { HelmReleaseInput } from '../../src/export/helmrelease/input.js';
 import { kubectl } from '../cluster/kube.js';
 import { cacheRoot } from '../cluster/paths.js';
-import { kubectlBin, tempDir } from '../helpers.js';
+import { appDir, chartDir, helm4, kubectlBin, runCli, tempDir } from '../helpers.js';
 import { kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 // The versions the Flux helper pins; the generated CRD is what they publish.
@@ -136,6 +138,34 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
       if (written.kind === 'Secret') expect(Object.keys(served.data)).toEqual(Object.keys(written.stringData));
       else expect(served.spec ?? served.data, file.path).toMatchObject(written.spec ?? written.data);
     }
+  });
+
+  it('the real command\'s export of the bundled chart: every object accepted as written', async () => {
+    const out = join(ownTempDir('hr-export'), 'out');
+    const inputs = ['--chart', chartDir, '--base-values', join(appDir, 'values', 'base.yaml'), '-f', join(appDir, 'examples', 'customer-values.yaml')];
+    const flags = ['--registry', `${registry}/shop`, '--oci-insecure', '--flux-namespace', fluxNamespace, '--chart-repository-path', `charts/${fluxNamespace}`, '--image-pull-secret', 'registry-pull', '--drift-ignore', '/spec/replicas', '--test'];
+    const r = await runCli(['export', '--format', 'helmrelease', '--out', out, ...inputs, ...flags]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const written = readdirSync(join(out, 'storefront')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+    expect(written).toEqual(['helmrelease.yaml', 'ocirepository.yaml', 'values-customer.yaml', 'values-generated.yaml', 'values-secret.yaml', 'values-vendor.yaml']);
+    for (const file of written) {
+      const content = readFileSync(join(out, 'storefront', file), 'utf8');
+      const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], { kubeconfig: kubeconfig(), input: content, reject: false });
+      expect(r.stderr.trim(), file).toBe('');
+      expect(r.exitCode, file).toBe(0);
+      const object = parse(content);
+      const served = JSON.parse(r.stdout);
+      if (object.kind === 'Secret') expect(Object.keys(served.data)).toEqual(Object.keys(object.stringData));
+      else expect(served.spec ?? served.data, file).toMatchObject(object.spec ?? object.data);
+    }
+    // The README's push line, run as written, puts the chart where the OCIRepository looks for it.
+    const push = /^helm push (\S+) (\S+) --plain-http$/m.exec(readFileSync(join(out, 'README.md'), 'utf8'))!;
+    expect(push.slice(1)).toEqual(['storefront/chart/storefront-1.4.0.tgz', `oci://${registry}/shop/charts/${fluxNamespace}`]);
+    await execa(helm4, ['push', push[1]!, push[2]!, '--plain-http'], { cwd: out });
+    const source = parse(readFileSync(join(out, 'storefront', 'ocirepository.yaml'), 'utf8')).spec;
+    expect(source.url).toBe(`oci://${registry}/shop/charts/${fluxNamespace}/storefront`);
+    const tags = (await (await fetch(`http://${registry}/v2/shop/charts/${fluxNamespace}/storefront/tags/list`)).json()) as { tags: string[] };
+    expect(tags.tags).toContain(source.ref.tag);
   });
 
   it('is checked for real: a drift mode outside the schema is refused', async () => {

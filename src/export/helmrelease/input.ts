@@ -4,6 +4,9 @@
 import type { IgnoreRule } from '../../drift/ignore-rules.js';
 import type { DriftMode } from '../../install/decide.js';
 import type { TestFailureAction } from '../../install/install-options.js';
+import type { ImageRewrite } from '../export-release.js';
+
+export type { ImageRewrite };
 
 /** A values tree as helm reads it: a map at the top. */
 export type Values = Record<string, unknown>;
@@ -36,21 +39,6 @@ export interface HelmReleaseInput {
   imagePullSecret?: string;
   /** The KOTS app slug our rewrite sets as the kots.io/app-slug annotation (kots remove --undeploy finds the objects by it). */
   appSlug?: string;
-}
-
-/** One place where the airgap rewrite changed an image reference. */
-export interface ImageRewrite {
-  /** The reference as the chart wrote it (`nginx:1.27`, `docker.io/bitnami/redis@sha256:...`). */
-  from: string;
-  /** What our install writes instead (`registry.local:5000/app/nginx:1.27`). */
-  to: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-  /** Where in the object, as the image finder writes it: `spec.template.spec.containers[0].image`. */
-  path: string;
-  /** Set when the reference is part of a longer string (a flag, an env value, ConfigMap data): what names it. */
-  via?: string;
 }
 
 export interface HelmReleaseOptions {
