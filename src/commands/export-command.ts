@@ -24,7 +24,7 @@ export const exportDefinition = defineCommand({
     ociRepository: value('--oci-repository <host/path>', 'OCI_REPOSITORY', 'where the export is pushed as an OCI artifact, for the OCIRepository (default: <registry>/<app>-export)', parseRegistry),
     ociTag: value('--oci-tag <tag>', 'OCI_TAG', "the artifact's tag the OCIRepository follows", parseOciTag, 'latest'),
     ociInsecure: switchOption('--oci-insecure', 'OCI_INSECURE', 'the OCIRepository pulls over plain HTTP (a registry without TLS)'),
-    fluxNamespace: value('--flux-namespace <ns>', 'FLUX_NAMESPACE', 'helmrelease: where the HelmReleases, their OCIRepositories and values go', parseNamespace, 'flux-system'),
+    fluxNamespace: value('--flux-namespace <ns>', 'FLUX_NAMESPACE', 'where the Flux objects go (rendered: the OCIRepository and Kustomizations; helmrelease: the HelmReleases, their OCIRepositories and values)', parseNamespace, 'flux-system'),
     chartRepositoryPath: value('--chart-repository-path <path>', 'CHART_REPOSITORY_PATH', 'helmrelease: the repository folder under --registry the charts are pushed to', parseRepositoryPath, 'charts'),
     historyMax, takeOwnership, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure,
     helmArgs: renderHelmArgs(),
@@ -39,7 +39,7 @@ export const exportDefinition = defineCommand({
       return exportHelmRelease({ ...toCommonOptions(o), out: o.out, force: o.force, timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs, ...install, ...tests }, state);
     }
     const { exportRendered } = await import('../export/export-rendered.js');
-    return exportRendered({ ...toCommonOptions(o), out: o.out, force: o.force, timeout: o.timeout, ociRepository: o.ociRepository, ociTag: o.ociTag, ociInsecure: o.ociInsecure, helmArgs: o.helmArgs }, state);
+    return exportRendered({ ...toCommonOptions(o), out: o.out, force: o.force, timeout: o.timeout, ociRepository: o.ociRepository, ociTag: o.ociTag, ociInsecure: o.ociInsecure, fluxNamespace: o.fluxNamespace, helmArgs: o.helmArgs }, state);
   },
 });
 

@@ -8,7 +8,7 @@ import { findPlanFile } from '../releases/plan-file.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run-state.js';
 import { exportReadme, type ReleaseOutcome } from './export-readme.js';
-import { kustomizations, ociRepository, type FluxSource } from './flux-files.js';
+import { fluxFolder, type FluxSource } from './flux-files.js';
 import { isSecret, planOverlay } from './overlay-plan.js';
 import { releaseFiles } from './release-files.js';
 import { renderRelease } from './render-release.js';
@@ -24,6 +24,7 @@ export interface ExportOptions extends CommonOptions {
   ociRepository?: string;
   ociTag: string;
   ociInsecure: boolean;
+  fluxNamespace: string;
   helmArgs: string[];
 }
 
@@ -67,8 +68,7 @@ function exportFiles(outcomes: ReleaseOutcome[], source: FluxSource): Map<string
   const files = new Map<string, string>();
   for (const x of outcomes) for (const [path, content] of releaseFiles(x.plan)) files.set(`${x.release.folder}/${path}`, content);
   const withSecrets = new Set(outcomes.filter((x) => x.plan.secrets.length > 0).map((x) => x.release.folder));
-  files.set('flux-source.yaml', ociRepository(source));
-  files.set('flux-kustomizations.yaml', kustomizations(outcomes.map((x) => x.release), source, withSecrets));
+  for (const [path, content] of fluxFolder(outcomes.map((x) => x.release), source, withSecrets)) files.set(path, content);
   files.set('README.md', exportReadme(outcomes, source));
   return files;
 }
@@ -93,5 +93,5 @@ function checkOciRepository(o: ExportOptions): void {
 
 function fluxSource(o: ExportOptions, app: string): FluxSource {
   const repository = o.ociRepository ?? `${o.registry}/${app}-export`;
-  return { name: app, repository, tag: o.ociTag, insecure: o.ociInsecure };
+  return { name: app, repository, tag: o.ociTag, insecure: o.ociInsecure, namespace: o.fluxNamespace };
 }

@@ -9,6 +9,16 @@ export type Files = Map<string, string>;
 
 const HEADER = { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization' };
 
+/**
+ * Flux never prunes a CRD of the export, as helm never deletes one: pruning it would delete every
+ * custom resource of its kind in the cluster. A patch rather than an edit of helm's text, so the
+ * objects' files stay helm's bytes; with a target, kustomize patches every CRD whatever its name.
+ */
+const KEEP_CRDS = {
+  target: { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition' },
+  patch: stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'any', annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } } }, { lineWidth: 0 }),
+};
+
 /** `<kind>-<name>.yaml`, the namespace added where two objects share both, then a counter. */
 export function fileNames(objects: RenderedObject[]): Map<RenderedObject, string> {
   const names = new Map<RenderedObject, string>();
@@ -41,6 +51,7 @@ export function releaseFiles(plan: OverlayPlan): Files {
 function addFolder(files: Files, folder: string, objects: RenderedObject[], upstream: string[], patches: unknown[] = []): void {
   const names = fileNames(objects);
   for (const o of objects) files.set(`${folder}/${names.get(o)}`, o.text);
+  if (objects.some((o) => o.kind === 'CustomResourceDefinition')) patches = [...patches, KEEP_CRDS];
   const kustomization = { ...HEADER, resources: [...upstream, ...objects.map((o) => names.get(o)!)], ...(patches.length > 0 ? { patches } : {}) };
   files.set(`${folder}/kustomization.yaml`, stringify(kustomization, { lineWidth: 0 }));
 }

@@ -33,6 +33,19 @@ function sortKeys(v: unknown): unknown {
   return v;
 }
 
+/**
+ * render's objects as the export means them to come out: every CRD with Flux's prune switched
+ * off (helm never deletes a CRD; README "Hand it to GitOps"), nothing else changed.
+ */
+function asExported(stream: string): [string, unknown][] {
+  return objects(stream).map(([key, o]) => {
+    const crd = o as { kind: string; metadata: { annotations?: Record<string, string> } };
+    if (crd.kind !== 'CustomResourceDefinition') return [key, o];
+    const annotations = { ...crd.metadata.annotations, 'kustomize.toolkit.fluxcd.io/prune': 'disabled' };
+    return [key, sortKeys({ ...crd, metadata: { ...crd.metadata, annotations } })];
+  });
+}
+
 async function kustomize(folder: string): Promise<string> {
   return (await execa(kubectlBin, ['kustomize', folder])).stdout;
 }
@@ -75,7 +88,7 @@ describe.each([
     const started = Date.now();
     await exportTo(out, [...inputs, ...oci]);
     process.stdout.write(`figure: export of the bundled chart ${_label}: ${Date.now() - started} ms (goal under 2 s)\n`);
-    const expected = objects(await render(inputs));
+    const expected = asExported(await render(inputs));
     expect(expected.length).toBe(16);
     expect(objects(await kustomize(join(out, 'storefront', 'overlay')))).toEqual(expected);
   });
@@ -139,7 +152,7 @@ describe('objects the customer removes', () => {
     expect(readFileSync(join(out, 'storefront', 'overlay', 'kustomization.yaml'), 'utf8')).toContain(
       '  - patch: |\n      apiVersion: batch/v1\n      kind: CronJob\n      metadata:\n        name: storefront-report\n        namespace: default\n      $patch: delete\n',
     );
-    const expected = objects(await render(inputs));
+    const expected = asExported(await render(inputs));
     expect(expected.map(([k]) => k)).not.toContain('CronJob/default/storefront-report');
     expect(objects(await kustomize(join(out, 'storefront', 'overlay')))).toEqual(expected);
   });
@@ -159,7 +172,7 @@ describe('a chart that needs a customer value (required) to render at all', () =
     expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
     expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual(['configmap-needy.yaml', 'kustomization.yaml']);
     expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./);
-    expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(objects(await render(['--chart', chart, '-f', values])));
+    expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(asExported(await render(['--chart', chart, '-f', values])));
   });
 });
 
@@ -179,25 +192,41 @@ describe('the release-plan fixture', () => {
     const out = join(dir, 'plan');
     await exportTo(out, planArgs);
     for (const [release, args] of Object.entries(renderArgs)) {
-      const expected = objects(await render([...args, '--release', release, '-n', 'shop', ...registry]));
+      const expected = asExported(await render([...args, '--release', release, '-n', 'shop', ...registry]));
       expect(objects(await kustomize(join(out, release, 'overlay'))), release).toEqual(expected);
     }
-    const flux = parseAllDocuments(readFileSync(join(out, 'flux-kustomizations.yaml'), 'utf8')).map((d) => d.toJS() as { metadata: { name: string }; spec: Record<string, unknown> });
+    const flux = parseAllDocuments(readFileSync(join(out, 'flux', 'kustomizations.yaml'), 'utf8')).map((d) => d.toJS() as { metadata: { name: string }; spec: Record<string, unknown> });
     expect(flux.map((k) => [k.metadata.name, k.spec.path, k.spec.dependsOn ?? [], k.spec.targetNamespace, k.spec.prune, k.spec.wait, k.spec.timeout])).toEqual([
       ['operator', './operator/overlay', [], 'shop', true, true, '10m'],
       ['web', './web/overlay', [{ name: 'operator' }], 'shop', true, true, '10m'],
       ['report', './report/overlay', [{ name: 'web' }], 'shop', true, true, '10m'],
       ['cache', './cache/overlay', [], 'shop', true, true, '10m'],
     ]);
-    expect(readFileSync(join(out, 'flux-source.yaml'), 'utf8')).toContain('url: oci://registry.local:5000/shop/plan-test-export\n');
+    expect(readFileSync(join(out, 'flux', 'source.yaml'), 'utf8')).toContain('url: oci://registry.local:5000/shop/plan-test-export\n');
+    // flux/ applies itself (root.yaml), so a Kustomization a later export drops is deleted and pruned.
+    expect(readFileSync(join(out, 'flux', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - source.yaml\n  - root.yaml\n  - kustomizations.yaml\n');
+    expect(parseAllDocuments(readFileSync(join(out, 'flux', 'root.yaml'), 'utf8'))[0]!.toJS()).toEqual({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name: 'plan-test-flux', namespace: 'flux-system' },
+      spec: { interval: '10m', path: './flux', sourceRef: { kind: 'OCIRepository', name: 'plan-test' }, prune: true, wait: false },
+    });
     // The customer's message for report is its overlay's only patch.
     expect(JSON.parse(readFileSync(join(out, 'report', 'overlay', 'patches', 'configmap-report-settings.json'), 'utf8'))).toEqual([{ op: 'replace', path: '/data/message', value: 'bye' }]);
   });
 
-  it('a release its `enabled` turns off is not exported', async () => {
+  it('a release its `enabled` turns off is not exported; --flux-namespace places every Flux object', async () => {
     const out = join(dir, 'plan-no-cache');
-    await exportTo(out, planArgs, { PLAN_TEST_CACHE: 'false' });
-    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux-kustomizations.yaml', 'flux-source.yaml', 'operator', 'report', 'web']);
+    await exportTo(out, [...planArgs, '--flux-namespace', 'gitops'], { PLAN_TEST_CACHE: 'false' });
+    const flux = ['source.yaml', 'root.yaml', 'kustomizations.yaml'].flatMap((f) => parseAllDocuments(readFileSync(join(out, 'flux', f), 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string } }));
+    expect(flux.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      'OCIRepository gitops/plan-test',
+      'Kustomization gitops/plan-test-flux',
+      'Kustomization gitops/operator',
+      'Kustomization gitops/web',
+      'Kustomization gitops/report',
+    ]);
+    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux', 'operator', 'report', 'web']);
   });
 });
 
@@ -213,7 +242,7 @@ describe('bad input', () => {
     expect(r.stderr).toContain(`--out ${out} exists and is not empty`);
     expect(readdirSync(out)).toEqual(['keep.txt']);
     await exportTo(out, [...inputs, '--force']);
-    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux-kustomizations.yaml', 'flux-source.yaml', 'storefront']);
+    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux', 'storefront']);
   });
 
   it('an --out that cannot be created is named (exit 2)', async () => {
