@@ -11,6 +11,8 @@ import { createLogger } from '../logger.js';
 import { findPlanFile } from '../releases/plan-file.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run-state.js';
+import { mapBounded } from '../drift/detect-drift.js';
+import { EXPORT_PARALLEL } from './export-rendered.js';
 import { helmReleaseFacts, type HelmReleaseFacts } from './helmrelease-facts.js';
 import { helmReleaseReadme } from './helmrelease-readme.js';
 import { helmReleaseFiles } from './helmrelease/helmrelease-files.js';
@@ -44,8 +46,7 @@ export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunS
   const options = writerOptions(o);
   const planFile = findPlanFile(o);
   const scope = planFile ? planReleases(o, state, planFile) : singleChart(o);
-  const facts: HelmReleaseFacts[] = [];
-  for (const { options: ro, place, key } of scope.releases) facts.push(await helmReleaseFacts(ro, key ? memberState(state, key) : state, place));
+  const facts: HelmReleaseFacts[] = await mapBounded(scope.releases, EXPORT_PARALLEL, ({ options: ro, place, key }) => helmReleaseFacts(ro, key ? memberState(state, key) : state, place));
   // The plan's dependsOn names folders (unique in the export); the writer takes releases.
   const byFolder = new Map(facts.map((f) => [f.release.folder, { release: f.release.name, namespace: f.release.namespace }]));
   const inputs = facts.map((f) => helmReleaseInput(f, byFolder, o));

@@ -4,6 +4,7 @@
 import type { CommonOptions } from '../config.js';
 import { InvalidInputError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
+import { mapBounded } from '../drift/detect-drift.js';
 import { findPlanFile } from '../releases/plan-file.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run-state.js';
@@ -15,6 +16,9 @@ import { renderRelease } from './render-release.js';
 import { planReleases, singleChart } from './places.js';
 import { secretFields } from './secret-fields.js';
 import { abandonFolder, checkOut, finishFolder, startFolder, writeFiles } from './write-folder.js';
+
+/** Releases rendered at a time: each runs several helm processes of its own. */
+export const EXPORT_PARALLEL = 3;
 
 export interface ExportOptions extends CommonOptions {
   out: string;
@@ -33,13 +37,13 @@ export async function exportRendered(o: ExportOptions, state: RunState): Promise
   checkOciRepository(o);
   const planFile = findPlanFile(o);
   const scope = planFile ? planReleases(o, state, planFile) : singleChart(o);
-  const outcomes: ReleaseOutcome[] = [];
-  for (const { options, place, key } of scope.releases) {
+  // The releases are independent here (no cluster, each its own renders): a few side by side.
+  const outcomes: ReleaseOutcome[] = await mapBounded(scope.releases, EXPORT_PARALLEL, async ({ options, place, key }) => {
     const renders = await renderRelease(options, key ? memberState(state, key) : state, place);
     const plan = planOverlay(renders.vendor ?? [], renders.customer);
     refuseSecretsInClear(renders.release.folder, [...renders.customer, ...(renders.vendor ?? [])], state);
-    outcomes.push({ release: renders.release, plan, vendorFailure: renders.vendorFailure });
-  }
+    return { release: renders.release, plan, vendorFailure: renders.vendorFailure };
+  });
   const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name);
   const files = exportFiles(outcomes, source);
   const temp = startFolder(o.out);
