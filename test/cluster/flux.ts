@@ -52,7 +52,7 @@ export async function ensureFluxBinaries(log: (line: string) => void = quiet): P
   const release = await acquireLock('flux-build', log, BUILD_LOCK_WAIT_MS);
   try {
     if (present()) return paths; // built by whoever held the lock
-    log('Flux binaries missing: running build-binaries.sh flux (slow the first time: Go 1.27 and every module are fetched and compiled)');
+    log('Flux binaries or CRDs missing: running build-binaries.sh flux (slow the first time: Go 1.27 and every module are fetched and compiled)');
     const began = Date.now();
     const build = execa('bash', [buildScriptPath(), 'flux'], { env: { HELM_INSTALLER_CACHE: cacheRoot() }, all: true, buffer: false, reject: false });
     for await (const line of build.iterable({ from: 'all' })) if (!String(line).startsWith('go: downloading')) log(String(line));
@@ -96,6 +96,7 @@ export async function startFlux(opts: StartFluxOptions = {}): Promise<RunningFlu
   };
   try {
     const ports = await freeLoopbackPorts(5);
+    await mkdir(join(workDir, 'artifacts')); // source-controller wants its storage path to exist
     const common = ['--enable-leader-election=false', '--watch-all-namespaces=true', `--log-level=${opts.logLevel ?? 'info'}`];
     procs.push(await startController('source-controller', paths.sourceController, [...common, ...sourceArgs(ports, workDir)], logDir, kubeconfig));
     procs.push(await startController('kustomize-controller', paths.kustomizeController, [...common, ...kustomizeArgs(ports)], logDir, kubeconfig));
