@@ -5,6 +5,7 @@
 # module with its published version builds them. The replace list is read from the downloaded
 # go.mod, not hard-coded, so bumping K8S_VERSION is the only change a new version needs.
 set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 K8S_VERSION="${K8S_VERSION:-v1.34.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
@@ -12,6 +13,21 @@ KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 # Only for `npm run bench` (post-render against mikefarah's yq): `build-binaries.sh yq`.
 # v4.54.x needs a go.yaml.in/yaml/v4 release candidate the module proxy does not serve.
 YQ_VERSION="${YQ_VERSION:-v4.53.6}"
+# Only for the Flux proof of `export` (test/cluster/flux.ts): `build-binaries.sh flux`.
+# The newest versions whose dependencies the module proxy serves: v1.10.x need fluxcd/pkg and
+# sigstore releases it answers 403 for. source-controller v1.9.6 builds with one pin, see
+# FLUX_SOURCE_PINS. Go 1.27 (FLUX_GOTOOLCHAIN) comes through the proxy as a module.
+FLUX_SOURCE_VERSION="${FLUX_SOURCE_VERSION:-v1.9.6}"
+FLUX_KUSTOMIZE_VERSION="${FLUX_KUSTOMIZE_VERSION:-v1.9.6}"
+# v1.9.6 asks for fluxcd/pkg/artifact v0.18.3, not served; v0.18.0 is, a patch release apart.
+FLUX_SOURCE_PINS="${FLUX_SOURCE_PINS:-github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.0}"
+# The HelmRelease CRD is generated from helm-controller's API module (the controller's own module
+# is not served, so it never runs here). The newest: HelmReleases are only validated against it,
+# and it is what `export --format helmrelease` writes for. It imports source-controller/api v1.10.0.
+FLUX_HELM_API_VERSION="${FLUX_HELM_API_VERSION:-v1.7.1}"
+# The controller-gen the Flux controllers' Makefiles pin.
+CONTROLLER_GEN_VERSION="${CONTROLLER_GEN_VERSION:-v0.21.0}"
+FLUX_GOTOOLCHAIN="${FLUX_GOTOOLCHAIN:-go1.27.0}"
 CACHE="${HELM_INSTALLER_CACHE:-$HOME/.cache/helm-installer}"
 BIN="$CACHE/bin"
 export GOFLAGS="${GOFLAGS:--mod=mod}" CGO_ENABLED=0
@@ -94,12 +110,15 @@ build_yq() {
   mv "$CACHE/gobin-yq/yq" "$BIN/yq-$YQ_VERSION"
 }
 
-# No argument: the control plane's binaries. Otherwise only the ones named (etcd kwok kubernetes yq).
+# Flux's controllers and CRDs: see build-flux.sh, sourced so it shares log, wrapper and the cache.
+source "$HERE/build-flux.sh"
+
+# No argument: the control plane's binaries. Otherwise only the ones named (etcd kwok kubernetes yq flux).
 if [[ $# -eq 0 ]]; then set -- etcd kwok kubernetes; fi
 for component in "$@"; do
   case "$component" in
-    etcd|kwok|kubernetes|yq) "build_$component" ;;
-    *) log "unknown component $component (etcd, kwok, kubernetes, yq)"; exit 2 ;;
+    etcd|kwok|kubernetes|yq|flux) "build_$component" ;;
+    *) log "unknown component $component (etcd, kwok, kubernetes, yq, flux)"; exit 2 ;;
   esac
 done
 log "binaries in $BIN"

@@ -52,17 +52,33 @@ export function kubectlPath(): string {
   return join(repoRoot(), 'node_modules', '.helm-installer', 'kubectl');
 }
 
-/** Reads `NAME="${NAME:-vX.Y.Z}"` defaults from build-binaries.sh (env overrides win, as in the script). */
-export function pinnedVersions(): Versions {
+/** Reads a `NAME="${NAME:-vX.Y.Z}"` default from build-binaries.sh (an env override wins, as in the script). */
+function scriptDefault(name: string): string {
+  const fromEnv = process.env[name];
+  if (fromEnv) return fromEnv;
   const script = readFileSync(buildScriptPath(), 'utf8');
-  const read = (name: string): string => {
-    const fromEnv = process.env[name];
-    if (fromEnv) return fromEnv;
-    const match = new RegExp(`^${name}="\\$\\{${name}:-([^}]+)\\}"`, 'm').exec(script);
-    if (!match?.[1]) throw new Error(`build-binaries.sh has no default for ${name}`);
-    return match[1];
+  const match = new RegExp(`^${name}="\\$\\{${name}:-([^}]+)\\}"`, 'm').exec(script);
+  if (!match?.[1]) throw new Error(`build-binaries.sh has no default for ${name}`);
+  return match[1];
+}
+
+export function pinnedVersions(): Versions {
+  return { kubernetes: scriptDefault('K8S_VERSION'), etcd: scriptDefault('ETCD_VERSION'), kwok: scriptDefault('KWOK_VERSION') };
+}
+
+/** Flux's controllers and the helm-controller API module the HelmRelease CRD is generated from. */
+export interface FluxVersions {
+  sourceController: string;
+  kustomizeController: string;
+  helmControllerApi: string;
+}
+
+export function pinnedFluxVersions(): FluxVersions {
+  return {
+    sourceController: scriptDefault('FLUX_SOURCE_VERSION'),
+    kustomizeController: scriptDefault('FLUX_KUSTOMIZE_VERSION'),
+    helmControllerApi: scriptDefault('FLUX_HELM_API_VERSION'),
   };
-  return { kubernetes: read('K8S_VERSION'), etcd: read('ETCD_VERSION'), kwok: read('KWOK_VERSION') };
 }
 
 export function binaryPaths(versions: Versions = pinnedVersions()): BinaryPaths {
