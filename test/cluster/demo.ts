@@ -90,7 +90,8 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
     say(String(listed.stderr));
     return listed.exitCode ?? 1;
   }
-  const images = String(listed.stdout).trim().split('\n');
+  // A release plan's list names the releases after each image (`ref # storefront`).
+  const images = String(listed.stdout).trim().split('\n').map((line) => line.replace(/ # .*$/, ''));
   for (const image of images) {
     const m = /^[^/]+\/([^:@]+)(?::([^@]+))?/.exec(image);
     if (m?.[1] && m[2]) await pushTestImage(registry, m[1], m[2]);
