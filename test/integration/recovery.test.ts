@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { cliPath, installerNodeArgs, helm3 } from '../helpers.js';
+import { chartDir, cliPath, installerNodeArgs, helm3 } from '../helpers.js';
 import { LEASE_DURATION_SECONDS } from '../../src/cluster/release-lease.js';
 import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
@@ -20,7 +20,8 @@ const fresh = namespacesDeletedAfterAll();
 /** The built CLI in its own process group, so the test can SIGKILL it together with its helm. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
   return execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', ...args], {
-    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...env },
+    // The storefront chart alone (the bundled app is a release plan).
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir, ...env },
     reject: false,
     detached: true,
     forceKillAfterDelay: false,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
+import { chartDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 import { copyChart, history, install, kubeconfig } from './cluster-helpers.js';
 
 describe('signals', () => {
@@ -16,7 +16,7 @@ describe('signals', () => {
       process.execPath,
       [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere'],
       // No SIGKILL after the SIGTERM: the rollback helm then does may take longer than execa's default 5 s.
-      { env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none') }, reject: false, forceKillAfterDelay: false },
+      { env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir }, reject: false, forceKillAfterDelay: false },
     );
     // SIGTERM while helm waits for the unready Deployment (its change applied). Earlier, helm 4
     // can race its own cancelled apply against the rollback (the rollback then waits out the
@@ -54,7 +54,8 @@ describe('signals', () => {
 /** The built CLI, in its own process group; its JSON log lines can be awaited as they come. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
   const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, ...args], {
-    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), ...env },
+    // The storefront chart alone (the bundled app is a release plan); a case's --chart wins.
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir, ...env },
     reject: false,
     detached: true,
     forceKillAfterDelay: false,
