@@ -265,7 +265,7 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
 }
 
 /** Distinct free TCP ports on 127.0.0.1, all held open until every one is chosen. */
-async function freeLoopbackPorts(count: number): Promise<number[]> {
+export async function freeLoopbackPorts(count: number): Promise<number[]> {
   const servers = await Promise.all(Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

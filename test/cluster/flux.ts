@@ -5,10 +5,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { freeLoopbackPorts } from './control-plane.js';
 import { httpStatus } from './http-probe.js';
 import { kubectl, resolveKubeconfig } from './kube.js';
 import { acquireLock } from './lock.js';
@@ -154,16 +154,4 @@ function sourceArgs(ports: Ports, workDir: string): string[] {
 
 function kustomizeArgs(ports: Ports): string[] {
   return [`--metrics-addr=127.0.0.1:${ports[3]}`, `--health-addr=127.0.0.1:${ports[4]}`];
-}
-
-/** Ports free right now on 127.0.0.1 (the OS picks them; closed again before use). */
-async function freeLoopbackPorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  })));
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
 }
