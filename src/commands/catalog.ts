@@ -35,7 +35,7 @@ export const commandCatalog: CatalogEntry[] = [
   },
   {
     name: 'export',
-    description: 'write what a GitOps engine (Flux) applies to get the same app: a kustomize base and overlay per release, and the Flux files; no cluster needed',
+    description: 'write what a GitOps engine (Flux) applies to get the same app: a kustomize base and overlay per release and the Flux files, or (--format helmrelease) a HelmRelease and chart per release; no cluster needed',
     load: async () => as((await import('./export-command.js')).exportDefinition),
   },
   {
