@@ -20,7 +20,7 @@ import type { HelmReleaseFiles, HelmReleaseInput, HelmReleaseOptions } from './h
 import { releaseKey, releaseNames } from './helmrelease/names.js';
 import { toYaml } from './helmrelease/yaml-text.js';
 import { planReleases, singleChart } from './places.js';
-import { abandonFolder, checkOut, finishFolder, startFolder, writeFiles } from './write-folder.js';
+import { checkOut, writeExport, writeFiles } from './write-folder.js';
 
 export interface HelmReleaseExportOptions extends CommonOptions {
   out: string;
@@ -55,15 +55,10 @@ export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunS
   const names = releaseNames(inputs);
   const releases = facts.map((f, i) => ({ facts: f, key: releaseKey(inputs[i]!), folder: names.get(releaseKey(inputs[i]!))!.object }));
   const files = exportFiles(written, releases, options);
-  const temp = startFolder(o.out);
-  try {
+  await writeExport(o.out, async (temp) => {
     writeFiles(temp, files, (path) => written.files.some((f) => f.secret && f.path === path));
     for (const r of releases) await r.facts.packageChart(join(temp, r.folder, 'chart'));
-    finishFolder(temp, o.out);
-  } catch (error) {
-    abandonFolder(temp);
-    throw error;
-  }
+  });
   logExport(o, state, written, files.size);
   return 0;
 }

@@ -15,7 +15,7 @@ import { releaseFiles } from './release-files.js';
 import { renderRelease } from './render-release.js';
 import { planReleases, singleChart } from './places.js';
 import { secretFields } from './secret-fields.js';
-import { abandonFolder, checkOut, finishFolder, startFolder, writeFiles } from './write-folder.js';
+import { checkOut, writeExport, writeFiles } from './write-folder.js';
 
 /** Releases rendered at a time: each runs several helm processes of its own. */
 export const EXPORT_PARALLEL = 3;
@@ -46,14 +46,7 @@ export async function exportRendered(o: ExportOptions, state: RunState): Promise
   });
   const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name);
   const files = exportFiles(outcomes, source);
-  const temp = startFolder(o.out);
-  try {
-    writeFiles(temp, files);
-    finishFolder(temp, o.out);
-  } catch (error) {
-    abandonFolder(temp);
-    throw error;
-  }
+  await writeExport(o.out, (temp) => writeFiles(temp, files));
   logExport(o, state, outcomes, files.size);
   return 0;
 }

@@ -31,8 +31,23 @@ function cannotCreate(full: string, code: string, cause?: unknown): UsageError {
   return new UsageError(`--out ${full} cannot be created: ${code}`, { hint: 'Give --out (HELM_INSTALLER_OUT) a folder in a place this user can write.', cause });
 }
 
+/**
+ * The one way an export reaches --out: `fill` writes into a temporary folder beside it, which
+ * then takes --out's place; a failure on the way removes it, so nothing is ever half-written.
+ */
+export async function writeExport(out: string, fill: (temp: string) => Promise<void> | void): Promise<void> {
+  const temp = startFolder(out);
+  try {
+    await fill(temp);
+    finishFolder(temp, out);
+  } catch (error) {
+    abandonFolder(temp);
+    throw error;
+  }
+}
+
 /** Creates the temporary folder beside --out; a parent that cannot be created or written is named. */
-export function startFolder(out: string): string {
+function startFolder(out: string): string {
   const full = resolve(out);
   const temp = join(dirname(full), `.${full.split('/').pop()}.export-${process.pid}`);
   try {
@@ -54,7 +69,7 @@ export function writeFiles(temp: string, files: Map<string, string>, isSecret = 
 }
 
 /** The complete folder takes --out's place; the old one (with --force) is removed only then. */
-export function finishFolder(temp: string, out: string): void {
+function finishFolder(temp: string, out: string): void {
   const full = resolve(out);
   const old = `${temp}.old`;
   if (existsSync(full)) renameSync(full, old);
@@ -62,6 +77,6 @@ export function finishFolder(temp: string, out: string): void {
   rmSync(old, { recursive: true, force: true });
 }
 
-export function abandonFolder(temp: string): void {
+function abandonFolder(temp: string): void {
   rmSync(temp, { recursive: true, force: true });
 }
