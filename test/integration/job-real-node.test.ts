@@ -79,6 +79,13 @@ async function reset(): Promise<void> {
 }
 
 const finishedInstaller = () => finishedJob(job.metadata.name, ns);
+
+/**
+ * The lines written for people (the summary, on stderr) without the JSON log lines (stdout):
+ * containerd copies the two streams into the pod's log line by line, each from its own reader, so
+ * `kubectl logs` may put a log line inside a summary that was one write.
+ */
+const summaryLines = (logs: string) => logs.split('\n').filter((l) => !l.startsWith('{')).join('\n');
 const installerPods = () => jobPods(job.metadata.name, ns);
 
 let unlock: (() => void) | undefined;
@@ -161,7 +168,7 @@ describe('the installer Job on the real node', () => {
     const [pod] = await installerPods();
     const logs = (await kubectl(['logs', pod.metadata.name], ns)).stdout;
     expect(terminatedOf(pod)?.exitCode, logs.slice(-4000)).toBe(0);
-    expect(logs).toMatch(/helm-installer: release plan done: 3 of 3 releases done, [\d.]+s\n {2}storefront\/promotions-operator: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s/);
+    expect(summaryLines(logs)).toMatch(/helm-installer: release plan done: 3 of 3 releases done, [\d.]+s\n {2}storefront\/promotions-operator: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s/);
     // The storefront's first object came after the operator's Deployment was available, and its
     // Promotion was accepted (the operator's release brought the CRD).
     const operator = await getJson(['get', 'deployment', 'promotions-operator'], ns);
@@ -184,7 +191,7 @@ describe('the installer Job on the real node', () => {
     const [second] = await installerPods();
     const after = (await kubectl(['logs', second.metadata.name], ns)).stdout;
     expect(terminatedOf(second)?.exitCode, after.slice(-4000)).toBe(0);
-    expect(after).toMatch(/helm-installer: release plan done: 2 of 2 releases done, 1 removed from the plan, [\d.]+s\n {2}storefront\/promotions-operator: unchanged, revision 1, [\d.]+s\n {2}storefront\/storefront: upgraded, revision 2, [\d.]+s\n {2}storefront\/storefront-cache: uninstalled \(no longer in the plan\)/);
+    expect(summaryLines(after)).toMatch(/helm-installer: release plan done: 2 of 2 releases done, 1 removed from the plan, [\d.]+s\n {2}storefront\/promotions-operator: unchanged, revision 1, [\d.]+s\n {2}storefront\/storefront: upgraded, revision 2, [\d.]+s\n {2}storefront\/storefront-cache: uninstalled \(no longer in the plan\)/);
     expect(await history('storefront-cache', namespace)).toEqual([]);
     expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...ns, reject: false })).exitCode).not.toBe(0);
     expect((await getJson(['get', 'configmap', `${release}-web`], ns)).data.STOREFRONT_CACHE_URL).toBe('');
