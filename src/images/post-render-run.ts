@@ -6,7 +6,8 @@
 import { join } from 'node:path';
 import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../errors.js';
 import { ManifestSplitter, type ManifestPiece } from './manifest-stream.js';
-import { prepareRewrite, type RewritePlan, type RewriteSummary } from './rewrite-manifests.js';
+import { prepareRewrite, type RewriteSummary } from './rewrite-manifests.js';
+import type { RewritePlan } from './rewrite-plan.js';
 import { EMPTY_STREAM } from './post-render-host.js';
 import { SpilledPieces } from './spilled-pieces.js';
 

@@ -8,7 +8,7 @@
 import type { InstallerError } from '../errors.js';
 import { hostPostRenderer, type HostedPostRenderer } from './post-render-host.js';
 import { postRenderFailure, runPostRender, type PostRenderReport } from './post-render-run.js';
-import type { RewritePlan } from './rewrite-manifests.js';
+import type { RewritePlan } from './rewrite-plan.js';
 
 export const POST_RENDERER_PLUGIN = 'helm-installer-images';
 

@@ -16,7 +16,7 @@ import { collectAll } from '../../src/images/manifest-images.js';
 import { parseRegistryAddress } from '../../src/images/image-reference.js';
 import { startPostRenderHost } from '../../src/images/post-render-host.js';
 import { runPostRender } from '../../src/images/post-render-run.js';
-import type { RewritePlan } from '../../src/images/rewrite-manifests.js';
+import type { RewritePlan } from '../../src/images/rewrite-plan.js';
 
 export interface HostStats {
   /** RSS of the process when the request came (MB): the installer's own, already paid. */
