@@ -14,7 +14,7 @@ import { acquireLock } from '../cluster/lock.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
-import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/release-lease.js';
+import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
 import { history, releaseRecord } from './cluster-helpers.js';
 import { kotsRender } from './kots-render.js';
 import { finishedJob, jobEvents, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { kubectl } from '../cluster/kube.js';
 import { HOLDER_ANNOTATION } from '../../src/cluster/lease-holder.js';
-import { LEASE_DURATION_SECONDS, leaseName } from '../../src/cluster/release-lease.js';
+import { LEASE_DURATION_SECONDS, leaseName } from '../../src/cluster/lease-decision.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });

@@ -9,7 +9,7 @@ import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { chartDir, cliPath, installerNodeArgs, helm3 } from '../helpers.js';
-import { LEASE_DURATION_SECONDS } from '../../src/cluster/release-lease.js';
+import { LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
 import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });

@@ -9,7 +9,7 @@ import type { KubeClients } from '../../src/cluster/kube-client.js';
 import {
   judgeHolder, parseHolderRecord, podFact, readHolderFacts, selfRecord, type HolderFacts, type HolderRecord, type HolderVerdict,
 } from '../../src/cluster/lease-holder.js';
-import { decideLease, type LeaseState } from '../../src/cluster/release-lease.js';
+import { decideLease, type LeaseState } from '../../src/cluster/lease-decision.js';
 
 const self: HolderRecord = { pid: 700, boot: 'boot-a', pidNamespace: 'pid:[1]', start: '5000', group: 700, pod: { namespace: 'shop', name: 'installer-b' } };
 const here = (h: Partial<HolderRecord> = {}): HolderRecord => ({ pid: 42, boot: 'boot-a', pidNamespace: 'pid:[1]', start: '100', group: 42, ...h });

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { leaseState } from '../../src/cluster/release-lease.js';
+import { leaseState } from '../../src/cluster/lease-decision.js';
 import { decodeReleasePayload, encodeReleasePayload, setReleaseStatus } from '../../src/cluster/release-secrets.js';
 import { isTransientApiError, networkCode } from '../../src/cluster/kube-errors.js';
 import { workloadUnready } from '../../src/cluster/workload-health.js';
