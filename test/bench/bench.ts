@@ -4,13 +4,14 @@
 // machine and its load average before and after.
 //
 // Run: npm run bench [-- --runs N] [--scale 10,100,1000] [--sizes 1,10,50] [--corpus file.yaml]
-//      [--only install|scale|plan|releases|post-render]   (scale: only the rows of --scale)
+//      [--only install|scale|plan|releases|export|post-render]   (scale: only the rows of --scale)
 import { cpus, loadavg, totalmem } from 'node:os';
 import { ensureDebianPackages } from '../setup/debian-packages.js';
 import { installRows } from './install-rows.js';
 import { markdownTable, TIME, type Row } from './measure.js';
 import { planRows } from './plan-rows.js';
 import { releasePlanRows } from './release-plan-rows.js';
+import { exportRows } from './export-rows.js';
 import { postRenderRows, yqVersion } from './post-render-rows.js';
 
 interface Options {
@@ -18,7 +19,7 @@ interface Options {
   scale: number[];
   sizes: number[];
   corpus?: string;
-  only?: 'install' | 'scale' | 'post-render' | 'plan' | 'releases';
+  only?: 'install' | 'scale' | 'post-render' | 'plan' | 'releases' | 'export';
 }
 
 function parseArgs(argv: string[]): Options {
@@ -28,15 +29,14 @@ function parseArgs(argv: string[]): Options {
   };
   const list = (v: string) => v.split(',').map(Number).filter((n) => n > 0);
   const only = get('--only');
-  if (only !== undefined && only !== 'install' && only !== 'scale' && only !== 'post-render' && only !== 'plan' && only !== 'releases') {
-    throw new Error(`--only takes install, scale, post-render, plan or releases, not ${only}`);
-  }
+  const parts = ['install', 'scale', 'post-render', 'plan', 'releases', 'export'] as const;
+  if (only !== undefined && !(parts as readonly string[]).includes(only)) throw new Error(`--only takes ${parts.join(', ')}, not ${only}`);
   return {
     runs: Math.max(5, Number(get('--runs') ?? 5) || 5),
     scale: list(get('--scale') ?? '10,100,1000'),
     sizes: list(get('--sizes') ?? '1,10,50'),
     corpus: get('--corpus'),
-    only,
+    only: only as Options['only'],
   };
 }
 
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
   if (o.only === undefined || o.only === 'install' || o.only === 'scale') rows.push(...(await installRows({ runs: o.runs, scale: o.scale, scaleOnly: o.only === 'scale', say })));
   if (o.only === undefined || o.only === 'plan') rows.push(...(await planRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'releases') rows.push(...(await releasePlanRows({ runs: o.runs, say })));
+  if (o.only === undefined || o.only === 'export') rows.push(...(await exportRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'post-render') rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
   const loadAfter = loadavg()[0]!;
   const minutes = (Date.now() - started.getTime()) / 60_000;

@@ -67,8 +67,8 @@ export interface Row {
   referenceName: string;
   ours: Sample[];
   reference: Sample[];
-  /** Goal on the wall-time ratio ours / reference (e.g. 1.05; 0.1 for "10x faster"). */
-  maxRatio: number;
+  /** Goal on the wall-time ratio ours / reference (e.g. 1.05; 0.1 for "10x faster"). A row with no bound at all reports, its "met" is "-". */
+  maxRatio?: number;
   /** Goal on the wall time ours adds to the reference's, in seconds (the install overhead). */
   maxAddedSeconds?: number;
   /** Goal on our own wall time, in seconds. */
@@ -90,13 +90,14 @@ export function markdownTable(rows: Row[]): string {
     const [ow, rw, oc, rc, om, rm] = [m(row.ours, 'wall'), m(row.reference, 'wall'), m(row.ours, 'cpu'), m(row.reference, 'cpu'), m(row.ours, 'rssMb'), m(row.reference, 'rssMb')];
     const ratio = ow / rw;
     const added = ow - rw;
+    const bounded = [row.maxRatio, row.maxAddedSeconds, row.maxSeconds, row.maxRssMb].some((b) => b !== undefined);
     const met =
-      ratio <= row.maxRatio &&
+      ratio <= (row.maxRatio ?? Infinity) &&
       (row.maxAddedSeconds === undefined || added <= row.maxAddedSeconds) &&
       (row.maxSeconds === undefined || ow <= row.maxSeconds) &&
       (row.maxRssMb === undefined || om <= row.maxRssMb);
     lines.push(
-      `| ${row.comparison}${row.note ? ` (${row.note})` : ''} | ${f(ow)} s | ${row.referenceName}: ${f(rw)} s | ${ratio.toFixed(2)}x | ${added >= 0 ? '+' : ''}${added.toFixed(2)} s | ${rc > 0 ? (oc / rc).toFixed(2) : '-'}x | ${om.toFixed(0)} / ${rm.toFixed(0)} MB | ${row.goal} | ${met ? 'yes' : '**no**'} |`,
+      `| ${row.comparison}${row.note ? ` (${row.note})` : ''} | ${f(ow)} s | ${row.referenceName}: ${f(rw)} s | ${ratio.toFixed(2)}x | ${added >= 0 ? '+' : ''}${added.toFixed(2)} s | ${rc > 0 ? (oc / rc).toFixed(2) : '-'}x | ${om.toFixed(0)} / ${rm > 0 ? rm.toFixed(0) : '-'} MB | ${row.goal} | ${!bounded ? '-' : met ? 'yes' : '**no**'} |`,
     );
   }
   return lines.join('\n');
