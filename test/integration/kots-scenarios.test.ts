@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
-import { installerEvents, kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { history, installerEvents, kinds, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue, type KotsRenderOptions, type KotsRenderResult } from './kots-render.js';
 import { startReceiver } from './notify-receiver.js';
 
@@ -114,6 +114,28 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const informers = (await kotsRender({ namespace: ns, values: required() })).statusInformers;
     expect(informers).toEqual(['deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db', 'deployment/storefront-cache']);
     for (const informer of informers) await getJson(['get', informer], { namespace: ns, ...opts() });
+  });
+
+  it('the Redis cache box unticked: the Job KOTS renders leaves the cache release out of the plan, and the next deploy uninstalls it', async () => {
+    const ns = await namespace('kots-cache-off');
+    const on = await renderAndDryRun({ namespace: ns, values: required() });
+    const first = await runAsJob(on, 'install');
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect((await history('storefront-cache', ns)).map((h) => h.status)).toEqual(['deployed']);
+
+    const off = await renderAndDryRun({ namespace: ns, values: required({ enable_cache: { value: '0' } }) });
+    const env = Object.fromEntries(find(off, 'Job').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    expect(env.STOREFRONT_CACHE_ENABLED).toBe('false');
+    expect((await kotsRender({ namespace: ns, values: required({ enable_cache: { value: '0' } }) })).statusInformers).toEqual([
+      'deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db',
+    ]);
+    const second = await runAsJob(off, 'install');
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stderr).toContain(`${ns}/storefront-cache: uninstalled (no longer in the plan)`);
+    expect(await history('storefront-cache', ns)).toEqual([]);
+    expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
+    // The storefront no longer points at a cache (the same box sets its cache.enabled).
+    expect((await getJson(['get', 'configmap', 'storefront-web'], { ...opts(), namespace: ns })).data.STOREFRONT_CACHE_URL).toBe('');
   });
 
   it('airgap: the installer image and every chart image come from the local registry, with KOTS pull secret', async () => {
