@@ -69,9 +69,9 @@ async function installed(release: string, ns: string): Promise<{ objects: K8sObj
 
 /**
  * A live object less what differs by nature between two copies in two namespaces, and what each
- * applier adds of its own. `rendered`: helm's manifest of the object, for the install side: a
+ * applier adds of its own. `rendered`: helm's manifest of the object (the same for both sides): a
  * label helm adds when it applies (app.kubernetes.io/managed-by, unless the chart sets it) is
- * helm's, not the chart's.
+ * helm's, not the chart's; a node port the chart does not set is the API server's.
  */
 function comparable(o: K8sObject, ns: string, rendered?: K8sObject): unknown {
   const c = structuredClone(o);
@@ -87,7 +87,13 @@ function comparable(o: K8sObject, ns: string, rendered?: K8sObject): unknown {
   // Who applied it: helm's ownership annotations, Flux's labels; the Deployment controller's revision.
   c.metadata.labels = keep(c.metadata.labels, /^kustomize\.toolkit\.fluxcd\.io\//);
   c.metadata.annotations = keep(c.metadata.annotations, /^(meta\.helm\.sh\/|deployment\.kubernetes\.io\/revision$|kustomize\.toolkit\.fluxcd\.io\/)/);
-  if (c.kind === 'Service') for (const k of ['clusterIP', 'clusterIPs']) delete c.spec[k];
+  if (c.kind === 'Service') {
+    for (const k of ['clusterIP', 'clusterIPs']) delete c.spec[k];
+    // A NodePort or LoadBalancer Service's node ports are allocated by the API server, one per
+    // copy, unless the chart sets them (ingress-nginx's controller Service).
+    const fixed = new Set(((rendered?.spec?.ports ?? []) as { name?: string; nodePort?: number }[]).filter((p) => p.nodePort).map((p) => p.name));
+    for (const port of (c.spec.ports ?? []) as { name?: string; nodePort?: number }[]) if (!fixed.has(port.name)) delete port.nodePort;
+  }
   return JSON.parse(JSON.stringify(c).replaceAll(ns, '<namespace>'));
 }
 
@@ -155,7 +161,7 @@ async function proveEqual(c: Case, releases: string[]): Promise<{ fluxNs: string
     for (const o of objects) {
       const live = await getJson<K8sObject>(['get', resourceOf(o), o.metadata.name], { kubeconfig: kubeconfig(), namespace: appNs });
       const key = `${release}: ${o.kind}/${o.metadata.name}`;
-      expect(comparable(live, appNs), key).toEqual(byInstall.get(key));
+      expect(comparable(live, appNs, o), key).toEqual(byInstall.get(key));
     }
   }
   return { fluxNs, appNs };
