@@ -9,12 +9,11 @@ import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pushArtifact } from '../../src/export/oci-push.js';
 import { ensureCluster } from '../cluster/control-plane.js';
-import { startFlux } from '../cluster/flux.js';
-import { applyYaml, conditionOf, getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { KUSTOMIZATION, kustomizationsReady, startFlux } from '../cluster/flux.js';
+import { applyYaml, kubectl } from '../cluster/kube.js';
 import { appDir, cliPath, helm4, installerNodeArgs, tempDir } from '../helpers.js';
 import { alternate, timed, type Row, type Sample } from './measure.js';
 
-const KUSTOMIZATION = 'kustomizations.kustomize.toolkit.fluxcd.io';
 const OCI_REPOSITORY = 'ocirepositories.source.toolkit.fluxcd.io';
 const RELEASES = ['promotions-operator', 'storefront', 'storefront-cache'];
 
@@ -109,11 +108,7 @@ async function byFlux(b: Bench, appNs: string, fluxNs: string): Promise<Sample> 
   const digest = await pushArtifact({ registry: b.registry, repository: `bench-export/${appNs}`, tag: 'v1', dir: out, source: 'helm-installer bench', revision: `v1@sha1:${'0'.repeat(40)}`, plainHttp: true });
   const began = process.hrtime.bigint();
   for (const file of ['source.yaml', 'root.yaml']) await applyYaml(readFileSync(join(out, 'flux', file), 'utf8'), b.kube);
-  await waitFor('every Kustomization Ready', async () => {
-    const list = await getJson<{ items: { metadata: { name: string }; status?: { lastAppliedRevision?: string; conditions?: [] } }[] }>(['get', KUSTOMIZATION], { ...b.kube, namespace: fluxNs });
-    const done = list.items.filter((k) => conditionOf(k, 'Ready')?.status === 'True' && k.status?.lastAppliedRevision === `v1@${digest}`);
-    return RELEASES.every((r) => done.some((k) => k.metadata.name === r)) ? true : undefined;
-  }, { timeoutMs: 360_000, intervalMs: 250 });
+  await kustomizationsReady({ kubeconfig: b.kube.kubeconfig, namespace: fluxNs, names: RELEASES, revision: `v1@${digest}`, intervalMs: 250 });
   return { wall: Number(process.hrtime.bigint() - began) / 1e9, cpu: 0, rssMb: 0 };
 }
 

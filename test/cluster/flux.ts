@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { freeLoopbackPorts } from './control-plane.js';
 import { httpStatus } from './http-probe.js';
-import { kubectl, resolveKubeconfig } from './kube.js';
+import { conditionOf, getJson, kubectl, resolveKubeconfig, waitFor } from './kube.js';
 import { acquireLock } from './lock.js';
 import { buildScriptPath, cacheRoot, pinnedFluxVersions, type FluxVersions } from './paths.js';
 import { logTail, stopProcesses, waitAlive, type ComponentProcess } from './processes.js';
@@ -109,6 +109,19 @@ export async function startFlux(opts: StartFluxOptions = {}): Promise<RunningFlu
     await stop({ keepLogs: true });
     throw new Error(`Flux did not start: ${(error as Error).message}\n${tails}`, { cause: error });
   }
+}
+
+export const KUSTOMIZATION = 'kustomizations.kustomize.toolkit.fluxcd.io';
+
+/** Waits until every named Kustomization in `namespace` is Ready (at `revision`, when given); returns the seconds it took. */
+export async function kustomizationsReady(o: { kubeconfig: string; namespace: string; names: string[]; revision?: string; intervalMs?: number }): Promise<number> {
+  const began = Date.now();
+  await waitFor(`Kustomizations ${o.names.join(', ')} Ready`, async () => {
+    const list = await getJson<{ items: { metadata: { name: string }; status?: { lastAppliedRevision?: string; conditions?: [] } }[] }>(['get', KUSTOMIZATION], { kubeconfig: o.kubeconfig, namespace: o.namespace });
+    const done = list.items.filter((k) => conditionOf(k, 'Ready')?.status === 'True' && (!o.revision || k.status?.lastAppliedRevision === o.revision));
+    return o.names.every((n) => done.some((k) => k.metadata.name === n)) ? true : undefined;
+  }, { timeoutMs: 360_000, intervalMs: o.intervalMs ?? 1000 });
+  return (Date.now() - began) / 1000;
 }
 
 /** Every CRD the controllers serve, and the HelmRelease one, server-side so re-runs are no-ops. */

@@ -13,15 +13,14 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { pushArtifact } from '../../src/export/oci-push.js';
-import { startFlux, type RunningFlux } from '../cluster/flux.js';
-import { applyYaml, conditionOf, getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { KUSTOMIZATION, kustomizationsReady, startFlux, type RunningFlux } from '../cluster/flux.js';
+import { applyYaml, getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { appDir, helm4, repoRoot, runCli, tempDir } from '../helpers.js';
 import { kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const registry = inject('registry');
 const namespace = namespacesDeletedAfterAll();
 const log = (line: string) => process.stderr.write(`[export-flux] ${line}\n`);
-const KUSTOMIZATION = 'kustomizations.kustomize.toolkit.fluxcd.io';
 const OCI_REPOSITORY = 'ocirepositories.source.toolkit.fluxcd.io';
 let flux: RunningFlux | undefined;
 const fluxNamespaces: string[] = [];
@@ -104,15 +103,7 @@ function resourceOf(o: K8sObject): string {
 }
 
 /** Every Kustomization of the export in `fluxNs` Ready; returns the seconds it took. */
-async function ready(fluxNs: string, names: string[], revision?: string): Promise<number> {
-  const began = Date.now();
-  await waitFor(`Kustomizations ${names.join(', ')} Ready`, async () => {
-    const list = await getJson<{ items: K8sObject[] }>(['get', KUSTOMIZATION], { kubeconfig: kubeconfig(), namespace: fluxNs });
-    const done = list.items.filter((k) => conditionOf(k as { status?: { conditions?: [] } }, 'Ready')?.status === 'True' && (!revision || k.status.lastAppliedRevision === revision));
-    return names.every((n) => done.some((k) => k.metadata.name === n)) ? true : undefined;
-  }, { timeoutMs: 360_000, intervalMs: 1000 });
-  return (Date.now() - began) / 1000;
-}
+const ready = (fluxNs: string, names: string[], revision?: string) => kustomizationsReady({ kubeconfig: kubeconfig(), namespace: fluxNs, names, revision });
 
 /** Exports, pushes the folder to the node's registry and returns the artifact's revision. */
 async function exportAndPush(c: Case, appNs: string, fluxNs: string, tag: string): Promise<{ out: string; revision: string; seconds: number }> {
