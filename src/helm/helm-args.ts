@@ -173,14 +173,19 @@ export function rollbackArgs(a: RollbackArguments, helmMajor: 3 | 4): string[] {
 }
 
 /**
- * Helm 4 applies server-side: a field someone else set since (`kubectl set image`, `kubectl
- * edit`, or kubectl's own manager on objects adopted with --take-ownership) is a conflict that
- * fails the upgrade and its rollback alike, again on every later run. The release's own fields
- * win, as they do with helm 3's three-way merge and in Flux's drift correction; fields that
- * something else owns for good are kept by the drift ignore rules (see drift-options.ts).
+ * Helm 4 applies server-side, always: `--server-side=true`, not helm's default `auto`, which
+ * keeps a release that helm 3 (or KOTS, or any earlier tool) applied client-side on client-side
+ * apply for good, where `--force-conflicts` is refused (`forceConflicts enabled when
+ * serverSideApply disabled`) and a field a later chart drops is never removed. With `true` helm
+ * moves the objects' field ownership to server-side apply (HIP-0023, client-go's csaupgrade).
+ * Then a field someone else set since (`kubectl set image`, `kubectl edit`, or kubectl's own
+ * manager on objects adopted with --take-ownership) would be a conflict that fails the upgrade
+ * and its rollback alike, on every later run: the release's own fields win, as they do with
+ * helm 3's three-way merge and in Flux's drift correction; fields that something else owns for
+ * good are kept by the drift ignore rules (see drift-options.ts).
  */
 function forceConflictsArgs(helmMajor: 3 | 4): string[] {
-  return helmMajor === 4 ? ['--force-conflicts'] : [];
+  return helmMajor === 4 ? ['--server-side=true', '--force-conflicts'] : [];
 }
 
 export interface TestArguments {

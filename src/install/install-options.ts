@@ -19,6 +19,14 @@ function parseParallel(raw: string): number {
 export type TestFailureAction = 'rollback' | 'keep';
 export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 
+/** What happens to the CRDs in the chart's crds/ folders before helm upgrades (helm itself never updates them). */
+export type CrdPolicy = 'create-replace' | 'create' | 'skip';
+export const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
+
+/** Objects whose change the API server refuses as immutable: recreated (auto) or left to fail (never). */
+export type RecreateImmutable = 'auto' | 'never';
+export const parseRecreateImmutable = oneOf<RecreateImmutable>('auto', 'never');
+
 export const installOptionTable = {
   ...commonOptionTable,
   timeout: value('--timeout <duration>', 'TIMEOUT', 'how long helm waits for resources (Go duration)', parseTimeout, '10m'),
@@ -56,6 +64,20 @@ export const installOptionTable = {
     'none',
   ),
   driftIgnoreFile: value('--drift-ignore-file <file>', 'DRIFT_IGNORE_FILE', 'the same rules as a YAML list of {paths, target} (see README)', parseDriftIgnoreFile, [], 'none'),
+  crds: value(
+    '--crds <policy>',
+    'CRDS',
+    "the chart's crds/ CRDs before each upgrade: create-replace (create or update them; never delete), create (only missing ones), skip (helm's own: installed once, never updated)",
+    parseCrdPolicy,
+    'create-replace' as CrdPolicy,
+  ),
+  recreateImmutable: value(
+    '--recreate-immutable <when>',
+    'RECREATE_IMMUTABLE',
+    'objects whose change the API server refuses (a StatefulSet serviceName, a selector): auto recreates them keeping pods data (PVCs stay), never lets the upgrade fail',
+    parseRecreateImmutable,
+    'auto' as RecreateImmutable,
+  ),
   progressInterval: value('--progress-interval <duration>', 'PROGRESS_INTERVAL', 'while helm waits, how often to log what is not ready and why', parseDurationMs, 30_000, '30s'),
   failFastAfter: value(
     '--fail-fast-after <duration>',

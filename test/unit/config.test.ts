@@ -131,14 +131,14 @@ describe('helm argv', () => {
   it('helm 4 uses --wait=watcher and --rollback-on-failure', () => {
     expect(upgradeInstallArgs(args, 4)).toEqual([
       'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
-      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--take-ownership', '--force-conflicts',
+      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--take-ownership', '--server-side=true', '--force-conflicts',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1', '--debug',
     ]);
   });
   it('helm 4 takes conflicting fields back on every upgrade, not only when adopting objects; helm 3 has no such flag', () => {
     expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, 4)).toEqual([
       'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
-      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--force-conflicts',
+      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--server-side=true', '--force-conflicts',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
     ]);
     expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, 3)).toEqual([

@@ -189,7 +189,7 @@ describe('durations and helm argv', () => {
   });
   it('rollback and uninstall wait the helm 4 or helm 3 way; a helm 4 rollback takes conflicting fields back; labels are one --labels flag', () => {
     expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, 4)).toEqual([
-      'rollback', 'shop', '2', '--namespace', 'ns', '--wait=watcher', '--force-conflicts', '--timeout', '5m', '--history-max', '5',
+      'rollback', 'shop', '2', '--namespace', 'ns', '--wait=watcher', '--server-side=true', '--force-conflicts', '--timeout', '5m', '--history-max', '5',
     ]);
     expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, 3)).toEqual([
       'rollback', 'shop', '2', '--namespace', 'ns', '--wait', '--timeout', '5m', '--history-max', '5',
