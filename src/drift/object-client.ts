@@ -23,10 +23,14 @@ export interface ObjectClient {
   apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
   /** A JSON patch (RFC 6902): values set at exact paths, list items by index. */
   jsonPatch(path: string, ops: JsonPatchOp[], fieldManager: string): Promise<Obj>;
+  /** A JSON merge patch (RFC 7386): maps merged, a null removes the key. */
+  mergePatch(path: string, patch: Obj, fieldManager: string): Promise<Obj>;
+  /** A whole-object update (PUT) at the resourceVersion it carries (409 when someone wrote it since). */
+  update(path: string, body: Obj, fieldManager: string): Promise<Obj>;
 }
 
 export interface JsonPatchOp {
-  op: 'add' | 'replace';
+  op: 'add' | 'replace' | 'test';
   path: string;
   value: unknown;
 }
@@ -53,11 +57,13 @@ export function collectionPath(apiVersion: string, info: ResourceInfo, namespace
   return `${base}${scope}/${info.resource}`;
 }
 
+type Method = 'GET' | 'PATCH' | 'PUT' | 'DELETE';
+
 export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
   class RawApi extends k8s.KubernetesObjectApi {
-    async send(method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string }> {
+    async send(method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
       context.setHeaderParam('Accept', 'application/json');
       for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
@@ -72,7 +78,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     }
   }
   const api = kube.config.makeApiClient(RawApi);
-  const call = async (method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
+  const call = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
     const r = await withCallTimeout(api.send(method, path, query, body));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
     return JSON.parse(r.text) as Obj;
@@ -90,5 +96,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     apply: (path, body, o) =>
       call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
     jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
+    mergePatch: (path, patch, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/merge-patch+json', text: JSON.stringify(patch) }),
+    update: (path, body, fieldManager) => call('PUT', path, { fieldManager }, { type: 'application/json', text: JSON.stringify(body) }),
   };
 }

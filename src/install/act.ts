@@ -11,6 +11,7 @@ import { correctReleaseDrift, type CorrectionOutcome } from './actions/correct-d
 import { recoverStuckRelease } from './actions/recover.js';
 import { testRelease } from './actions/test-release.js';
 import { upgradeRelease } from './actions/upgrade.js';
+import { upgradeChartCrds } from './actions/upgrade-crds.js';
 import { decide, everDeployed, lastGoodRevision, type Action, type ReleaseState } from './decide.js';
 import type { InstallInputs } from './install-inputs.js';
 import type { RunPlan } from '../run/run-plan.js';
@@ -85,6 +86,8 @@ async function upgrade(
   const labels = { ...digestLabels(await c.inputs.digests()), ...c.run.member?.labels };
   let revision: number | undefined;
   try {
+    // Helm never updates crds/ and cannot drop a stored version: the CRDs go first (--crds).
+    await upgradeChartCrds(c.run, c.cluster, c.manifests, c.lease);
     revision = await upgradeRelease(c.run, c.cluster, c.plan, { everDeployed: ever, revisions: state.records.length, labels, lease: c.lease });
   } catch (error) {
     throw withDriftNamed(error, notPutBack);

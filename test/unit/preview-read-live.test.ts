@@ -35,6 +35,8 @@ function recorder(o: { pages?: Record<string, Obj[][]>; forbidList?: string[]; o
     },
     apply: () => Promise.reject(new Error('not used')),
     jsonPatch: () => Promise.reject(new Error('not used')),
+    mergePatch: () => Promise.reject(new Error('not used')),
+    update: () => Promise.reject(new Error('not used')),
   };
   return { client, calls };
 }

@@ -1,0 +1,97 @@
+// What happens to each CRD of the chart before helm upgrades, pure: the CRD as the chart has it
+// against the live one. Helm installs crds/ once and never again; the policy (--crds) says
+// whether the installer creates or updates them. For crds/ and templates alike, an update that
+// drops a version the API server still has objects stored in (status.storedVersions) is refused
+// by the API server and leaves the release failed on every redeploy: it is migrated first when
+// the new CRD keeps the version objects are written in now, else refused before anything changes.
+import { differences } from '../drift/compare-objects.js';
+import type { CrdPolicy } from '../install/install-options.js';
+import { type ChartCrd, crdVersions, type Obj, storedVersions } from './chart-crds.js';
+import { crdChanges, type CrdChanges } from './crd-changes.js';
+
+export interface StorageMigration {
+  /** The version every object is rewritten in: the live CRD's storage version, kept by the new CRD. */
+  storage: string;
+  /** Stored versions the new CRD drops. */
+  drop: string[];
+  /** status.storedVersions once every object is rewritten. */
+  keep: string[];
+}
+
+export interface CrdDecision {
+  name: string;
+  origin: ChartCrd['origin'];
+  /** What the installer applies before helm (crds/ only; helm applies the templates' own). */
+  apply: 'create' | 'update' | 'none';
+  /** A templates CRD that exists with no release owning it (it came from crds/ before): made this release's. */
+  adopt: boolean;
+  migrate?: StorageMigration;
+  /** Why this CRD cannot be upgraded (exit 3, before anything changes). */
+  refused?: string;
+  /** What the update changes, for the plan and the log; undefined for a new CRD. */
+  changes?: CrdChanges;
+}
+
+export interface Release {
+  name: string;
+  namespace: string;
+}
+
+export function decideCrd(crd: ChartCrd, live: Obj | undefined, policy: CrdPolicy, release: Release): CrdDecision {
+  const base = { name: crd.name, origin: crd.origin, adopt: false } as const;
+  if (!live) return { ...base, apply: crd.origin === 'crds' && policy !== 'skip' ? 'create' : 'none' };
+  const changes = crdChanges(live, crd.body);
+  const differs = specDiffers(crd.body, live);
+  // A crds/ CRD changes only under create-replace; a templates one whenever helm upgrades.
+  const changing = crd.origin === 'templates' || (policy === 'create-replace' && differs);
+  const apply = crd.origin === 'crds' && changing && differs ? 'update' : 'none';
+  const adopt = crd.origin === 'templates' && !ownedByARelease(live);
+  const decision: CrdDecision = { ...base, apply, adopt, changes };
+  if (!changing) return decision;
+  const stored = storedVersions(live);
+  const wanted = new Set(crdVersions(crd.body).map((v) => v.name));
+  const drop = stored.filter((v) => !wanted.has(v));
+  if (drop.length === 0) return decision;
+  const storage = crdVersions(live).find((v) => v.storage)?.name;
+  if (!storage || !wanted.has(storage)) return { ...decision, refused: refusal(crd, drop, storage, release) };
+  return { ...decision, migrate: { storage, drop, keep: [...new Set([...stored.filter((v) => wanted.has(v)), storage])] } };
+}
+
+function refusal(crd: ChartCrd, drop: string[], storage: string | undefined, release: Release): string {
+  return (
+    `CRD ${crd.name} (${crd.source}): the new chart drops version ${drop.join(', ')}, in which objects are still stored, ` +
+    `and also the version they are written in now (${storage ?? 'none'}); no object can be moved to a version the API server no longer serves. ` +
+    `The vendor must ship a chart version whose CRD still serves ${storage ?? drop[0]} (the installer then rewrites every object in it and drops ${drop.join(', ')}), ` +
+    `and this one after it. Release ${release.name} was left as it was.`
+  );
+}
+
+/**
+ * Whether applying the chart's CRD would change the live one: a field the chart sets that the
+ * live CRD has otherwise, or a field the live CRD has that the chart's no longer sets (a version,
+ * a schema property), which a one-way comparison would miss. The API server's own default
+ * (conversion strategy None) is not a difference.
+ */
+export function specDiffers(desired: Obj, live: Obj): boolean {
+  const want = (desired.spec ?? {}) as Obj;
+  const have = structuredClone((live.spec ?? {}) as Obj);
+  const conversion = have.conversion as { strategy?: unknown } | undefined;
+  if (!want.conversion && conversion?.strategy === 'None' && Object.keys(conversion).length === 1) delete have.conversion;
+  if (differences(want, have, [], { onlySet: true }).length > 0) return true;
+  if (differences(have, want, [], { onlySet: true }).length > 0) return true;
+  return labelsDiffer(desired, live);
+}
+
+function labelsDiffer(desired: Obj, live: Obj): boolean {
+  const meta = (o: Obj) => (o.metadata ?? {}) as { labels?: Obj; annotations?: Obj };
+  const d = meta(desired);
+  const l = meta(live);
+  return differences({ labels: d.labels ?? {}, annotations: d.annotations ?? {} }, { labels: l.labels ?? {}, annotations: l.annotations ?? {} }, [], { onlySet: true }).length > 0;
+}
+
+const RELEASE_NAME = 'meta.helm.sh/release-name';
+
+function ownedByARelease(live: Obj): boolean {
+  const annotations = ((live.metadata ?? {}) as { annotations?: Record<string, unknown> }).annotations ?? {};
+  return typeof annotations[RELEASE_NAME] === 'string' && annotations[RELEASE_NAME] !== '';
+}

@@ -1,0 +1,158 @@
+// The CRD step of an install or upgrade, under the Lease, before helm runs: every CRD of the
+// render read live once (one GET each, in parallel; a chart without CRDs costs nothing), decided
+// (crd-decision.ts), and only then acted on, so a refusal changes nothing. In order: storage
+// migrations (the update that drops a stored version would be refused before them), the crds/
+// CRDs created or updated (server-side apply as the installer's field manager; never deleted),
+// the templates' CRDs that no release owns made this release's (so helm can import them), and a
+// wait until every changed CRD serves what the chart's objects need.
+import type { KubeClients } from '../cluster/kube-client.js';
+import { toInstallerApiError } from '../cluster/kube-errors.js';
+import { objectClient, type ObjectClient } from '../drift/object-client.js';
+import { InvalidInputError, PreflightError } from '../errors.js';
+import type { CrdPolicy } from '../install/install-options.js';
+import type { Logger } from '../logger.js';
+import { chartCrds, type ChartCrd, crdNames, type Obj } from './chart-crds.js';
+import { describeCrdChanges } from './crd-changes.js';
+import { type CrdDecision, decideCrd, type Release } from './crd-decision.js';
+import { INSTALLER_FIELD_MANAGER, type ManagedFieldsEntry, takeOverFields } from './field-owners.js';
+import { CRD_PATH, migrateStorage } from './migrate-storage.js';
+import { waitServed } from './wait-served.js';
+
+export interface CrdStepInput {
+  kube: KubeClients;
+  /** The chart as helm renders it, crds/ included (`--include-crds`). */
+  manifests: string;
+  policy: CrdPolicy;
+  release: Release;
+  /** --skip-preflight: the migration's permissions are not asked first. */
+  skipPreflight?: boolean;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+export interface CrdPlan {
+  crds: ChartCrd[];
+  decisions: CrdDecision[];
+  live: Map<string, Obj>;
+}
+
+export interface CrdOutcome {
+  created: string[];
+  updated: string[];
+  migrated: { name: string; objects: number; dropped: string[] }[];
+  adopted: string[];
+}
+
+/** Reads and decides; changes nothing (install's step and the plan share it). */
+export async function planCrds(client: ObjectClient, input: Pick<CrdStepInput, 'manifests' | 'policy' | 'release'>): Promise<CrdPlan> {
+  const crds = chartCrds(input.manifests);
+  const live = new Map<string, Obj>();
+  await Promise.all(
+    crds.map(async (c) => {
+      const found = await client.get(`${CRD_PATH}/${encodeURIComponent(c.name)}`);
+      if (found) live.set(c.name, found);
+    }),
+  );
+  return { crds, live, decisions: crds.map((c) => decideCrd(c, live.get(c.name), input.policy, input.release)) };
+}
+
+export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
+  const outcome: CrdOutcome = { created: [], updated: [], migrated: [], adopted: [] };
+  if (!input.manifests.includes('CustomResourceDefinition')) return outcome;
+  const what = (verb: string) => `${verb} the chart's CRDs`;
+  try {
+    const client = await objectClient(input.kube, input.signal);
+    const plan = await planCrds(client, input);
+    const refused = plan.decisions.filter((d) => d.refused);
+    if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: 'Ship a chart whose CRDs keep the version named above; nothing was changed.' });
+    if (!input.skipPreflight) await checkMigrationAccess(input.kube, plan);
+    await migrate(client, plan, outcome, input);
+    await applyCrds(client, plan, outcome, input);
+    await adopt(client, plan, outcome, input);
+    const changed = plan.crds.filter((c) => outcome.created.includes(c.name) || outcome.updated.includes(c.name));
+    await waitServed(client, changed, input.signal);
+    return outcome;
+  } catch (error) {
+    throw toInstallerApiError(error, what('updating'), input.kube.server);
+  }
+}
+
+async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<void> {
+  for (const d of plan.decisions) {
+    if (!d.migrate) continue;
+    input.logger.info({ crd: d.name, storage: d.migrate.storage, drop: d.migrate.drop }, `CRD ${d.name}: rewriting its objects in ${d.migrate.storage}, so the new chart can drop ${d.migrate.drop.join(', ')}`);
+    const objects = await migrateStorage(client, plan.live.get(d.name)!, d.migrate, input.signal);
+    outcome.migrated.push({ name: d.name, objects, dropped: d.migrate.drop });
+    input.logger.info({ crd: d.name, objects, storedVersions: d.migrate.keep }, `CRD ${d.name}: ${objects} objects stored in ${d.migrate.storage}; ${d.migrate.drop.join(', ')} dropped from its stored versions`);
+  }
+}
+
+async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<void> {
+  await Promise.all(
+    plan.crds.map(async (crd, i) => {
+      const d = plan.decisions[i]!;
+      if (d.apply === 'none') return;
+      const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
+      const live = plan.live.get(crd.name);
+      if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
+      await client.apply(path, crd.body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+      (d.apply === 'create' ? outcome.created : outcome.updated).push(crd.name);
+      input.logger.info({ crd: crd.name, source: crd.source, action: d.apply }, `CRD ${crd.name} ${d.apply === 'create' ? 'created' : `updated: ${describeCrdChanges(d.changes!)}`}`);
+    }),
+  );
+}
+
+/** The fields helm or kubectl set before become the installer's, so the apply can drop them (field-owners.ts). */
+async function takeOver(client: ObjectClient, path: string, live: Obj, apiVersion: string): Promise<void> {
+  const meta = live.metadata as { managedFields?: ManagedFieldsEntry[]; resourceVersion?: string };
+  const fields = takeOverFields(meta.managedFields ?? [], apiVersion);
+  if (!fields) return;
+  await client.jsonPatch(
+    path,
+    [
+      { op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion },
+      { op: 'replace', path: '/metadata/managedFields', value: fields },
+    ],
+    INSTALLER_FIELD_MANAGER,
+  );
+}
+
+/** A templates CRD no release owns (crds/ made it, an older chart version): helm's ownership metadata, so helm imports it. */
+async function adopt(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<void> {
+  for (const d of plan.decisions.filter((x) => x.adopt)) {
+    await client.mergePatch(
+      `${CRD_PATH}/${encodeURIComponent(d.name)}`,
+      {
+        metadata: {
+          labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+          annotations: { 'meta.helm.sh/release-name': input.release.name, 'meta.helm.sh/release-namespace': input.release.namespace },
+        },
+      },
+      INSTALLER_FIELD_MANAGER,
+    );
+    outcome.adopted.push(d.name);
+    input.logger.info({ crd: d.name, release: input.release.name }, `CRD ${d.name}: no release owned it (the chart moved it out of crds/); adopted by release ${input.release.name}`);
+  }
+}
+
+/** A migration reads and writes every object of a kind and the CRD's status: asked before any of it (exit 6). */
+async function checkMigrationAccess(kube: KubeClients, plan: CrdPlan): Promise<void> {
+  const migrations = plan.decisions.filter((d) => d.migrate);
+  if (migrations.length === 0) return;
+  const { RbacQueries } = await import('../rbac/rbac-preflight.js');
+  const queries = RbacQueries.of(kube.config);
+  const needed = migrations.flatMap((d) => {
+    const { group, plural } = crdNames(plan.live.get(d.name)!);
+    return [
+      ...['list', 'update'].map((verb) => ({ group, resource: plural, verb })),
+      { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions/status', verb: 'patch' },
+    ];
+  });
+  const answers = await Promise.all(needed.map((p) => queries.allowed(p)));
+  const denied = needed.filter((_, i) => !answers[i]);
+  if (denied.length === 0) return;
+  throw new PreflightError(
+    `missing permissions for the CRD storage migration: ${[...new Set(denied.map((p) => `${p.verb} ${p.resource}.${p.group} (cluster-wide)`))].join(', ')}`,
+    { hint: "Grant the installer's ServiceAccount these verbs in its ClusterRole (manifests/installer.yaml, kots/installer-job.yaml), then run again; nothing was changed." },
+  );
+}

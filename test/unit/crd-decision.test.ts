@@ -1,0 +1,137 @@
+// The CRD step's pure parts: which CRDs a render has and where from (real helm 4 and 3 output),
+// what each update does to a live CRD, what it changes, and whose fields the installer takes
+// over. Expected values are written out by hand from the fixtures.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { chartCrds } from '../../src/crds/chart-crds.js';
+import { crdChanges, describeCrdChanges, schemaFields } from '../../src/crds/crd-changes.js';
+import { decideCrd, specDiffers } from '../../src/crds/crd-decision.js';
+import { mergeFieldSets, takeOverFields } from '../../src/crds/field-owners.js';
+import { helm, helm3, helm4, tempDir } from '../helpers.js';
+import { widgetCrd, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
+
+const group = 'unit.example.com';
+const release = { name: 'shop', namespace: 'ns' };
+const live = (crd: Record<string, unknown>, storedVersions: string[], annotations?: Record<string, string>) => ({
+  ...crd,
+  metadata: { ...(crd.metadata as object), ...(annotations ? { annotations } : {}) },
+  spec: { ...(crd.spec as object), conversion: { strategy: 'None' } },
+  status: { storedVersions },
+});
+const chartCrd = (origin: 'crds' | 'templates', body: Record<string, unknown>) => ({ name: `widgets.${group}`, origin, source: `widgets/${origin}/x.yaml`, body });
+
+describe('chartCrds', () => {
+  for (const [name, bin] of [['helm4', helm4], ['helm3', helm3]] as const) {
+    it(`${name}: tells crds/ from templates by helm's Source line, subcharts included`, async () => {
+      const dir = tempDir();
+      const chart = writeWidgetChart(join(dir, 'widgets'), { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+      writeWidgetChart(join(chart, 'charts', 'gadgets'), { version: '1.0.0', group: 'sub.example.com', crdIn: 'templates', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
+      writeWidgetChart(join(chart, 'charts', 'parts'), { version: '1.0.0', group: 'parts.example.com', crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
+      const out = await helm(bin, ['template', 'shop', chart, '--include-crds']);
+      expect(chartCrds(out).map((c) => [c.name, c.origin])).toEqual(
+        expect.arrayContaining([
+          ['widgets.unit.example.com', 'crds'],
+          ['widgets.parts.example.com', 'crds'],
+          ['widgets.sub.example.com', 'templates'],
+        ]),
+      );
+      expect(chartCrds(out)).toHaveLength(3);
+    });
+  }
+});
+
+describe('decideCrd', () => {
+  const v1 = widgetCrd(group, [{ name: 'v1', storage: true, fields: ['size'] }]);
+  const v1color = widgetCrd(group, [{ name: 'v1', storage: true, fields: ['size', 'color'] }]);
+  const alphaAndV1 = widgetCrd(group, [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }]);
+  const alphaOnly = widgetCrd(group, [{ name: 'v1alpha1', storage: true, fields: ['size'] }]);
+
+  it('creates a missing crds/ CRD unless skip; a templates one is helm\'s', () => {
+    expect(decideCrd(chartCrd('crds', v1), undefined, 'create-replace', release)).toEqual({ name: `widgets.${group}`, origin: 'crds', adopt: false, apply: 'create' });
+    expect(decideCrd(chartCrd('crds', v1), undefined, 'create', release).apply).toBe('create');
+    expect(decideCrd(chartCrd('crds', v1), undefined, 'skip', release).apply).toBe('none');
+    expect(decideCrd(chartCrd('templates', v1), undefined, 'create-replace', release).apply).toBe('none');
+  });
+
+  it('updates a changed crds/ CRD only under create-replace, and leaves an equal one alone', () => {
+    const have = live(v1, ['v1']);
+    const d = decideCrd(chartCrd('crds', v1color), have, 'create-replace', release);
+    expect(d.apply).toBe('update');
+    expect(d.changes).toEqual({ versionsAdded: [], versionsRemoved: [], fieldsAdded: ['v1: spec.color'], fieldsRemoved: [] });
+    expect(decideCrd(chartCrd('crds', v1color), have, 'create', release).apply).toBe('none');
+    expect(decideCrd(chartCrd('crds', v1), have, 'create-replace', release).apply).toBe('none');
+  });
+
+  it('a field or a version only the live CRD has is a change (a one-way comparison misses it)', () => {
+    expect(specDiffers(v1, live(v1color, ['v1']))).toBe(true);
+    expect(specDiffers(v1, live(alphaAndV1, ['v1']))).toBe(true);
+    expect(specDiffers(v1, live(v1, ['v1']))).toBe(false);
+  });
+
+  it('migrates when a dropped version is still stored but the storage version stays', () => {
+    const d = decideCrd(chartCrd('crds', v1), live(alphaAndV1, ['v1alpha1', 'v1']), 'create-replace', release);
+    expect(d.migrate).toEqual({ storage: 'v1', drop: ['v1alpha1'], keep: ['v1'] });
+    expect(d.refused).toBeUndefined();
+    expect(d.changes?.versionsRemoved).toEqual(['v1alpha1']);
+  });
+
+  it('refuses when the version objects are written in goes too, for a templates CRD as well', () => {
+    for (const origin of ['crds', 'templates'] as const) {
+      const d = decideCrd(chartCrd(origin, v1), live(alphaOnly, ['v1alpha1']), 'create-replace', release);
+      expect(d.migrate).toBeUndefined();
+      expect(d.refused).toContain(`CRD widgets.${group} (widgets/${origin}/x.yaml): the new chart drops version v1alpha1, in which objects are still stored`);
+      expect(d.refused).toContain('must ship a chart version whose CRD still serves v1alpha1');
+    }
+  });
+
+  it('a crds/ CRD that is not updated (create, skip) is not checked: nothing drops it', () => {
+    expect(decideCrd(chartCrd('crds', v1), live(alphaOnly, ['v1alpha1']), 'skip', release).refused).toBeUndefined();
+  });
+
+  it('adopts a templates CRD that no release owns, never one another release owns', () => {
+    expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1']), 'create-replace', release).adopt).toBe(true);
+    expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1'], { 'meta.helm.sh/release-name': 'other' }), 'create-replace', release).adopt).toBe(false);
+  });
+});
+
+describe('crdChanges', () => {
+  it('names versions, the storage move and fields by path', () => {
+    const before = widgetCrd(group, [{ name: 'v1', storage: true, fields: ['size', 'old'] }]);
+    const after = widgetCrd(group, [{ name: 'v1', fields: ['size', 'color'] }, { name: 'v2', storage: true, fields: [] }]);
+    const c = crdChanges(before, after);
+    expect(c).toEqual({ versionsAdded: ['v2'], versionsRemoved: [], storage: { from: 'v1', to: 'v2' }, fieldsAdded: ['v1: spec.color'], fieldsRemoved: ['v1: spec.old'] });
+    expect(describeCrdChanges(c)).toBe('versions +v2; storage v1 -> v2; fields +v1: spec.color, -v1: spec.old');
+  });
+
+  it('reads nested and list item properties', () => {
+    expect(schemaFields({ properties: { spec: { properties: { ports: { items: { properties: { name: {} } } } } } } })).toEqual(['spec', 'spec.ports', 'spec.ports[].name']);
+  });
+});
+
+describe('takeOverFields', () => {
+  const helmCreate = { manager: 'helm', operation: 'Update', apiVersion: 'apiextensions.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:group': {}, 'f:versions': {} } } };
+  const kubectlApply = { manager: 'kubectl', operation: 'Apply', apiVersion: 'apiextensions.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:names': { 'f:kind': {} } } } };
+  const injector = { manager: 'cainjector', operation: 'Update', apiVersion: 'apiextensions.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:conversion': {} } } };
+  const status = { manager: 'kube-apiserver', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } };
+
+  it("merges helm's and kubectl's entries into one Apply entry of the installer; controllers and status keep theirs", () => {
+    const out = takeOverFields([helmCreate, injector, kubectlApply, status], 'apiextensions.k8s.io/v1')!;
+    expect(out.slice(0, 2)).toEqual([injector, status]);
+    expect(out[2]).toMatchObject({
+      manager: 'helm-installer',
+      operation: 'Apply',
+      apiVersion: 'apiextensions.k8s.io/v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:group': {}, 'f:versions': {}, 'f:names': { 'f:kind': {} } } },
+    });
+    expect(out).toHaveLength(3);
+  });
+
+  it('nothing to take over when the installer alone applied it', () => {
+    expect(takeOverFields([{ ...helmCreate, manager: 'helm-installer', operation: 'Apply' }, injector], 'apiextensions.k8s.io/v1')).toBeUndefined();
+  });
+
+  it('merges field sets deeply', () => {
+    expect(mergeFieldSets({ 'f:a': { 'f:b': {} } }, { 'f:a': { 'f:c': {} }, 'f:d': {} })).toEqual({ 'f:a': { 'f:b': {}, 'f:c': {} }, 'f:d': {} });
+  });
+});
