@@ -1,6 +1,7 @@
 // Pure classification of a failed helm call into a typed error. Helm exits 1 for every failure,
 // so the cause is read from its words; the tests pin each pattern against real helm output.
 import {
+  ExitCode,
   HelmNotFoundError,
   HelmOperationError,
   type InstallerError,
@@ -10,6 +11,7 @@ import {
   TransientError,
   UsageError,
 } from '../errors.js';
+import { type KnownFailure, knownFailure } from './known-failures.js';
 
 export interface FailureContext {
   release: string;
@@ -102,6 +104,8 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
       hint: 'The chart does not support that Kubernetes version. For render and images, give the target cluster\'s version: `-- --kube-version 1.34` (HELM_INSTALLER_HELM_ARGS); for install it is the cluster\'s own: use a chart version made for it.',
     });
   }
+  const known = knownFailure(stderr);
+  if (known) return knownFailureError(known, message, stderr);
   if (
     has(/values don't meet the specifications of the schema|execution error at|parse error at|error converting YAML to JSON|YAML parse error|unable to build kubernetes objects|error validating data|chart requires kubeVersion|template: /)
   ) {
@@ -109,19 +113,28 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
       hint: 'Fix the values named above (checked against the chart schema and templates); `helm-installer values --explain` shows which file or --set gave each key.',
     });
   }
-  const rolledBack = has(/has been rolled back|rolled back due to|rollback-on-failure|atomic/);
-  const uninstalled = has(/uninstalled due to|has been uninstalled/);
   const timedOut = has(/context deadline exceeded|timed out|timeout/);
-  const state = uninstalled
-    ? 'The failed first install was removed; nothing is left behind.'
-    : rolledBack
-      ? 'The release was rolled back to its previous revision.'
-      : 'The release is marked failed; the next run upgrades it again.';
+  const state = releaseState(stderr);
   const resources = namedResources(stderr);
   const what = timedOut
     ? `Look at the resources named above (kubectl describe ${resources[0] ?? '<resource>'}), fix the cause, then run again.`
     : `Fix the cause above, then run again.`;
   return new HelmOperationError(`${message}\n${state}`, { hint: what });
+}
+
+/** A failure every run repeats: what it means, what state the release is in, and the way out. */
+function knownFailureError(known: KnownFailure, message: string, stderr: string): InstallerError {
+  const text = `${message}\n${known.meaning}\n${releaseState(stderr, true)}`;
+  return known.exitCode === ExitCode.invalidInput ? new InvalidInputError(text, { hint: known.hint }) : new HelmOperationError(text, { hint: known.hint });
+}
+
+/** Where helm left the release, from its words. */
+function releaseState(stderr: string, repeats = false): string {
+  if (/uninstalled due to|has been uninstalled/.test(stderr)) return 'The failed first install was removed; nothing is left behind.';
+  if (/has been rolled back|rolled back due to|rollback-on-failure|atomic/.test(stderr)) {
+    return `The release was rolled back to its previous revision${repeats ? '; every run fails the same way until this is fixed' : ''}.`;
+  }
+  return repeats ? 'Every run fails the same way until this is fixed.' : 'The release is marked failed; the next run upgrades it again.';
 }
 
 function unique<T>(xs: T[]): T[] {

@@ -53,6 +53,62 @@ describe('classifyHelmFailure', () => {
   });
 });
 
+describe('failures every run repeats: the meaning and the way out, never "fix the cause above"', () => {
+  // helm's and the API server's words, as seen in upgrades of public charts (issue 29).
+  const cases: [string, string, number, string, string][] = [
+    [
+      'stale CRD',
+      'Error: UPGRADE FAILED: failed to create typed patch object (ns/main; example.com/v1, Kind=Widget): .spec.color: field not declared in schema',
+      ExitCode.invalidInput,
+      "the cluster's CRD is older than the chart's",
+      '--crds create-replace',
+    ],
+    [
+      'stored version dropped',
+      'Error: UPGRADE FAILED: cannot patch "policies.example.com" with kind CustomResourceDefinition: CustomResourceDefinition.apiextensions.k8s.io "policies.example.com" is invalid: status.storedVersions[0]: Invalid value: "v2alpha1": missing from spec.versions',
+      ExitCode.invalidInput,
+      'drops a version in which objects are still stored',
+      'still serves that version',
+    ],
+    [
+      'owned elsewhere',
+      'Error: UPGRADE FAILED: Unable to continue with update: CustomResourceDefinition "widgets.example.com" in namespace "" exists and cannot be imported into the current release: invalid ownership metadata; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "shop"',
+      ExitCode.helmFailed,
+      'another release owns it, or it was made without helm',
+      '--take-ownership always',
+    ],
+    [
+      'immutable',
+      "Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: cannot patch \"db\" with kind StatefulSet: StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+      ExitCode.helmFailed,
+      'never lets change',
+      '--recreate-immutable auto',
+    ],
+    [
+      'release too large',
+      'Error: UPGRADE FAILED: create: failed to create: Request entity too large: limit is 3145728',
+      ExitCode.invalidInput,
+      'helm keeps each revision in one Secret of at most 1 MiB',
+      'release plan',
+    ],
+  ];
+  for (const [name, stderr, code, meaning, way] of cases) {
+    it(`${name} -> exit ${code}, named, with its way out`, () => {
+      const err = classifyHelmFailure({ ...base, stderr });
+      expect(err.exitCode).toBe(code);
+      expect(err.message).toContain(meaning);
+      expect(err.message).not.toContain('the next run upgrades it again');
+      expect(err.hint).toContain(way);
+      expect(err.hint).not.toContain('Fix the cause above');
+    });
+  }
+
+  it('a rolled-back one says so, and that every run repeats it', () => {
+    const err = classifyHelmFailure({ ...base, stderr: 'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: Service "web" is invalid: spec.clusterIP: Invalid value: "10.0.0.9": field is immutable' });
+    expect(err.message).toContain('The release was rolled back to its previous revision; every run fails the same way until this is fixed.');
+  });
+});
+
 describe('extractCause / namedResources', () => {
   it('takes the last Error: line as the cause', () => {
     expect(extractCause('W1 warning\nError: first\nError: UPGRADE FAILED: boom\n').cause).toBe('UPGRADE FAILED: boom');

@@ -1,0 +1,64 @@
+// Helm's failures that every later run repeats until someone acts, pure: each recognised by
+// helm's (or the API server's) own words, with what it means and the way out. Without them the
+// summary said "Fix the cause above, then run again" and that the next run upgrades again, which
+// for these it does not.
+import { ExitCode } from '../errors.js';
+
+export interface KnownFailure {
+  name: string;
+  match: RegExp;
+  /** 3: the chart or values must change; 4: the cluster's state must change. */
+  exitCode: typeof ExitCode.invalidInput | typeof ExitCode.helmFailed;
+  /** What it means, in one line after helm's own. */
+  meaning: string;
+  hint: string;
+}
+
+export const KNOWN_FAILURES: readonly KnownFailure[] = [
+  {
+    name: 'stale CRD',
+    match: /field not declared in schema|strict decoding error: unknown field/,
+    exitCode: ExitCode.invalidInput,
+    meaning: "A custom resource of the chart sets a field that its CRD in the cluster does not declare: the cluster's CRD is older than the chart's.",
+    hint: "The installer updates the chart's crds/ CRDs before helm with --crds create-replace (the default; HELM_INSTALLER_CRDS): use it. If it was used, the chart's own CRD lacks the field: tell the vendor.",
+  },
+  {
+    name: 'stored version dropped',
+    match: /status\.storedVersions\[\d+\]: Invalid value: .*missing from spec\.versions/,
+    exitCode: ExitCode.invalidInput,
+    meaning: 'A CRD of the chart drops a version in which objects are still stored.',
+    hint: 'The installer migrates the objects first when the new CRD keeps the version they are written in now (--crds create-replace); otherwise the vendor must ship a chart whose CRD still serves that version, for one release.',
+  },
+  {
+    name: 'owned elsewhere',
+    match: /exists and cannot be imported into the current release|invalid ownership metadata/,
+    exitCode: ExitCode.helmFailed,
+    meaning: 'An object of the chart already exists and another release owns it, or it was made without helm.',
+    hint: 'If it should belong to this release: uninstall it from the release named above (or delete it), or run once with --take-ownership always (HELM_INSTALLER_TAKE_OWNERSHIP) when no release owns it.',
+  },
+  {
+    name: 'immutable field',
+    match: /field is immutable|updates to statefulset spec for fields other than/,
+    exitCode: ExitCode.helmFailed,
+    meaning: 'The new chart version changes a field the API server never lets change (a selector, a StatefulSet serviceName or volumeClaimTemplates, a Job template).',
+    hint: 'Run with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE): the object is recreated before helm and a StatefulSet keeps its PVCs. By hand: kubectl delete statefulset NAME --cascade=orphan (PVCs stay), then run again.',
+  },
+  {
+    name: 'release too large',
+    match: /[Rr]equest entity too large|Too long: must have at most 1048576 bytes|etcdserver: request is too large|exceeds the maximum/,
+    exitCode: ExitCode.invalidInput,
+    meaning: 'The release record is too large: helm keeps each revision in one Secret of at most 1 MiB, and the API server refuses larger requests.',
+    hint: 'A retry fails the same way. Split the chart into several releases (a release plan, releases.yaml), or make the chart inline fewer files (large ConfigMaps, dashboards, CRDs in templates).',
+  },
+  {
+    name: 'client-side apply forced',
+    match: /forceConflicts enabled when serverSideApply disabled/,
+    exitCode: ExitCode.helmFailed,
+    meaning: 'helm was asked for client-side apply together with --force-conflicts.',
+    hint: 'Remove --server-side=false (or auto) from the helm arguments after -- (HELM_INSTALLER_HELM_ARGS): the installer applies server-side on helm 4.',
+  },
+];
+
+export function knownFailure(stderr: string): KnownFailure | undefined {
+  return KNOWN_FAILURES.find((f) => f.match.test(stderr));
+}

@@ -1,0 +1,155 @@
+// Upgrade paths with CRDs, on the real API server, through the built CLI with helm 4 and helm 3:
+// each starts from a release made as the world makes it (the installer's own, or plain helm 3)
+// and upgrades to a chart version whose CRDs change the way public charts' do (DESIGN.md
+// section 9). What is checked is read from the cluster: the live CRD's versions, schema and
+// stored versions, the custom resource, the release history; expected values are written out.
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { getJson, kubectl } from '../cluster/kube.js';
+import { helm3, helm4, tempDir } from '../helpers.js';
+import { type WidgetChart, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
+import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+
+const newNamespace = namespacesDeletedAfterAll();
+const groups: string[] = [];
+afterAll(async () => {
+  await Promise.all(groups.map((g) => kubectl(['delete', 'crd', `widgets.${g}`, '--ignore-not-found', '--wait=false'], { kubeconfig: kubeconfig() })));
+});
+
+const HELMS = [['helm4', helm4], ['helm3', helm3]] as const;
+
+/** A namespace and an API group of the test's own (CRDs are cluster-wide). */
+async function setup(prefix: string): Promise<{ ns: string; group: string; dir: string }> {
+  const ns = await newNamespace(prefix);
+  const group = `${ns}.test.helm-installer.io`;
+  groups.push(group);
+  return { ns, group, dir: tempDir('hi-crds') };
+}
+
+function chart(dir: string, name: string, c: WidgetChart): string {
+  return writeWidgetChart(join(dir, name), c);
+}
+
+const run = (ns: string, chartDir: string, bin: string, extra: string[] = []) => install('widgets', ns, ['--chart', chartDir, '--helm-bin', bin, ...extra]);
+
+async function crd(group: string): Promise<{ versions: { name: string; storage: boolean; fields: string[] }[]; stored: string[]; annotations: Record<string, string> }> {
+  const live = await getJson(['get', 'crd', `widgets.${group}`], { kubeconfig: kubeconfig() });
+  return {
+    versions: live.spec.versions.map((v: any) => ({ name: v.name, storage: v.storage, fields: Object.keys(v.schema.openAPIV3Schema.properties.spec.properties ?? {}).sort() })),
+    stored: live.status.storedVersions,
+    annotations: live.metadata.annotations ?? {},
+  };
+}
+
+const widget = (ns: string, group: string, version: string) => getJson(['get', `widgets.${version}.${group}`, 'main'], { kubeconfig: kubeconfig(), namespace: ns });
+
+describe('upgrade paths: CRDs', () => {
+  for (const [name, bin] of HELMS) {
+    it(`${name}: a crds/ CRD that gains a field is updated before helm, and the field reaches the custom resource; the next same-input run is a no-op`, async () => {
+      const { ns, group, dir } = await setup(`crd-field-${name}`);
+      const v1 = chart(dir, 'v1', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+      const v2 = chart(dir, 'v2', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'red' } } });
+      const first = await run(ns, v1, bin);
+      expect(first.exitCode, first.stderr).toBe(0);
+      const second = await run(ns, v2, bin);
+      expect(second.exitCode, second.stdout + second.stderr).toBe(0);
+      expect(second.stdout).toContain(`CRD widgets.${group} updated: fields +v1: spec.color`);
+      expect((await crd(group)).versions).toEqual([{ name: 'v1', storage: true, fields: ['color', 'size'] }]);
+      expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 's', color: 'red' });
+      const third = await run(ns, v2, bin);
+      expect(third.exitCode, third.stderr).toBe(0);
+      expect((await history('widgets', ns, bin)).map((r) => r.status)).toEqual(['superseded', 'deployed']);
+    });
+  }
+
+  it('helm4 with --crds skip: the stale CRD is what plain helm leaves, and the failure names the way out', async () => {
+    const { ns, group, dir } = await setup('crd-skip');
+    const v1 = chart(dir, 'v1', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    const v2 = chart(dir, 'v2', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'red' } } });
+    expect((await run(ns, v1, helm4)).exitCode).toBe(0);
+    const skipped = await run(ns, v2, helm4, ['--crds', 'skip']);
+    expect(skipped.exitCode).toBe(3);
+    expect(skipped.stderr).toContain('field not declared in schema');
+    expect(skipped.stderr).toContain('--crds create-replace');
+    expect((await crd(group)).versions).toEqual([{ name: 'v1', storage: true, fields: ['size'] }]);
+  });
+
+  for (const [name, bin] of HELMS) {
+    it(`${name}: a new storage version, then the old stored version dropped: objects migrated, storedVersions trimmed`, async () => {
+      const { ns, group, dir } = await setup(`crd-migrate-${name}`);
+      const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
+      const both = chart(dir, 'b', {
+        version: '2.0.0', group, crdIn: 'crds',
+        versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }],
+        widget: { version: 'v1', spec: { size: 'm' } },
+      });
+      const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 'l' } } });
+      expect((await run(ns, alpha, bin)).exitCode).toBe(0);
+      const second = await run(ns, both, bin);
+      expect(second.exitCode, second.stderr).toBe(0);
+      expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1alpha1', storage: false }, { name: 'v1', storage: true }], stored: ['v1alpha1', 'v1'] });
+      const third = await run(ns, stable, bin);
+      expect(third.exitCode, third.stdout + third.stderr).toBe(0);
+      expect(third.stdout).toContain(`CRD widgets.${group}: 1 objects stored in v1; v1alpha1 dropped from its stored versions`);
+      expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1', storage: true }], stored: ['v1'] });
+      expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 'l' });
+    });
+  }
+
+  it('helm4: a chart whose CRD drops the version objects are stored in is refused, exit 3, before anything changes', async () => {
+    const { ns, group, dir } = await setup('crd-refused');
+    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
+    const v1 = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    expect((await run(ns, alpha, helm4)).exitCode).toBe(0);
+    const refused = await run(ns, v1, helm4);
+    expect(refused.exitCode, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain(`CRD widgets.${group} (widgets/crds/widgets.yaml): the new chart drops version v1alpha1, in which objects are still stored`);
+    expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1alpha1', storage: true }], stored: ['v1alpha1'] });
+    expect((await history('widgets', ns)).map((r) => r.status)).toEqual(['deployed']);
+  });
+
+  for (const [name, bin] of HELMS) {
+    it(`${name}: a CRD moved from crds/ into templates is adopted by the release, not refused as owned by nobody`, async () => {
+      const { ns, group, dir } = await setup(`crd-move-${name}`);
+      const inCrds = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+      const inTemplates = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'templates', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'blue' } } });
+      expect((await run(ns, inCrds, bin)).exitCode).toBe(0);
+      const moved = await run(ns, inTemplates, bin);
+      expect(moved.exitCode, moved.stderr).toBe(0);
+      const live = await crd(group);
+      expect(live.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'widgets', 'meta.helm.sh/release-namespace': ns });
+      expect(live.versions).toEqual([{ name: 'v1', storage: true, fields: ['color', 'size'] }]);
+      expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 's', color: 'blue' });
+    });
+  }
+});
+
+describe('upgrade paths: a release helm 3 made', () => {
+  it('plain helm 3 install, a hand edit, then the installer on helm 4: server-side apply from then on, the edit taken back, a dropped key removed, then a no-op', async () => {
+    const { ns, group, dir } = await setup('from-helm3');
+    const base = { group, crdIn: 'crds' as const, versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } };
+    const v1 = chart(dir, 'a', { ...base, version: '1.0.0', extraData: { legacy: 'yes' } });
+    const v2 = chart(dir, 'b', { ...base, version: '2.0.0' });
+    const env = { KUBECONFIG: kubeconfig() };
+    await execa(helm3, ['install', 'widgets', v1, '--namespace', ns, '--wait'], { env });
+    await kubectl(['patch', 'configmap', 'widgets-config', '--type', 'merge', '-p', '{"data":{"note":"by-hand"}}'], { kubeconfig: kubeconfig(), namespace: ns });
+
+    const moved = await run(ns, v1, helm4, ['--set', 'note=b']);
+    expect(moved.exitCode, moved.stdout + moved.stderr).toBe(0);
+    const config = await getJson(['get', 'configmap', 'widgets-config'], { kubeconfig: kubeconfig(), namespace: ns });
+    expect(config.data).toEqual({ note: 'b', legacy: 'yes' });
+    const helmEntries = config.metadata.managedFields.filter((m: any) => m.manager === 'helm').map((m: any) => m.operation);
+    expect(helmEntries).toEqual(['Apply']);
+    const meta = JSON.parse((await execa(helm4, ['get', 'metadata', 'widgets', '--namespace', ns, '-o', 'json'], { env })).stdout);
+    expect(meta.applyMethod).toBe('ssa');
+
+    const dropped = await run(ns, v2, helm4, ['--set', 'note=b']);
+    expect(dropped.exitCode, dropped.stderr).toBe(0);
+    expect((await getJson(['get', 'configmap', 'widgets-config'], { kubeconfig: kubeconfig(), namespace: ns })).data).toEqual({ note: 'b' });
+
+    const again = await run(ns, v2, helm4, ['--set', 'note=b']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect((await history('widgets', ns)).map((r) => r.revision)).toEqual([1, 2, 3]);
+  });
+});
