@@ -70,7 +70,8 @@ describe('upgrade paths: CRDs', () => {
     expect((await run(ns, v1, helm4)).exitCode).toBe(0);
     const skipped = await run(ns, v2, helm4, ['--crds', 'skip']);
     expect(skipped.exitCode).toBe(3);
-    expect(skipped.stderr).toContain('field not declared in schema');
+    expect(skipped.stderr).toContain("failed to create typed patch object");
+    expect(skipped.stderr).toContain("the cluster's CRD is older than the chart's");
     expect(skipped.stderr).toContain('--crds create-replace');
     expect((await crd(group)).versions).toEqual([{ name: 'v1', storage: true, fields: ['size'] }]);
   });
@@ -129,7 +130,7 @@ describe('upgrade paths: a release helm 3 made', () => {
   it('plain helm 3 install, a hand edit, then the installer on helm 4: server-side apply from then on, the edit taken back, a dropped key removed, then a no-op', async () => {
     const { ns, group, dir } = await setup('from-helm3');
     const base = { group, crdIn: 'crds' as const, versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } };
-    const v1 = chart(dir, 'a', { ...base, version: '1.0.0', extraData: { legacy: 'yes' } });
+    const v1 = chart(dir, 'a', { ...base, version: '1.0.0', extraData: { legacy: 'kept' } });
     const v2 = chart(dir, 'b', { ...base, version: '2.0.0' });
     const env = { KUBECONFIG: kubeconfig() };
     await execa(helm3, ['install', 'widgets', v1, '--namespace', ns, '--wait'], { env });
@@ -137,8 +138,8 @@ describe('upgrade paths: a release helm 3 made', () => {
 
     const moved = await run(ns, v1, helm4, ['--set', 'note=b']);
     expect(moved.exitCode, moved.stdout + moved.stderr).toBe(0);
-    const config = await getJson(['get', 'configmap', 'widgets-config'], { kubeconfig: kubeconfig(), namespace: ns });
-    expect(config.data).toEqual({ note: 'b', legacy: 'yes' });
+    const config = await getJson(['get', 'configmap', 'widgets-config', '--show-managed-fields'], { kubeconfig: kubeconfig(), namespace: ns });
+    expect(config.data).toEqual({ note: 'b', legacy: 'kept' });
     const helmEntries = config.metadata.managedFields.filter((m: any) => m.manager === 'helm').map((m: any) => m.operation);
     expect(helmEntries).toEqual(['Apply']);
     const meta = JSON.parse((await execa(helm4, ['get', 'metadata', 'widgets', '--namespace', ns, '-o', 'json'], { env })).stdout);
