@@ -13,6 +13,11 @@ export function refusal(error: unknown): string {
   return withoutValue(apiMessage(error));
 }
 
+/** A server-side apply refused because the object does not fit its kind's schema (a stale CRD): HTTP 500, but no outage. */
+export function isSchemaRefusal(error: unknown): boolean {
+  return error instanceof ObjectApiError && error.code === 500 && /failed to create typed patch object|field not declared in schema/.test(error.body);
+}
+
 function withoutValue(message: string): string {
   // `Invalid value: "10.96.0.12": field is immutable` -> `field is immutable (value [REDACTED])`.
   const m = /Invalid value: .*: ([^:]+)$/s.exec(message);

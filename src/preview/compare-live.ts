@@ -14,7 +14,7 @@ import { driftApiError, HELM_FIELD_MANAGER, mapBounded, type ObjectDrift } from 
 import { ignoredPaths, type IgnoreRule } from '../drift/ignore-rules.js';
 import { manifestObjects, placeObjects, type PlacedObject } from '../drift/manifest-objects.js';
 import type { Obj, ObjectClient } from '../drift/object-client.js';
-import { refusal } from '../drift/refusal.js';
+import { isSchemaRefusal, refusal } from '../drift/refusal.js';
 import { sourceComment, splitManifestStream } from '../images/manifest-stream.js';
 import type { PlanObjectInput } from './plan-types.js';
 import { objectKey, readLive } from './read-live.js';
@@ -90,7 +90,9 @@ async function desiredState(kube: KubeClients, client: ObjectClient, p: PlacedOb
     return { input: { ...id, desired: result, live }, ...(fields.length > 0 ? { drift: { ...id, missing: false, fields } } : {}) };
   } catch (error) {
     const status = apiStatus(error);
-    if (status !== 400 && status !== 422) throw driftApiError(kube, error, p, 'patch', 'plan');
+    // A custom resource that sets a field its live CRD lacks is refused with a 500 (`failed to
+    // create typed patch object`): not the cluster failing, and install updates the CRD first.
+    if (status !== 400 && status !== 422 && !isSchemaRefusal(error)) throw driftApiError(kube, error, p, 'patch', 'plan');
     // Refused (an immutable field): the manifest's fields as written against the live ones.
     const refused = refusal(error);
     return { input: { ...id, desired: p.body, live, refused }, drift: { ...id, missing: false, fields: compareObjects(p.body, live, ignored, { onlySet: true }), refused } };

@@ -8,7 +8,11 @@
 //   "summary": { "create": n, "change": n, "delete": n, "unchanged": n },   (objects only, hooks not counted)
 //   "objects": [ Object, ... ],   every object of the release, unchanged ones included, in manifest order
 //   "hooks": [ Object, ... ]      the chart's hooks: always "create" (helm re-creates them)
+//   "crds": [ Crd, ... ]          the chart's CRDs, when install would run helm (absent without CRDs)
 // }
+// Crd: { "name", "origin": "crds" | "templates", "action": "create" | "update" | "unchanged",
+//   "changes": "versions +v2; storage v1 -> v2; fields +v1: spec.color" (updates),
+//   "migrate": { "storage", "drop": [versions] } (objects rewritten first), "adopt": true (made this release's) }
 // Object: {
 //   "apiVersion", "kind", "namespace" (absent when cluster-scoped), "name",
 //   "action": "create" | "change" | "delete" | "unchanged",
@@ -18,7 +22,7 @@
 //   "refused": why the API server refused the dry run (when it did),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
-import type { PlanEntry, PlanReport } from './plan-types.js';
+import type { PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
 import { countActions, type ActionCounts } from './summary.js';
 
 export const PLAN_SCHEMA_VERSION = 1;
@@ -45,6 +49,7 @@ export interface PlanJson {
   summary: ActionCounts;
   objects: PlanJsonObject[];
   hooks: PlanJsonObject[];
+  crds?: PlanCrd[];
 }
 
 export function planJson(report: PlanReport): PlanJson {
@@ -57,6 +62,7 @@ export function planJson(report: PlanReport): PlanJson {
     summary: countActions(report.entries),
     objects: report.entries.map(jsonObject),
     hooks: report.hooks.map(jsonObject),
+    ...(report.crds ? { crds: report.crds } : {}),
   };
 }
 

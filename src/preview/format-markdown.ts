@@ -1,7 +1,7 @@
 // The plan for a pull request or a support ticket (-o markdown, GitHub-flavoured): a summary
 // table, then each diff collapsed under <details>, so a long plan stays readable in a review.
 import type { PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, decisionLine, objectName, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, decisionLine, objectName, SIGN } from './summary.js';
 
 export function formatMarkdown(report: PlanReport): string {
   const out = [
@@ -10,6 +10,8 @@ export function formatMarkdown(report: PlanReport): string {
     `**${text(decisionLine(report.decision))}**`,
     '',
   ];
+  const crds = (report.crds ?? []).filter((c) => c.action !== 'unchanged' || c.migrate || c.adopt);
+  if (crds.length > 0) out.push('CRDs (before helm runs; never deleted):', '', ...crds.map((c) => `- ${text(crdLine(c))}`), '');
   const listed = report.entries.filter((e) => e.action !== 'unchanged');
   if (listed.length > 0) out.push(...table(['action', 'kind', 'namespace', 'name', 'fields'], listed.map(objectRow)), '');
   const unchanged = countActions(report.entries).unchanged;

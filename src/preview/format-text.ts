@@ -1,7 +1,7 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
-import type { PlanAction, PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, decisionLine, objectName, oneLine, SIGN } from './summary.js';
+import type { PlanAction, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
+import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
@@ -24,6 +24,7 @@ export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): b
 export function formatText(report: PlanReport, o: { color: boolean }): string {
   const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
   const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
+  lines.push(...crdLines(report.crds ?? []));
   for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');
@@ -33,6 +34,16 @@ export function formatText(report: PlanReport, o: { color: boolean }): string {
   if (unchanged > 0) lines.push(`${unchanged} unchanged`);
   lines.push(countLine(report.entries));
   return `${lines.join('\n')}\n`;
+}
+
+/** The CRDs install changes before helm, each with what changes; unchanged ones counted. */
+function crdLines(crds: readonly PlanCrd[]): string[] {
+  const changing = crds.filter((c) => c.action !== 'unchanged' || c.migrate || c.adopt);
+  if (changing.length === 0) return crds.length > 0 ? [`CRDs: ${crds.length} unchanged`, ''] : [];
+  const lines = ['CRDs (before helm runs; never deleted):'];
+  for (const c of changing) lines.push(`${INDENT}${crdLine(c)}`);
+  const unchanged = crds.length - changing.length;
+  return [...lines, ...(unchanged > 0 ? [`${INDENT}${unchanged} unchanged`] : []), ''];
 }
 
 function entryLines(e: PlanEntry, paint: Paint): string[] {

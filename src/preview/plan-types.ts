@@ -44,6 +44,20 @@ export interface PlanDecision {
   reason: string;
 }
 
+/** A CRD of the chart and what install does to it before helm (src/crds/). */
+export interface PlanCrd {
+  name: string;
+  /** crds/ (install's CRD step applies it) or templates (helm applies it). */
+  origin: 'crds' | 'templates';
+  action: 'create' | 'update' | 'unchanged';
+  /** `versions +v2; storage v1 -> v2; fields +v1: spec.color`, for an update. */
+  changes?: string;
+  /** Objects rewritten in this version first, so the update may drop the versions named. */
+  migrate?: { storage: string; drop: string[] };
+  /** A templates CRD no release owns, made this release's. */
+  adopt?: boolean;
+}
+
 export interface PlanReport {
   release: string;
   namespace: string;
@@ -51,4 +65,6 @@ export interface PlanReport {
   decision: PlanDecision;
   entries: PlanEntry[];
   hooks: PlanEntry[];
+  /** The chart's CRDs when install would run helm; absent when there are none. */
+  crds?: PlanCrd[];
 }

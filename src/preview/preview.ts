@@ -15,6 +15,7 @@ import { readReleaseState, revisionManifest } from '../install/read-state.js';
 import { applySettings, chartLabel, type ClusterRun, type InstallRun } from '../install/run-context.js';
 import { withRunPlan } from '../run/run-plan.js';
 import { compareWithLive } from './compare-live.js';
+import { planCrdSection } from './plan-crds.js';
 import { planEntries } from './plan-entries.js';
 import type { PlanDecision, PlanReport } from './plan-types.js';
 
@@ -41,10 +42,12 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
   const pins = run.ignore.length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
   return withRunPlan(run, async (plan) => {
     const [state] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
-    const rendered = [...(await plan.render(namespace)).output].join('');
+    const { manifests, output } = await plan.render(namespace);
+    const rendered = [...output].join('');
     run.stage('comparing with the cluster');
     const base = lastApplied(state);
-    const compared = await compareWithLive(kube, await objectClient(kube, run.signal), {
+    const client = await objectClient(kube, run.signal);
+    const compared = await compareWithLive(kube, client, {
       rendered,
       lastManifest: base === undefined ? undefined : await revisionManifest(kube, cluster.records, base),
       firstInstall: !everDeployed(state.records),
@@ -57,7 +60,8 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
     const { entries, hooks } = planEntries(compared.objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
-    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [] };
+    const crds = runsHooks(decision) ? await planCrdSection(client, manifests, o.crds, { name: release, namespace }) : undefined;
+    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}) };
   }, { pins, apply: applySettings(run) });
 }
 

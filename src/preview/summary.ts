@@ -1,5 +1,5 @@
 // What every output format says the same way: the counts, an object's name, the decision.
-import type { PlanAction, PlanDecision, PlanEntry } from './plan-types.js';
+import type { PlanAction, PlanCrd, PlanDecision, PlanEntry } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -41,4 +41,13 @@ export function oneLine(text: string): string {
   return text
     .replace(/\s*[\r\n]+\s*/g, ' ')
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** `update CRD widgets.example.com (crds/): fields +v1: spec.color: ...`, one line. */
+export function crdLine(c: PlanCrd): string {
+  const parts = [`${c.action === 'unchanged' ? 'keep' : c.action} CRD ${c.name} (${c.origin === 'crds' ? 'crds/' : 'templates, applied by helm'})`];
+  if (c.changes) parts.push(c.changes);
+  if (c.migrate) parts.push(`objects rewritten in ${c.migrate.storage} first, then ${c.migrate.drop.join(', ')} dropped from its stored versions`);
+  if (c.adopt) parts.push('no release owns it: adopted by this release');
+  return parts.map(oneLine).join(': ');
 }

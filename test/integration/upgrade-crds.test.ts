@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
-import { helm3, helm4, tempDir } from '../helpers.js';
+import { helm3, helm4, runCli, tempDir } from '../helpers.js';
 import { type WidgetChart, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
@@ -32,6 +32,8 @@ function chart(dir: string, name: string, c: WidgetChart): string {
 }
 
 const run = (ns: string, chartDir: string, bin: string, extra: string[] = []) => install('widgets', ns, ['--chart', chartDir, '--helm-bin', bin, ...extra]);
+const plan = (ns: string, chartDir: string, bin: string) =>
+  runCli(['plan', '--release', 'widgets', '--namespace', ns, '--chart', chartDir, '--helm-bin', bin], { env: { KUBECONFIG: kubeconfig() } });
 
 async function crd(group: string): Promise<{ versions: { name: string; storage: boolean; fields: string[] }[]; stored: string[]; annotations: Record<string, string> }> {
   const live = await getJson(['get', 'crd', `widgets.${group}`], { kubeconfig: kubeconfig() });
@@ -52,6 +54,10 @@ describe('upgrade paths: CRDs', () => {
       const v2 = chart(dir, 'v2', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'red' } } });
       const first = await run(ns, v1, bin);
       expect(first.exitCode, first.stderr).toBe(0);
+      // The plan names the CRD change, and the custom resource the old CRD cannot take is no outage (was exit 5).
+      const planned = await plan(ns, v2, bin);
+      expect(planned.exitCode, planned.stderr).toBe(10);
+      expect(planned.stdout).toContain(`CRDs (before helm runs; never deleted):\n    update CRD widgets.${group} (crds/): fields +v1: spec.color\n`);
       const second = await run(ns, v2, bin);
       expect(second.exitCode, second.stdout + second.stderr).toBe(0);
       expect(second.stdout).toContain(`CRD widgets.${group} updated: fields +v1: spec.color`);
@@ -90,6 +96,9 @@ describe('upgrade paths: CRDs', () => {
       const second = await run(ns, both, bin);
       expect(second.exitCode, second.stderr).toBe(0);
       expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1alpha1', storage: false }, { name: 'v1', storage: true }], stored: ['v1alpha1', 'v1'] });
+      const planned = await plan(ns, stable, bin);
+      expect(planned.exitCode, planned.stderr).toBe(10);
+      expect(planned.stdout).toContain(`update CRD widgets.${group} (crds/): versions -v1alpha1: objects rewritten in v1 first, then v1alpha1 dropped from its stored versions`);
       const third = await run(ns, stable, bin);
       expect(third.exitCode, third.stdout + third.stderr).toBe(0);
       expect(third.stdout).toContain(`CRD widgets.${group}: 1 objects stored in v1; v1alpha1 dropped from its stored versions`);
@@ -103,6 +112,9 @@ describe('upgrade paths: CRDs', () => {
     const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
     const v1 = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
     expect((await run(ns, alpha, helm4)).exitCode).toBe(0);
+    const planned = await plan(ns, v1, helm4);
+    expect(planned.exitCode, planned.stderr).toBe(3);
+    expect(planned.stderr).toContain(`CRD widgets.${group} (widgets/crds/widgets.yaml): the new chart drops version v1alpha1`);
     const refused = await run(ns, v1, helm4);
     expect(refused.exitCode, refused.stderr).toBe(3);
     expect(refused.stderr).toContain(`CRD widgets.${group} (widgets/crds/widgets.yaml): the new chart drops version v1alpha1, in which objects are still stored`);

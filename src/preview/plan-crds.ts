@@ -1,0 +1,28 @@
+// The plan's CRD section: install's own CRD decisions (src/crds/), read the same way and changing
+// nothing. A CRD install would refuse (a dropped storage version) fails the plan as it fails the
+// install, with the same exit code and words.
+import type { ObjectClient } from '../drift/object-client.js';
+import { InvalidInputError } from '../errors.js';
+import type { CrdPolicy } from '../install/install-options.js';
+import type { PlanCrd } from './plan-types.js';
+
+export async function planCrdSection(client: ObjectClient, manifests: string, policy: CrdPolicy, release: { name: string; namespace: string }): Promise<PlanCrd[] | undefined> {
+  if (!manifests.includes('CustomResourceDefinition')) return undefined;
+  const [{ planCrds }, { describeCrdChanges, hasChanges }] = await Promise.all([import('../crds/upgrade-crds.js'), import('../crds/crd-changes.js')]);
+  const { crds, decisions, live } = await planCrds(client, { manifests, policy, release });
+  const refused = decisions.filter((d) => d.refused);
+  if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: 'Ship a chart whose CRDs keep the version named above; install would change nothing.' });
+  if (crds.length === 0) return undefined;
+  return decisions.map((d): PlanCrd => {
+    const changed = d.changes !== undefined && hasChanges(d.changes);
+    const action = d.apply !== 'none' ? d.apply : d.origin === 'templates' && !live.has(d.name) ? 'create' : d.origin === 'templates' && changed ? 'update' : 'unchanged';
+    return {
+      name: d.name,
+      origin: d.origin,
+      action,
+      ...(action === 'update' && d.changes ? { changes: describeCrdChanges(d.changes) } : {}),
+      ...(d.migrate ? { migrate: { storage: d.migrate.storage, drop: d.migrate.drop } } : {}),
+      ...(d.adopt ? { adopt: true } : {}),
+    };
+  });
+}
