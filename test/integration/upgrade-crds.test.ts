@@ -10,8 +10,10 @@ import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, helm4, runCli, tempDir } from '../helpers.js';
 import { type WidgetChart, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { serviceAccountsDeletedAfterAll, shippedRole } from './service-account.js';
 
 const newNamespace = namespacesDeletedAfterAll();
+const identity = serviceAccountsDeletedAfterAll();
 const groups: string[] = [];
 afterAll(async () => {
   await Promise.all(groups.map((g) => kubectl(['delete', 'crd', `widgets.${g}`, '--ignore-not-found', '--wait=false'], { kubeconfig: kubeconfig() })));
@@ -106,6 +108,22 @@ describe('upgrade paths: CRDs', () => {
       expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 'l' });
     });
   }
+
+  it('helm4: a migration the installer may not make (no cluster-wide list/update of the kind) is exit 6 naming them, before anything changes', async () => {
+    const { ns, group, dir } = await setup('crd-rbac');
+    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
+    const both = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    expect((await run(ns, alpha, helm4)).exitCode).toBe(0);
+    expect((await run(ns, both, helm4)).exitCode).toBe(0);
+    // The shipped Role, and the widgets of this namespace: a namespaced grant, not the cluster-wide one a migration needs.
+    const kc = await identity(ns, [...shippedRole.rules, { apiGroups: [group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }]);
+    const denied = await install('widgets', ns, ['--chart', stable, '--set', 'note=b'], { KUBECONFIG: kc });
+    expect(denied.exitCode, denied.stdout + denied.stderr).toBe(6);
+    expect(denied.stderr).toContain(`missing permissions for the CRD storage migration: list widgets.${group} (cluster-wide), update widgets.${group} (cluster-wide)`);
+    expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1alpha1', storage: false }, { name: 'v1', storage: true }], stored: ['v1alpha1', 'v1'] });
+    expect((await history('widgets', ns)).map((r) => r.status)).toEqual(['superseded', 'deployed']);
+  });
 
   it('helm4: a chart whose CRD drops the version objects are stored in is refused, exit 3, before anything changes', async () => {
     const { ns, group, dir } = await setup('crd-refused');
