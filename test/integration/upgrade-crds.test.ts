@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getJson, kubectl } from '../cluster/kube.js';
-import { helm3, helm4, runCli, tempDir } from '../helpers.js';
+import { getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { cliPath, helm3, helm4, installerNodeArgs, runCli, tempDir } from '../helpers.js';
 import { type WidgetChart, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { serviceAccountsDeletedAfterAll, shippedRole } from './service-account.js';
@@ -33,7 +33,8 @@ function chart(dir: string, name: string, c: WidgetChart): string {
   return writeWidgetChart(join(dir, name), c);
 }
 
-const run = (ns: string, chartDir: string, bin: string, extra: string[] = []) => install('widgets', ns, ['--chart', chartDir, '--helm-bin', bin, ...extra]);
+const run = (ns: string, chartDir: string, bin: string, extra: string[] = []) =>
+  install('widgets', ns, ['--chart', chartDir, '--helm-bin', bin, ...extra], { HELM_INSTALLER_LOCK_TIMEOUT: '90s' });
 const plan = (ns: string, chartDir: string, bin: string) =>
   runCli(['plan', '--release', 'widgets', '--namespace', ns, '--chart', chartDir, '--helm-bin', bin], { env: { KUBECONFIG: kubeconfig() } });
 
@@ -108,6 +109,37 @@ describe('upgrade paths: CRDs', () => {
       expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 'l' });
     });
   }
+
+  it('helm4: SIGKILL in the middle of a storage migration: the next run finishes it, no object lost', async () => {
+    const { ns, group, dir } = await setup('crd-killed');
+    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
+    const both = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    expect((await run(ns, alpha, helm4)).exitCode).toBe(0);
+    // Stored in v1alpha1: enough of them that the migration takes a few seconds.
+    const many = Array.from({ length: 1000 }, (_, i) => ({ apiVersion: `${group}/v1alpha1`, kind: 'Widget', metadata: { name: `w${i}`, namespace: ns }, spec: { size: String(i) } }));
+    await kubectl(['apply', '-f', '-'], { kubeconfig: kubeconfig(), input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: many }), timeoutMs: 180_000 });
+    expect((await run(ns, both, helm4)).exitCode).toBe(0);
+
+    const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'widgets', '--namespace', ns, '--chart', stable], {
+      env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' },
+      reject: false,
+      detached: true,
+    });
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+    await waitFor('the migration to start', () => seen.includes('rewriting its objects in v1'), { timeoutMs: 120_000, intervalMs: 20 });
+    process.kill(-child.pid!, 'SIGKILL');
+    await child;
+    expect((await crd(group)).stored).toEqual(['v1alpha1', 'v1']);
+
+    const next = await run(ns, stable, helm4);
+    expect(next.exitCode, next.stdout + next.stderr).toBe(0);
+    expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1', storage: true }], stored: ['v1'] });
+    const widgets = await getJson(['get', `widgets.v1.${group}`], { kubeconfig: kubeconfig(), namespace: ns });
+    expect(widgets.items).toHaveLength(1001);
+    expect(widgets.items.find((w: any) => w.metadata.name === 'w999').spec).toEqual({ size: '999' });
+  });
 
   it('helm4: a migration the installer may not make (no cluster-wide list/update of the kind) is exit 6 naming them, before anything changes', async () => {
     const { ns, group, dir } = await setup('crd-rbac');
