@@ -8,7 +8,7 @@ import type { RunState } from '../run-state.js';
 import { installOptionTable } from '../install/install-options.js';
 
 // Install's own options, same flags and variables: a HelmRelease says what install would do.
-const { historyMax, takeOwnership, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure } = installOptionTable;
+const { historyMax, takeOwnership, crds, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure } = installOptionTable;
 
 const DESCRIPTION = 'write what a GitOps engine (Flux) applies to get the same app: a kustomize base and overlay per release and the Flux files, or (--format helmrelease) a HelmRelease and chart per release; no cluster needed';
 
@@ -26,7 +26,7 @@ export const exportDefinition = defineCommand({
     ociInsecure: switchOption('--oci-insecure', 'OCI_INSECURE', 'the OCIRepository pulls over plain HTTP (a registry without TLS)'),
     fluxNamespace: value('--flux-namespace <ns>', 'FLUX_NAMESPACE', 'where the Flux objects go (rendered: the OCIRepository and Kustomizations; helmrelease: the HelmReleases, their OCIRepositories and values)', parseNamespace, 'flux-system'),
     chartRepositoryPath: value('--chart-repository-path <path>', 'CHART_REPOSITORY_PATH', 'helmrelease: the repository folder under --registry the charts are pushed to', parseRepositoryPath, 'charts'),
-    historyMax, takeOwnership, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure,
+    historyMax, takeOwnership, crds, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure,
     helmArgs: renderHelmArgs(),
   },
   run: async (o, state: RunState) => {
@@ -34,7 +34,7 @@ export const exportDefinition = defineCommand({
     if (o.format === 'helmrelease') {
       const { exportHelmRelease } = await import('../export/export-helmrelease.js');
       const { timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs } = o;
-      const install = { historyMax: o.historyMax, takeOwnership: o.takeOwnership, drift: o.drift, driftIgnore: o.driftIgnore, driftIgnoreFile: o.driftIgnoreFile };
+      const install = { historyMax: o.historyMax, takeOwnership: o.takeOwnership, crds: o.crds, drift: o.drift, driftIgnore: o.driftIgnore, driftIgnoreFile: o.driftIgnoreFile };
       const tests = { test: o.test, testTimeout: o.testTimeout, testFailure: o.testFailure };
       return exportHelmRelease({ ...toCommonOptions(o), out: o.out, force: o.force, timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs, ...install, ...tests }, state);
     }

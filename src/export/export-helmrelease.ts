@@ -33,6 +33,7 @@ export interface HelmReleaseExportOptions extends CommonOptions {
   /** Install's own options, so the HelmRelease does what install would do with the same inputs. */
   historyMax: number;
   takeOwnership: HelmReleaseInput['takeOwnership'];
+  crds: HelmReleaseInput['crds'];
   drift: DriftMode;
   driftIgnore: IgnoreRule[];
   driftIgnoreFile: IgnoreRule[];
@@ -84,6 +85,7 @@ function helmReleaseInput(f: HelmReleaseFacts, byFolder: Map<string, HelmRelease
     timeout: r.timeout,
     historyMax: o.historyMax,
     takeOwnership: o.takeOwnership,
+    crds: o.crds,
     values: f.values,
     secretPaths: f.secretPaths,
     drift: { mode: o.drift, ignore: [...o.driftIgnore, ...o.driftIgnoreFile] },

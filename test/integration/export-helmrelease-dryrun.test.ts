@@ -57,6 +57,7 @@ function release(name: string, namespace: string, extra: Partial<HelmReleaseInpu
     timeout: '2m30s',
     historyMax: 5,
     takeOwnership: 'first-install',
+    crds: 'create-replace',
     values: { vendor: { replicas: 2, ingress: { enabled: false } }, customer: { replicas: 3, db: { user: 'shop', password: 'dry-run-pass' } } },
     secretPaths: [['db', 'password']],
     drift: { mode: 'warn', ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } }, { paths: ['/metadata/annotations'] }] },

@@ -19,6 +19,7 @@ function shop(): HelmReleaseInput {
     timeout: '10m',
     historyMax: 5,
     takeOwnership: 'first-install',
+    crds: 'create-replace',
     values: {
       vendor: { replicas: 2, ingress: { enabled: false } },
       customer: { replicas: 3, ingress: { enabled: true, host: 'shop.example.com' }, db: { user: 'shop', password: 's3cret-pass' } },
@@ -50,6 +51,7 @@ function db(): HelmReleaseInput {
     timeout: '5m',
     historyMax: 0,
     takeOwnership: 'first-install',
+    crds: 'create-replace',
     values: { vendor: {}, customer: {} },
     secretPaths: [],
     drift: { mode: 'correct', ignore: [] },
@@ -121,10 +123,12 @@ spec:
   maxHistory: 5
   install:
     createNamespace: true
+    crds: CreateReplace
     remediation:
       retries: 0
       remediateLastFailure: true
   upgrade:
+    crds: CreateReplace
     disableTakeOwnership: true
     remediation:
       retries: 0

@@ -138,7 +138,7 @@ describe('manifests/installer.yaml RBAC', () => {
   const grants = (rules: any[], group: string, resource: string, verb: string) =>
     rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
 
-  it('grants everything the bundled chart needs (every optional kind on), and nothing cluster-wide but its CRD', () => {
+  it("grants everything the bundled chart needs (every optional kind on), and nothing cluster-wide but its CRD and that CRD's storage migration", () => {
     const rendered = execFileSync(helm4, [
       'template', 'storefront', chartDir, '--namespace', namespace, '--include-crds',
       '-f', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'web.ingress.tls=true', '--set', 'database.password=x', '--set', 'tests.enabled=true',
@@ -151,7 +151,12 @@ describe('manifests/installer.yaml RBAC', () => {
     expect(needed.map((p) => p.resource)).toContain('ingresses');
     const missing = needed.filter((p) => !grants(p.namespace ? roleRules : clusterRules, p.group, p.resource, p.verb)).map(describePermission);
     expect(missing).toEqual([]);
-    expect(clusterRules).toEqual([{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch', 'create', 'patch'] }]);
+    expect(clusterRules).toEqual([
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+      // src/crds/upgrade-crds.ts checkMigrationAccess asks exactly these for the chart's one kind.
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions/status'], verbs: ['patch'] },
+      { apiGroups: ['storefront.example.com'], resources: ['promotions'], verbs: ['list', 'update'] },
+    ]);
     expect(docs.filter((d) => d.roleRef?.name === 'cluster-admin')).toEqual([]);
   });
 });

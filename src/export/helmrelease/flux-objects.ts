@@ -4,6 +4,8 @@
 //   remediate the last failure (uninstall); --create-namespace.
 // - upgrade: a failed upgrade is rolled back: no retry, remediate the last failure (rollback).
 // - test: --test-failure rollback remediates as above; keep skips remediation (ignoreFailures).
+// - --crds: Flux's install.crds and upgrade.crds (Flux checks no stored version: a CRD that drops
+//   one fails there as with plain helm; install migrates it).
 // - --take-ownership: Flux adopts objects on install and upgrade unless told not to;
 //   first-install (ours by default) adopts on the install only.
 // - the release's records stay in its namespace under its name (releaseName, storageNamespace),
@@ -57,6 +59,9 @@ export interface ReleaseParts {
   patches: KustomizePatch[];
 }
 
+/** install's --crds as Flux names it; Flux's upgrade default is Skip, helm's own. */
+const FLUX_CRD_POLICY = { 'create-replace': 'CreateReplace', create: 'Create', skip: 'Skip' } as const;
+
 export function helmRelease(r: HelmReleaseInput, p: ReleaseParts, at: Placement): { object: object; notes: string[] } {
   const drift = driftDetection(r.drift);
   const spec = {
@@ -70,10 +75,12 @@ export function helmRelease(r: HelmReleaseInput, p: ReleaseParts, at: Placement)
     maxHistory: r.historyMax,
     install: {
       createNamespace: true,
+      crds: FLUX_CRD_POLICY[r.crds],
       ...(r.takeOwnership === 'never' ? { disableTakeOwnership: true } : {}),
       remediation: { retries: 0, remediateLastFailure: true },
     },
     upgrade: {
+      crds: FLUX_CRD_POLICY[r.crds],
       ...(r.takeOwnership === 'always' ? {} : { disableTakeOwnership: true }),
       remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' },
     },

@@ -3,7 +3,7 @@
 // the export command and handed over as plain data, so that writing the files stays pure.
 import type { IgnoreRule } from '../../drift/ignore-rules.js';
 import type { DriftMode } from '../../install/decide.js';
-import type { TestFailureAction } from '../../install/install-options.js';
+import type { CrdPolicy, TestFailureAction } from '../../install/install-options.js';
 import type { ImageRewrite } from '../export-release.js';
 
 export type { ImageRewrite };
@@ -27,6 +27,8 @@ export interface HelmReleaseInput {
   /** helm's --history-max (0 = all revisions). */
   historyMax: number;
   takeOwnership: 'first-install' | 'always' | 'never';
+  /** install's --crds: Flux's install.crds and upgrade.crds (it has no stored-version migration). */
+  crds: CrdPolicy;
   /** The value layers, in our order: later ones win. `generated`: the airgap's registry hints. */
   values: { vendor: Values; customer: Values; generated?: Values };
   /** Values that look secret (secretValuePaths finds them): written only to the Secret manifest. */
