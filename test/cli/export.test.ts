@@ -321,7 +321,7 @@ function paths(root: string): string[] {
 
 describe('--format helmrelease, the bundled chart', () => {
   const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, '--set', 'web.replicaCount=4', ...registry];
-  const install = ['--drift', 'warn', '--test', '--test-failure', 'keep', '--history-max', '3', '--take-ownership', 'always', '--image-pull-secret', 'regcred', '--app-slug', 'shop'];
+  const install = ['--drift', 'warn', '--test', '--test-failure', 'keep', '--history-max', '3', '--take-ownership', 'always', '--crds', 'create', '--image-pull-secret', 'regcred', '--app-slug', 'shop'];
   const out = join(dir, 'hr-app');
 
   it('writes one folder with the Flux objects, the values layers, the Secret and the chart archive', async () => {
@@ -358,12 +358,13 @@ describe('--format helmrelease, the bundled chart', () => {
     expect(merged).toEqual(await valuesOf(collide));
   });
 
-  it("says what install's options would do: drift, test, history, ownership, chart source", () => {
+  it("says what install's options would do: drift, test, history, ownership, CRDs, chart source", () => {
     const spec = readYaml(join(out, 'storefront', 'helmrelease.yaml')).spec;
     expect(spec.driftDetection).toEqual({ mode: 'warn' });
     expect(spec.test).toEqual({ enable: true, timeout: '5m', ignoreFailures: true });
     expect(spec.maxHistory).toBe(3);
-    expect(spec.upgrade).toEqual({ remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' } });
+    expect(spec.upgrade).toEqual({ crds: 'Create', remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' } });
+    expect(spec.install.crds).toBe('Create');
     expect(spec.commonMetadata).toEqual({ annotations: { 'kots.io/app-slug': 'shop' } });
     expect([spec.releaseName, spec.targetNamespace, spec.storageNamespace, spec.dependsOn]).toEqual(['storefront', 'default', 'default', undefined]);
     const source = readYaml(join(out, 'storefront', 'ocirepository.yaml')).spec;
