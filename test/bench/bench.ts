@@ -4,7 +4,7 @@
 // machine and its load average before and after.
 //
 // Run: npm run bench [-- --runs N] [--scale 10,100,1000] [--sizes 1,10,50] [--corpus file.yaml]
-//      [--only install|scale|plan|releases|export|post-render]   (scale: only the rows of --scale)
+//      [--only install|scale|plan|releases|export|crds|post-render]   (scale: only the rows of --scale)
 import { cpus, loadavg, totalmem } from 'node:os';
 import { ensureDebianPackages } from '../setup/debian-packages.js';
 import { installRows } from './install-rows.js';
@@ -12,6 +12,7 @@ import { markdownTable, TIME, type Row } from './measure.js';
 import { planRows } from './plan-rows.js';
 import { releasePlanRows } from './release-plan-rows.js';
 import { exportRows } from './export-rows.js';
+import { crdRows } from './crd-rows.js';
 import { postRenderRows, yqVersion } from './post-render-rows.js';
 
 interface Options {
@@ -19,7 +20,7 @@ interface Options {
   scale: number[];
   sizes: number[];
   corpus?: string;
-  only?: 'install' | 'scale' | 'post-render' | 'plan' | 'releases' | 'export';
+  only?: 'install' | 'scale' | 'post-render' | 'plan' | 'releases' | 'export' | 'crds';
 }
 
 function parseArgs(argv: string[]): Options {
@@ -29,7 +30,7 @@ function parseArgs(argv: string[]): Options {
   };
   const list = (v: string) => v.split(',').map(Number).filter((n) => n > 0);
   const only = get('--only');
-  const parts = ['install', 'scale', 'post-render', 'plan', 'releases', 'export'] as const;
+  const parts = ['install', 'scale', 'post-render', 'plan', 'releases', 'export', 'crds'] as const;
   if (only !== undefined && !(parts as readonly string[]).includes(only)) throw new Error(`--only takes ${parts.join(', ')}, not ${only}`);
   return {
     runs: Math.max(5, Number(get('--runs') ?? 5) || 5),
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   if (o.only === undefined || o.only === 'plan') rows.push(...(await planRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'releases') rows.push(...(await releasePlanRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'export') rows.push(...(await exportRows({ runs: o.runs, say })));
+  if (o.only === undefined || o.only === 'crds') rows.push(...(await crdRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'post-render') rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
   const loadAfter = loadavg()[0]!;
   const minutes = (Date.now() - started.getTime()) / 60_000;

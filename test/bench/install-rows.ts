@@ -29,7 +29,7 @@ export interface InstallBenchOptions {
 export const SCALE_HELM_ENV = { HELM_QPS: '1000', HELM_BURST_LIMIT: '2000' };
 
 /** The `helm upgrade` argv the installer ran, from its debug log (one JSON object per line). */
-function upgradeArgvOf(log: string): string[] {
+export function upgradeArgvOf(log: string): string[] {
   for (const line of log.split('\n')) {
     if (!line.startsWith('{')) continue;
     const entry = JSON.parse(line) as { helm?: string; argv?: string[] };

@@ -364,7 +364,7 @@ describe('--format helmrelease, the bundled chart', () => {
     expect(spec.test).toEqual({ enable: true, timeout: '5m', ignoreFailures: true });
     expect(spec.maxHistory).toBe(3);
     expect(spec.upgrade).toEqual({ crds: 'Create', remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' } });
-    expect(spec.install.crds).toBe('Create');
+    expect((spec.install as { crds?: string }).crds).toBe('Create');
     expect(spec.commonMetadata).toEqual({ annotations: { 'kots.io/app-slug': 'shop' } });
     expect([spec.releaseName, spec.targetNamespace, spec.storageNamespace, spec.dependsOn]).toEqual(['storefront', 'default', 'default', undefined]);
     const source = readYaml(join(out, 'storefront', 'ocirepository.yaml')).spec;

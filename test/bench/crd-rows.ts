@@ -1,0 +1,79 @@
+// The CRD step's figures (issue 29): an upgrade of a chart with 10 CRDs of about 2 MB in all in
+// crds/, each changed on every run (a field added or removed), against plain `helm upgrade` with
+// the installer's own argv (which leaves crds/ alone: the difference is what the CRD step adds;
+// goal at most 0.3 s); and an unchanged redeploy of the same chart against helm's upgrade (the
+// no-op path reads no CRD). Each contender upgrades its own release, in its own namespace.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { ensureCluster } from '../cluster/control-plane.js';
+import { kubectl } from '../cluster/kube.js';
+import { cliPath, helm4, installerNodeArgs, tempDir } from '../helpers.js';
+import { upgradeArgvOf } from './install-rows.js';
+import { alternate, timed, type Row } from './measure.js';
+
+const CRDS = 10;
+/** Schema properties per CRD, with descriptions as long as real operators' (about 200 KB a CRD). */
+const PROPERTIES = 600;
+
+/** One chart version: `extra` adds a field to every CRD, so going from one version to the other changes all ten. */
+export function crdChart(dir: string, name: string, group: string, extra: boolean): string {
+  const chart = join(dir, name);
+  mkdirSync(join(chart, 'crds'), { recursive: true });
+  mkdirSync(join(chart, 'templates'), { recursive: true });
+  writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: crd-bench\nversion: 1.0.0\n');
+  writeFileSync(join(chart, 'values.yaml'), 'note: a\n');
+  writeFileSync(join(chart, 'templates', 'config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crd-bench\ndata:\n  note: {{ .Values.note | quote }}\n');
+  const description = 'A field as real operators document theirs, with a description long enough to weigh what theirs weigh. '.repeat(3);
+  for (let c = 0; c < CRDS; c++) {
+    const properties = Object.fromEntries(Array.from({ length: PROPERTIES + (extra ? 1 : 0) }, (_, i) => [`field${i}`, { type: 'string', description }]));
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `kind${c}s.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { kind: `Kind${c}`, plural: `kind${c}s`, singular: `kind${c}`, listKind: `Kind${c}List` },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }],
+      },
+    };
+    writeFileSync(join(chart, 'crds', `kind${c}.yaml`), stringify(crd));
+  }
+  return chart;
+}
+
+export async function crdRows(o: { runs: number; say: (line: string) => void }): Promise<Row[]> {
+  const cluster = await ensureCluster({ log: (l) => o.say(`[cluster] ${l}`), usage: 'keep' });
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<string, string>;
+  const kube = { kubeconfig: cluster.kubeconfig };
+  const stamp = Date.now().toString(36);
+  const group = `bench-${stamp}.example.com`;
+  const dir = tempDir('bench-crds');
+  const charts = [crdChart(dir, 'a', group, false), crdChart(dir, 'b', group, true)];
+  const [ours, plain] = [`bench-${stamp}-crd-ours`, `bench-${stamp}-crd-helm`];
+  const rows: Row[] = [];
+  try {
+    for (const ns of [ours, plain]) await kubectl(['create', 'namespace', ns], kube);
+    const cli = (chart: string, note: string, extra: string[] = []) =>
+      timed(process.execPath, [...installerNodeArgs, cliPath, 'install', '--chart', chart, '--release', 'crds', '--namespace', ours, '--set', `note=${note}`, ...extra], { env });
+    // The installer's own helm argv (debug log), replayed by plain helm with the chart and value of each run.
+    const first = await cli(charts[0]!, 'setup', ['--log-level', 'debug']);
+    const argv = upgradeArgvOf(first.stdout);
+    const helmArgv = (chart: string, note: string) => argv.map((a) => (a === charts[0] ? chart : a === 'note=setup' ? `note=${note}` : a === ours ? plain : a));
+    await timed(helm4, helmArgv(charts[0]!, 'setup'), { env });
+    o.say(`CRD step: an upgrade changing 10 CRDs of ${(CRDS * PROPERTIES * 340 / 1e6).toFixed(1)} MB against helm upgrade, same argv, ${o.runs} runs each`);
+    // Run i goes to chart (i+1) % 2: every run changes every CRD.
+    const chartOf = (i: number) => charts[(i + 1) % 2]!;
+    const changing = await alternate(o.runs, (i) => cli(chartOf(i), `run-${i}`), (i) => timed(helm4, helmArgv(chartOf(i), `run-${i}`), { env }));
+    rows.push({ comparison: 'upgrade, 10 CRDs changed (crds/)', referenceName: '`helm upgrade`, same argv (CRDs left stale)', ...changing, maxRatio: Number.POSITIVE_INFINITY, maxAddedSeconds: 0.3, goal: 'at most 0.3 s added' });
+    o.say(`CRD chart: an unchanged redeploy against helm upgrade, same argv, ${o.runs} runs each`);
+    const last = chartOf(o.runs - 1);
+    const unchanged = await alternate(o.runs, () => cli(last, `run-${o.runs - 1}`), () => timed(helm4, helmArgv(last, `run-${o.runs - 1}`), { env }));
+    rows.push({ comparison: 'unchanged redeploy, chart with 10 CRDs', referenceName: '`helm upgrade`, same argv', ...unchanged, maxRatio: Number.POSITIVE_INFINITY, goal: 'reported (reads no CRD)' });
+  } finally {
+    for (const ns of [ours, plain]) await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+    for (let c = 0; c < CRDS; c++) await kubectl(['delete', 'crd', `kind${c}s.${group}`, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+  }
+  return rows;
+}
