@@ -5,9 +5,11 @@
 // by the API server and leaves the release failed on every redeploy: it is migrated first when
 // the new CRD keeps the version objects are written in now, else refused before anything changes.
 import { differences } from '../drift/compare-objects.js';
-import type { CrdPolicy } from '../install/install-options.js';
 import { type ChartCrd, crdVersions, type Obj, storedVersions } from './chart-crds.js';
 import { crdChanges, type CrdChanges } from './crd-changes.js';
+
+/** What happens to the CRDs in the chart's crds/ folders before helm upgrades (helm itself never updates them). */
+export type CrdPolicy = 'create-replace' | 'create' | 'skip';
 
 export interface StorageMigration {
   /** The version every object is rewritten in: the live CRD's storage version, kept by the new CRD. */

@@ -3,6 +3,7 @@
 import {
   type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parseNamespace, parseObjectName, parsePath, parseTakeOwnership, parseTimeout, parseUid,
 } from '../config.js';
+import type { CrdPolicy } from '../crds/crd-decision.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
 import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
 import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options.js';
@@ -19,8 +20,7 @@ function parseParallel(raw: string): number {
 export type TestFailureAction = 'rollback' | 'keep';
 export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 
-/** What happens to the CRDs in the chart's crds/ folders before helm upgrades (helm itself never updates them). */
-export type CrdPolicy = 'create-replace' | 'create' | 'skip';
+export type { CrdPolicy };
 export const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
 
 /** Objects whose change the API server refuses as immutable: recreated (auto) or left to fail (never). */

@@ -3,7 +3,7 @@
 // install, with the same exit code and words.
 import type { ObjectClient } from '../drift/object-client.js';
 import { InvalidInputError } from '../errors.js';
-import type { CrdPolicy } from '../install/install-options.js';
+import type { CrdPolicy } from '../crds/crd-decision.js';
 import type { PlanCrd } from './plan-types.js';
 
 export async function planCrdSection(client: ObjectClient, manifests: string, policy: CrdPolicy, release: { name: string; namespace: string }): Promise<PlanCrd[] | undefined> {
