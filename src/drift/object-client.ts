@@ -19,11 +19,19 @@ export interface ObjectClient {
   get(path: string): Promise<Obj | undefined>;
   /** A collection (a List: its `items` carry neither kind nor apiVersion), one page of it. */
   list(path: string, query: Record<string, string>): Promise<Obj>;
+  /**
+   * Deletes the object with this propagation, only while it is the object `uid` names (a
+   * precondition: never one created again since it was read); false when it is already gone.
+   */
+  delete(path: string, propagationPolicy: PropagationPolicy, uid?: string): Promise<boolean>;
   /** A server-side apply that takes over conflicting fields (force), as helm's own upgrades should. */
   apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
   /** A JSON patch (RFC 6902): values set at exact paths, list items by index. */
   jsonPatch(path: string, ops: JsonPatchOp[], fieldManager: string): Promise<Obj>;
 }
+
+/** What happens to the objects a deleted one owns (its pods): orphaned, or deleted before or after it. */
+export type PropagationPolicy = 'Orphan' | 'Foreground' | 'Background';
 
 export interface JsonPatchOp {
   op: 'add' | 'replace';
@@ -53,11 +61,13 @@ export function collectionPath(apiVersion: string, info: ResourceInfo, namespace
   return `${base}${scope}/${info.resource}`;
 }
 
+type Method = 'GET' | 'PATCH' | 'PUT' | 'DELETE';
+
 export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
   class RawApi extends k8s.KubernetesObjectApi {
-    async send(method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string }> {
+    async send(method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
       context.setHeaderParam('Accept', 'application/json');
       for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
@@ -72,7 +82,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     }
   }
   const api = kube.config.makeApiClient(RawApi);
-  const call = async (method: 'GET' | 'PATCH', path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
+  const call = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
     const r = await withCallTimeout(api.send(method, path, query, body));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
     return JSON.parse(r.text) as Obj;
@@ -87,6 +97,16 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       }
     },
     list: (path, query) => call('GET', path, query),
+    async delete(path, propagationPolicy, uid) {
+      const options = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy, ...(uid ? { preconditions: { uid } } : {}) };
+      try {
+        await call('DELETE', path, {}, { type: 'application/json', text: JSON.stringify(options) });
+        return true;
+      } catch (error) {
+        if (error instanceof ObjectApiError && error.code === 404) return false;
+        throw error;
+      }
+    },
     apply: (path, body, o) =>
       call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
     jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
