@@ -32,6 +32,7 @@ const POLL_MS = 250;
 export async function recreateImmutable(run: InstallRun, cluster: ClusterRun, r: RecreateRequest): Promise<ImmutableChange[]> {
   const signal = AbortSignal.any([run.signal, r.lease.lost]);
   const input = { previousManifest: r.previousManifest, manifests: r.manifests, release: run.release, releaseNamespace: cluster.namespace, resources: r.resources, signal };
+  run.stage('checking fields that cannot change');
   const changes = await findImmutableChanges(cluster.kube, input);
   if (changes.length === 0) return [];
   if (run.o.recreateImmutable === 'never') throw notRecreated(run.release, changes);
@@ -85,11 +86,15 @@ async function untilGone(client: ObjectClient, c: ImmutableChange, deadline: num
   }
 }
 
-/** --recreate-immutable never: the upgrade would fail on these; named with both ways out. */
+/** --recreate-immutable never: the upgrade would fail on these; named with both ways out (one line each: the summary clips long lines). */
 export function notRecreated(release: string, changes: ImmutableChange[]): HelmOperationError {
-  const lines = changes.map((c) => `  ${describeObject(c)}: ${c.fields.join(', ')} (${c.reason})`);
-  const commands = changes.map((c) => `kubectl delete ${c.kind.toLowerCase()} ${c.name}${c.namespace ? ` -n ${c.namespace}` : ''} --cascade=${propagation(c).toLowerCase()}`);
+  const lines = changes.flatMap((c) => [`  ${describeObject(c)}: ${c.fields.join(', ')} (${c.reason})`, `    by hand: ${deleteCommand(c)}`]);
   return new HelmOperationError([`upgrade of release ${release} not started: it changes fields the API server refuses to change, and --recreate-immutable is never:`, ...lines].join('\n'), {
-    hint: `Run again with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE=auto), which recreates them keeping pods' data (PVCs stay); or delete them yourself, then run again: ${commands.join('; ')}`,
+    hint: "Run again with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE=auto): it recreates them and keeps the pods' data (PVCs stay); or delete each as shown (by hand), then run again.",
   });
+}
+
+/** The kubectl command that does what the recreate does, for an admin who recreates by hand. */
+export function deleteCommand(c: Pick<ImmutableChange, 'kind' | 'name' | 'namespace' | 'how'>): string {
+  return `kubectl delete ${c.kind.toLowerCase()} ${c.name}${c.namespace ? ` -n ${c.namespace}` : ''} --cascade=${propagation(c).toLowerCase()}`;
 }
