@@ -20,7 +20,9 @@ async function observed(ns: string) {
   const db = await get(ns, 'statefulset', 'db');
   const web = await get(ns, 'deployment', 'web');
   const pvc = await get(ns, 'pvc', 'data-db-0');
+  const pod = await get(ns, 'pod', 'db-0');
   return {
+    pod: pod.metadata.uid as string,
     db: { uid: db.metadata.uid as string, serviceName: db.spec.serviceName as string, selector: db.spec.selector.matchLabels as Record<string, string> },
     web: { uid: web.metadata.uid as string, selector: web.spec.selector.matchLabels as Record<string, string> },
     pvc: { uid: pvc.metadata.uid as string, phase: pvc.status.phase as string, volume: pvc.spec.volumeName as string },
@@ -32,7 +34,8 @@ const installer = (ns: string, sets: readonly string[], extra: string[] = []) =>
 const cases = [
   {
     name: 'a StatefulSet serviceName change: the StatefulSet orphaned and recreated, its pod adopted',
-    sets: ['serviceName=db-v2', 'version=v2'],
+    sets: ['serviceName=db-v2'],
+    samePod: true,
     recreated: [['StatefulSet', 'db', 'spec.serviceName']],
     commands: ['kubectl delete statefulset db -n NS --cascade=orphan'],
     expected: { serviceName: 'db-v2', dbSelector: { app: 'db' }, webSelector: { app: 'web' } },
@@ -40,9 +43,18 @@ const cases = [
   {
     name: 'a StatefulSet selector and a Deployment selector change: both recreated, the old pods gone',
     sets: ['dbSelector.tier=data', 'webSelector.track=stable'],
+    samePod: false,
     recreated: [['Deployment', 'web', 'spec.selector'], ['StatefulSet', 'db', 'spec.selector']],
     commands: ['kubectl delete deployment web -n NS --cascade=background', 'kubectl delete statefulset db -n NS --cascade=foreground'],
     expected: { serviceName: 'db-headless', dbSelector: { app: 'db', tier: 'data' }, webSelector: { app: 'web', track: 'stable' } },
+  },
+  {
+    name: 'a volumeClaimTemplates change and a new version: the StatefulSet orphaned, its pod adopted then rolled',
+    sets: ['storage=2Gi', 'version=v2'],
+    samePod: false,
+    recreated: [['StatefulSet', 'db', 'spec.volumeClaimTemplates']],
+    commands: ['kubectl delete statefulset db -n NS --cascade=orphan'],
+    expected: { serviceName: 'db-headless', dbSelector: { app: 'db' }, webSelector: { app: 'web' } },
   },
 ] as const;
 
@@ -72,6 +84,8 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
         for (const [kind, name, field] of c.recreated) expect(upgraded.stderr).toContain(`${kind}/${ns}/${name}: ${field}`);
         const after = await observed(ns);
         expect(after.db.uid).not.toBe(before.db.uid);
+        // Orphaned and adopted: the same pod; otherwise (selector, new version) a new one.
+        expect(after.pod === before.pod).toBe(c.samePod);
         expect(after.db.serviceName).toBe(c.expected.serviceName);
         expect(after.db.selector).toEqual(c.expected.dbSelector);
         expect(after.web.selector).toEqual(c.expected.webSelector);
@@ -100,7 +114,7 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
     const made = await execa(helm3, ['upgrade', '--install', 'db', chart, '--namespace', ns, '--wait', '--timeout', '120s'], { env: { KUBECONFIG: kubeconfig() }, reject: false });
     expect(made.exitCode, made.stderr).toBe(0);
     const before = await observed(ns);
-    const upgraded = await installer(ns, ['serviceName=db-v2', 'version=v2']);
+    const upgraded = await installer(ns, ['serviceName=db-v2']);
     expect(upgraded.exitCode, upgraded.stderr).toBe(0);
     expect(upgraded.stderr).toContain(`StatefulSet/${ns}/db: spec.serviceName`);
     const after = await observed(ns);
@@ -108,5 +122,6 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
     expect(after.db.uid).not.toBe(before.db.uid);
     expect(after.pvc).toEqual(before.pvc);
     expect(after.web.uid).toBe(before.web.uid);
+    expect(after.pod).toBe(before.pod);
   });
 });
