@@ -1,5 +1,5 @@
 // What every output format says the same way: the counts, an object's name, the decision.
-import type { PlanAction, PlanDecision, PlanEntry } from './plan-types.js';
+import type { PlanAction, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -41,4 +41,10 @@ export function oneLine(text: string): string {
   return text
     .replace(/\s*[\r\n]+\s*/g, ' ')
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** What install does first to an object whose field cannot change, and why. */
+export function recreateLine(r: PlanRecreate): string {
+  const how = r.how === 'orphan' ? 'deleted alone (its pods and PVCs stay; the new one adopts them)' : 'deleted with what it owns (PVCs stay)';
+  return `recreated before the upgrade: ${r.fields.join(', ')} cannot change; ${how}, then helm creates it`;
 }

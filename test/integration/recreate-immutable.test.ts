@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { getJson } from '../cluster/kube.js';
-import { helm3, repoRoot } from '../helpers.js';
+import { helm3, repoRoot, runCli } from '../helpers.js';
 import { history, install, installerEvents, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'immutable');
@@ -68,6 +68,12 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
         expect(first.exitCode, first.stderr).toBe(0);
         const before = await observed(ns);
         expect(before.pvc.phase).toBe('Bound');
+
+        // plan names each object install would recreate, and why.
+        const plan = await runCli(['plan', '--release', 'db', '--namespace', ns, '--chart', chart, ...c.sets.flatMap((x) => ['--set', x]), ...bin, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() } });
+        expect(plan.exitCode, plan.stderr).toBe(10);
+        const planned = (JSON.parse(plan.stdout) as { objects: { kind: string; name: string; recreate?: { fields: string[]; how: string } }[] }).objects.filter((o) => o.recreate);
+        expect(planned.map((o) => [o.kind, o.name, o.recreate!.fields.join(', ')])).toEqual(c.recreated);
 
         // never: refused before helm runs; nothing changed, no new revision.
         const refused = await installer(ns, c.sets, [...bin, '--recreate-immutable', 'never']);
