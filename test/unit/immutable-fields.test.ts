@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { ResourceIndex } from '../../src/cluster/capabilities.js';
 import { changedImmutableFields, immutableCandidates, isImmutableRefusal, recreateHow } from '../../src/drift/immutable-fields.js';
 import { manifestObjects, placeObjects } from '../../src/drift/manifest-objects.js';
+import { deleteCommand, propagation } from '../../src/install/actions/recreate-immutable.js';
+import { markRecreated } from '../../src/preview/recreate-entries.js';
+import { recreateLine } from '../../src/preview/summary.js';
 
 const resources: ResourceIndex = new Map([
   ['apps/v1:StatefulSet', { group: 'apps', resource: 'statefulsets', namespaced: true }],
@@ -168,5 +171,39 @@ describe('recreateHow and isImmutableRefusal', () => {
     expect(isImmutableRefusal('spec.clusterIPs[0]: may not change once set (value [REDACTED])')).toBe(true);
     expect(isImmutableRefusal('spec.ports[0].port: Invalid value: [REDACTED]')).toBe(false);
     expect(isImmutableRefusal('spec.template.spec.containers[0].image: Required value')).toBe(false);
+  });
+});
+
+describe('plan: markRecreated and its text', () => {
+  const live = (release: string) => ({ metadata: { annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': 'shop' } } });
+  const refusedSts = "spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden";
+  const input = (o: { release?: string; refused?: string; hook?: string }) => ({
+    apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', namespace: 'shop', desired: {}, live: live(o.release ?? 'db'),
+    ...(o.refused ? { refused: o.refused } : {}), ...(o.hook ? { hook: o.hook } : {}),
+  });
+  const manifests = { previous: place(statefulSet({})), next: place(statefulSet({ serviceName: 'db-v2' })) };
+  const who = { release: 'db', releaseNamespace: 'shop' };
+
+  it('marks a refused, owned candidate with its fields and how', () => {
+    expect(markRecreated([input({ refused: refusedSts })], manifests, who).map((i) => i.recreate)).toEqual([{ fields: ['spec.serviceName'], how: 'orphan' }]);
+  });
+
+  it('not when the dry run was accepted, refused for another reason, or the object is another release’s', () => {
+    const inputs = [input({}), input({ refused: 'spec.ports[0].port: Invalid value: [REDACTED]' }), input({ refused: refusedSts, release: 'other' })];
+    expect(markRecreated(inputs, manifests, who).map((i) => i.recreate)).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('the line plan prints', () => {
+    expect(recreateLine({ fields: ['spec.serviceName'], how: 'orphan' })).toBe('recreated before the upgrade: spec.serviceName cannot change; deleted alone (its pods and PVCs stay; the new one adopts them), then helm creates it');
+    expect(recreateLine({ fields: ['spec.selector'], how: 'delete' })).toBe('recreated before the upgrade: spec.selector cannot change; deleted with what it owns (PVCs stay), then helm creates it');
+  });
+});
+
+describe('install: propagation and the kubectl command named with --recreate-immutable never', () => {
+  it('orphan; a StatefulSet otherwise in the foreground; anything else in the background', () => {
+    expect(propagation({ kind: 'StatefulSet', how: 'orphan' })).toBe('Orphan');
+    expect(propagation({ kind: 'StatefulSet', how: 'delete' })).toBe('Foreground');
+    expect(propagation({ kind: 'Deployment', how: 'delete' })).toBe('Background');
+    expect(deleteCommand({ kind: 'StatefulSet', name: 'db', namespace: 'shop', how: 'orphan' })).toBe('kubectl delete statefulset db -n shop --cascade=orphan');
   });
 });
