@@ -7,12 +7,14 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { getJson } from '../cluster/kube.js';
+import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, repoRoot, runCli } from '../helpers.js';
 import { history, install, installerEvents, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { serviceAccountsDeletedAfterAll, shippedRole, type Rule } from './service-account.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'immutable');
 const newNamespace = namespacesDeletedAfterAll();
+const identity = serviceAccountsDeletedAfterAll();
 const get = (ns: string, ...what: string[]) => getJson(['get', ...what], { kubeconfig: kubeconfig(), namespace: ns });
 
 /** The chart's objects as the tests compare them: uids, the immutable fields, the claim's binding. */
@@ -129,5 +131,36 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
     expect(after.pvc).toEqual(before.pvc);
     expect(after.web.uid).toBe(before.web.uid);
     expect(after.pod).toBe(before.pod);
+  });
+
+  it('a run killed after its delete (the StatefulSet gone, helm not run): the next run finishes, the pod adopted, the PVC kept', async () => {
+    const ns = await newNamespace('immutable-resume');
+    expect((await installer(ns, [])).exitCode).toBe(0);
+    const before = await observed(ns);
+    await kubectl(['delete', 'statefulset', 'db', '--cascade=orphan', '--wait=true'], { kubeconfig: kubeconfig(), namespace: ns });
+    const next = await installer(ns, ['serviceName=db-v2']);
+    expect(next.exitCode, next.stderr).toBe(0);
+    // Nothing left to recreate: helm creates the missing StatefulSet.
+    expect(next.stderr).not.toContain('recreated');
+    const after = await observed(ns);
+    expect(after.db.serviceName).toBe('db-v2');
+    expect(after.pvc).toEqual(before.pvc);
+    expect(after.pod).toBe(before.pod);
+  });
+
+  it('an identity that may not delete StatefulSets: exit 6 naming kind and verb before anything changes', async () => {
+    const ns = await newNamespace('immutable-rbac');
+    expect((await installer(ns, [])).exitCode).toBe(0);
+    const before = await observed(ns);
+    const noStatefulSetDelete: Rule[] = [
+      ...shippedRole.rules.map((r) => ({ ...r, resources: r.resources.filter((x) => x !== 'statefulsets') })),
+      { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+    ];
+    const kc = await identity(ns, noStatefulSetDelete);
+    const r = await install('db', ns, ['--chart', chart, '--set', 'serviceName=db-v2'], { KUBECONFIG: kc });
+    expect(r.exitCode, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`  statefulsets.apps in namespace ${ns}: delete (StatefulSet/db)\n`);
+    expect(await observed(ns)).toEqual(before);
+    expect((await history('db', ns)).map((x) => x.status)).toEqual(['deployed']);
   });
 });
