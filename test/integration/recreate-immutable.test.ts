@@ -163,4 +163,22 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
     expect(await observed(ns)).toEqual(before);
     expect((await history('db', ns)).map((x) => x.status)).toEqual(['deployed']);
   });
+
+  for (const helm of ['helm4', 'helm3'] as const) {
+    it(`${helm}: a Job's template and a Service made headless: both recreated, the StatefulSet left as it is`, async () => {
+      const ns = await newNamespace(`immutable-job-${helm}`);
+      const bin = helm === 'helm3' ? ['--helm-bin', helm3] : [];
+      expect((await installer(ns, ['job.enabled=true', 'headless=false'], bin)).exitCode).toBe(0);
+      const [job, svc, db] = [await get(ns, 'job', 'migrate'), await get(ns, 'service', 'db-headless'), await get(ns, 'statefulset', 'db')];
+      expect(svc.spec.clusterIP).not.toBe('None');
+      const upgraded = await installer(ns, ['job.enabled=true', 'job.image=example.invalid/migrate:2', 'headless=true'], bin);
+      expect(upgraded.exitCode, upgraded.stderr).toBe(0);
+      expect(upgraded.stderr).toContain(`  Service/${ns}/db-headless: spec.clusterIP\n  Job/${ns}/migrate: spec.template`);
+      const [job2, svc2, db2] = [await get(ns, 'job', 'migrate'), await get(ns, 'service', 'db-headless'), await get(ns, 'statefulset', 'db')];
+      expect(job2.metadata.uid).not.toBe(job.metadata.uid);
+      expect(job2.spec.template.spec.containers[0].image).toBe('example.invalid/migrate:2');
+      expect([svc2.metadata.uid === svc.metadata.uid, svc2.spec.clusterIP]).toEqual([false, 'None']);
+      expect(db2.metadata.uid).toBe(db.metadata.uid);
+    });
+  }
 });
