@@ -2,6 +2,7 @@
 // decided again, and the action carried out. A stuck release is recovered first and the state
 // read and decided once more, as Flux's reconcile loop repeats until it is in sync or out of
 // actions; the rollback may have brought back exactly what this run asks for.
+import { clusterDiscovery } from '../cluster/capabilities.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
@@ -103,7 +104,8 @@ async function recreateBeforeUpgrade(c: UnderLease, state: ReleaseState): Promis
   const previous = lastGoodRevision(state.records);
   if (previous === undefined) return [];
   const previousManifest = await revisionManifest(c.cluster.kube, c.cluster.records, previous);
-  const { resources } = await c.reader.discovery();
+  // The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease).
+  const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(c.cluster.kube.config));
   return recreateImmutable(c.run, c.cluster, { previousManifest, manifests: c.manifests, resources, lease: c.lease });
 }
 
