@@ -1,4 +1,5 @@
-// The objects an upgrade must recreate, for install and plan alike: the pure comparison of the
+// The objects an upgrade must recreate, for install (plan marks the same objects from the dry
+// runs it asks anyway: src/preview/recreate-entries.ts): the pure comparison of the
 // previous manifest with the new render (immutable-fields.ts) gives candidates, with no request;
 // each candidate is then read (it must exist and be this release's: helm's annotations name it)
 // and confirmed by a server-side apply dry run with helm's field manager, which the API server
