@@ -19,6 +19,11 @@ export interface ObjectClient {
   get(path: string): Promise<Obj | undefined>;
   /** A collection (a List: its `items` carry neither kind nor apiVersion), one page of it. */
   list(path: string, query: Record<string, string>): Promise<Obj>;
+  /**
+   * Deletes the object with this propagation, only while it is the object `uid` names (a
+   * precondition: never one created again since it was read); false when it is already gone.
+   */
+  delete(path: string, propagationPolicy: PropagationPolicy, uid?: string): Promise<boolean>;
   /** A server-side apply that takes over conflicting fields (force), as helm's own upgrades should. */
   apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
   /** A JSON patch (RFC 6902): values set at exact paths, list items by index. */
@@ -28,6 +33,9 @@ export interface ObjectClient {
   /** A whole-object update (PUT) at the resourceVersion it carries (409 when someone wrote it since). */
   update(path: string, body: Obj, fieldManager: string): Promise<Obj>;
 }
+
+/** What happens to the objects a deleted one owns (its pods): orphaned, or deleted before or after it. */
+export type PropagationPolicy = 'Orphan' | 'Foreground' | 'Background';
 
 export interface JsonPatchOp {
   op: 'add' | 'replace' | 'test';
@@ -93,6 +101,16 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       }
     },
     list: (path, query) => call('GET', path, query),
+    async delete(path, propagationPolicy, uid) {
+      const options = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy, ...(uid ? { preconditions: { uid } } : {}) };
+      try {
+        await call('DELETE', path, {}, { type: 'application/json', text: JSON.stringify(options) });
+        return true;
+      } catch (error) {
+        if (error instanceof ObjectApiError && error.code === 404) return false;
+        throw error;
+      }
+    },
     apply: (path, body, o) =>
       call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
     jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),

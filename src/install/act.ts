@@ -2,12 +2,15 @@
 // decided again, and the action carried out. A stuck release is recovered first and the state
 // read and decided once more, as Flux's reconcile loop repeats until it is in sync or out of
 // actions; the rollback may have brought back exactly what this run asks for.
+import { clusterDiscovery } from '../cluster/capabilities.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
+import type { ImmutableChange } from '../drift/immutable-changes.js';
 import { InstallerError, ExitCode } from '../errors.js';
 import { digestLabels } from '../release-digest.js';
 import { correctReleaseDrift, type CorrectionOutcome } from './actions/correct-drift.js';
+import { recreateImmutable } from './actions/recreate-immutable.js';
 import { recoverStuckRelease } from './actions/recover.js';
 import { testRelease } from './actions/test-release.js';
 import { upgradeRelease } from './actions/upgrade.js';
@@ -15,7 +18,7 @@ import { upgradeChartCrds } from './actions/upgrade-crds.js';
 import { decide, everDeployed, lastGoodRevision, type Action, type ReleaseState } from './decide.js';
 import type { InstallInputs } from './install-inputs.js';
 import type { RunPlan } from '../run/run-plan.js';
-import { readReleaseState, sameRevisions, type StateReader } from './read-state.js';
+import { readReleaseState, revisionManifest, sameRevisions, type StateReader } from './read-state.js';
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import type { ClusterRun, InstallRun } from './run-context.js';
 
@@ -84,10 +87,12 @@ async function upgrade(
   const ever = everDeployed(state.records);
   c.run.logger.info({ release: c.run.release, reason: action.reason }, `${ever ? 'upgrading' : 'installing'}: ${action.reason}`);
   const labels = { ...digestLabels(await c.inputs.digests()), ...c.run.member?.labels };
+  // Helm never updates crds/ and cannot drop a stored version: the CRDs go first (--crds), and
+  // their refusal changes nothing. Then what helm's upgrade would be refused on is recreated.
+  await upgradeChartCrds(c.run, c.cluster, c.manifests, c.lease);
+  const recreated = ever ? await recreateBeforeUpgrade(c, state) : [];
   let revision: number | undefined;
   try {
-    // Helm never updates crds/ and cannot drop a stored version: the CRDs go first (--crds).
-    await upgradeChartCrds(c.run, c.cluster, c.manifests, c.lease);
     revision = await upgradeRelease(c.run, c.cluster, c.plan, { everDeployed: ever, revisions: state.records.length, labels, lease: c.lease });
   } catch (error) {
     throw withDriftNamed(error, notPutBack);
@@ -95,7 +100,17 @@ async function upgrade(
   // Only after helm changed the release: an unchanged redeploy and a drift correction test nothing.
   if (c.run.o.test) await testRelease(c.run, c.cluster, { revision, previous: lastGoodRevision(state.records), lease: c.lease });
   const drift = action.kind === 'upgrade' && action.drift.length > 0 ? action.drift : await driftNamed(c, state);
-  return reportUpgraded(c.run, c.cluster, { everDeployed: ever, revision, drift, manifests: c.manifests });
+  return reportUpgraded(c.run, c.cluster, { everDeployed: ever, revision, drift, manifests: c.manifests, recreated });
+}
+
+/** Objects the upgrade would be refused on (a field that cannot change), recreated; against the last deployed revision. */
+async function recreateBeforeUpgrade(c: UnderLease, state: ReleaseState): Promise<ImmutableChange[]> {
+  const previous = lastGoodRevision(state.records);
+  if (previous === undefined) return [];
+  const previousManifest = await revisionManifest(c.cluster.kube, c.cluster.records, previous);
+  // The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease).
+  const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(c.cluster.kube.config));
+  return recreateImmutable(c.run, c.cluster, { previousManifest, manifests: c.manifests, resources, lease: c.lease });
 }
 
 /** What the drift check found before the upgrade, when it ran beside it; the upgrade stands either way. */

@@ -4,6 +4,7 @@
 import { writeSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { ObjectDrift } from '../drift/detect-drift.js';
+import type { ImmutableChange } from '../drift/immutable-changes.js';
 import { HelmOperationError, InstallerError } from '../errors.js';
 import { successSummary, type SuccessReport } from '../report.js';
 import type { OutcomeReason } from '../tell/outcome.js';
@@ -45,15 +46,20 @@ export function reportCorrected(run: InstallRun, cluster: ClusterRun, revision: 
 export function reportUpgraded(
   run: InstallRun,
   cluster: ClusterRun,
-  r: { everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; manifests: string },
+  r: { everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; manifests: string; recreated?: ImmutableChange[] },
 ): number {
   // Drift in an object the new chart no longer has is not drift: helm prunes the object.
   const drift = stillInChart(r.drift, r.manifests, cluster.namespace);
+  const recreated = r.recreated ?? [];
   if (drift.length > 0) logDrift(run, drift, 'drift taken back by the upgrade');
   run.logger.info({ release: run.release, revision: r.revision }, 'done');
-  const details = drift.length > 0 ? ['the upgrade also put back what had drifted:', ...describeDrift(drift)] : [];
+  const details = [
+    ...(recreated.length > 0 ? ['recreated, as fields that cannot change changed:', ...recreated.map((c) => `${objectName(c)}: ${c.fields.join(', ')}`)] : []),
+    ...(drift.length > 0 ? ['the upgrade also put back what had drifted:', ...describeDrift(drift)] : []),
+  ];
+  const alsoRecreated = recreated.length > 0 ? `; recreated (fields that cannot change): ${names(recreated)}` : '';
   const told: Told = r.everDeployed
-    ? { reason: 'Upgraded', note: `upgraded to revision ${r.revision} (chart ${chartLabel(run)})${drift.length > 0 ? `; drift taken back: ${names(drift)}` : ''}` }
+    ? { reason: 'Upgraded', note: `upgraded to revision ${r.revision} (chart ${chartLabel(run)})${alsoRecreated}${drift.length > 0 ? `; drift taken back: ${names(drift)}` : ''}` }
     : { reason: 'Installed', note: `installed as revision ${r.revision} (chart ${chartLabel(run)})` };
   return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details }, told);
 }
@@ -77,7 +83,7 @@ export function describeDrift(drift: ObjectDrift[]): string[] {
 }
 
 /** The drifted objects by name, a few at most: an Event's note is one line. */
-function names(drift: ObjectDrift[]): string {
+function names(drift: Pick<ObjectDrift, 'kind' | 'namespace' | 'name'>[]): string {
   const shown = drift.slice(0, 5).map((d) => objectName(d));
   return drift.length > 5 ? `${shown.join(', ')} and ${drift.length - 5} more` : shown.join(', ');
 }

@@ -20,6 +20,7 @@
 //   "changedBy": field managers other than helm owning a value the change overwrites (a hand edit: "kubectl-edit"),
 //   "hook": the helm.sh/hook annotation (hooks only),
 //   "refused": why the API server refused the dry run (when it did),
+//   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
 import type { PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
@@ -37,6 +38,7 @@ export interface PlanJsonObject {
   changedBy: string[];
   hook?: string;
   refused?: string;
+  recreate?: PlanEntry['recreate'];
   diff: string;
 }
 
@@ -83,6 +85,7 @@ function jsonObject(e: PlanEntry): PlanJsonObject {
     changedBy: [...e.changedBy],
     ...(e.hook !== undefined ? { hook: e.hook } : {}),
     ...(e.refused !== undefined ? { refused: e.refused } : {}),
+    ...(e.recreate !== undefined ? { recreate: { fields: [...e.recreate.fields], how: e.recreate.how } } : {}),
     diff: e.diff,
   };
 }

@@ -1,7 +1,7 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
@@ -50,6 +50,7 @@ function entryLines(e: PlanEntry, paint: Paint): string[] {
   const hook = e.hook !== undefined ? ` (hook: ${oneLine(e.hook)})` : '';
   const out = [paint(COLOR[e.action], `${SIGN[e.action]} ${e.action} ${objectName(e)}${hook}`)];
   if (e.refused !== undefined) out.push(`${INDENT}refused by the API server: ${oneLine(e.refused)}`);
+  if (e.recreate !== undefined) out.push(`${INDENT}${recreateLine(e.recreate)}`);
   if (e.fields.length > 0) out.push(`${INDENT}fields: ${e.fields.join(', ')}`);
   if (e.changedBy.length > 0) out.push(`${INDENT}changed by ${e.changedBy.join(', ')}: the install reverts that edit`);
   for (const line of diffLines(e.diff)) out.push(paint(lineColor(line), `${INDENT}${line}`));

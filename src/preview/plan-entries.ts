@@ -86,5 +86,6 @@ function entry(input: PlanObjectInput, action: PlanAction, fields: string[], cha
     changedBy,
     diff,
     ...(input.refused !== undefined ? { refused: input.refused } : {}),
+    ...(input.recreate !== undefined ? { recreate: input.recreate } : {}),
   };
 }

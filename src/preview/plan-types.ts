@@ -21,6 +21,15 @@ export interface PlanObjectInput {
   hook?: string;
   /** Why the API server refused the dry run (immutable field), when it did. */
   refused?: string;
+  /** Recreated before helm upgrades (--recreate-immutable auto): a field that cannot change changed. */
+  recreate?: PlanRecreate;
+}
+
+export interface PlanRecreate {
+  /** Dotted, as the API server names them (`spec.serviceName`). */
+  fields: string[];
+  /** orphan: deleted alone (its pods and PVCs stay, the new object adopts them); delete: with what it owns (PVCs stay). */
+  how: 'orphan' | 'delete';
 }
 
 export interface PlanEntry {
@@ -37,6 +46,7 @@ export interface PlanEntry {
   /** Unified diff of the cleaned YAML (live -> desired), secrets masked; '' for unchanged. For create: all '+', for delete: all '-'. */
   diff: string;
   refused?: string;
+  recreate?: PlanRecreate;
 }
 
 export interface PlanDecision {

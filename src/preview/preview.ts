@@ -3,9 +3,10 @@
 // only: the run plan's render (run-plan.ts), the release state and the decision table
 // (install/read-state.ts, install/decide.ts), the live objects compared as the drift check
 // compares them (compare-live.ts). No Lease, no write: the dry runs persist nothing.
-import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
 import { objectClient } from '../drift/object-client.js';
 import { checkWithoutCluster } from '../install/checks.js';
 import { decide, everDeployed, type Action, type ReleaseState } from '../install/decide.js';
@@ -17,7 +18,8 @@ import { withRunPlan } from '../run/run-plan.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
 import { planEntries } from './plan-entries.js';
-import type { PlanDecision, PlanReport } from './plan-types.js';
+import type { PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
+import { markRecreated } from './recreate-entries.js';
 
 export interface PreviewOptions {
   showSecrets: boolean;
@@ -46,23 +48,33 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const rendered = [...output].join('');
     run.stage('comparing with the cluster');
     const base = lastApplied(state);
+    const lastManifest = base === undefined ? undefined : await revisionManifest(kube, cluster.records, base);
+    const { resources } = await discovery;
     const client = await objectClient(kube, run.signal);
     const compared = await compareWithLive(kube, client, {
       rendered,
-      lastManifest: base === undefined ? undefined : await revisionManifest(kube, cluster.records, base),
+      lastManifest,
       firstInstall: !everDeployed(state.records),
-      resources: (await discovery).resources,
+      resources,
       releaseNamespace: namespace,
       release,
       rules: run.ignore,
     });
     // The drift the decision needs is what the comparison found, when install would look for it.
     const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
-    const { entries, hooks } = planEntries(compared.objects, { showSecrets: p.showSecrets });
+    const objects = recreated(compared.objects, { lastManifest, rendered, resources, release, releaseNamespace: namespace, recreate: o.recreateImmutable === 'auto' && everDeployed(state.records) });
+    const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
     const crds = runsHooks(decision) ? await planCrdSection(client, manifests, o.crds, { name: release, namespace }) : undefined;
     return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}) };
   }, { pins, apply: applySettings(run) });
+}
+
+/** The objects install recreates before the upgrade marked (with auto, on a release deployed before). */
+function recreated(objects: PlanObjectInput[], r: { lastManifest?: string; rendered: string; resources: ResourceIndex; release: string; releaseNamespace: string; recreate: boolean }): PlanObjectInput[] {
+  if (!r.recreate || r.lastManifest === undefined) return objects;
+  const place = (text: string) => placeObjects(manifestObjects(text), r.resources, { releaseNamespace: r.releaseNamespace, release: r.release });
+  return markRecreated(objects, { previous: place(r.lastManifest), next: place(r.rendered) }, r);
 }
 
 /** The revision helm prunes against: the last deployed one (a stuck or failed one is recovered or replaced first). */

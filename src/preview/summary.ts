@@ -1,5 +1,5 @@
 // What every output format says the same way: the counts, an object's name, the decision.
-import type { PlanAction, PlanCrd, PlanDecision, PlanEntry } from './plan-types.js';
+import type { PlanAction, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -50,4 +50,10 @@ export function crdLine(c: PlanCrd): string {
   if (c.migrate) parts.push(`objects rewritten in ${c.migrate.storage} first, then ${c.migrate.drop.join(', ')} dropped from its stored versions`);
   if (c.adopt) parts.push('no release owns it: adopted by this release');
   return parts.map(oneLine).join(': ');
+}
+
+/** What install does first to an object whose field cannot change, and why. */
+export function recreateLine(r: PlanRecreate): string {
+  const how = r.how === 'orphan' ? 'deleted alone (its pods and PVCs stay; the new one adopts them)' : 'deleted with what it owns (PVCs stay)';
+  return `recreated before the upgrade: ${r.fields.join(', ')} cannot change; ${how}, then helm creates it`;
 }

@@ -4,7 +4,9 @@
 //
 // Per rendered object helm reads it (get), creates it, changes it on upgrade (patch: server-side
 // apply in helm 4, a merge patch in helm 3), deletes it when a new version drops it or a rollback
-// undoes it, and watches it while it waits (list, watch). Its own release records are Secrets in
+// undoes it, and watches it while it waits (list, watch). The installer's own recreate of an
+// object whose field cannot change (install/actions/recreate-immutable.ts) is a get, a patch dry
+// run and a delete of a rendered object: covered by the same verbs, so nothing is added for it. Its own release records are Secrets in
 // the release namespace (get, list, create, update, delete). CRDs from crds/ are never deleted
 // or upgraded by helm, but helm 4 installs them by server-side apply (patch), helm 3 by create.
 // The installer passes --create-namespace, so the release namespace itself is read and applied.

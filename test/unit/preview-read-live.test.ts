@@ -33,6 +33,7 @@ function recorder(o: { pages?: Record<string, Obj[][]>; forbidList?: string[]; o
       if (o.forbidGet) throw new ObjectApiError(403, '{"kind":"Status","code":403,"message":"forbidden"}');
       return o.objects?.[path];
     },
+    delete: () => Promise.reject(new Error('not used')),
     apply: () => Promise.reject(new Error('not used')),
     jsonPatch: () => Promise.reject(new Error('not used')),
     mergePatch: () => Promise.reject(new Error('not used')),

@@ -1,0 +1,90 @@
+// Data kept across a recreate, where a kubelet really runs the pod (DESIGN.md 6b): the fixture's
+// StatefulSet on the real node, its container a static program that writes a file into its PVC on
+// first start and prints what it finds there on every start. Its selector changes (the pod is
+// deleted with the old StatefulSet, a new pod made by the new one), or its serviceName with a new
+// version (the pod orphaned, adopted, then replaced): the new pod reads the file the first one
+// wrote, from the same claim.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, inject, it } from 'vitest';
+import { getJson, kubectl } from '../cluster/kube.js';
+import { REAL_NODE_NAME } from '../cluster/real-node.js';
+import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
+import { repoRoot } from '../helpers.js';
+import { install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+
+const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'immutable');
+const registry = inject('registry');
+const newNamespace = namespacesDeletedAfterAll();
+
+/** argv[1]: a file under /data; argv[2]: what to write there when it does not exist. Then sleeps until SIGTERM. */
+const MARKER_SOURCE = `#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static void quit(int sig) { (void)sig; _exit(0); }
+int main(int argc, char **argv) {
+  signal(SIGTERM, quit);
+  signal(SIGINT, quit);
+  if (argc < 3) return 2;
+  char path[512], text[512] = {0};
+  snprintf(path, sizeof path, "/data/%s", argv[1]);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    printf("found: %s\\n", text);
+  } else {
+    f = fopen(path, "w");
+    if (!f) { printf("cannot write %s\\n", path); fflush(stdout); return 1; }
+    fputs(argv[2], f);
+    fclose(f);
+    printf("wrote: %s\\n", argv[2]);
+  }
+  fflush(stdout);
+  for (;;) pause();
+}
+`;
+
+const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
+
+async function logsOf(ns: string, pod: string, want: RegExp): Promise<string> {
+  for (let i = 0; i < 60; i++) {
+    const r = await kubectl(['logs', pod], { ...opts(ns), reject: false });
+    if (want.test(r.stdout)) return r.stdout;
+    await sleep(1000);
+  }
+  return (await kubectl(['logs', pod], { ...opts(ns), reject: false })).stdout;
+}
+
+const cases = [
+  { name: 'a StatefulSet selector change: the pod goes with it', sets: ['dbSelector.tier=data'], field: 'spec.selector', labels: { tier: 'data' } },
+  { name: 'a serviceName change and a new version: the pod orphaned, adopted, then rolled', sets: ['serviceName=db-v2', 'version=v2'], field: 'spec.serviceName', labels: { app: 'db' } },
+];
+
+describe.concurrent('recreate on the real node', () => {
+  for (const c of cases) it(`${c.name}; the new pod reads the file the old one wrote into the same PVC`, async () => {
+    const ns = await newNamespace('immutable-real');
+    const token = randomBytes(6).toString('hex');
+    const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE))).reference;
+    const base = ['--chart', chart, '--set', 'realNode=true', '--set', `image=${image}`, '--set', `args={marker-${token},written-by-v1-${token}}`];
+    const first = await install('db', ns, base);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const pod1 = await getJson(['get', 'pod', 'db-0'], opts(ns));
+    expect(pod1.spec.nodeName).toBe(REAL_NODE_NAME);
+    expect(await logsOf(ns, 'db-0', /wrote: /)).toBe(`wrote: written-by-v1-${token}\n`);
+    const pvc = await getJson(['get', 'pvc', 'data-db-0'], opts(ns));
+
+    const upgraded = await install('db', ns, [...base, ...c.sets.flatMap((x) => ['--set', x])]);
+    expect(upgraded.exitCode, upgraded.stderr).toBe(0);
+    expect(upgraded.stderr).toContain(`StatefulSet/${ns}/db: ${c.field}`);
+    const pod2 = await getJson(['get', 'pod', 'db-0'], opts(ns));
+    expect(pod2.metadata.uid).not.toBe(pod1.metadata.uid);
+    expect(pod2.metadata.labels).toMatchObject(c.labels);
+    expect(await logsOf(ns, 'db-0', /found: /)).toBe(`found: written-by-v1-${token}\n`);
+    const after = await getJson(['get', 'pvc', 'data-db-0'], opts(ns));
+    expect([after.metadata.uid, after.status.phase, after.spec.volumeName]).toEqual([pvc.metadata.uid, 'Bound', pvc.spec.volumeName]);
+  });
+});
