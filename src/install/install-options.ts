@@ -23,6 +23,10 @@ export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 export type { CrdPolicy };
 export const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
 
+/** A release plan's run that fails: every release it changed goes back to the last good app revision, or not. */
+export type AppRollback = 'on-failure' | 'never';
+export const parseAppRollback = oneOf<AppRollback>('on-failure', 'never');
+
 /** Objects whose change the API server refuses as immutable: recreated (auto) or left to fail (never). */
 export type RecreateImmutable = 'auto' | 'never';
 export const parseRecreateImmutable = oneOf<RecreateImmutable>('auto', 'never');
@@ -104,6 +108,13 @@ export const installOptionTable = {
     'rollback' as TestFailureAction,
   ),
   maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
+  appRollback: value(
+    '--app-rollback <when>',
+    'APP_ROLLBACK',
+    'with a release plan: when a release fails, every release this run changed goes back to the last good app revision (on-failure), or stays as it is (never)',
+    parseAppRollback,
+    'on-failure' as AppRollback,
+  ),
   pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
   // The Job this runs in, from the pod's own labels (downward API): the Events of the run go on it
   // (src/tell/events.ts). Unset outside a Job: each release's Events go on its namespace.

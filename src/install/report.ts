@@ -17,7 +17,7 @@ type Told = { reason: OutcomeReason; note: string };
 
 function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>, told: Told): number {
   const seconds = (Date.now() - run.started) / 1000;
-  if (run.member) run.member.outcome = { action: r.action, revision: r.revision };
+  if (run.member) run.member.outcome = { action: r.action, revision: r.revision, chart: chartLabel(run) };
   const { release, chart, started, state } = run;
   recordOutcome(state, { ...told, release, namespace: cluster.namespace, chartVersion: chart.version, revision: r.revision, started });
   writeSync(2, `${successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r })}\n`);

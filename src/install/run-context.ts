@@ -19,7 +19,7 @@ export interface PlanMember {
   /** Release labels that mark the release as the app's (helm --labels). */
   labels: Record<string, string>;
   /** What the release's summary said: filled by install/report.ts. */
-  outcome?: { action: string; revision?: number };
+  outcome?: { action: string; revision?: number; chart?: string };
 }
 
 export function installRun(run: RunContext<InstallOptions>, member?: PlanMember): InstallRun {

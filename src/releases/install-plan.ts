@@ -1,8 +1,10 @@
 // `install` with a release plan (releases.yaml): read and check the plan (exit 3 before anything
-// is touched), install its releases in dependency order (run-graph.ts), uninstall what it no
-// longer installs (only this app's releases; --prune-releases false keeps them), remember what it
-// installed (inventory.ts), and report every release with what happened to it. The exit code is
-// the most severe of the releases'.
+// is touched), install its releases in dependency order (run-graph.ts), and treat the run as one
+// app revision (app-revision.ts): when a release fails, the app goes back to its last good
+// revision (--app-rollback on-failure), else what the plan no longer installs is uninstalled
+// (only this app's releases; --prune-releases false keeps them). The inventory remembers what
+// was installed and every app revision (inventory.ts); the summary names each release and the
+// app revision the cluster is left at. The exit code is the most severe of the releases'.
 import { writeSync } from 'node:fs';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext, createHelmClient } from '../context.js';
@@ -11,12 +13,23 @@ import type { InstallOptions } from '../install/install-options.js';
 import type { Logger } from '../logger.js';
 import { toInstallerError, writeTerminationMessage } from '../report.js';
 import type { RunState } from '../run-state.js';
-import { readInventory, writeInventory, pruneOrder, type InventoryEntry } from './inventory.js';
+import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
+import { rollBackApp, type RollbackResult } from './app-rollback.js';
+import { readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
 import { openPlan, planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
 import { planSummary, type ReleaseOutcome } from './plan-summary.js';
 import { pruneRelease } from './prune-releases.js';
 import { runGraph, type InstallOne } from './run-graph.js';
+
+interface PlanRun {
+  o: InstallOptions;
+  state: RunState;
+  kube: KubeClients;
+  namespace: string;
+  graph: PlanGraph;
+  logger: Logger;
+}
 
 export async function installPlan(o: InstallOptions, state: RunState, file: string, install: InstallOne): Promise<number> {
   const started = Date.now();
@@ -24,56 +37,96 @@ export async function installPlan(o: InstallOptions, state: RunState, file: stri
   if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
   const { plan, shared } = openPlan(o, state, file);
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
+  const run: PlanRun = { o, state, kube, namespace, graph, logger };
   for (const d of graph.ignoredDeps) logger.info(d, `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`);
-  logger.info({ plan: file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
+  // Before anything changes: the last good app revision is what a failed run goes back to.
+  const previous = await readInventory(kube, namespace, graph.app);
+  const revision = nextRevision(previous.revisions);
+  logger.info({ plan: file, app: graph.app, appRevision: revision, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install as app revision ${revision}`);
   state.progress.action = 'installing the releases of the plan';
-  const outcomes = await runGraph(graph, { o, state, shared, install });
-  // The releases are done whatever happens here: a failure to read or write the inventory is
-  // reported beside them, not instead of them.
-  const pruned = await prune(o, state, { kube, namespace, graph, logger, outcomes }).catch((error: unknown) => [
-    { key: `${namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) },
-  ]);
-  outcomes.push(...pruned);
-  const { text, exitCode } = planSummary(outcomes, (Date.now() - started) / 1000, state.secrets);
-  logger.info({ exitCode, releases: outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
+  const outcomes = await runGraph(graph, { o, state, shared, install, stopOnFailure: o.appRollback === 'on-failure' });
+  // The releases are done whatever happens here: a failure to roll back, prune or write the
+  // inventory is reported beside them, not instead of them.
+  const failed = outcomes.some((x) => x.status === 'failed');
+  const after = failed ? await afterFailure(run, previous, outcomes, revision) : await afterSuccess(run, previous, outcomes, revision);
+  await writeInventory(kube, namespace, graph.app, after.inventory, o.appSlug).catch((error: unknown) => {
+    after.outcomes.push({ key: `${namespace}/inventory`, status: 'prune failed', error: toInstallerError(error) });
+  });
+  const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback });
+  logger.info({ exitCode, appRevision: revision, releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
   if (exitCode !== ExitCode.ok && state.terminationLog) writeTerminationMessage(state.terminationLog, text);
   writeSync(2, `${text}\n`);
   return exitCode;
 }
 
+interface After {
+  inventory: Inventory;
+  outcomes: ReleaseOutcome[];
+  rollback?: RollbackResult[];
+}
+
+/** A good app revision: what the plan dropped is uninstalled now, and the revision recorded as deployed. */
+async function afterSuccess(run: PlanRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
+  const installed = installedEntries(run.graph);
+  const { results, kept } = await prune(run, previous.releases, installed).catch((error: unknown) => ({
+    results: [{ key: `${run.namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }],
+    kept: pruneOrder(previous.releases, new Set(installed.map(entryKey))),
+  }));
+  const next = revisionOf(revision, outcomes, 'deployed', new Date());
+  return { inventory: { releases: [...installed, ...kept], revisions: withRevision(previous.revisions, next) }, outcomes: [...outcomes, ...results] };
+}
+
 /**
- * Uninstalls the inventory's releases that the plan no longer installs, then writes the new
- * inventory. Skipped while any release of the plan failed: a run that went wrong removes nothing;
- * the next good run does it. A release kept (pruning off, or its uninstall failed) stays listed.
+ * A release failed: nothing is pruned (the next good run does it). With --app-rollback on-failure
+ * every release this run changed goes back to the last good app revision; never keeps what the
+ * run left, as before app revisions.
  */
-async function prune(
-  o: InstallOptions,
-  state: RunState,
-  c: { kube: KubeClients; namespace: string; graph: PlanGraph; logger: Logger; outcomes: ReleaseOutcome[] },
-): Promise<ReleaseOutcome[]> {
-  const installed: InventoryEntry[] = c.graph.enabled.map((r) => ({ namespace: r.namespace, name: r.name, deps: r.deps }));
-  const keep = new Set(installed.map((e) => `${e.namespace}/${e.name}`));
-  const previous = await readInventory(c.kube, c.namespace, c.graph.app);
-  const candidates = pruneOrder(previous, keep);
-  const failed = c.outcomes.some((x) => x.status !== 'done');
+async function afterFailure(run: PlanRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
+  const dropped = pruneOrder(previous.releases, new Set(installedEntries(run.graph).map(entryKey)));
+  if (dropped.length > 0) run.logger.info({ releases: dropped.map(entryKey) }, 'not uninstalling what the plan dropped: a release of this run failed');
+  const listed = [...installedEntries(run.graph), ...dropped];
+  if (run.o.appRollback === 'never') {
+    return { inventory: { releases: listed, revisions: withRevision(previous.revisions, revisionOf(revision, outcomes, 'failed', new Date())) }, outcomes };
+  }
+  const good = lastGood(previous.revisions);
+  const steps = rollbackSteps(run.graph.enabled.map((r) => r.key), outcomes, good);
+  run.state.progress.action = `rolling the app back to ${good ? `app revision ${good.revision}` : 'before its first install'}`;
+  run.logger.warn({ appRevision: revision, backTo: good?.revision ?? null, steps }, `app revision ${revision} failed: ${steps.length} release(s) go back to ${good ? `app revision ${good.revision}` : 'nothing (a first install)'}`);
+  const helm = await createHelmClient(run.o, { logger: run.logger, secrets: run.state.secrets });
+  const rollback = await rollBackApp({ kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal }, steps);
+  const gone = new Set(rollback.filter((r) => r.done && r.step.kind === 'uninstall').map((r) => r.step.key));
+  const status = steps.length === 0 ? 'nothing changed' : rollback.every((r) => r.done) ? 'rolled back' : 'rollback failed';
+  const next = revisionOf(revision, outcomes, status, new Date(), good?.revision);
+  return { inventory: { releases: listed.filter((e) => !gone.has(entryKey(e))), revisions: withRevision(previous.revisions, next) }, outcomes, rollback };
+}
+
+function installedEntries(graph: PlanGraph): InventoryEntry[] {
+  return graph.enabled.map((r) => ({ namespace: r.namespace, name: r.name, deps: r.deps }));
+}
+
+const entryKey = (e: InventoryEntry) => `${e.namespace}/${e.name}`;
+
+/** Uninstalls the inventory's releases that the plan no longer installs; a release kept (pruning off, or its uninstall failed) stays listed. */
+async function prune(run: PlanRun, previous: InventoryEntry[], installed: InventoryEntry[]): Promise<{ results: ReleaseOutcome[]; kept: InventoryEntry[] }> {
+  const candidates = pruneOrder(previous, new Set(installed.map(entryKey)));
+  if (candidates.length === 0) return { results: [], kept: [] };
+  if (!run.o.pruneReleases) {
+    run.logger.info({ releases: candidates.map(entryKey) }, 'not uninstalling what the plan dropped: --prune-releases false');
+    return { results: [], kept: candidates };
+  }
+  run.state.progress.action = 'uninstalling what the plan dropped';
+  const helm = await createHelmClient(run.o, { logger: run.logger, secrets: run.state.secrets });
   const results: ReleaseOutcome[] = [];
   const kept: InventoryEntry[] = [];
-  if (candidates.length > 0 && (failed || !o.pruneReleases)) {
-    c.logger.info({ releases: candidates.map((e) => `${e.namespace}/${e.name}`) }, failed ? 'not uninstalling what the plan dropped: a release of this run failed' : 'not uninstalling what the plan dropped: --prune-releases false');
-    kept.push(...candidates);
-  } else if (candidates.length > 0) {
-    state.progress.action = 'uninstalling what the plan dropped';
-    const helm = await createHelmClient(o, { logger: c.logger, secrets: state.secrets });
-    for (const e of candidates) {
-      const key = `${e.namespace}/${e.name}`;
-      try {
-        results.push({ key, status: 'pruned', result: await pruneRelease({ kube: c.kube, helm, app: c.graph.app, o, logger: c.logger, signal: state.signal }, e) });
-      } catch (error) {
-        results.push({ key, status: 'prune failed', error: toInstallerError(error) });
-        kept.push(e);
-      }
+  for (const e of candidates) {
+    const key = entryKey(e);
+    try {
+      results.push({ key, status: 'pruned', result: await pruneRelease({ kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal }, e) });
+    } catch (error) {
+      results.push({ key, status: 'prune failed', error: toInstallerError(error) });
+      kept.push(e);
     }
   }
-  await writeInventory(c.kube, c.namespace, c.graph.app, [...installed, ...kept], o.appSlug);
-  return results;
+  return { results, kept };
 }
+

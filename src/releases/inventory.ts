@@ -1,12 +1,14 @@
 // What a plan installed, remembered between runs: a ConfigMap in the run's namespace listing the
-// releases (and their dependencies) the last run of this app installed. A release the plan no
+// releases (and their dependencies) the last run of this app installed, and the app's revisions
+// (app-revision.ts: which revision of each release each run left deployed). A release the plan no
 // longer lists has no other trace in the plan, so the inventory is how the next run finds it to
-// uninstall it. Ownership is proved by the release itself (its OWNER_LABEL), never by this list
+// uninstall it, and the last good app revision is what a failed run goes back to. Ownership is proved by the release itself (its OWNER_LABEL), never by this list
 // alone: a release someone else made under a listed name is left alone.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
 import { objectClient } from '../drift/object-client.js';
 import { APP_SLUG_ANNOTATION } from '../app-slug.js';
+import type { AppRevision } from './app-revision.js';
 
 /** The release label (helm --labels) naming the app whose installer made the release. */
 export const OWNER_LABEL = 'helm-installer.io/app';
@@ -22,20 +24,34 @@ export function inventoryName(app: string): string {
   return `helm-installer-${app}-releases`.slice(0, 253);
 }
 
-export async function readInventory(kube: KubeClients, namespace: string, app: string): Promise<InventoryEntry[]> {
+export interface Inventory {
+  releases: InventoryEntry[];
+  /** Oldest first. */
+  revisions: AppRevision[];
+}
+
+export async function readInventory(kube: KubeClients, namespace: string, app: string): Promise<Inventory> {
   try {
     const cm = await kube.core.readNamespacedConfigMap({ name: inventoryName(app), namespace });
-    const parsed = JSON.parse(cm.data?.releases ?? '[]') as unknown;
-    return Array.isArray(parsed) ? parsed.filter(isEntry) : [];
+    return { releases: jsonList(cm.data?.releases).filter(isEntry), revisions: jsonList(cm.data?.appRevisions).filter(isRevision) };
   } catch (error) {
-    if (apiStatus(error) === 404) return [];
-    if (error instanceof SyntaxError) return [];
+    if (apiStatus(error) === 404) return { releases: [], revisions: [] };
     throw toInstallerApiError(error, `reading the release inventory ${namespace}/${inventoryName(app)}`, kube.server);
   }
 }
 
+/** A list written by an earlier run; anything else (edited by hand, cut) reads as none. */
+function jsonList(text: string | undefined): unknown[] {
+  try {
+    const parsed = JSON.parse(text ?? '[]') as unknown;
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
+}
+
 /** A server-side apply: creates or updates with the Role's create and patch (it has no update). */
-export async function writeInventory(kube: KubeClients, namespace: string, app: string, entries: InventoryEntry[], appSlug?: string): Promise<void> {
+export async function writeInventory(kube: KubeClients, namespace: string, app: string, inventory: Inventory, appSlug?: string): Promise<void> {
   const name = inventoryName(app);
   const body = {
     apiVersion: 'v1',
@@ -47,13 +63,18 @@ export async function writeInventory(kube: KubeClients, namespace: string, app: 
       // Removed with the app by `kubectl kots remove --undeploy`, as every object we apply is.
       ...(appSlug !== undefined ? { annotations: { [APP_SLUG_ANNOTATION]: appSlug } } : {}),
     },
-    data: { releases: JSON.stringify(entries) },
+    data: { releases: JSON.stringify(inventory.releases), appRevisions: JSON.stringify(inventory.revisions) },
   };
   try {
     await (await objectClient(kube)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
   } catch (error) {
     throw toInstallerApiError(error, `writing the release inventory ${namespace}/${name}`, kube.server);
   }
+}
+
+function isRevision(r: unknown): r is AppRevision {
+  const o = r as AppRevision;
+  return typeof o?.revision === 'number' && typeof o.status === 'string' && Array.isArray(o.releases);
 }
 
 function isEntry(e: unknown): e is InventoryEntry {

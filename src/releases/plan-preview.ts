@@ -59,7 +59,7 @@ export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, 
 async function plannedRemovals(kube: KubeClients, namespace: string, graph: PlanGraph): Promise<Removal[]> {
   const keep = new Set(graph.enabled.map((r) => r.key));
   const removals: Removal[] = [];
-  for (const e of pruneOrder(await readInventory(kube, namespace, graph.app), keep)) {
+  for (const e of pruneOrder((await readInventory(kube, namespace, graph.app)).releases, keep)) {
     const { owner } = await ownership(kube, e, graph.app);
     if (owner !== 'gone') removals.push({ namespace: e.namespace, name: e.name, action: owner === 'ours' ? 'uninstall' : 'left alone' });
   }

@@ -1,15 +1,13 @@
 // The summary of a plan run, pure: one line per release with what happened to it, the exit code
 // (the most severe of the releases'), all within the kubelet's termination-message limits.
-import { ExitCode, type InstallerError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { EXIT_CODE_MEANING, fitSummary } from '../report.js';
 import type { SecretRegistry } from '../secrets.js';
+import type { AppRevision } from './app-revision.js';
+import type { ReleaseOutcome } from './release-outcome.js';
+import { describeRollback, type RollbackResult } from './app-rollback.js';
 
-export type ReleaseOutcome =
-  | { key: string; status: 'done'; action: string; revision?: number; seconds: number }
-  | { key: string; status: 'failed'; error: InstallerError; seconds: number }
-  | { key: string; status: 'not attempted'; because: string }
-  | { key: string; status: 'pruned'; result: string }
-  | { key: string; status: 'prune failed'; error: InstallerError };
+export type { ReleaseOutcome };
 
 /**
  * Most severe first: what no retry mends (a bug, bad input, missing RBAC or images) before what
@@ -20,9 +18,13 @@ export const SEVERITY: number[] = [
 ];
 
 export function planExitCode(outcomes: ReleaseOutcome[]): number {
-  const codes = outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : []));
-  if (codes.length === 0) return ExitCode.ok;
-  return SEVERITY.find((c) => codes.includes(c as ExitCode)) ?? codes[0]!;
+  return mostSevere(outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])));
+}
+
+function mostSevere(codes: number[]): number {
+  const failures = codes.filter((c) => c !== ExitCode.ok);
+  if (failures.length === 0) return ExitCode.ok;
+  return SEVERITY.find((c) => failures.includes(c)) ?? failures[0]!;
 }
 
 export function describeOutcome(o: ReleaseOutcome): string[] {
@@ -42,14 +44,43 @@ export function describeOutcome(o: ReleaseOutcome): string[] {
   }
 }
 
-export function planSummary(outcomes: ReleaseOutcome[], seconds: number, secrets: SecretRegistry): { text: string; exitCode: number } {
-  const exitCode = planExitCode(outcomes);
+/** The app revision this run made, and its rollback when it failed. */
+export interface AppSummary {
+  revision: AppRevision;
+  rollback?: RollbackResult[];
+}
+
+/** `app revision 3 deployed` / `app revision 3 failed; the app is back at app revision 2` / ... */
+export function appLine(r: AppRevision): string {
+  const back = r.rolledBackTo !== undefined ? `app revision ${r.rolledBackTo}` : 'where it was before its first install (nothing of it installed)';
+  switch (r.status) {
+    case 'deployed':
+      return `app revision ${r.revision} deployed`;
+    case 'failed':
+      return `app revision ${r.revision} failed; releases left as they are (--app-rollback never)`;
+    case 'nothing changed':
+      return `app revision ${r.revision} failed and changed no release: the app is at ${back}`;
+    case 'rolled back':
+      return `app revision ${r.revision} failed; every release it changed went back: the app is at ${back}`;
+    case 'rollback failed':
+      return `app revision ${r.revision} failed and going back to ${back} did not finish: see "app rollback" below`;
+  }
+}
+
+export function planSummary(outcomes: ReleaseOutcome[], seconds: number, secrets: SecretRegistry, app?: AppSummary): { text: string; exitCode: number } {
+  const rollbackFailed = (app?.rollback ?? []).filter((r) => !r.done);
+  const exitCode = rollbackFailed.length > 0 ? mostSevere([planExitCode(outcomes), ExitCode.helmFailed]) : planExitCode(outcomes);
   const count = (s: ReleaseOutcome['status']) => outcomes.filter((o) => o.status === s).length;
   const installed = outcomes.filter((o) => o.status !== 'pruned' && o.status !== 'prune failed').length;
   const tally = [`${count('done')} of ${installed} releases done`, count('failed') && `${count('failed')} failed`, count('not attempted') && `${count('not attempted')} not attempted`, count('pruned') && `${count('pruned')} removed from the plan`]
     .filter(Boolean)
     .join(', ');
-  const head = exitCode === ExitCode.ok ? [`helm-installer: release plan done: ${tally}, ${seconds.toFixed(1)}s`] : [`helm-installer FAILED (exit ${exitCode}: ${EXIT_CODE_MEANING[exitCode] ?? 'error'}): ${tally}`];
-  const lines = outcomes.flatMap(describeOutcome).map((l) => `  ${secrets.maskText(l)}`);
+  // The app revision the cluster is left at, in the first line: what a termination message shows first.
+  const head =
+    exitCode === ExitCode.ok
+      ? [`helm-installer: release plan done${app ? `, ${appLine(app.revision)}` : ''}: ${tally}, ${seconds.toFixed(1)}s`]
+      : [`helm-installer FAILED (exit ${exitCode}: ${EXIT_CODE_MEANING[exitCode] ?? 'error'}): ${tally}${app ? `; ${appLine(app.revision)}` : ''}`];
+  const rollbackLines = (app?.rollback ?? []).map((r) => `app rollback: ${describeRollback(r)}`);
+  const lines = [...outcomes.flatMap(describeOutcome), ...rollbackLines].map((l) => `  ${secrets.maskText(l)}`);
   return { text: fitSummary(head.map((l) => secrets.maskText(l)), lines, []), exitCode };
 }

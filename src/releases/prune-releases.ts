@@ -36,6 +36,15 @@ export async function pruneRelease(c: PruneContext, e: InventoryEntry): Promise<
     c.logger.warn({ release: e.name, namespace: e.namespace, owner: label ?? null }, `release ${e.namespace}/${e.name} is no longer in the plan, but it is not this app's (no ${OWNER_LABEL}=${c.app} label): left alone`);
     return 'not ours';
   }
+  return underReleaseLease(c, e, async () => {
+    c.logger.info({ release: e.name, namespace: e.namespace }, `uninstalling ${e.namespace}/${e.name}: the plan no longer installs it`);
+    await c.helm.uninstall({ release: e.name, namespace: e.namespace, timeout: c.o.timeout }, { signal: c.signal });
+    return 'uninstalled' as const;
+  });
+}
+
+/** fn while holding the release's Lease, as every change to a release is made (prune, the app rollback). */
+export async function underReleaseLease<T>(c: PruneContext, e: { namespace: string; name: string }, fn: () => Promise<T>): Promise<T> {
   const lease = await ReleaseLease.acquire(c.kube, {
     namespace: e.namespace,
     release: e.name,
@@ -46,9 +55,7 @@ export async function pruneRelease(c: PruneContext, e: InventoryEntry): Promise<
     beforeCreatingNamespace: async () => undefined,
   });
   try {
-    c.logger.info({ release: e.name, namespace: e.namespace }, `uninstalling ${e.namespace}/${e.name}: the plan no longer installs it`);
-    await c.helm.uninstall({ release: e.name, namespace: e.namespace, timeout: c.o.timeout }, { signal: c.signal });
-    return 'uninstalled';
+    return await fn();
   } finally {
     await lease.release();
   }

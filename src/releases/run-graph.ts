@@ -21,7 +21,8 @@ export class NotAttempted extends Error {}
 
 export type InstallOne = (o: InstallOptions, state: RunState, member: PlanMember) => Promise<number>;
 
-export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: RunState; shared: SharedValues; install: InstallOne }): Promise<ReleaseOutcome[]> {
+/** `stopOnFailure`: a release that fails stops every release not started yet (the app goes back as one). */
+export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: RunState; shared: SharedValues; install: InstallOne; stopOnFailure?: boolean }): Promise<ReleaseOutcome[]> {
   const start = new Slots(c.o.maxParallel);
   const act = new Slots(c.o.maxParallel);
   const deployed = new Map(graph.enabled.map((r) => [r.key, deferred<boolean>()]));
@@ -51,6 +52,8 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
         for (const d of r.deps) if (!(await deployed.get(d)!.promise)) throw new NotAttempted(`its dependency ${d} was not deployed`);
         await act.acquire();
         held.act = true;
+        // Another release may have failed while this one waited for its turn.
+        if (stopAll) throw new NotAttempted(stopAll);
         passedGate = true;
       },
     };
@@ -60,12 +63,14 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
     try {
       await c.install(releaseOptions(c.o, r, c.shared), state, member);
       deployed.get(r.key)!.resolve(true);
-      return { key: r.key, status: 'done', action: member.outcome?.action ?? 'done', revision: member.outcome?.revision, seconds: (Date.now() - started) / 1000 };
+      const outcome = member.outcome;
+      return { key: r.key, status: 'done', action: outcome?.action ?? 'done', revision: outcome?.revision, ...(outcome?.chart ? { chart: outcome.chart } : {}), seconds: (Date.now() - started) / 1000 };
     } catch (error) {
       deployed.get(r.key)!.resolve(false);
       if (error instanceof NotAttempted) return { key: r.key, status: 'not attempted', because: error.message };
       // A failure before the gate is a failed check: nothing of the plan may start.
       if (!passedGate) stopAll ??= `${r.key} failed its checks, so no release was started`;
+      else if (c.stopOnFailure) stopAll ??= `${r.key} failed, so the app goes back to its last good revision`;
       // The release's whole failure summary (helm's details, the pods that were not ready) goes
       // to the log as a single chart's would; the plan's summary keeps one line of it.
       writeSync(2, `${failureSummary(error, { ...state.progress, release: r.key }, state.secrets)}\n`);

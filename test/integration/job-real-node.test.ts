@@ -168,7 +168,7 @@ describe('the installer Job on the real node', () => {
     const [pod] = await installerPods();
     const logs = (await kubectl(['logs', pod.metadata.name], ns)).stdout;
     expect(terminatedOf(pod)?.exitCode, logs.slice(-4000)).toBe(0);
-    expect(summaryLines(logs)).toMatch(/helm-installer: release plan done: 3 of 3 releases done, [\d.]+s\n {2}storefront\/promotions-operator: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s/);
+    expect(summaryLines(logs)).toMatch(/helm-installer: release plan done, app revision 1 deployed: 3 of 3 releases done, [\d.]+s\n {2}storefront\/promotions-operator: installed, revision 1, [\d.]+s\n {2}storefront\/storefront: installed, revision 1, [\d.]+s\n {2}storefront\/storefront-cache: installed, revision 1, [\d.]+s/);
     // The storefront's first object came after the operator's Deployment was available, and its
     // Promotion was accepted (the operator's release brought the CRD).
     const operator = await getJson(['get', 'deployment', 'promotions-operator'], ns);
@@ -191,7 +191,7 @@ describe('the installer Job on the real node', () => {
     const [second] = await installerPods();
     const after = (await kubectl(['logs', second.metadata.name], ns)).stdout;
     expect(terminatedOf(second)?.exitCode, after.slice(-4000)).toBe(0);
-    expect(summaryLines(after)).toMatch(/helm-installer: release plan done: 2 of 2 releases done, 1 removed from the plan, [\d.]+s\n {2}storefront\/promotions-operator: unchanged, revision 1, [\d.]+s\n {2}storefront\/storefront: upgraded, revision 2, [\d.]+s\n {2}storefront\/storefront-cache: uninstalled \(no longer in the plan\)/);
+    expect(summaryLines(after)).toMatch(/helm-installer: release plan done, app revision 2 deployed: 2 of 2 releases done, 1 removed from the plan, [\d.]+s\n {2}storefront\/promotions-operator: unchanged, revision 1, [\d.]+s\n {2}storefront\/storefront: upgraded, revision 2, [\d.]+s\n {2}storefront\/storefront-cache: uninstalled \(no longer in the plan\)/);
     expect(await history('storefront-cache', namespace)).toEqual([]);
     expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...ns, reject: false })).exitCode).not.toBe(0);
     expect((await getJson(['get', 'configmap', `${release}-web`], ns)).data.STOREFRONT_CACHE_URL).toBe('');

@@ -68,7 +68,7 @@ describe.concurrent('a release plan', () => {
         { namespace: ns, name: 'report', deps: [`${ns}/web`] },
         { namespace: ns, name: 'cache', deps: [] },
       ]);
-      expect(summary(first)[0]).toMatch(/^helm-installer: release plan done: 4 of 4 releases done, [\d.]+s$/);
+      expect(summary(first)[0]).toMatch(/^helm-installer: release plan done, app revision 1 deployed: 4 of 4 releases done, [\d.]+s$/);
       expect(summary(first).slice(1).map((l) => l.replace(/, [\d.]+s$/, ''))).toEqual(['operator', 'web', 'report', 'cache'].map((r) => `  ${ns}/${r}: installed, revision 1`));
 
       const again = await installPlan(ns, ['--helm-bin', bin]);
@@ -78,9 +78,9 @@ describe.concurrent('a release plan', () => {
     });
   }
 
-  it('a failing middle release: its dependent is not attempted, the others are deployed, exit 4 naming all', async () => {
+  it('--app-rollback never, a failing middle release: its dependent is not attempted, the others are deployed, exit 4 naming all', async () => {
     const ns = await namespace('plan-fail');
-    const run = await installPlan(ns, ['--set', 'web:stuck=true', '--timeout', '15s']);
+    const run = await installPlan(ns, ['--set', 'web:stuck=true', '--timeout', '15s', '--app-rollback', 'never']);
     expect(run.exitCode, run.stderr).toBe(4);
     expect(await deployed('operator', ns)).toEqual(['deployed']);
     expect(await deployed('cache', ns)).toEqual(['deployed']);
@@ -88,7 +88,7 @@ describe.concurrent('a release plan', () => {
     expect(await deployed('report', ns)).toEqual([]);
     expect((await kubectl(['get', 'configmap', 'report-settings', '--ignore-not-found', '-o', 'name'], opts(ns))).stdout).toBe('');
     const lines = summary(run);
-    expect(lines[0]).toBe('helm-installer FAILED (exit 4: helm operation failed): 2 of 4 releases done, 1 failed, 1 not attempted');
+    expect(lines[0]).toBe('helm-installer FAILED (exit 4: helm operation failed): 2 of 4 releases done, 1 failed, 1 not attempted; app revision 1 failed; releases left as they are (--app-rollback never)');
     expect(lines[1]).toMatch(new RegExp(`^  ${ns}/operator: installed, revision 1, [\\d.]+s$`));
     expect(lines[2]).toMatch(new RegExp(`^  ${ns}/web: FAILED \\(exit 4\\) after [\\d.]+s: install/upgrade of release web failed: .*Deployment/${ns}/web not ready`));
     expect(lines[4]).toBe(`  ${ns}/report: not attempted (its dependency ${ns}/web was not deployed)`);
@@ -162,7 +162,7 @@ describe.concurrent('a release plan', () => {
     expect(run.exitCode, run.stderr).toBe(6);
     expect(run.stderr).toContain(`release: ${ns}/web  namespace: ${ns}  action: rbac preflight\ncause: RBAC: this identity lacks 6 permission(s) the chart needs:\n  widgets.plan-test.example.com in namespace ${ns}: create, delete, get, list, patch, watch (Widget/web)\n`);
     const lines = summary(run);
-    expect(lines[0]).toMatch(/^helm-installer FAILED \(exit 6: preflight check failed\): 0 of 4 releases done, 1 failed, 3 not attempted$/);
+    expect(lines[0]).toMatch(/^helm-installer FAILED \(exit 6: preflight check failed\): 0 of 4 releases done, 1 failed, 3 not attempted; app revision 1 failed and changed no release: the app is at where it was before its first install \(nothing of it installed\)$/);
     expect(lines.filter((l) => l.includes('not attempted (') && l.includes(`${ns}/web failed its checks, so no release was started`))).toHaveLength(3);
     for (const r of ['operator', 'web', 'report', 'cache']) expect(await history(r, ns)).toEqual([]);
     expect((await kubectl(['get', 'deployments,leases', '-o', 'name'], opts(ns))).stdout.trim()).toBe('');

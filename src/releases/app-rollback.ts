@@ -1,0 +1,56 @@
+// The app rollback (app-revision.ts decides the steps): each release this run changed goes back to
+// its revision at the last good app revision (helm rollback, waited for), or is uninstalled when
+// this run installed it first, one at a time, dependents first, each under its release's Lease
+// like any change. A step that fails is named with what is left to do and the others still run:
+// the more of the app is back, the less is a combination nobody tested.
+import { toInstallerError } from '../report.js';
+import type { InstallerError } from '../errors.js';
+import type { RollbackStep } from './app-revision.js';
+import { underReleaseLease, type PruneContext } from './prune-releases.js';
+
+export type RollbackResult =
+  | { step: RollbackStep; done: true; revision?: number }
+  | { step: RollbackStep; done: false; error: InstallerError };
+
+export interface RollbackContext extends PruneContext {
+  o: PruneContext['o'] & { historyMax: number };
+}
+
+export async function rollBackApp(c: RollbackContext, steps: readonly RollbackStep[]): Promise<RollbackResult[]> {
+  const results: RollbackResult[] = [];
+  for (const step of steps) {
+    const [namespace, name] = splitKey(step.key);
+    try {
+      const revision = await underReleaseLease(c, { namespace, name }, () => stepBack(c, step, namespace, name));
+      results.push({ step, done: true, ...(revision !== undefined ? { revision } : {}) });
+    } catch (error) {
+      results.push({ step, done: false, error: toInstallerError(error) });
+    }
+  }
+  return results;
+}
+
+/** The revision helm made by rolling back (a rollback is a new revision), or none for an uninstall. */
+async function stepBack(c: RollbackContext, step: RollbackStep, namespace: string, name: string): Promise<number | undefined> {
+  if (step.kind === 'uninstall') {
+    c.logger.info({ release: step.key }, `app rollback: uninstalling ${step.key}, which this run installed first (revision ${step.from})`);
+    await c.helm.uninstall({ release: name, namespace, timeout: c.o.timeout }, { signal: c.signal });
+    return undefined;
+  }
+  c.logger.info({ release: step.key, from: step.from, to: step.to }, `app rollback: ${step.key} back from revision ${step.from} to revision ${step.to}`);
+  await c.helm.rollback({ release: name, namespace, revision: step.to, timeout: c.o.timeout, historyMax: c.o.historyMax }, { signal: c.signal });
+  return (await c.helm.history(name, namespace, 1, c.signal)).at(-1)?.revision;
+}
+
+/** Pure: the summary line of a step. */
+export function describeRollback(r: RollbackResult): string {
+  const what = r.step.kind === 'uninstall' ? 'uninstalled (new in the failed app revision)' : `rolled back from revision ${r.step.from} to ${r.step.to}${r.done && r.revision ? ` (now revision ${r.revision})` : ''}`;
+  if (r.done) return `${r.step.key}: ${what}`;
+  const todo = r.step.kind === 'uninstall' ? `helm uninstall ${splitKey(r.step.key)[1]} -n ${splitKey(r.step.key)[0]}` : `helm rollback ${splitKey(r.step.key)[1]} ${r.step.to} -n ${splitKey(r.step.key)[0]}`;
+  return `${r.step.key}: NOT ${what} (exit ${r.error.exitCode}: ${r.error.message.split('\n')[0]}); left to do: ${todo}, or run the installer again`;
+}
+
+function splitKey(key: string): [string, string] {
+  const at = key.indexOf('/');
+  return [key.slice(0, at), key.slice(at + 1)];
+}

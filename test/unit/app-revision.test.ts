@@ -1,0 +1,83 @@
+// The app as one unit, pure: which releases go back and how, the revisions kept, and the
+// summary's app line. Expected values written out by hand.
+import { describe, expect, it } from 'vitest';
+import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision, KEPT_REVISIONS, type AppRevision } from '../../src/releases/app-revision.js';
+import { describeRollback } from '../../src/releases/app-rollback.js';
+import { appLine } from '../../src/releases/plan-summary.js';
+import type { ReleaseOutcome } from '../../src/releases/release-outcome.js';
+import { HelmOperationError } from '../../src/errors.js';
+
+const order = ['s/operator', 's/web', 's/report', 's/cache'];
+const done = (key: string, action: string, revision: number): ReleaseOutcome => ({ key, status: 'done', action, revision, chart: 'part-1.0.0', seconds: 1 });
+const failed = (key: string): ReleaseOutcome => ({ key, status: 'failed', error: new HelmOperationError('boom'), seconds: 1 });
+const good: AppRevision = {
+  revision: 4,
+  status: 'deployed',
+  at: '2026-11-27T00:00:00.000Z',
+  releases: [
+    { key: 's/operator', revision: 2 },
+    { key: 's/web', revision: 3 },
+    { key: 's/cache', revision: 1 },
+  ],
+};
+
+describe('rollbackSteps', () => {
+  it('each release the run upgraded goes back to its revision at the last good app revision, one it installed first is uninstalled, dependents first', () => {
+    const outcomes = [done('s/operator', 'upgraded', 3), failed('s/web'), { key: 's/report', status: 'not attempted', because: 'x' } as ReleaseOutcome, done('s/cache', 'upgraded', 2)];
+    expect(rollbackSteps(order, outcomes, good)).toEqual([
+      { key: 's/cache', kind: 'rollback', from: 2, to: 1 },
+      { key: 's/operator', kind: 'rollback', from: 3, to: 2 },
+    ]);
+    const withNew = [done('s/operator', 'unchanged', 2), failed('s/web'), done('s/report', 'installed', 1), done('s/cache', 'drift corrected in', 1)];
+    expect(rollbackSteps(order, withNew, good)).toEqual([{ key: 's/report', kind: 'uninstall', from: 1 }]);
+  });
+
+  it('a first app install that fails half way: everything it installed is uninstalled', () => {
+    const outcomes = [done('s/operator', 'installed', 1), failed('s/web'), { key: 's/report', status: 'not attempted', because: 'x' } as ReleaseOutcome, done('s/cache', 'installed', 1)];
+    expect(rollbackSteps(order, outcomes, undefined)).toEqual([
+      { key: 's/cache', kind: 'uninstall', from: 1 },
+      { key: 's/operator', kind: 'uninstall', from: 1 },
+    ]);
+  });
+});
+
+describe('app revisions', () => {
+  it('numbers, the last good one, and what a revision records', () => {
+    const failedOne: AppRevision = { ...good, revision: 5, status: 'rolled back', rolledBackTo: 4 };
+    expect(nextRevision([])).toBe(1);
+    expect(nextRevision([good, failedOne])).toBe(6);
+    expect(lastGood([good, failedOne])).toBe(good);
+    expect(revisionOf(6, [done('s/operator', 'upgraded', 3), failed('s/web')], 'rolled back', new Date('2026-11-27T01:00:00Z'), 4)).toEqual({
+      revision: 6,
+      status: 'rolled back',
+      at: '2026-11-27T01:00:00.000Z',
+      releases: [{ key: 's/operator', revision: 3, chart: 'part-1.0.0' }],
+      rolledBackTo: 4,
+    });
+  });
+
+  it(`keeps ${KEPT_REVISIONS}, and always the last good one`, () => {
+    const failures = Array.from({ length: 12 }, (_, i): AppRevision => ({ ...good, revision: 5 + i, status: 'failed' }));
+    const kept = withRevision([good, ...failures.slice(0, 11)], failures[11]!);
+    expect(kept).toHaveLength(KEPT_REVISIONS);
+    expect(kept[0]).toBe(good);
+    expect(kept.at(-1)!.revision).toBe(16);
+  });
+});
+
+describe('what the summary says', () => {
+  it('names the app revision the cluster is left at', () => {
+    expect(appLine(good)).toBe('app revision 4 deployed');
+    expect(appLine({ ...good, revision: 5, status: 'rolled back', rolledBackTo: 4 })).toBe('app revision 5 failed; every release it changed went back: the app is at app revision 4');
+    expect(appLine({ ...good, revision: 1, status: 'rolled back' })).toBe('app revision 1 failed; every release it changed went back: the app is at where it was before its first install (nothing of it installed)');
+    expect(appLine({ ...good, revision: 5, status: 'failed' })).toBe('app revision 5 failed; releases left as they are (--app-rollback never)');
+    expect(appLine({ ...good, revision: 5, status: 'nothing changed', rolledBackTo: 4 })).toBe('app revision 5 failed and changed no release: the app is at app revision 4');
+  });
+
+  it('a step that failed names what is left to do', () => {
+    expect(describeRollback({ step: { key: 's/cache', kind: 'rollback', from: 2, to: 1 }, done: true, revision: 3 })).toBe('s/cache: rolled back from revision 2 to 1 (now revision 3)');
+    expect(describeRollback({ step: { key: 's/web', kind: 'uninstall', from: 1 }, done: false, error: new HelmOperationError('uninstall of release web failed: timed out\nmore') })).toBe(
+      's/web: NOT uninstalled (new in the failed app revision) (exit 4: uninstall of release web failed: timed out); left to do: helm uninstall web -n s, or run the installer again',
+    );
+  });
+});
