@@ -13,8 +13,9 @@ import type { InstallOptions } from '../install/install-options.js';
 import type { Logger } from '../logger.js';
 import { toInstallerError, writeTerminationMessage } from '../report.js';
 import type { RunState } from '../run-state.js';
+import { recordOutcome } from '../tell/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
-import { rollBackApp, type RollbackResult } from './app-rollback.js';
+import { rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
 import { readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
 import { openPlan, planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
@@ -94,10 +95,26 @@ async function afterFailure(run: PlanRun, previous: Inventory, outcomes: Release
   run.logger.warn({ appRevision: revision, backTo: good?.revision ?? null, steps }, `app revision ${revision} failed: ${steps.length} release(s) go back to ${good ? `app revision ${good.revision}` : 'nothing (a first install)'}`);
   const helm = await createHelmClient(run.o, { logger: run.logger, secrets: run.state.secrets });
   const rollback = await rollBackApp({ kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal }, steps);
+  for (const r of rollback) recordRollback(run.state, r, revision, good?.revision);
   const gone = new Set(rollback.filter((r) => r.done && r.step.kind === 'uninstall').map((r) => r.step.key));
   const status = steps.length === 0 ? 'nothing changed' : rollback.every((r) => r.done) ? 'rolled back' : 'rollback failed';
   const next = revisionOf(revision, outcomes, status, new Date(), good?.revision);
   return { inventory: { releases: listed.filter((e) => !gone.has(entryKey(e))), revisions: withRevision(previous.revisions, next) }, outcomes, rollback };
+}
+
+/** An Event and a webhook per release taken back, naming the app revision the cluster is left at. */
+function recordRollback(state: RunState, r: RollbackResult, revision: number, backTo: number | undefined, started = Date.now()): void {
+  const at = r.step.key.indexOf('/');
+  const where = backTo !== undefined ? `app revision ${backTo}` : 'before its first install';
+  recordOutcome(state, {
+    reason: 'RolledBack',
+    release: r.step.key.slice(at + 1),
+    namespace: r.step.key.slice(0, at),
+    note: `app revision ${revision} failed; the app goes back to ${where}: ${rollbackText(r)}`,
+    ...(r.done && r.revision !== undefined ? { revision: r.revision } : {}),
+    ...(r.done ? {} : { cause: r.error.message.split('\n')[0], exitCode: r.error.exitCode }),
+    started,
+  });
 }
 
 function installedEntries(graph: PlanGraph): InventoryEntry[] {

@@ -64,6 +64,7 @@ const ACTION: Record<OutcomeReason, string> = {
   Failed: 'Install',
   TestFailed: 'Test',
   Suspended: 'Suspend',
+  RolledBack: 'Rollback',
 };
 
 export const eventAction = (reason: OutcomeReason): string => ACTION[reason];

@@ -13,7 +13,9 @@ export type OutcomeReason =
   | 'Recovered'
   | 'Failed'
   | 'TestFailed'
-  | 'Suspended';
+  | 'Suspended'
+  /** A release of a failed app revision taken back to the last good one (a release plan's --app-rollback). */
+  | 'RolledBack';
 
 export interface Outcome {
   reason: OutcomeReason;
@@ -32,7 +34,7 @@ export interface Outcome {
   exitCode: number;
 }
 
-const WARNING: ReadonlySet<OutcomeReason> = new Set(['DriftCorrected', 'DriftFound', 'Failed', 'TestFailed']);
+const WARNING: ReadonlySet<OutcomeReason> = new Set(['DriftCorrected', 'DriftFound', 'Failed', 'TestFailed', 'RolledBack']);
 
 export function outcomeType(reason: OutcomeReason): Outcome['type'] {
   return WARNING.has(reason) ? 'Warning' : 'Normal';

@@ -48,6 +48,11 @@ describe.concurrent('the app as one unit', () => {
       expect(lines).toContain(`  ${ns}/report: not attempted (its dependency ${ns}/web was not deployed)`);
       expect(lines.at(-1)).toBe(`  app rollback: ${ns}/cache: rolled back from revision 2 to 1 (now revision 3)`);
       expect(run.termination.trimEnd()).toBe(lines.join('\n'));
+      // The Event (and so the webhook) of the release taken back names the app revision.
+      const events = (await getJson(['get', 'events.events.k8s.io'], opts(ns))).items.filter((e: any) => e.reason === 'RolledBack');
+      expect(events.map((e: any) => [e.type, e.regarding.name, e.note])).toEqual([
+        ['Warning', ns, `release ${ns}/cache: app revision 2 failed; the app goes back to app revision 1: rolled back from revision 2 to 1 (now revision 3)`],
+      ]);
 
       // Every release is back at app revision 1: the cache's upgrade undone, web rolled back by helm.
       expect(await message(ns, 'cache')).toBe('hello');

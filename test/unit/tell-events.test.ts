@@ -74,6 +74,7 @@ describe('the Event body of an outcome', () => {
     ['Failed', 'Warning', 'Install'],
     ['TestFailed', 'Warning', 'Test'],
     ['Suspended', 'Normal', 'Suspend'],
+    ['RolledBack', 'Warning', 'Rollback'],
   ])('%s: type %s, action %s', (reason, type, action) => {
     const body = eventBody(outcome(reason), placeOf(outcome(reason), job), { now, instance: 'pod', suffix: '00' });
     expect([body.reason, body.type, body.action]).toEqual([reason, type, action]);
