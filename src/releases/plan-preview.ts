@@ -15,7 +15,9 @@ import { countLine } from '../preview/summary.js';
 import { fitSummary, writeTerminationMessage } from '../report.js';
 import { startRun } from '../run/run-context.js';
 import type { RunState } from '../run-state.js';
-import { pruneOrder, readInventory } from './inventory.js';
+import type { AppRollback } from '../install/install-options.js';
+import { lastGood, nextRevision, type AppRevision } from './app-revision.js';
+import { pruneOrder, readInventory, type InventoryEntry } from './inventory.js';
 import { openPlan, planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
 import { ownership } from './prune-releases.js';
@@ -45,33 +47,57 @@ export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, 
       }
     }),
   );
-  const removals = o.pruneReleases ? await plannedRemovals(kube, namespace, graph) : [];
-  const text = format(o.output, graph.app, reports, removals, !mode.planOnly && useColor(process.stdout, process.env));
-  await new Promise<void>((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+  const inventory = await readInventory(kube, namespace, graph.app);
+  const removals = o.pruneReleases ? await plannedRemovals(kube, inventory.releases, graph) : [];
   const changes = reports.some((r) => r.decision.action !== 'nothing') || removals.some((r) => r.action === 'uninstall');
+  const app = appPlan(inventory.revisions, changes, o.appRollback);
+  const text = format(o.output, graph.app, app, reports, removals, !mode.planOnly && useColor(process.stdout, process.env));
+  await new Promise<void>((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
   if (!mode.planOnly) return changes ? ExitCode.changesPlanned : ExitCode.ok;
   const lines = [...reports.map((r) => `${r.namespace}/${r.release}: ${r.decision.action}; ${countLine(r.entries)}`), ...removals.map((r) => `${r.namespace}/${r.name}: ${r.action} (no longer in the plan)`)];
-  if (state.terminationLog) writeTerminationMessage(state.terminationLog, fitSummary([`plan only: release plan of ${reports.length} release(s)`], lines.map((l) => `  ${l}`), []));
+  if (state.terminationLog) writeTerminationMessage(state.terminationLog, fitSummary([`plan only: release plan of ${reports.length} release(s); ${appPlanLine(app)}`], lines.map((l) => `  ${l}`), []));
   return ExitCode.ok;
 }
 
+/** The app revision the install would make: none when nothing would change. */
+export interface AppPlan {
+  /** The app revision the cluster is at: the last good one. */
+  current?: number;
+  next?: number;
+  rollback: AppRollback;
+}
+
+export function appPlan(revisions: readonly AppRevision[], changes: boolean, rollback: AppRollback): AppPlan {
+  const good = lastGood(revisions)?.revision;
+  return { ...(good !== undefined ? { current: good } : {}), ...(changes ? { next: nextRevision(revisions) } : {}), rollback };
+}
+
+/** Pure: one line for people. */
+export function appPlanLine(a: AppPlan): string {
+  const now = a.current !== undefined ? `app revision ${a.current}` : 'no app revision yet';
+  if (a.next === undefined) return `nothing would change: the app stays at ${now}`;
+  const onFailure = a.rollback === 'on-failure' ? `a failure takes every release back to ${a.current !== undefined ? `app revision ${a.current}` : 'nothing installed'}` : 'a failure leaves each release where it is (--app-rollback never)';
+  return `the install would make app revision ${a.next} (from ${now}); ${onFailure}`;
+}
+
 /** The inventory's releases that the next install would uninstall (in the run's namespace, as install keeps it). */
-async function plannedRemovals(kube: KubeClients, namespace: string, graph: PlanGraph): Promise<Removal[]> {
+async function plannedRemovals(kube: KubeClients, listed: InventoryEntry[], graph: PlanGraph): Promise<Removal[]> {
   const keep = new Set(graph.enabled.map((r) => r.key));
   const removals: Removal[] = [];
-  for (const e of pruneOrder((await readInventory(kube, namespace, graph.app)).releases, keep)) {
+  for (const e of pruneOrder(listed, keep)) {
     const { owner } = await ownership(kube, e, graph.app);
     if (owner !== 'gone') removals.push({ namespace: e.namespace, name: e.name, action: owner === 'ours' ? 'uninstall' : 'left alone' });
   }
   return removals;
 }
 
-function format(output: PlanCommandOptions['output'], app: string, reports: PlanReport[], removals: Removal[], color: boolean): string {
+function format(output: PlanCommandOptions['output'], app: string, appRevision: AppPlan, reports: PlanReport[], removals: Removal[], color: boolean): string {
   if (output === 'json') {
-    const json = { schemaVersion: 1, app, releases: reports.map(planJson), uninstall: removals };
+    const json = { schemaVersion: 1, app, appRevision, releases: reports.map(planJson), uninstall: removals };
     return `${JSON.stringify(json, null, 2)}\n`;
   }
+  const head = `App ${app}: ${appPlanLine(appRevision)}`;
   const gone = removals.map((r) => `${r.namespace}/${r.name}: ${r.action === 'uninstall' ? 'would be uninstalled' : "left alone (not this app's)"}: no longer in the plan`);
-  if (output === 'markdown') return [...reports.map(formatMarkdown), ...(gone.length ? ['### Releases the plan no longer installs', '', ...gone.map((g) => `- ${g}`), ''] : [])].join('\n');
-  return [...reports.map((r) => formatText(r, { color })), ...(gone.length ? ['Releases the plan no longer installs:', ...gone.map((g) => `  ${g}`), ''] : [])].join('\n');
+  if (output === 'markdown') return [`**${head}**`, '', ...reports.map(formatMarkdown), ...(gone.length ? ['### Releases the plan no longer installs', '', ...gone.map((g) => `- ${g}`), ''] : [])].join('\n');
+  return [head, '', ...reports.map((r) => formatText(r, { color })), ...(gone.length ? ['Releases the plan no longer installs:', ...gone.map((g) => `  ${g}`), ''] : [])].join('\n');
 }

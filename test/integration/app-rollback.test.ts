@@ -39,6 +39,10 @@ describe.concurrent('the app as one unit', () => {
 
       // The next app version: web, report and cache change; web cannot become ready.
       const next = ['--set', 'web:message=v2', '--set', 'report:message=v2', '--set', 'cache:message=v2', '--set', 'web:stuck=true', '--timeout', '15s', '--helm-bin', bin];
+      // The plan names the app revision the install would make, and where a failure goes back to.
+      const planned = await runCli(['plan', '--app-dir', fixtureApp, '--namespace', ns, ...next], { env: { KUBECONFIG: kubeconfig() } });
+      expect(planned.exitCode, planned.stderr).toBe(10);
+      expect(planned.stdout.split('\n')[0]).toBe('App plan-test: the install would make app revision 2 (from app revision 1); a failure takes every release back to app revision 1');
       const run = await installApp(ns, next);
       expect(run.exitCode, run.stderr).toBe(4);
       const lines = summary(run);

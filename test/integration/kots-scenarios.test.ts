@@ -213,7 +213,7 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(preview.stdout).toContain('~ change Deployment ' + ns + '/storefront-web');
     // One line per release of the app's plan: only the storefront's replicas change.
     expect(readFileSync(termination, 'utf8')).toBe(
-      `plan only: release plan of 3 release(s)\n  ${ns}/promotions-operator: nothing; 0 to create, 0 to change, 0 to delete\n  ${ns}/storefront: upgrade; 0 to create, 1 to change, 0 to delete\n  ${ns}/storefront-cache: nothing; 0 to create, 0 to change, 0 to delete\n`,
+      `plan only: release plan of 3 release(s); the install would make app revision 2 (from app revision 1); a failure takes every release back to app revision 1\n  ${ns}/promotions-operator: nothing; 0 to create, 0 to change, 0 to delete\n  ${ns}/storefront: upgrade; 0 to create, 1 to change, 0 to delete\n  ${ns}/storefront-cache: nothing; 0 to create, 0 to change, 0 to delete\n`,
     );
     expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
     expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);

@@ -112,7 +112,7 @@ describe.concurrent('a release plan', () => {
     const previewJob = await installPlan(ns, ['--plan-only'], { PLAN_TEST_CACHE: 'false' });
     expect(previewJob.exitCode, previewJob.stderr).toBe(0);
     expect(previewJob.termination.trimEnd().split('\n')).toEqual([
-      'plan only: release plan of 3 release(s)',
+      'plan only: release plan of 3 release(s); the install would make app revision 2 (from app revision 1); a failure takes every release back to app revision 1',
       ...['operator', 'web', 'report'].map((r) => `  ${ns}/${r}: nothing; 0 to create, 0 to change, 0 to delete`),
       `  ${ns}/cache: uninstall (no longer in the plan)`,
     ]);
