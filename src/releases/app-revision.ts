@@ -1,8 +1,10 @@
 // The app as one unit, pure. A vendor tests the charts of one app version together, so each run
 // of a release plan is an app revision: which revision of each release it left deployed, and of
-// which chart. When a release of a run fails (--app-rollback on-failure), every release this run
-// changed goes back to its revision at the app's last good revision, and one this run installed
-// for the first time is uninstalled, dependents first; releases not started stay as they were.
+// which chart. When a release of a run fails (--app-rollback on-failure), every release of the
+// plan that is not at its revision of the app's last good revision goes back to it, and one the
+// last good revision did not have is uninstalled, dependents first. Comparing with where each
+// release is, rather than with what this run did, also mends what an interrupted run left (a
+// release upgraded before the run was killed is unchanged for the next run, yet not the app's).
 // The inventory keeps the revisions (inventory.ts), so a later run knows the last good one.
 import type { ReleaseOutcome } from './release-outcome.js';
 
@@ -12,7 +14,16 @@ export interface AppRelease {
   revision: number;
   /** `name-version` of the chart it was deployed from. */
   chart?: string;
+  /**
+   * The revision's input digest (its helm-installer/input-digest label: chart and values): a
+   * helm rollback copies the labels of the revision it restores, so a release rolled back to this
+   * one is recognised although its revision number is new.
+   */
+  digest?: string;
 }
+
+/** Where a release is: its deployed revision and that revision's input digest. */
+export type Deployed = Pick<AppRelease, 'revision' | 'digest'>;
 
 export type AppRevisionStatus = 'deployed' | 'rolled back' | 'rollback failed' | 'failed' | 'nothing changed';
 
@@ -43,31 +54,39 @@ export function nextRevision(revisions: readonly AppRevision[]): number {
 }
 
 /**
- * What takes the app back to `good`: each release this run installed or upgraded (it made a new
- * revision), latest in the plan's order first (dependents before what they depend on). A release
- * the last good revision did not have is uninstalled; with no good revision at all (a first app
- * install), all of them are. Failed releases were already rolled back or removed by helm itself.
+ * What takes the app back to `good`: each release of the plan whose deployed revision (`current`;
+ * absent: not installed) is not its revision at `good`, latest in the plan's order first
+ * (dependents before what they depend on). A release `good` did not have is uninstalled; with no
+ * good revision at all (a first app install), every installed one is.
  */
-export function rollbackSteps(order: readonly string[], outcomes: readonly ReleaseOutcome[], good: AppRevision | undefined): RollbackStep[] {
-  const before = new Map((good?.releases ?? []).map((r) => [r.key, r.revision]));
+export function rollbackSteps(order: readonly string[], current: ReadonlyMap<string, Deployed>, good: AppRevision | undefined): RollbackStep[] {
+  const before = new Map((good?.releases ?? []).map((r) => [r.key, r]));
   const steps: RollbackStep[] = [];
   for (const key of [...order].reverse()) {
-    const o = outcomes.find((x) => x.key === key);
-    if (o?.status !== 'done' || !changedRelease(o.action) || o.revision === undefined) continue;
-    const to = before.get(key);
-    steps.push(to === undefined ? { key, kind: 'uninstall', from: o.revision } : { key, kind: 'rollback', from: o.revision, to });
+    const now = current.get(key);
+    if (now === undefined) continue;
+    const then = before.get(key);
+    if (then === undefined) steps.push({ key, kind: 'uninstall', from: now.revision });
+    else if (!same(now, then)) steps.push({ key, kind: 'rollback', from: now.revision, to: then.revision });
   }
   return steps;
 }
 
-/** Actions that made a new revision of the release (an unchanged or drift-corrected one made none). */
-function changedRelease(action: string): boolean {
-  return action === 'installed' || action === 'upgraded';
+/** The same revision, or one helm restored from it (equal input digests). */
+function same(now: Deployed, then: Deployed): boolean {
+  return now.revision === then.revision || (now.digest !== undefined && now.digest === then.digest);
 }
 
-/** The revision this run made, of the releases that are done (an app revision lists what is deployed). */
-export function revisionOf(n: number, outcomes: readonly ReleaseOutcome[], status: AppRevisionStatus, at: Date, rolledBackTo?: number): AppRevision {
-  const releases = outcomes.flatMap((o): AppRelease[] => (o.status === 'done' && o.revision !== undefined ? [{ key: o.key, revision: o.revision, ...(o.chart ? { chart: o.chart } : {}) }] : []));
+/** The revision this run made: where each release of the plan is (`current`, in the plan's order), and the chart of those the run did. */
+export function revisionOf(n: number, current: ReadonlyMap<string, Deployed>, outcomes: readonly ReleaseOutcome[], status: AppRevisionStatus, at: Date, rolledBackTo?: number): AppRevision {
+  const chartOf = (key: string) => {
+    const o = outcomes.find((x) => x.key === key);
+    return o?.status === 'done' ? o.chart : undefined;
+  };
+  const releases = [...current].map(([key, d]): AppRelease => {
+    const chart = chartOf(key);
+    return { key, revision: d.revision, ...(chart ? { chart } : {}), ...(d.digest ? { digest: d.digest } : {}) };
+  });
   return { revision: n, status, at: at.toISOString(), releases, ...(rolledBackTo !== undefined ? { rolledBackTo } : {}) };
 }
 

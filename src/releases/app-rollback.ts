@@ -1,11 +1,14 @@
-// The app rollback (app-revision.ts decides the steps): each release this run changed goes back to
-// its revision at the last good app revision (helm rollback, waited for), or is uninstalled when
-// this run installed it first, one at a time, dependents first, each under its release's Lease
+// The app rollback (app-revision.ts decides the steps from where each release is): each release
+// goes back to its revision at the last good app revision (helm rollback, waited for), or is
+// uninstalled when that revision did not have it, one at a time, dependents first, each under its release's Lease
 // like any change. A step that fails is named with what is left to do and the others still run:
 // the more of the app is back, the less is a combination nobody tested.
+import type { KubeClients } from '../cluster/kube-client.js';
+import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { toInstallerError } from '../report.js';
 import type { InstallerError } from '../errors.js';
-import type { RollbackStep } from './app-revision.js';
+import { INPUT_DIGEST_LABEL } from '../release-digest.js';
+import type { Deployed, RollbackStep } from './app-revision.js';
 import { underReleaseLease, type PruneContext } from './prune-releases.js';
 
 export type RollbackResult =
@@ -14,6 +17,22 @@ export type RollbackResult =
 
 export interface RollbackContext extends PruneContext {
   o: PruneContext['o'] & { historyMax: number };
+}
+
+/**
+ * Where each release of the plan is, in the plan's order: its deployed revision and that
+ * revision's input digest, as its records say (one list each); absent when it is not installed.
+ */
+export async function deployedRevisions(kube: KubeClients, keys: readonly string[]): Promise<Map<string, Deployed>> {
+  const found = await Promise.all(
+    keys.map(async (key): Promise<[string, Deployed | undefined]> => {
+      const [namespace, name] = splitKey(key);
+      const deployed = (await new ReleaseRecords(kube, namespace, name).current()).filter((r) => r.status === 'deployed').at(-1);
+      const digest = deployed?.labels[INPUT_DIGEST_LABEL];
+      return [key, deployed && { revision: deployed.revision, ...(digest ? { digest } : {}) }];
+    }),
+  );
+  return new Map(found.filter((f): f is [string, Deployed] => f[1] !== undefined));
 }
 
 export async function rollBackApp(c: RollbackContext, steps: readonly RollbackStep[]): Promise<RollbackResult[]> {

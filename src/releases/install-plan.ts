@@ -15,7 +15,7 @@ import { toInstallerError, writeTerminationMessage } from '../report.js';
 import type { RunState } from '../run-state.js';
 import { recordOutcome } from '../tell/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
-import { rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
+import { deployedRevisions, rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
 import { readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
 import { openPlan, planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
@@ -73,24 +73,26 @@ async function afterSuccess(run: PlanRun, previous: Inventory, outcomes: Release
     results: [{ key: `${run.namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }],
     kept: pruneOrder(previous.releases, new Set(installed.map(entryKey))),
   }));
-  const next = revisionOf(revision, outcomes, 'deployed', new Date());
+  const next = revisionOf(revision, await deployedRevisions(run.kube, keysOf(run.graph)), outcomes, 'deployed', new Date());
   return { inventory: { releases: [...installed, ...kept], revisions: withRevision(previous.revisions, next) }, outcomes: [...outcomes, ...results] };
 }
 
 /**
  * A release failed: nothing is pruned (the next good run does it). With --app-rollback on-failure
- * every release this run changed goes back to the last good app revision; never keeps what the
- * run left, as before app revisions.
+ * every release of the plan goes back to the last good app revision; never keeps what the run
+ * left, as before app revisions.
  */
 async function afterFailure(run: PlanRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
   const dropped = pruneOrder(previous.releases, new Set(installedEntries(run.graph).map(entryKey)));
   if (dropped.length > 0) run.logger.info({ releases: dropped.map(entryKey) }, 'not uninstalling what the plan dropped: a release of this run failed');
   const listed = [...installedEntries(run.graph), ...dropped];
   if (run.o.appRollback === 'never') {
-    return { inventory: { releases: listed, revisions: withRevision(previous.revisions, revisionOf(revision, outcomes, 'failed', new Date())) }, outcomes };
+    const left = revisionOf(revision, await deployedRevisions(run.kube, keysOf(run.graph)), outcomes, 'failed', new Date());
+    return { inventory: { releases: listed, revisions: withRevision(previous.revisions, left) }, outcomes };
   }
   const good = lastGood(previous.revisions);
-  const steps = rollbackSteps(run.graph.enabled.map((r) => r.key), outcomes, good);
+  const keys = keysOf(run.graph);
+  const steps = rollbackSteps(keys, await deployedRevisions(run.kube, keys), good);
   run.state.progress.action = `rolling the app back to ${good ? `app revision ${good.revision}` : 'before its first install'}`;
   run.logger.warn({ appRevision: revision, backTo: good?.revision ?? null, steps }, `app revision ${revision} failed: ${steps.length} release(s) go back to ${good ? `app revision ${good.revision}` : 'nothing (a first install)'}`);
   const helm = await createHelmClient(run.o, { logger: run.logger, secrets: run.state.secrets });
@@ -98,7 +100,7 @@ async function afterFailure(run: PlanRun, previous: Inventory, outcomes: Release
   for (const r of rollback) recordRollback(run.state, r, revision, good?.revision);
   const gone = new Set(rollback.filter((r) => r.done && r.step.kind === 'uninstall').map((r) => r.step.key));
   const status = steps.length === 0 ? 'nothing changed' : rollback.every((r) => r.done) ? 'rolled back' : 'rollback failed';
-  const next = revisionOf(revision, outcomes, status, new Date(), good?.revision);
+  const next = revisionOf(revision, await deployedRevisions(run.kube, keys), outcomes, status, new Date(), good?.revision);
   return { inventory: { releases: listed.filter((e) => !gone.has(entryKey(e))), revisions: withRevision(previous.revisions, next) }, outcomes, rollback };
 }
 
@@ -116,6 +118,8 @@ function recordRollback(state: RunState, r: RollbackResult, revision: number, ba
     started,
   });
 }
+
+const keysOf = (graph: PlanGraph) => graph.enabled.map((r) => r.key);
 
 function installedEntries(graph: PlanGraph): InventoryEntry[] {
   return graph.enabled.map((r) => ({ namespace: r.namespace, name: r.name, deps: r.deps }));

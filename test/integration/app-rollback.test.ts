@@ -6,8 +6,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { getJson } from '../cluster/kube.js';
-import { helm3, helm4, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
+import { execa } from 'execa';
+import { getJson, waitFor } from '../cluster/kube.js';
+import { cliPath, helm3, helm4, installerNodeArgs, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
 import { history, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const fixtureApp = join(repoRoot, 'test', 'fixtures', 'release-plan');
@@ -80,6 +81,32 @@ describe.concurrent('the app as one unit', () => {
       expect(summary(fixed)[0]).toMatch(/^helm-installer: release plan done, app revision 3 deployed: 4 of 4 releases done, [\d.]+s$/);
     });
   }
+
+  it('helm 4: SIGKILL when the app rollback starts: the next run (the same failing version) takes the release the killed run upgraded back too', async () => {
+    const ns = await namespace('app-killed');
+    expect((await installApp(ns, [])).exitCode).toBe(0);
+    const failing = ['--set', 'web:message=v2', '--set', 'cache:message=v2', '--set', 'web:stuck=true', '--timeout', '15s'];
+    const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--app-dir', fixtureApp, '--namespace', ns, ...failing], {
+      env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' },
+      reject: false,
+      detached: true,
+    });
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+    await waitFor('the app rollback to start', () => seen.includes('app revision 2 failed: '), { timeoutMs: 120_000, intervalMs: 20 });
+    process.kill(-child.pid!, 'SIGKILL');
+    await child;
+    // The cache stays as the killed run left it: upgraded (or its rollback cut short).
+    expect((await history('cache', ns)).length).toBeGreaterThan(1);
+
+    const next = await installApp(ns, [...failing, '--lock-timeout', '90s']);
+    expect(next.exitCode, next.stderr).toBe(4);
+    // The killed run recorded no app revision: this run is app revision 2 again.
+    expect(summary(next).join('\n')).toMatch(/; app revision 2 failed; every release it changed went back: the app is at app revision 1\n/);
+    expect(await message(ns, 'cache')).toBe('hello');
+    expect(await message(ns, 'web')).toBe('hello');
+    expect((await history('cache', ns)).at(-1)!.status).toBe('deployed');
+  });
 
   it('helm 4: a first install that fails half way: everything it installed is uninstalled, nothing is left', async () => {
     const ns = await namespace('app-first');

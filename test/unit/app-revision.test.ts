@@ -22,19 +22,25 @@ const good: AppRevision = {
 };
 
 describe('rollbackSteps', () => {
-  it('each release the run upgraded goes back to its revision at the last good app revision, one it installed first is uninstalled, dependents first', () => {
-    const outcomes = [done('s/operator', 'upgraded', 3), failed('s/web'), { key: 's/report', status: 'not attempted', because: 'x' } as ReleaseOutcome, done('s/cache', 'upgraded', 2)];
-    expect(rollbackSteps(order, outcomes, good)).toEqual([
+  it('each release not at its revision of the last good app revision goes back to it, one that revision lacks is uninstalled, dependents first', () => {
+    // operator and cache upgraded by this run, web at 3, report never there.
+    const at = (entries: [string, number, string?][]) => new Map(entries.map(([k, revision, digest]) => [k, { revision, ...(digest ? { digest } : {}) }]));
+    expect(rollbackSteps(order, at([['s/operator', 3], ['s/web', 3], ['s/cache', 2]]), good)).toEqual([
       { key: 's/cache', kind: 'rollback', from: 2, to: 1 },
       { key: 's/operator', kind: 'rollback', from: 3, to: 2 },
     ]);
-    const withNew = [done('s/operator', 'unchanged', 2), failed('s/web'), done('s/report', 'installed', 1), done('s/cache', 'drift corrected in', 1)];
-    expect(rollbackSteps(order, withNew, good)).toEqual([{ key: 's/report', kind: 'uninstall', from: 1 }]);
+    // report installed by this run; the cache left upgraded (revision 2) by a run that was killed.
+    expect(rollbackSteps(order, at([['s/operator', 2], ['s/web', 3], ['s/report', 1], ['s/cache', 2]]), good)).toEqual([
+      { key: 's/cache', kind: 'rollback', from: 2, to: 1 },
+      { key: 's/report', kind: 'uninstall', from: 1 },
+    ]);
+    // web rolled back by helm to what revision 3 was (a new revision, the labels copied): already there.
+    const withDigests: AppRevision = { ...good, releases: good.releases.map((r) => ({ ...r, digest: `d-${r.key}-${r.revision}` })) };
+    expect(rollbackSteps(order, at([['s/operator', 2], ['s/web', 5, 'd-s/web-3'], ['s/cache', 2, 'd-s/cache-2']]), withDigests)).toEqual([{ key: 's/cache', kind: 'rollback', from: 2, to: 1 }]);
   });
 
-  it('a first app install that fails half way: everything it installed is uninstalled', () => {
-    const outcomes = [done('s/operator', 'installed', 1), failed('s/web'), { key: 's/report', status: 'not attempted', because: 'x' } as ReleaseOutcome, done('s/cache', 'installed', 1)];
-    expect(rollbackSteps(order, outcomes, undefined)).toEqual([
+  it('a first app install that fails half way: everything installed is uninstalled', () => {
+    expect(rollbackSteps(order, new Map([['s/operator', { revision: 1 }], ['s/cache', { revision: 1 }]]), undefined)).toEqual([
       { key: 's/cache', kind: 'uninstall', from: 1 },
       { key: 's/operator', kind: 'uninstall', from: 1 },
     ]);
@@ -47,11 +53,12 @@ describe('app revisions', () => {
     expect(nextRevision([])).toBe(1);
     expect(nextRevision([good, failedOne])).toBe(6);
     expect(lastGood([good, failedOne])).toBe(good);
-    expect(revisionOf(6, [done('s/operator', 'upgraded', 3), failed('s/web')], 'rolled back', new Date('2026-11-27T01:00:00Z'), 4)).toEqual({
+    const current = new Map([['s/operator', { revision: 3, digest: 'd3' }], ['s/web', { revision: 2 }]]);
+    expect(revisionOf(6, current, [done('s/operator', 'upgraded', 3), failed('s/web')], 'rolled back', new Date('2026-11-27T01:00:00Z'), 4)).toEqual({
       revision: 6,
       status: 'rolled back',
       at: '2026-11-27T01:00:00.000Z',
-      releases: [{ key: 's/operator', revision: 3, chart: 'part-1.0.0' }],
+      releases: [{ key: 's/operator', revision: 3, chart: 'part-1.0.0', digest: 'd3' }, { key: 's/web', revision: 2 }],
       rolledBackTo: 4,
     });
   });
