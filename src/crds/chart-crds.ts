@@ -3,7 +3,7 @@
 // out) in the stream with `# Source: <chart>/crds/<file>` (`<chart>/charts/<sub>/crds/<file>`);
 // a CRD a template renders has `<chart>/templates/...`. Helm installs the first kind once and
 // never again; the second it applies like any object of the release.
-import { parsePiece, sourceComment, splitManifestStream } from '../images/manifest-stream.js';
+import { type ManifestPiece, parsePiece, sourceComment, splitManifestStream } from '../images/manifest-stream.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -18,17 +18,42 @@ export interface ChartCrd {
 
 export function chartCrds(manifests: string): ChartCrd[] {
   const out: ChartCrd[] = [];
-  for (const piece of splitManifestStream(manifests)) {
+  for (const { piece, source } of piecesWithSource(manifests)) {
     if (!piece.text.includes('CustomResourceDefinition')) continue;
-    const source = sourceComment(piece.text) ?? '';
     for (const doc of parsePiece(piece).docs) {
       const body = doc.toJS({ maxAliasCount: -1 }) as unknown;
       if (!isCrd(body)) continue;
       const name = String((body.metadata as Obj | undefined)?.name ?? '');
-      out.push({ name, origin: /(^|\/)crds\//.test(source) ? 'crds' : 'templates', source, body });
+      out.push({ name, origin: inCrdsFolder(source) ? 'crds' : 'templates', source, body });
     }
   }
   return out;
+}
+
+/**
+ * Each piece of helm's stream with the file it came from. Helm writes `# Source:` once per file,
+ * then the file's text: a crds/ file that starts with its own `---` (or a comment, then `---`)
+ * puts its documents in pieces after the one holding the comment, so a piece without a Source
+ * line belongs to the last file named.
+ */
+export function piecesWithSource(manifests: string): { piece: ManifestPiece; source: string }[] {
+  let source = '';
+  return splitManifestStream(manifests).map((piece) => {
+    source = sourceComment(piece.text) ?? source;
+    return { piece, source };
+  });
+}
+
+/**
+ * Pure: whether helm's Source path is a file of a crds/ folder: `<chart>/crds/...`, or the same
+ * under subcharts (`<chart>/charts/<sub>/crds/...`). A subchart named `crds` (`<chart>/charts/
+ * crds/templates/...`) or a templates/crds/ folder is templates.
+ */
+export function inCrdsFolder(source: string): boolean {
+  const parts = source.split('/');
+  let at = 1;
+  while (parts[at] === 'charts' && at + 2 < parts.length) at += 2;
+  return parts[at] === 'crds' && at + 1 < parts.length;
 }
 
 function isCrd(o: unknown): o is Obj {

@@ -7,7 +7,8 @@
 // wait until every changed CRD serves what the chart's objects need.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
-import { objectClient, type ObjectClient } from '../drift/object-client.js';
+import { ObjectApiError, objectClient, type ObjectClient } from '../drift/object-client.js';
+import { refusal } from '../drift/refusal.js';
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { chartCrds, type ChartCrd, crdNames, type Obj } from './chart-crds.js';
@@ -16,6 +17,7 @@ import { type CrdDecision, type CrdPolicy, decideCrd, type Release } from './crd
 import { INSTALLER_FIELD_MANAGER, type ManagedFieldsEntry, takeOverFields } from './field-owners.js';
 import { CRD_PATH, migrateStorage } from './migrate-storage.js';
 import { waitServed } from './wait-served.js';
+import { withDroppedVersions } from './bridged.js';
 
 export interface CrdStepInput {
   kube: KubeClients;
@@ -40,6 +42,11 @@ export interface CrdOutcome {
   updated: string[];
   migrated: { name: string; objects: number; dropped: string[] }[];
   adopted: string[];
+  /**
+   * Called once helm's upgrade succeeded: the CRDs whose new version drops versions are applied
+   * as the chart has them only now (see bridged.ts); until then the dropped versions stay served.
+   */
+  finish(): Promise<void>;
 }
 
 /** Reads and decides; changes nothing (install's step and the plan share it). */
@@ -56,7 +63,7 @@ export async function planCrds(client: ObjectClient, input: Pick<CrdStepInput, '
 }
 
 export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
-  const outcome: CrdOutcome = { created: [], updated: [], migrated: [], adopted: [] };
+  const outcome: CrdOutcome = { created: [], updated: [], migrated: [], adopted: [], finish: async () => undefined };
   if (!input.manifests.includes('CustomResourceDefinition')) return outcome;
   const what = (verb: string) => `${verb} the chart's CRDs`;
   try {
@@ -66,11 +73,11 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
     if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: 'Ship a chart whose CRDs keep the version named above; nothing was changed.' });
     if (!input.skipPreflight) await checkMigrationAccess(input.kube, plan);
     await migrate(client, plan, outcome, input);
-    await applyCrds(client, plan, outcome, input);
+    const bridged = await applyCrds(client, plan, outcome, input);
     await adopt(client, plan, outcome, input);
     const changed = plan.crds.filter((c) => outcome.created.includes(c.name) || outcome.updated.includes(c.name));
     await waitServed(client, changed, input.signal);
-    return outcome;
+    return { ...outcome, finish: () => finishBridged(client, bridged, input) };
   } catch (error) {
     throw toInstallerApiError(error, what('updating'), input.kube.server);
   }
@@ -86,34 +93,77 @@ async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome,
   }
 }
 
-async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<void> {
-  await Promise.all(
+/**
+ * Side by side; every apply has ended (done or failed) before the first failure is thrown, naming
+ * its CRD. Returns the CRDs applied with their dropped versions still served (bridged.ts).
+ */
+async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<ChartCrd[]> {
+  const bridged: ChartCrd[] = [];
+  const results = await Promise.allSettled(
     plan.crds.map(async (crd, i) => {
       const d = plan.decisions[i]!;
       if (d.apply === 'none') return;
       const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
-      const live = plan.live.get(crd.name);
-      if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
-      await client.apply(path, crd.body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+      try {
+        const live = plan.live.get(crd.name);
+        if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
+        const body = live ? withDroppedVersions(crd.body, live) : crd.body;
+        if (body !== crd.body) bridged.push(crd);
+        await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+      } catch (error) {
+        const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;
+        // The API server refused the chart's CRD itself (it is invalid): the chart must change.
+        if (error instanceof ObjectApiError && (error.code === 400 || error.code === 422)) {
+          throw new InvalidInputError(`${what} was refused: ${refusal(error)}`, { hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed." });
+        }
+        throw toInstallerApiError(error, what, input.kube.server);
+      }
       (d.apply === 'create' ? outcome.created : outcome.updated).push(crd.name);
       input.logger.info({ crd: crd.name, source: crd.source, action: d.apply }, `CRD ${crd.name} ${d.apply === 'create' ? 'created' : `updated: ${describeCrdChanges(d.changes!)}`}`);
     }),
   );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return bridged;
 }
 
-/** The fields helm or kubectl set before become the installer's, so the apply can drop them (field-owners.ts). */
-async function takeOver(client: ObjectClient, path: string, live: Obj, apiVersion: string): Promise<void> {
-  const meta = live.metadata as { managedFields?: ManagedFieldsEntry[]; resourceVersion?: string };
-  const fields = takeOverFields(meta.managedFields ?? [], apiVersion);
-  if (!fields) return;
-  await client.jsonPatch(
-    path,
-    [
-      { op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion },
-      { op: 'replace', path: '/metadata/managedFields', value: fields },
-    ],
-    INSTALLER_FIELD_MANAGER,
-  );
+/** After helm's upgrade: the bridged CRDs as the chart has them, their dropped versions gone. */
+async function finishBridged(client: ObjectClient, bridged: readonly ChartCrd[], input: CrdStepInput): Promise<void> {
+  for (const crd of bridged) {
+    try {
+      await client.apply(`${CRD_PATH}/${encodeURIComponent(crd.name)}`, crd.body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+    } catch (error) {
+      throw toInstallerApiError(error, `dropping the versions the chart no longer has from CRD ${crd.name}`, input.kube.server);
+    }
+    input.logger.info({ crd: crd.name }, `CRD ${crd.name}: the versions the chart dropped are no longer served, now that the release no longer uses them`);
+  }
+}
+
+/**
+ * The fields helm or kubectl set before become the installer's, so the apply can drop them
+ * (field-owners.ts). The patch holds only at the resourceVersion the ownership was read at; the
+ * CRD may have changed since it was read (its stored versions trimmed by a migration, the API
+ * server's own status update), so it is read again and the patch made again, a few times.
+ */
+async function takeOver(client: ObjectClient, path: string, read: Obj, apiVersion: string, attempts = 3): Promise<void> {
+  let live: Obj | undefined = read;
+  for (let attempt = 1; live; attempt++) {
+    const meta = live.metadata as { managedFields?: ManagedFieldsEntry[]; resourceVersion?: string };
+    const fields = takeOverFields(meta.managedFields ?? [], apiVersion);
+    if (!fields) return;
+    try {
+      const ops = [
+        { op: 'test' as const, path: '/metadata/resourceVersion', value: meta.resourceVersion },
+        { op: 'replace' as const, path: '/metadata/managedFields', value: fields },
+      ];
+      await client.jsonPatch(path, ops, INSTALLER_FIELD_MANAGER);
+      return;
+    } catch (error) {
+      // 422: the test failed (the CRD changed since it was read); 409: a conflict.
+      if (!(error instanceof ObjectApiError) || (error.code !== 422 && error.code !== 409) || attempt >= attempts) throw error;
+      live = await client.get(path);
+    }
+  }
 }
 
 /** A templates CRD no release owns (crds/ made it, an older chart version): helm's ownership metadata, so helm imports it. */

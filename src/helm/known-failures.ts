@@ -41,7 +41,7 @@ export const KNOWN_FAILURES: readonly KnownFailure[] = [
     match: /field is immutable|updates to statefulset spec for fields other than/,
     exitCode: ExitCode.helmFailed,
     meaning: 'The new chart version changes a field the API server never lets change (a selector, a StatefulSet serviceName or volumeClaimTemplates, a Job template).',
-    hint: 'Run with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE): the object is recreated before helm and a StatefulSet keeps its PVCs. By hand: kubectl delete statefulset NAME --cascade=orphan (PVCs stay), then run again.',
+    hint: 'With --recreate-immutable auto (the default; HELM_INSTALLER_RECREATE_IMMUTABLE) the installer recreates such an object before helm, a StatefulSet keeping its PVCs; if it was on, the change was not recognised before helm: by hand, kubectl delete statefulset NAME --cascade=orphan (PVCs stay), then run again.',
   },
   {
     name: 'release too large',

@@ -89,7 +89,7 @@ async function upgrade(
   const labels = { ...digestLabels(await c.inputs.digests()), ...c.run.member?.labels };
   // Helm never updates crds/ and cannot drop a stored version: the CRDs go first (--crds), and
   // their refusal changes nothing. Then what helm's upgrade would be refused on is recreated.
-  await upgradeChartCrds(c.run, c.cluster, c.manifests, c.lease);
+  const crds = await upgradeChartCrds(c.run, c.cluster, c.manifests, c.lease);
   const recreated = ever ? await recreateBeforeUpgrade(c, state) : [];
   let revision: number | undefined;
   try {
@@ -97,6 +97,7 @@ async function upgrade(
   } catch (error) {
     throw withDriftNamed(error, notPutBack);
   }
+  await crds?.finish();
   // Only after helm changed the release: an unchanged redeploy and a drift correction test nothing.
   if (c.run.o.test) await testRelease(c.run, c.cluster, { revision, previous: lastGoodRevision(state.records), lease: c.lease });
   const drift = action.kind === 'upgrade' && action.drift.length > 0 ? action.drift : await driftNamed(c, state);

@@ -15,7 +15,7 @@ import { ignoredPaths, type IgnoreRule } from '../drift/ignore-rules.js';
 import { manifestObjects, placeObjects, type PlacedObject } from '../drift/manifest-objects.js';
 import type { Obj, ObjectClient } from '../drift/object-client.js';
 import { isSchemaRefusal, refusal } from '../drift/refusal.js';
-import { sourceComment, splitManifestStream } from '../images/manifest-stream.js';
+import { inCrdsFolder, piecesWithSource } from '../crds/chart-crds.js';
 import type { PlanObjectInput } from './plan-types.js';
 import { objectKey, readLive } from './read-live.js';
 
@@ -129,10 +129,7 @@ function isMap(v: unknown): v is Obj {
 function splitChartCrds(rendered: string): { templates: string; crds: string } {
   const templates: string[] = [];
   const crds: string[] = [];
-  for (const piece of splitManifestStream(rendered)) {
-    const source = sourceComment(piece.text) ?? '';
-    (/(^|\/)crds\//.test(source) && !source.includes('/templates/') ? crds : templates).push(ensureSeparator(piece.text));
-  }
+  for (const { piece, source } of piecesWithSource(rendered)) (inCrdsFolder(source) ? crds : templates).push(ensureSeparator(piece.text));
   return { templates: templates.join(''), crds: crds.join('') };
 }
 

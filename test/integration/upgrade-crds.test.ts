@@ -110,6 +110,21 @@ describe('upgrade paths: CRDs', () => {
     });
   }
 
+  it('helm4: from plain helm 3 and the CRD applied by hand as charts\' upgrade notes say: migrated, then helm\'s and kubectl\'s fields taken over, the dropped version gone', async () => {
+    const { ns, group, dir } = await setup('crd-by-hand');
+    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
+    const both = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 'l' } } });
+    await execa(helm3, ['install', 'widgets', alpha, '--namespace', ns, '--wait'], { env: { KUBECONFIG: kubeconfig() } });
+    await kubectl(['apply', '-f', join(both, 'crds', 'widgets.yaml')], { kubeconfig: kubeconfig() });
+    const run3 = await run(ns, stable, helm4);
+    expect(run3.exitCode, run3.stdout + run3.stderr).toBe(0);
+    expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1', storage: true }], stored: ['v1'] });
+    const managers = (await getJson(['get', 'crd', `widgets.${group}`, '--show-managed-fields'], { kubeconfig: kubeconfig() })).metadata.managedFields;
+    expect(managers.filter((m: any) => !m.subresource).map((m: any) => `${m.manager} ${m.operation}`)).toEqual(['helm-installer Apply']);
+    expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 'l' });
+  });
+
   it('helm4: SIGKILL in the middle of a storage migration: the next run finishes it, no object lost', async () => {
     const { ns, group, dir } = await setup('crd-killed');
     const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });

@@ -3,7 +3,8 @@
 // over. Expected values are written out by hand from the fixtures.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chartCrds } from '../../src/crds/chart-crds.js';
+import { withDroppedVersions } from '../../src/crds/bridged.js';
+import { chartCrds, crdVersions, inCrdsFolder } from '../../src/crds/chart-crds.js';
 import { crdChanges, describeCrdChanges, schemaFields } from '../../src/crds/crd-changes.js';
 import { decideCrd, specDiffers } from '../../src/crds/crd-decision.js';
 import { mergeFieldSets, takeOverFields } from '../../src/crds/field-owners.js';
@@ -25,19 +26,38 @@ describe('chartCrds', () => {
     it(`${name}: tells crds/ from templates by helm's Source line, subcharts included`, async () => {
       const dir = tempDir();
       const chart = writeWidgetChart(join(dir, 'widgets'), { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-      writeWidgetChart(join(chart, 'charts', 'gadgets'), { version: '1.0.0', group: 'sub.example.com', crdIn: 'templates', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
-      writeWidgetChart(join(chart, 'charts', 'parts'), { version: '1.0.0', group: 'parts.example.com', crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
+      writeWidgetChart(join(chart, 'charts', 'gadgets'), { name: 'gadgets', version: '1.0.0', group: 'sub.example.com', crdIn: 'templates', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
+      writeWidgetChart(join(chart, 'charts', 'parts'), { name: 'parts', version: '1.0.0', group: 'parts.example.com', crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
+      // A subchart named crds whose CRD is a template: templates, whatever the folder is called.
+      writeWidgetChart(join(chart, 'charts', 'crds'), { name: 'crds', version: '1.0.0', group: 'crds.example.com', crdIn: 'templates', versions: [{ name: 'v1', storage: true, fields: [] }], widget: { version: 'v1', spec: {} } });
       const out = await helm(bin, ['template', 'shop', chart, '--include-crds']);
-      expect(chartCrds(out).map((c) => [c.name, c.origin])).toEqual(
-        expect.arrayContaining([
-          ['widgets.unit.example.com', 'crds'],
-          ['widgets.parts.example.com', 'crds'],
-          ['widgets.sub.example.com', 'templates'],
-        ]),
-      );
-      expect(chartCrds(out)).toHaveLength(3);
+      // The crds/ files begin with a comment and their own `---` (widget-charts.ts): still crds/.
+      expect(out).toContain('# Source: widgets/crds/widgets.yaml\n# Copied');
+      expect(chartCrds(out).map((c) => [c.name, c.origin]).sort()).toEqual([
+        ['widgets.crds.example.com', 'templates'],
+        ['widgets.parts.example.com', 'crds'],
+        ['widgets.sub.example.com', 'templates'],
+        ['widgets.unit.example.com', 'crds'],
+      ]);
     });
   }
+});
+
+describe('inCrdsFolder', () => {
+  it.each([
+    ['shop/crds/a.yaml', true],
+    ['shop/crds/sub/a.yaml', true],
+    ['shop/charts/operator/crds/a.yaml', true],
+    ['shop/charts/a/charts/b/crds/x.yaml', true],
+    ['shop/charts/crds/crds/x.yaml', true],
+    // A subchart named crds (prometheus-operator-crds, kyverno 3) and a templates/crds/ folder are templates.
+    ['shop/charts/crds/templates/x.yaml', false],
+    ['shop/templates/crds/x.yaml', false],
+    ['shop/templates/x.yaml', false],
+    ['', false],
+  ])('%s -> %s', (source, expected) => {
+    expect(inCrdsFolder(source)).toBe(expected);
+  });
 });
 
 describe('decideCrd', () => {
@@ -91,6 +111,20 @@ describe('decideCrd', () => {
   it('adopts a templates CRD that no release owns, never one another release owns', () => {
     expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1']), 'create-replace', release).adopt).toBe(true);
     expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1'], { 'meta.helm.sh/release-name': 'other' }), 'create-replace', release).adopt).toBe(false);
+  });
+});
+
+describe('withDroppedVersions', () => {
+  it('keeps the versions the chart drops served, never storage, until helm has upgraded; nothing dropped: the chart\'s own CRD', () => {
+    const live = widgetCrd(group, [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }]);
+    const desired = widgetCrd(group, [{ name: 'v1', fields: ['size'] }, { name: 'v2', storage: true, fields: ['size'] }]);
+    const bridged = withDroppedVersions(desired, live);
+    expect(crdVersions(bridged)).toEqual([
+      { name: 'v1', served: true, storage: false },
+      { name: 'v2', served: true, storage: true },
+      { name: 'v1alpha1', served: true, storage: false },
+    ]);
+    expect(withDroppedVersions(desired, desired)).toBe(desired);
   });
 });
 

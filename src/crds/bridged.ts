@@ -1,0 +1,19 @@
+// A CRD update that drops versions, applied in two steps. Helm's upgrade first builds the objects
+// of the release as it is deployed (its last manifest), and a custom resource there written in a
+// version the CRD no longer serves fails the whole upgrade (`unable to build kubernetes objects
+// from current release manifest: no matches for kind`); a failed upgrade's rollback needs that
+// version too. So the CRD is first applied with the versions the chart drops still served (never
+// storage: new objects go to the chart's storage version), and as the chart has it once helm's
+// upgrade succeeded. A run cut short between the two leaves the old versions served, which
+// harms nothing; the next run applies the chart's CRD again.
+import { crdVersions, type Obj } from './chart-crds.js';
+
+/** Pure: `desired` with the versions `live` serves and `desired` lacks appended (not storage); `desired` itself when none. */
+export function withDroppedVersions(desired: Obj, live: Obj): Obj {
+  const kept = new Set(crdVersions(desired).map((v) => v.name));
+  const liveVersions = ((live.spec ?? {}) as { versions?: Obj[] }).versions ?? [];
+  const dropped = liveVersions.filter((v) => typeof v.name === 'string' && !kept.has(v.name) && v.served === true);
+  if (dropped.length === 0) return desired;
+  const spec = (desired.spec ?? {}) as { versions?: Obj[] };
+  return { ...desired, spec: { ...spec, versions: [...(spec.versions ?? []), ...dropped.map((v) => ({ ...v, storage: false }))] } };
+}
