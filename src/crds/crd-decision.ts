@@ -46,8 +46,12 @@ export function decideCrd(crd: ChartCrd, live: Obj | undefined, policy: CrdPolic
   const differs = specDiffers(crd.body, live);
   // A crds/ CRD changes only under create-replace; a templates one whenever helm upgrades.
   const changing = crd.origin === 'templates' || (policy === 'create-replace' && differs);
-  const apply = crd.origin === 'crds' && changing && differs ? 'update' : 'none';
   const adopt = crd.origin === 'templates' && !ownedByARelease(live);
+  // A templates CRD is helm's to apply, but helm 3 applies it and the custom resources that need
+  // its new fields in one go, and the API server prunes those fields (its schema is not updated
+  // yet): it is applied first too, as helm would (its field manager), when it is this release's.
+  const helms = crd.origin === 'templates' && (adopt || ownedBy(live, release));
+  const apply = changing && differs && (crd.origin === 'crds' || helms) ? 'update' : 'none';
   const decision: CrdDecision = { ...base, apply, adopt, changes };
   if (!changing) return decision;
   const stored = storedVersions(live);
@@ -96,4 +100,9 @@ const RELEASE_NAME = 'meta.helm.sh/release-name';
 function ownedByARelease(live: Obj): boolean {
   const annotations = ((live.metadata ?? {}) as { annotations?: Record<string, unknown> }).annotations ?? {};
   return typeof annotations[RELEASE_NAME] === 'string' && annotations[RELEASE_NAME] !== '';
+}
+
+function ownedBy(live: Obj, release: Release): boolean {
+  const annotations = ((live.metadata ?? {}) as { annotations?: Record<string, unknown> }).annotations ?? {};
+  return annotations[RELEASE_NAME] === release.name && annotations['meta.helm.sh/release-namespace'] === release.namespace;
 }

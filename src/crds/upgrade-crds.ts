@@ -7,6 +7,7 @@
 // wait until every changed CRD serves what the chart's objects need.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
+import { HELM_FIELD_MANAGER } from '../drift/detect-drift.js';
 import { ObjectApiError, objectClient, type ObjectClient } from '../drift/object-client.js';
 import { refusal } from '../drift/refusal.js';
 import { InvalidInputError, PreflightError } from '../errors.js';
@@ -106,10 +107,15 @@ async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcom
       const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
       try {
         const live = plan.live.get(crd.name);
-        if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
-        const body = live ? withDroppedVersions(crd.body, live) : crd.body;
-        if (body !== crd.body) bridged.push(crd);
-        await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+        if (crd.origin === 'templates') {
+          // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
+          await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), { fieldManager: HELM_FIELD_MANAGER, dryRun: false });
+        } else {
+          if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
+          const body = live ? withDroppedVersions(crd.body, live) : crd.body;
+          if (body !== crd.body) bridged.push(crd);
+          await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+        }
       } catch (error) {
         const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;
         // The API server refused the chart's CRD itself (it is invalid): the chart must change.
@@ -125,6 +131,19 @@ async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcom
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   return bridged;
+}
+
+/** The CRD with the ownership metadata helm sets on every object it applies. */
+function asHelmApplies(crd: Obj, release: Release): Obj {
+  const meta = (crd.metadata ?? {}) as { labels?: Obj; annotations?: Obj };
+  return {
+    ...crd,
+    metadata: {
+      ...meta,
+      labels: { ...meta.labels, 'app.kubernetes.io/managed-by': 'Helm' },
+      annotations: { ...meta.annotations, 'meta.helm.sh/release-name': release.name, 'meta.helm.sh/release-namespace': release.namespace },
+    },
+  };
 }
 
 /** After helm's upgrade: the bridged CRDs as the chart has them, their dropped versions gone. */

@@ -16,12 +16,17 @@ type FieldSet = Record<string, unknown>;
 
 /**
  * The manager that owns the value at `segments` (a parsed JSON pointer into `live`); when several
- * share it, the one that wrote last. Undefined when none does (a field removed from the object
- * has no owner left).
+ * share it, one that names the field itself before one that owns a whole map above it, then the
+ * one that wrote last. Undefined when none does (a field removed from the object has no owner
+ * left). An Update that takes a map's last key from a manager leaves it `f:data: {}`, which reads
+ * as the whole map, and managedFields times are whole seconds: without the first rule, a
+ * `kubectl patch` in the same second as helm's create was named as helm's.
  */
 export function fieldManager(live: unknown, segments: readonly string[]): string | undefined {
+  const entries = owningEntries(live, segments);
+  const named = entries.filter((e) => isFieldSet(e.fieldsV1) && owns(e.fieldsV1, live, segments, true));
   let best: ManagedFieldsEntry | undefined;
-  for (const entry of owningEntries(live, segments)) if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
+  for (const entry of named.length > 0 ? named : entries) if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
   return best?.manager;
 }
 
@@ -36,25 +41,26 @@ function owningEntries(live: unknown, segments: readonly string[]): ManagedField
   return (entries as ManagedFieldsEntry[]).filter((e) => e.manager && isFieldSet(e.fieldsV1) && owns(e.fieldsV1, live, segments));
 }
 
-function owns(fields: FieldSet, node: unknown, segments: readonly string[]): boolean {
+/** `exact`: only by naming the field itself, not by owning a whole value above it. */
+function owns(fields: FieldSet, node: unknown, segments: readonly string[], exact = false): boolean {
   // A field no longer in the object has no owner left.
   if (node === undefined) return false;
   if (segments.length === 0) return true;
   // A leaf set (`f:args: {}`) owns the whole value: an atomic list or map, or a scalar.
-  if (Object.keys(fields).length === 0) return true;
+  if (Object.keys(fields).length === 0) return !exact;
   const [head, ...rest] = segments as [string, ...string[]];
   if (Array.isArray(node)) {
     const index = Number(head);
     const item = node[index];
     if (!Number.isInteger(index) || item === undefined) return false;
     for (const [key, sub] of Object.entries(fields)) {
-      if (isFieldSet(sub) && itemMatches(key, item, index) && owns(sub, item, rest)) return true;
+      if (isFieldSet(sub) && itemMatches(key, item, index) && owns(sub, item, rest, exact)) return true;
     }
     return false;
   }
   const sub = fields[`f:${head}`];
   if (!isFieldSet(sub) || node === null || typeof node !== 'object') return false;
-  return owns(sub, (node as Record<string, unknown>)[head], rest);
+  return owns(sub, (node as Record<string, unknown>)[head], rest, exact);
 }
 
 /** Whether a list-item key of fieldsV1 (`k:`, `v:`, `i:`) names this item. */

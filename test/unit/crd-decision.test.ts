@@ -108,6 +108,14 @@ describe('decideCrd', () => {
     expect(decideCrd(chartCrd('crds', v1), live(alphaOnly, ['v1alpha1']), 'skip', release).refused).toBeUndefined();
   });
 
+  it("a changed templates CRD of this release (or one it adopts) is applied first as helm would; another release's is left to helm", () => {
+    const ours = { 'meta.helm.sh/release-name': 'shop', 'meta.helm.sh/release-namespace': 'ns' };
+    expect(decideCrd(chartCrd('templates', v1color), live(v1, ['v1'], ours), 'create-replace', release).apply).toBe('update');
+    expect(decideCrd(chartCrd('templates', v1color), live(v1, ['v1']), 'skip', release)).toMatchObject({ apply: 'update', adopt: true });
+    expect(decideCrd(chartCrd('templates', v1color), live(v1, ['v1'], { ...ours, 'meta.helm.sh/release-name': 'other' }), 'create-replace', release).apply).toBe('none');
+    expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1'], ours), 'create-replace', release).apply).toBe('none');
+  });
+
   it('adopts a templates CRD that no release owns, never one another release owns', () => {
     expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1']), 'create-replace', release).adopt).toBe(true);
     expect(decideCrd(chartCrd('templates', v1), live(v1, ['v1'], { 'meta.helm.sh/release-name': 'other' }), 'create-replace', release).adopt).toBe(false);

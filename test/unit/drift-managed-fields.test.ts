@@ -90,6 +90,20 @@ describe('fieldManager', () => {
   it('an atomic list is owned whole by whoever set it', () => {
     expect(owner('/spec/template/spec/containers/0/args/1')).toBe('helm');
   });
+  it('the manager that names a key wins over one left owning its map as a leaf, written in the same second', () => {
+    // As the API server left a ConfigMap helm 3 created and `kubectl patch` changed in that second.
+    const cm = {
+      data: { region: 'us' },
+      metadata: {
+        managedFields: [
+          { manager: 'helm', operation: 'Update', time: '2026-11-27T07:52:08Z', fieldsV1: { 'f:data': {} } },
+          { manager: 'kubectl-patch', operation: 'Update', time: '2026-11-27T07:52:08Z', fieldsV1: { 'f:data': { 'f:region': {} } } },
+        ],
+      },
+    };
+    expect(fieldManager(cm, ['data', 'region'])).toBe('kubectl-patch');
+  });
+
   it('no owner for a field the object no longer has, or nobody claims', () => {
     expect(owner('/spec/template/spec/containers/0/env/0/value')).toBeUndefined();
     expect(owner('/spec/template/spec/containers/7/image')).toBeUndefined();
