@@ -40,28 +40,39 @@ export async function installPlan(o: InstallOptions, state: RunState, file: stri
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
   const run: PlanRun = { o, state, kube, namespace, graph, logger };
   for (const d of graph.ignoredDeps) logger.info(d, `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`);
-  // Before anything changes: the last good app revision is what a failed run goes back to.
-  const previous = await readInventory(kube, namespace, graph.app);
-  const revision = nextRevision(previous.revisions);
-  logger.info({ plan: file, app: graph.app, appRevision: revision, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install as app revision ${revision}`);
+  logger.info({ plan: file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
   state.progress.action = 'installing the releases of the plan';
   const outcomes = await runGraph(graph, { o, state, shared, install, stopOnFailure: o.appRollback === 'on-failure' });
-  // The releases are done whatever happens here: a failure to roll back, prune or write the
-  // inventory is reported beside them, not instead of them.
-  const failed = outcomes.some((x) => x.status === 'failed');
-  const after = failed ? await afterFailure(run, previous, outcomes, revision) : await afterSuccess(run, previous, outcomes, revision);
-  await writeInventory(kube, namespace, graph.app, after.inventory, o.appSlug).catch((error: unknown) => {
-    after.outcomes.push({ key: `${namespace}/inventory`, status: 'prune failed', error: toInstallerError(error) });
-  });
-  const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback });
-  logger.info({ exitCode, appRevision: revision, releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
+  // Only plan runs write the inventory, at their end: read now, it is what it was before this run
+  // (the last good app revision, what a failure goes back to). Read after the releases, so a
+  // release's own failure (helm missing, bad input) is the one reported.
+  // The releases are done whatever happens here: a failure to read the inventory, roll back, prune
+  // or write the inventory is reported beside them, not instead of them. Without the inventory
+  // the last good app revision is unknown: nothing is rolled back, pruned or recorded.
+  const inventoryFailed = (error: unknown) => [...outcomes, { key: `${namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }];
+  let after: After;
+  try {
+    const previous = await readInventory(kube, namespace, graph.app);
+    const revision = nextRevision(previous.revisions);
+    const done = outcomes.some((x) => x.status === 'failed') ? await afterFailure(run, previous, outcomes, revision) : await afterSuccess(run, previous, outcomes, revision);
+    await writeInventory(kube, namespace, graph.app, done.inventory!, o.appSlug).catch((error: unknown) => {
+      done.outcomes.push({ key: `${namespace}/inventory`, status: 'prune failed', error: toInstallerError(error) });
+    });
+    after = done;
+  } catch (error) {
+    after = { outcomes: inventoryFailed(error) };
+  }
+  const app = after.inventory ? { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback } : undefined;
+  const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, app);
+  logger.info({ exitCode, appRevision: app?.revision.revision, releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
   if (exitCode !== ExitCode.ok && state.terminationLog) writeTerminationMessage(state.terminationLog, text);
   writeSync(2, `${text}\n`);
   return exitCode;
 }
 
 interface After {
-  inventory: Inventory;
+  /** Undefined when it could not be read. */
+  inventory?: Inventory;
   outcomes: ReleaseOutcome[];
   rollback?: RollbackResult[];
 }
