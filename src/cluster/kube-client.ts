@@ -29,7 +29,7 @@ let clientModule: Promise<KubeModule> | undefined;
 
 /** The bundle `npm run build` writes (esbuild, minified): what the built CLI loads. */
 export function kubeClientBundlePath(): string {
-  return join(packageRoot(), 'dist', 'vendor', 'kubernetes-client.js');
+  return join(packageRoot(), 'dist', 'bundle', 'kubernetes-client.js');
 }
 
 /** Starts loading the client early (it overlaps with work done meanwhile). */

@@ -310,7 +310,7 @@ describe('the installer Job on the real node', () => {
     // path, not this checkout's), killed as the kernel's OOM killer or a lost node would.
     const installerPids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
       try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes('/opt/helm-installer/dist/src/cli.js');
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes('/opt/helm-installer/dist/bundle/cli.js');
       } catch {
         return false;
       }
