@@ -18,8 +18,15 @@ export interface LoggerOptions {
 }
 
 // pino-pretty (some 30 modules) is loaded only for the pretty format: a Job logs JSON, and
-// every module loaded is startup time (issue 10). require() keeps createLogger synchronous.
-const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+// every module loaded is startup time (issue 10). The CLI loads it before the command runs
+// (preparePrettyLogs, src/program.ts), by import(): in the bundle that is a chunk of its own. A
+// caller that did not (tests, from the sources) gets it by require(), which keeps createLogger
+// synchronous.
+let pretty: typeof PinoPretty | undefined;
+export async function preparePrettyLogs(): Promise<void> {
+  pretty ??= (await import('pino-pretty')).default;
+}
+const loadPretty = () => (pretty ??= createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty);
 
 export function createLogger(options: LoggerOptions): Logger {
   const { secrets } = options;

@@ -36,6 +36,8 @@ export function buildProgram(
       for (const [key, attribute] of attributes) given[key] = attribute === REST ? restArguments(command, argv) : raw[attribute];
       const options = resolveOptions(definition.options, { given, env, ctx: { secrets: state.secrets } });
       state.warnings = unknownEnvVars(definition.options, env, definition.name);
+      // pino-pretty is a chunk of its own in the bundle, loaded only when asked for (logger.ts).
+      if ((options as { logFormat?: string }).logFormat === 'pretty') await (await import('./logger.js')).preparePrettyLogs();
       exitCode = await definition.run(options, state);
     });
   }

@@ -7,7 +7,10 @@ import { createRequire } from 'node:module';
 
 type Semver = typeof import('semver');
 let semver: Semver | undefined;
-const load = (): Semver => (semver ??= createRequire(import.meta.url)('semver') as Semver);
+// In the bundle (npm run build) esbuild bundles the `require` call and runs semver's code on the
+// first call only; tsc's output and the tests from the sources have no `require` in scope, and
+// load the package through createRequire.
+const load = (): Semver => (semver ??= (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver);
 
 /**
  * True when `version` satisfies `range` (an exact version or a range), false when it does not,

@@ -7,7 +7,8 @@ import { packageRoot } from '../src/helm/helm-binary.js';
 
 // The package root whether this runs from test/ (vitest) or dist/test/ (bench scripts).
 export const repoRoot = packageRoot();
-export const cliPath = join(repoRoot, 'dist', 'src', 'cli.js');
+/** The bundle `npm run build` makes (test/tools/bundle-cli.mjs): what the bin and the image run. */
+export const cliPath = join(repoRoot, 'dist', 'bundle', 'cli.js');
 /**
  * The Node flags the installer runs with, as the image's ENTRYPOINT and the bin's shebang give
  * them (test/unit/dockerfile.test.ts checks all three agree): a young generation of 1 MB, so the

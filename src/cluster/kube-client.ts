@@ -27,14 +27,15 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
 
 let clientModule: Promise<KubeModule> | undefined;
 
-/** The bundle `npm run build` writes (esbuild, minified): what the built CLI loads. */
+/** The client's entry in the bundle `npm run build` writes (test/tools/bundle-cli.mjs): what the CLI loads. */
 export function kubeClientBundlePath(): string {
-  return join(packageRoot(), 'dist', 'vendor', 'kubernetes-client.js');
+  return join(packageRoot(), 'dist', 'bundle', 'kubernetes-client.js');
 }
 
 /** Starts loading the client early (it overlaps with work done meanwhile). */
 export function preloadKubeClient(): void {
-  // The TypeScript sources (tests) have no bundle beside them: the same exports, unbundled.
+  // The bundle itself: both are the same file. The TypeScript sources (tests) and tsc's output
+  // (the bench's and cluster's scripts) load it too when it is built, else the same exports unbundled.
   const bundle = kubeClientBundlePath();
   clientModule ??= existsSync(bundle) ? (import(pathToFileURL(bundle).href) as Promise<KubeModule>) : import('./kubernetes-client-entry.js');
 }

@@ -10,6 +10,7 @@ import { ensureCluster } from '../cluster/control-plane.js';
 import { kubectl } from '../cluster/kube.js';
 import { cliPath, helm4, installerNodeArgs, tempDir } from '../helpers.js';
 import { upgradeArgvOf } from './install-rows.js';
+import { benchArgv } from './commands.js';
 import { alternate, timed, type Row } from './measure.js';
 
 const CRDS = 10;
@@ -56,7 +57,7 @@ export async function crdRows(o: { runs: number; say: (line: string) => void }):
   try {
     for (const ns of [ours, plain]) await kubectl(['create', 'namespace', ns], kube);
     const cli = (chart: string, note: string, extra: string[] = []) =>
-      timed(process.execPath, [...installerNodeArgs, cliPath, 'install', '--chart', chart, '--release', 'crds', '--namespace', ours, '--set', `note=${note}`, ...extra], { env });
+      timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.crdInstall(chart, ours, note, extra)], { env });
     // The installer's own helm argv (debug log), replayed by plain helm with the chart and value of each run.
     const first = await cli(charts[0]!, 'setup', ['--log-level', 'debug']);
     const argv = upgradeArgvOf(first.stdout);

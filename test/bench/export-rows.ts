@@ -12,6 +12,7 @@ import { ensureCluster } from '../cluster/control-plane.js';
 import { KUSTOMIZATION, kustomizationsReady, startFlux } from '../cluster/flux.js';
 import { applyYaml, kubectl } from '../cluster/kube.js';
 import { appDir, cliPath, helm4, installerNodeArgs, tempDir } from '../helpers.js';
+import { benchArgv } from './commands.js';
 import { alternate, timed, type Row, type Sample } from './measure.js';
 
 const OCI_REPOSITORY = 'ocirepositories.source.toolkit.fluxcd.io';
@@ -44,7 +45,7 @@ export async function exportRows(o: { runs: number; say: (line: string) => void 
     registry: cluster.registry,
     dir,
     env,
-    inputs: ['--app-dir', appDir, '--values', join(dir, 'storefront.yaml'), '--registry', `${cluster.registry}/acme`, '--image-path', 'Promotion:spec.image'],
+    inputs: benchArgv.appInputs(join(dir, 'storefront.yaml'), cluster.registry),
     cli: (args) => timed(process.execPath, [...installerNodeArgs, cliPath, ...args], { env }),
     next: () => n++,
   };
@@ -66,7 +67,7 @@ async function exportRow(b: Bench): Promise<Row> {
     }
     return { wall: sum(samples.map((s) => s.wall)), cpu: sum(samples.map((s) => s.cpu)), rssMb: Math.max(...samples.map((s) => s.rssMb)) };
   };
-  const exported = await alternate(b.runs, () => b.cli(['export', '--out', join(b.dir, `out-${b.next()}`), ...b.inputs]), byHand);
+  const exported = await alternate(b.runs, () => b.cli(benchArgv.export(join(b.dir, `out-${b.next()}`), b.inputs)), byHand);
   return { comparison: 'export, bundled app (3 releases, --registry)', referenceName: '`helm template` of the 3 charts, one by one', ...exported, maxSeconds: 2, goal: 'under 2 s' };
 }
 
@@ -82,7 +83,7 @@ async function fluxRow(b: Bench): Promise<Row> {
     await kubectl(['create', 'namespace', ns], b.kube);
     return ns;
   };
-  const install = async () => b.cli(['install', '--namespace', await fresh('install'), '--skip-preflight', '--timeout', '180s', ...b.inputs]);
+  const install = async () => b.cli(benchArgv.appInstall(await fresh('install'), b.inputs));
   try {
     const applied = await alternate(b.runs, install, async () => byFlux(b, await fresh('app'), await fresh('flux')));
     return {
@@ -104,7 +105,7 @@ async function fluxRow(b: Bench): Promise<Row> {
 /** Exports and pushes (untimed), then times what Flux does once told: source and root applied, until every release's Kustomization is Ready. */
 async function byFlux(b: Bench, appNs: string, fluxNs: string): Promise<Sample> {
   const out = join(b.dir, `flux-${b.next()}`);
-  await b.cli(['export', '--out', out, ...b.inputs, '--namespace', appNs, '--flux-namespace', fluxNs, '--oci-repository', `${b.registry}/bench-export/${appNs}`, '--oci-tag', 'v1', '--oci-insecure']);
+  await b.cli(benchArgv.exportForFlux(out, b.inputs, appNs, fluxNs, `${b.registry}/bench-export/${appNs}`));
   const digest = await pushArtifact({ registry: b.registry, repository: `bench-export/${appNs}`, tag: 'v1', dir: out, source: 'helm-installer bench', revision: `v1@sha1:${'0'.repeat(40)}`, plainHttp: true });
   const began = process.hrtime.bigint();
   for (const file of ['source.yaml', 'root.yaml']) await applyYaml(readFileSync(join(out, 'flux', file), 'utf8'), b.kube);

@@ -9,7 +9,8 @@ import { execa } from 'execa';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { kubectl } from '../cluster/kube.js';
 import { topUpVolumePool } from '../cluster/volume-pool.js';
-import { appDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
+import { cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
+import { benchArgv, bundledChart, generatedChart } from './commands.js';
 import { alternate, markdownTable, timed, type Row } from './measure.js';
 
 export interface InstallBenchOptions {
@@ -86,7 +87,6 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
   const kube = { kubeconfig: cluster.kubeconfig };
   const node = process.execPath;
   const dir = tempDir('bench-install');
-  const customer = join(appDir, 'examples', 'customer-values.yaml');
   const stamp = Date.now().toString(36);
   const namespaces: string[] = [];
   const ns = async (name: string) => {
@@ -105,9 +105,9 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
   const installOurs = (label: string, chart?: string, scale = false) => async (i: number) => {
     await topUpVolumePool(cluster.kubeconfig);
     // The bundled storefront chart alone (the app is a release plan): the rows compare one chart with helm.
-    const source = chart ? ['--chart', chart, '--base-values', join(dir, 'none.yaml')] : ['--chart', join(appDir, 'storefront'), '--values', customer];
+    const source = chart ? generatedChart(chart, join(dir, 'none.yaml')) : bundledChart();
     const namespace = await ns(`ours-${label}-${i < 0 ? 'w' : i}`);
-    const s = await timed(node, [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', namespace, '--log-level', 'debug', ...source], {
+    const s = await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, source, ['--log-level', 'debug'])], {
       env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
     });
     lastArgv = upgradeArgvOf(s.stdout);
@@ -142,8 +142,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
         note: `HELM_QPS=${SCALE_HELM_ENV.HELM_QPS} for both`,
       });
       if (count === 100) {
-        const source = ['--chart', chart, '--base-values', join(dir, 'none.yaml')];
-        rows.push(await noopRow(`${count} Deployments`, source, lastArgv, { maxRatio: 1 / 5, goal: 'at least 5x faster (at most 0.20x)', scale: true }));
+        rows.push(await noopRow(`${count} Deployments`, generatedChart(chart, join(dir, 'none.yaml')), lastArgv, { maxRatio: 1 / 5, goal: 'at least 5x faster (at most 0.20x)', scale: true }));
       }
       // The rows as soon as they are measured: a later row that fails must not lose them.
       say(`scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min:\n${markdownTable(rows.slice(count === 100 ? -2 : -1))}`);
@@ -163,7 +162,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     const runEnv = goal.scale ? { ...env, ...SCALE_HELM_ENV } : env;
     const oursNs = await ns(`noop-ours-${label.replace(/[^a-z0-9]+/g, '-')}`);
     const helmNs = await ns(`noop-helm-${label.replace(/[^a-z0-9]+/g, '-')}`);
-    const ourArgs = [...installerNodeArgs, cliPath, 'install', '--release', 'bench', '--namespace', oursNs, ...source];
+    const ourArgs = [...installerNodeArgs, cliPath, ...benchArgv.install(oursNs, source)];
     await timed(node, ourArgs, { env: runEnv });
     await timed(helm4, withNamespace(argv, helmNs), { env: runEnv });
     const [oursBefore, helmBefore] = [await lastRevision('bench', oursNs, env), await lastRevision('bench', helmNs, env)];
@@ -193,7 +192,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     say(`startup: helm-installer --version against helm version, ${runs} runs each`);
     const startup = await alternate(
       runs,
-      () => timed(node, [...installerNodeArgs, cliPath, '--version'], { env }),
+      () => timed(node, [...installerNodeArgs, cliPath, ...benchArgv.version()], { env }),
       () => timed(helm4, ['version', '--short'], { env }),
     );
     rows.push({ comparison: 'startup: `--version`', ...startup, referenceName: '`helm version`', maxRatio: 2, goal: 'at most 2x' });
@@ -211,7 +210,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       goal: 'at most 0.15 s added',
     });
 
-    rows.push(await noopRow('bundled chart', ['--values', customer], lastArgv, { maxRatio: 1 / 7, maxSeconds: 0.3, goal: 'at most 0.3 s and at least 7x faster (at most 0.14x)' }));
+    rows.push(await noopRow('bundled chart', bundledChart(), lastArgv, { maxRatio: 1 / 7, maxSeconds: 0.3, goal: 'at most 0.3 s and at least 7x faster (at most 0.14x)' }));
 
     // What KOTS runs on most redeploys with a changed config: an upgrade of a deployed release.
     // Each run upgrades a release installed (untimed) into a namespace of its own by the same
@@ -221,9 +220,8 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     let upgradeArgv: string[] = [];
     const upgradeOurs = async (i: number) => {
       const namespace = await ns(`up-ours-${i}`);
-      const base = [...installerNodeArgs, cliPath, 'install', '--chart', join(appDir, 'storefront'), '--release', 'bench', '--namespace', namespace, '--values', customer];
-      await timed(node, base, { env });
-      const s = await timed(node, [...base, ...changed(i), '--log-level', 'debug'], { env });
+      await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, bundledChart())], { env });
+      const s = await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, bundledChart(), [...changed(i), '--log-level', 'debug'])], { env });
       upgradeArgv = upgradeArgvOf(s.stdout);
       return s;
     };

@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { kubectlPath } from '../cluster/paths.js';
 import { appDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 import { SCALE_HELM_ENV, scaleChart } from './install-rows.js';
+import { benchArgv, bundledChart, generatedChart } from './commands.js';
 import { alternate, timed, type Row } from './measure.js';
 
 export async function planRows(o: { runs: number; say: (line: string) => void }): Promise<Row[]> {
@@ -25,12 +26,12 @@ export async function planRows(o: { runs: number; say: (line: string) => void })
   const bundled = {
     label: 'bundled chart',
     chart: join(appDir, 'storefront'),
-    source: ['--chart', join(appDir, 'storefront'), '--values', customer],
+    source: bundledChart(),
     values: [join(appDir, 'values', 'base.yaml'), customer],
     sets: ['web.podAnnotations.bench=plan'],
   };
   const chart100 = scaleChart(dir, 100);
-  const scaled = { label: '100 Deployments (one dropped)', chart: chart100, source: ['--chart', chart100, '--base-values', join(dir, 'none.yaml')], values: [] as string[], sets: ['count=99'] };
+  const scaled = { label: '100 Deployments (one dropped)', chart: chart100, source: generatedChart(chart100, join(dir, 'none.yaml')), values: [] as string[], sets: ['count=99'] };
   const rows: Row[] = [];
   const namespaces: string[] = [];
   try {
@@ -39,15 +40,14 @@ export async function planRows(o: { runs: number; say: (line: string) => void })
       namespaces.push(namespace);
       await kubectl(['create', 'namespace', namespace], kube);
       await topUpVolumePool(cluster.kubeconfig);
-      const args = ['--release', 'bench', '--namespace', namespace, ...c.source];
       o.say(`plan, ${c.label}: installing (untimed), then ${o.runs} runs each`);
-      await timed(process.execPath, [...installerNodeArgs, cliPath, 'install', ...args], { env });
+      await timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, c.source)], { env });
       const sets = c.sets.flatMap((s) => ['--set', s]);
       const template = [helm4, 'template', 'bench', c.chart, '--namespace', namespace, ...c.values.flatMap((v) => ['-f', v]), ...sets].map(quote).join(' ');
       const diff = [kubectlPath(), 'diff', '--server-side', '--force-conflicts', '--namespace', namespace, '-f', '-'].map(quote).join(' ');
       const measured = await alternate(
         o.runs,
-        () => timed(process.execPath, [...installerNodeArgs, cliPath, 'plan', ...args, ...sets, '-o', 'json'], { env, okExitCodes: [10] }),
+        () => timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.plan(namespace, c.source, c.sets)], { env, okExitCodes: [10] }),
         () => timed('sh', ['-c', `${template} | ${diff}`], { env, okExitCodes: [0, 1] }), // 0: it sees no change (a deletion)
       );
       rows.push({

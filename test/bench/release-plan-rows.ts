@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { kubectl } from '../cluster/kube.js';
 import { cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { benchArgv } from './commands.js';
 import { alternate, timed, type Row, type Sample } from './measure.js';
 
 const partChart = join(repoRoot, 'test', 'fixtures', 'release-plan', 'charts', 'part');
 
 /** An app directory whose plan installs the fixture's `part` chart as `names`, each depending on the one before when `chain`. */
-function planApp(dir: string, names: string[], chain: boolean): string {
+export function planApp(dir: string, names: string[], chain: boolean): string {
   const app = join(dir, `${chain ? 'chain' : 'side'}-${names.length}`);
   mkdirSync(app, { recursive: true });
   const releases = names.map((n, i) => `  - name: ${n}\n    chart: part\n${chain && i > 0 ? `    dependsOn: [${names[i - 1]}]\n` : ''}`);
@@ -39,9 +40,9 @@ export async function releasePlanRows(o: { runs: number; say: (line: string) => 
     await kubectl(['create', 'namespace', ns], kube);
     return ns;
   };
-  const cli = (args: string[]) => timed(process.execPath, [...installerNodeArgs, cliPath, 'install', '--timeout', '120s', ...args], { env });
-  const plan = async (app: string) => cli(['--app-dir', app, '--namespace', await fresh()]);
-  const single = async (app: string, release: string, ns?: string) => cli(['--chart', join(app, 'part'), '--base-values', join(app, 'part', 'values.yaml'), '--release', release, '--namespace', ns ?? (await fresh())]);
+  const cli = (args: string[]) => timed(process.execPath, [...installerNodeArgs, cliPath, ...args], { env });
+  const plan = async (app: string) => cli(benchArgv.releasePlan(app, await fresh()));
+  const single = async (app: string, release: string, ns?: string) => cli(benchArgv.releasePlanPart(app, release, ns ?? (await fresh())));
   /** `names` installed one after the other, as one sample: their wall and CPU added up. */
   const oneByOne = async (app: string, names: string[]): Promise<Sample> => {
     const ns = await fresh();

@@ -1,8 +1,11 @@
 // Startup stays light (issue 10: `--version` within 2x `helm version`): `--version` and `--help`
 // load no command module and none of the heavy libraries; a command's own help loads that command
-// only. Checked by the modules node really loads (a load hook), not by timing, which is noisy.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// only. Checked by the files node really loads (a load hook), not by timing, which is noisy: the
+// CLI is a bundle (test/tools/bundle-cli.mjs), so each file loaded stands for the sources and
+// packages esbuild put in it, as its metafile (dist/bundle-meta.json) lists them.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { commandCatalog, namedCommand } from '../../src/commands/catalog.js';
@@ -25,9 +28,18 @@ async function loadedModules(args: string[]): Promise<{ exitCode: number; stdout
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), modules: JSON.parse(line.slice('LOADED '.length)) as string[] };
 }
 
+interface Metafile { outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }> }
+const meta = JSON.parse(readFileSync(join(repoRoot, 'dist', 'bundle-meta.json'), 'utf8')) as Metafile;
+/** The sources and packages in the bundle's files among the URLs loaded, as `/src/x.ts`, `/node_modules/y/z.js`. */
+const sourcesOf = (urls: string[]): string[] =>
+  urls.filter((u) => u.startsWith('file:')).flatMap((u) => Object.keys(meta.outputs[relative(repoRoot, fileURLToPath(u))]?.inputs ?? {}).map((i) => `/${i}`));
+/** The bundle's file that holds a lazily loaded source (a chunk of its own: the `import()` of it). */
+const chunkOf = (source: string): string => join(repoRoot, Object.entries(meta.outputs).find(([, o]) => o.entryPoint === source)![0]);
+
 const HEAVY = ['/node_modules/pino/', '/node_modules/pino-pretty/', '/node_modules/yaml/', '/node_modules/execa/', '/node_modules/tar/'];
-const heavyIn = (modules: string[]) => modules.filter((m) => HEAVY.some((h) => m.includes(h)));
-const commandModulesIn = (modules: string[]) => modules.filter((m) => /\/dist\/src\/commands\/(?!catalog\.js)/.test(m)).map((m) => m.replace(/.*\/dist\/src\//, ''));
+const heavyIn = (modules: string[]) => sourcesOf(modules).filter((m) => HEAVY.some((h) => m.includes(h)));
+const commandModulesIn = (modules: string[]) =>
+  sourcesOf(modules).filter((m) => /^\/src\/commands\/(?!catalog\.ts)/.test(m)).map((m) => m.replace(/^\/src\//, '').replace(/\.ts$/, '.js'));
 
 describe('startup', () => {
   it('--version prints the package version and loads no command module or heavy library', async () => {
@@ -55,17 +67,17 @@ describe('startup', () => {
   });
 
   it("a run's own modules leave out node's bundled undici (an ES import of node:http loads it) and, with JSON logs, pino-pretty", async () => {
-    const installModule = join(repoRoot, 'dist', 'src', 'commands', 'install-command.js');
+    const installModule = chunkOf('src/commands/install-command.ts');
     const r = await execa(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(installModule)}); console.log(JSON.stringify(process.moduleLoadList))`]);
     const builtins = JSON.parse(String(r.stdout)) as string[];
     expect(builtins.filter((m) => /undici/.test(m))).toEqual([]);
     const { modules } = await loadedModules(['values', '--log-level', 'debug']);
-    expect(modules.filter((m) => m.includes('/node_modules/pino/'))).not.toEqual([]);
-    expect(modules.filter((m) => m.includes('/node_modules/pino-pretty/'))).toEqual([]);
+    expect(sourcesOf(modules).filter((m) => m.includes('/node_modules/pino/'))).not.toEqual([]);
+    expect(sourcesOf(modules).filter((m) => m.includes('/node_modules/pino-pretty/'))).toEqual([]);
   });
 
   it("the Kubernetes client's bundle leaves out node's bundled undici too (its built-ins are required, not imported) and still works", async () => {
-    const bundle = join(repoRoot, 'dist', 'vendor', 'kubernetes-client.js');
+    const bundle = join(repoRoot, 'dist', 'bundle', 'kubernetes-client.js');
     const script = `const k8s = await import(${JSON.stringify(bundle)});
 const loaded = process.moduleLoadList.filter((m) => /undici/.test(m));
 const config = new k8s.KubeConfig();

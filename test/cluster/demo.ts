@@ -163,7 +163,7 @@ function imagesOf(p: PodView): string[] {
 }
 
 function cli(): string {
-  return join(repoRoot(), 'dist', 'src', 'cli.js');
+  return join(repoRoot(), 'dist', 'bundle', 'cli.js');
 }
 
 process.exitCode = await main();

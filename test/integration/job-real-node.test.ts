@@ -103,7 +103,9 @@ beforeAll(async () => {
     const binds = (b.subjects ?? []).some((s: any) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === namespace);
     if (binds && !ours.includes(b.metadata.name)) await kubectl(['delete', 'clusterrolebinding', b.metadata.name, '--ignore-not-found'], { kubeconfig });
   }
-  image = (await buildImage({ log: () => undefined, registry, quietBuild: true })).reference;
+  const built = await buildImage({ log: () => undefined, registry, quietBuild: true });
+  image = built.reference;
+  process.stderr.write(`[figure] the image: ${(built.bytes.uncompressed / 1e6).toFixed(1)} MB, ${(built.bytes.compressed / 1e6).toFixed(1)} MB compressed (${image})\n`);
 }, 900_000);
 
 afterAll(async () => {
@@ -310,7 +312,7 @@ describe('the installer Job on the real node', () => {
     // path, not this checkout's), killed as the kernel's OOM killer or a lost node would.
     const installerPids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
       try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes('/opt/helm-installer/dist/src/cli.js');
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes('/opt/helm-installer/dist/bundle/cli.js');
       } catch {
         return false;
       }

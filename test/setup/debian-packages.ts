@@ -23,6 +23,7 @@ export const DEBIAN_PACKAGES: readonly DebianPackage[] = [
   { name: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a', why: 'static linking of the pause program' },
   { name: 'buildah', provides: '/usr/bin/buildah', why: 'npm run image:build (the installer image)' },
   { name: 'debootstrap', provides: '/usr/sbin/debootstrap', why: "the installer image's Debian base, assembled locally" },
+  { name: 'binutils', provides: '/usr/bin/strip', why: "strip: the Node binary of the image's base without its symbols and debug info (18 MB)" },
 ];
 
 export function missingPackages(packages: readonly DebianPackage[] = DEBIAN_PACKAGES): DebianPackage[] {

@@ -7,7 +7,7 @@
 // node names by its uid, simply runs without one).
 //   node warm-compile-cache.mjs <package root>     (NODE_COMPILE_CACHE must be set)
 import { readdirSync } from 'node:fs';
-import { constants, createRequire, enableCompileCache, flushCompileCache } from 'node:module';
+import { constants, enableCompileCache, flushCompileCache } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -16,18 +16,15 @@ if (!root || !process.env.NODE_COMPILE_CACHE) throw new Error('usage: NODE_COMPI
 const cache = enableCompileCache(process.env.NODE_COMPILE_CACHE);
 if (cache.status === constants.compileCacheStatus.FAILED) throw new Error(`compile cache not enabled: ${cache.message}`);
 
-// The entry point runs when imported (the CLI): everything else only declares. Its own code is a few lines; what they import is warmed here. The Kubernetes
-// client's unbundled entry is left out: runs load its bundle (dist/vendor), and importing the
-// package itself would add its thousand modules to the cache for nothing.
-const skipped = new Set(['src/cli.js', 'src/cluster/kubernetes-client-entry.js'].map((f) => join(root, 'dist', f)));
-const modules = ['src', 'vendor']
-  .flatMap((dir) => readdirSync(join(root, 'dist', dir), { recursive: true, withFileTypes: true }))
+// Every file of the bundle (dist/bundle: test/tools/bundle-cli.mjs), whatever a run may load:
+// the commands, the Kubernetes client, pino-pretty. All of them only declare when imported, but
+// the entry point, cli.js, which runs the CLI: its own code is a few lines.
+const bundle = join(root, 'dist', 'bundle');
+const modules = readdirSync(bundle, { recursive: true, withFileTypes: true })
   .filter((e) => e.isFile() && e.name.endsWith('.js'))
   .map((e) => join(e.parentPath, e.name))
-  .filter((file) => !skipped.has(file))
+  .filter((file) => file !== join(bundle, 'cli.js'))
   .sort();
 for (const file of modules) await import(pathToFileURL(file).href);
-// Loaded by require only with --log-format pretty.
-createRequire(join(root, 'package.json'))('pino-pretty');
 flushCompileCache();
-process.stdout.write(`compile cache: ${modules.length} modules and their dependencies under ${cache.directory}\n`);
+process.stdout.write(`compile cache: ${modules.length} modules under ${cache.directory}\n`);
