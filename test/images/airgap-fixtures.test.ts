@@ -32,7 +32,8 @@ interface Fixture {
   untagged?: string[];
 }
 
-// How `images` marks an OCI artifact the app pulls at run time (both formats).
+// How the expectations below mark an OCI artifact the app pulls at run time: the KOTS block's
+// comment; `--format list` prints the reference alone, `--format json` says `artifact: true`.
 const ARTIFACT = ' # OCI artifact';
 const referenceOf = (line: string) => line.replace(ARTIFACT, '');
 
@@ -229,11 +230,16 @@ describe.each([
     it('images lists every image the chart deploys, and with --registry their exact KOTS names', async () => {
       const listed = await runCli(['images', ...args], { env });
       expect(listed.exitCode, listed.stderr).toBe(0);
-      expect(lines(listed.stdout)).toEqual(fixture.images);
+      expect(lines(listed.stdout)).toEqual(fixture.images.map(referenceOf));
       const local = await runCli(['images', ...args, '--registry', REGISTRY], { env });
       expect(local.exitCode, local.stderr).toBe(0);
-      expect(lines(local.stdout)).toEqual(fixture.local);
+      expect(lines(local.stdout)).toEqual(fixture.local.map(referenceOf));
       for (const warning of fixture.warnings ?? []) expect(local.stderr).toMatch(warning);
+      // The JSON form: the same references in the same order, artifacts told apart.
+      const json = await runCli(['images', ...args, '--registry', REGISTRY, '--format', 'json'], { env });
+      expect(json.exitCode, json.stderr).toBe(0);
+      const entries = (JSON.parse(json.stdout) as { images: { reference: string; artifact: boolean }[] }).images;
+      expect(entries.map((e) => `${e.reference}${e.artifact ? ARTIFACT : ''}`)).toEqual(fixture.local);
     });
 
     it('render --registry leaves no reference outside those KOTS names, and deploys every one', async () => {
