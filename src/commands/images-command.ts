@@ -101,7 +101,7 @@ async function unionInput(runPlan: RunPlan, unionFiles: string[], unionSets: str
 
 async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
   const registry = plan.registry;
-  for (const r of plan.registries) process.stderr.write(`warning: registry-only reference: ${describeRegistryOnly(r, registry)}\n`);
+  for (const r of plan.registries) process.stderr.write(`warning: ${r.value === '' ? 'registry left empty' : 'registry-only reference'}: ${describeRegistryOnly(r, registry)}\n`);
   for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);
 
   if (o.why !== undefined) {

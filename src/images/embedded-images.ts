@@ -105,7 +105,8 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     return found;
   }
   if (context.where === 'env') {
-    consider(value, 0, context.name, `env ${context.name}`);
+    if (value === '' && isEmptyRegistrySetting(context.name)) found.registries.push({ start: 0, end: 0, reference: '', via: `env ${context.name}` });
+    else consider(value, 0, context.name, `env ${context.name}`);
     return found;
   }
   // ConfigMap data of one token: the whole value, under its key.
@@ -219,12 +220,34 @@ export function isEmbeddedImage(candidate: string, hint: string): boolean {
   return IMAGE_HINT.test(hint) && (pinned || (hasHost && candidate.includes('/')));
 }
 
-/** Does this value, found under `hint`, name only a registry or a registry namespace (see the file comment)? */
+/**
+ * Does this value, found under `hint`, name only a registry or a registry namespace (see the file
+ * comment)? Only the last component of a dotted key says what it is: in a Python setting
+ * `c.JupyterHub.spawner_class = kubespawner.KubeSpawner` the setting is `spawner_class`, and
+ * `JupyterHub` (a "hub") is the object it belongs to. A registry's host is written in lower case:
+ * `kubespawner.KubeSpawner` is a class, not a host.
+ */
 export function isRegistryOnly(candidate: string, hint: string): boolean {
-  if (!REGISTRY_HINT.test(hint) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
+  if (!REGISTRY_HINT.test(lastKeyComponent(hint)) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
   const [host = '', ...path] = candidate.replace(/\/+$/, '').split('/');
+  if (host !== host.toLowerCase()) return false;
   if (!DOMAIN_LIKE.test(host) || !host.includes('.') && !host.includes(':') && host !== 'localhost') return false;
   return path.every((component) => /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(component));
+}
+
+function lastKeyComponent(key: string): string {
+  return key.slice(key.lastIndexOf('.') + 1);
+}
+
+// An env var that names the registry a workload pulls images from at run time (a data-integration
+// app's connectors: `CONNECTOR_IMAGE_REGISTRY`, `JOB_DOCKER_REGISTRY`). Set to "", the app falls
+// back to its built-in default (Docker Hub) at run time, which an airgapped cluster cannot reach:
+// reported like a registry-only value, never rewritten (there is nothing to rewrite).
+const EMPTY_REGISTRY_NAME = /(?:^|_)REGISTRY(?:_(?:URL|HOST|ADDRESS|PREFIX|SERVER))?$/i;
+
+/** Is an env var of this name, set to "", a registry left to the workload's default? */
+export function isEmptyRegistrySetting(name: string): boolean {
+  return EMPTY_REGISTRY_NAME.test(name);
 }
 
 // Every character a reference can hold: anything else is refused here, before parseImageReference

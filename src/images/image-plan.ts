@@ -246,6 +246,14 @@ export function describeOccurrence(o: Pick<ImageOccurrence, 'kind' | 'name' | 'p
 /** A warning line per registry-only value: where it is and what would fix it. */
 export function describeRegistryOnly(r: RegistryOnlyOccurrence, registry?: LocalRegistry): string {
   const target = registry ? registry.address : '<local registry>';
+  if (r.value === '') {
+    // An env var naming the registry the workload pulls from, set to "" (embedded-images.ts).
+    return (
+      `${r.kind} ${r.name}, ${r.path} (${r.via}) is empty${r.source ? `, from ${r.source}` : ''}: ` +
+      `the workload pulls images from its default registry (Docker Hub) at run time, which an airgapped cluster cannot reach; ` +
+      `set the chart value that renders it to ${target} and list those images in additionalImages`
+    );
+  }
   return (
     `${r.kind} ${r.name}, ${r.path} (${r.via}) = ${r.value}${r.source ? `, from ${r.source}` : ''}: ` +
     `the workload builds image names from this registry at run time; set the chart value that renders it to ${target} ` +

@@ -26,6 +26,8 @@ interface Fixture {
   annotationOnly?: string[];
   /** Lines `images` and `render --registry` must warn with (registry-only settings). */
   warnings?: RegExp[];
+  /** What neither may warn about (settings that are no reference). */
+  noWarnings?: RegExp[];
   /** Bare names under an `image` key that an operator joins with a reported registry at run time. */
   nameComponents?: string[];
   /** Local names written without a tag (the tag sits in another key): they must stay without one. */
@@ -108,7 +110,9 @@ const FIXTURES: Record<string, Fixture> = {
       /StatefulSet registry-only-operator, spec\.template\.spec\.containers\[0\]\.env\[0\]\.value \(env MONGODB_REPO_URL\) = docker\.io\/mongodb/,
       /ClusterPolicy registry-only-gpu, spec\.driver\.repository \(repository\) = nvcr\.io\/nvidia, from registry-only\/templates\/operator\.yaml/,
       /ClusterPolicy registry-only-gpu, spec\.toolkit\.repository \(repository\) = nvcr\.io\/nvidia\/k8s, from registry-only\/templates\/operator\.yaml/,
+      /StatefulSet registry-only-operator, spec\.template\.spec\.containers\[0\]\.env\[2\]\.value \(env CONNECTOR_IMAGE_REGISTRY\) is empty, from registry-only\/templates\/operator\.yaml: the workload pulls images from its default registry \(Docker Hub\) at run time/,
     ],
+    noWarnings: [/spawner_class|KubeSpawner|authenticator_class/],
     // The ClusterPolicy's names, joined with the reported registries by the operator.
     nameComponents: ['driver', 'container-toolkit'],
   },
@@ -235,6 +239,7 @@ describe.each([
       expect(local.exitCode, local.stderr).toBe(0);
       expect(lines(local.stdout)).toEqual(fixture.local.map(referenceOf));
       for (const warning of fixture.warnings ?? []) expect(local.stderr).toMatch(warning);
+      for (const warning of fixture.noWarnings ?? []) expect(local.stderr).not.toMatch(warning);
       // The JSON form: the same references in the same order, artifacts told apart.
       const json = await runCli(['images', ...args, '--registry', REGISTRY, '--format', 'json'], { env });
       expect(json.exitCode, json.stderr).toBe(0);
@@ -253,6 +258,7 @@ describe.each([
       expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l)));
       for (const name of fixture.untagged ?? []) expect(all).toContain(name);
       for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
+      for (const warning of fixture.noWarnings ?? []) expect(r.stderr).not.toMatch(warning);
     });
   });
 

@@ -106,6 +106,18 @@ describe('findEmbeddedReferences', () => {
     expect(findEmbeddedReferences('https://github.com/acme/charts', { where: 'env', name: 'REPO_URL' }).registries).toEqual([]);
     expect(findEmbeddedReferences('main', { where: 'env', name: 'GIT_REPO_BRANCH' }).registries).toEqual([]);
     expect(findEmbeddedReferences('docker.io', { where: 'env', name: 'DOMAIN' }).registries).toEqual([]);
+    // A Python setting of a notebook hub: the object `JupyterHub` is no "hub" setting, a class no host.
+    const python = 'c.JupyterHub.spawner_class = kubespawner.KubeSpawner\nc.JupyterHub.authenticator_class = jupyterhub.auth.DummyAuthenticator\n';
+    expect(findEmbeddedReferences(python, { where: 'data', key: 'jupyterhub_config.py' }).registries).toEqual([]);
+    expect(findEmbeddedReferences('c.Spawner.registry = quay.io\n', { where: 'data', key: 'config.py' }).registries.map((r) => r.reference)).toEqual(['quay.io']);
+  });
+
+  it('reports an env var naming a registry the workload pulls from, set to "", and nothing else that is empty', () => {
+    expect(findEmbeddedReferences('', { where: 'env', name: 'CONNECTOR_IMAGE_REGISTRY' }).registries).toEqual([{ start: 0, end: 0, reference: '', via: 'env CONNECTOR_IMAGE_REGISTRY' }]);
+    expect(findEmbeddedReferences('', { where: 'env', name: 'DOCKER_REGISTRY_URL' }).registries).toHaveLength(1);
+    for (const name of ['REGISTRY_PASSWORD', 'IMAGE_TAG', 'SCHEMA_REGISTRY_AUTH', 'HUB_URL']) {
+      expect(findEmbeddedReferences('', { where: 'env', name }).registries, name).toEqual([]);
+    }
   });
 
   it('finds full references among list items of ConfigMap data (YAML block and flow lists, JSON arrays, oci://) as artifacts, unless the list says image', () => {
