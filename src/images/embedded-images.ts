@@ -16,7 +16,9 @@
 // - it parses as a reference and holds no `://`, and
 // - it names a registry host and has a slash and a tag or digest (`quay.io/x/y:v1`), or
 // - what names it (flag, env var or key) says "image" and it has a tag, a digest or a host.
-// A version string (`v1.2.3`), a `host:port`, a roleRef or a URL never passes.
+// A version string (`v1.2.3`), a `host:port`, a roleRef or a URL never passes; nor does a label
+// (`app.kubernetes.io/component:template`: no registry lives under a Kubernetes label domain) or
+// the value of an env var named `*_LABELS` or `*_SELECTOR`.
 // Values that name only a registry or a registry namespace (`docker.elastic.co`,
 // `docker.io/mongodb`) under a key that says registry/repo/hub are returned apart: operators build
 // image names from them at run time; they can be reported, not rewritten.
@@ -105,6 +107,7 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     return found;
   }
   if (context.where === 'env') {
+    if (LABEL_SETTING_NAME.test(context.name)) return found; // labels or a selector: never an image
     if (value === '' && isEmptyRegistrySetting(context.name)) found.registries.push({ start: 0, end: 0, reference: '', via: `env ${context.name}` });
     else consider(value, 0, context.name, `env ${context.name}`);
     return found;
@@ -235,6 +238,19 @@ export function isRegistryOnly(candidate: string, hint: string): boolean {
   return path.every((component) => /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(component));
 }
 
+// Env vars that hold labels or a label selector (a chaos-engineering operator's
+// `TEMPLATE_LABELS=app.kubernetes.io/component:template`, `CONFIGMAP_LABELS`, `*_SELECTOR`): what
+// they hold reads like `<host>/<name>:<tag>`, and rewritten, the operator's filter matches nothing.
+const LABEL_SETTING_NAME = /(?:^|_)(?:LABELS?|SELECTORS?)$/i;
+// The label domains Kubernetes reserves (`app.kubernetes.io/component`, `node-role.kubernetes.io/x`):
+// no registry lives under them, so `<label key>:<value>` is never an image.
+const LABEL_DOMAIN = /^(?:[a-z0-9-]+\.)*kubernetes\.io\//i;
+
+/** A label key and value (`app.kubernetes.io/component:template`), not a reference. */
+function isLabelKeyed(candidate: string): boolean {
+  return LABEL_DOMAIN.test(candidate);
+}
+
 function lastKeyComponent(key: string): string {
   return key.slice(key.lastIndexOf('.') + 1);
 }
@@ -255,7 +271,7 @@ export function isEmptyRegistrySetting(name: string): boolean {
 const REFERENCE_CHARS = /^[A-Za-z0-9._\-/:@+]+$/;
 
 function parseCandidate(candidate: string): ImageReference | undefined {
-  if (!REFERENCE_CHARS.test(candidate)) return undefined;
+  if (!REFERENCE_CHARS.test(candidate) || isLabelKeyed(candidate)) return undefined;
   if (candidate.includes('://') || candidate.startsWith('/') || candidate.endsWith('/')) return undefined;
   try {
     return parseImageReference(candidate);

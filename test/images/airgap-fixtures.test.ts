@@ -32,6 +32,8 @@ interface Fixture {
   nameComponents?: string[];
   /** Local names written without a tag (the tag sits in another key): they must stay without one. */
   untagged?: string[];
+  /** Strings shaped like references that are not images (labels, selectors): kept as written. */
+  notImages?: string[];
 }
 
 // How the expectations below mark an OCI artifact the app pulls at run time: the KOTS block's
@@ -101,6 +103,11 @@ const FIXTURES: Record<string, Fixture> = {
       `${L}/livenessprobe:v2.15.0`,
       `${L}/pause:3.10`,
     ],
+  },
+  'label-selectors': {
+    images: ['ghcr.io/acme/chaos-controller:2.7.1', 'ghcr.io/acme/chaos-daemon:2.7.1'],
+    local: [`${L}/chaos-controller:2.7.1`, `${L}/chaos-daemon:2.7.1`],
+    notImages: ['app.kubernetes.io/component:template', 'app.kubernetes.io/component:webhook', 'example.com/chaos:enabled', 'node-role.kubernetes.io/control-plane:NoSchedule'],
   },
   'registry-only': {
     images: ['docker.elastic.co/eck/eck-operator:2.16.0'],
@@ -251,12 +258,13 @@ describe.each([
       const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
       expect(r.exitCode, r.stderr).toBe(0);
       const all = [...referencesIn(r.stdout)];
-      const found = all.filter((ref) => !fixture.nameComponents?.includes(ref) && !fixture.untagged?.includes(ref)).sort();
+      const found = all.filter((ref) => !fixture.nameComponents?.includes(ref) && !fixture.untagged?.includes(ref) && !fixture.notImages?.includes(ref)).sort();
       const local = fixture.local.map(referenceOf);
       const outside = found.filter((ref) => !KOTS_LOCAL.test(ref) || !local.includes(ref));
       expect(outside).toEqual([]);
       expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l)));
       for (const name of fixture.untagged ?? []) expect(all).toContain(name);
+      for (const text of fixture.notImages ?? []) expect(r.stdout).toContain(text);
       for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
       for (const warning of fixture.noWarnings ?? []) expect(r.stderr).not.toMatch(warning);
     });

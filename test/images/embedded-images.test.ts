@@ -112,6 +112,20 @@ describe('findEmbeddedReferences', () => {
     expect(findEmbeddedReferences('c.Spawner.registry = quay.io\n', { where: 'data', key: 'config.py' }).registries.map((r) => r.reference)).toEqual(['quay.io']);
   });
 
+  it('never takes labels or a label selector for an image (a chaos-engineering operator\'s TEMPLATE_LABELS), and still finds images', () => {
+    const env = (name: string, value: string) => images(value, { where: 'env', name }).map(([reference]) => reference);
+    expect(env('TEMPLATE_LABELS', 'app.kubernetes.io/component:template')).toEqual([]);
+    expect(env('CONFIGMAP_LABELS', 'app.kubernetes.io/component:webhook')).toEqual([]);
+    expect(env('POD_SELECTOR', 'ghcr.io/acme/x:1')).toEqual([]);
+    expect(env('WATCH_LABEL', 'example.com/team:chaos')).toEqual([]);
+    expect(images('--selector=app.kubernetes.io/component:webhook', { where: 'arg' })).toEqual([]);
+    expect(images('app.kubernetes.io/component:webhook', { where: 'arg', previous: '--label-image' })).toEqual([]);
+    expect(images('role: node-role.kubernetes.io/control-plane:NoSchedule\n', { where: 'data', key: 'c.yaml' })).toEqual([]);
+    // A registry under k8s.io is one (registry.k8s.io), and an image env beside the labels is found.
+    expect(env('PAUSE_IMAGE', 'registry.k8s.io/pause:3.10')).toEqual(['registry.k8s.io/pause:3.10']);
+    expect(env('DAEMON_IMAGE', 'ghcr.io/acme/chaos-daemon:2.7.1')).toEqual(['ghcr.io/acme/chaos-daemon:2.7.1']);
+  });
+
   it('reports an env var naming a registry the workload pulls from, set to "", and nothing else that is empty', () => {
     expect(findEmbeddedReferences('', { where: 'env', name: 'CONNECTOR_IMAGE_REGISTRY' }).registries).toEqual([{ start: 0, end: 0, reference: '', via: 'env CONNECTOR_IMAGE_REGISTRY' }]);
     expect(findEmbeddedReferences('', { where: 'env', name: 'DOCKER_REGISTRY_URL' }).registries).toHaveLength(1);
