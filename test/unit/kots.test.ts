@@ -88,7 +88,7 @@ describe('kots/', () => {
     // deletes on active == 0 && failed > 0).
     expect(job.metadata.annotations['kots.io/hook-delete-policy']).toBe('hook-succeeded');
     expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThanOrEqual(86400);
-    const image = /image: repl\{\{ LocalImageName "([^"]+)" \}\}/.exec(raw)?.[1];
+    const image = /image: 'repl\{\{ LocalImageName "([^"]+)" \}\}'/.exec(raw)?.[1];
     expect(image).toBe('ghcr.io/acme-shop/storefront-installer:1.4.0');
     const [app] = docs('kots-app.yaml');
     expect(app.spec.additionalImages).toContain(image);
