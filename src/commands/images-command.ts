@@ -5,7 +5,7 @@
 // a release plan, the images of all its releases (src/releases/plan-images.ts).
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { buildImagePlan, describeRegistryOnly, listedImages, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
+import { buildImagePlan, describeRegistryOnly, listedImages, registryWarningLabel, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
 import { imagesJson } from '../images/images-json.js';
 import { checkKotsApplication, formatImages } from '../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
@@ -101,7 +101,7 @@ async function unionInput(runPlan: RunPlan, unionFiles: string[], unionSets: str
 
 async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
   const registry = plan.registry;
-  for (const r of plan.registries) process.stderr.write(`warning: ${r.value === '' ? 'registry left empty' : 'registry-only reference'}: ${describeRegistryOnly(r, registry)}\n`);
+  for (const r of plan.registries) process.stderr.write(`warning: ${registryWarningLabel(r)}: ${describeRegistryOnly(r, registry)}\n`);
   for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);
 
   if (o.why !== undefined) {

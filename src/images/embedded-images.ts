@@ -28,6 +28,7 @@
 // `oci://` the same after the scheme. It is an artifact unless the key above the list says
 // "image" (then an image); any other scheme (`https://...`) never counts.
 import { namesTagOrDigest, parseImageReference, type ImageReference } from './image-reference.js';
+import { findNameTagPairs } from './name-tag-pairs.js';
 
 export type EmbeddedContext =
   /** One item of a container's `args` or `command`; `previous` is the item before it. */
@@ -46,6 +47,11 @@ export interface EmbeddedReference {
   via: string;
   /** An OCI artifact the app pulls at run time (ConfigMap data only), not a container image. */
   artifact?: true;
+  /**
+   * The range holds only the name of `reference` (`<name>:<tag>`), whose tag sits in a key of its
+   * own (name-tag-pairs.ts): rewritten to the local name without its tag.
+   */
+  nameOnly?: true;
 }
 
 export interface EmbeddedFindings {
@@ -83,7 +89,15 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
       scanWords(value, consider);
       return found;
     }
-    const taken = scanWords(value, considerData);
+    // An image as a name key and a tag key (a values file): the pair wins over what its name's
+    // line says alone (an untagged image, a registry-only `repository`).
+    const pairs = findNameTagPairs(value);
+    const paired = new Set(pairs.map((p) => p.start));
+    for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+    const taken = scanWords(value, (candidate, start, hint, via) => {
+      if (!paired.has(start)) considerData(candidate, start, hint, via);
+    });
+    for (const start of paired) taken.add(start);
     for (const item of listItems(value)) {
       if (taken.has(item.start)) continue;
       taken.add(item.start);

@@ -8,6 +8,7 @@
 // scanned by a pattern of this file, not by the code under test.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
 
 const REGISTRY = 'registry.local:5000/acme';
@@ -34,6 +35,8 @@ interface Fixture {
   untagged?: string[];
   /** Strings shaped like references that are not images (labels, selectors): kept as written. */
   notImages?: string[];
+  /** Local names written only inside a Secret's base64 data (checked decoded, by their own test). */
+  inSecrets?: string[];
 }
 
 // How the expectations below mark an OCI artifact the app pulls at run time: the KOTS block's
@@ -108,6 +111,16 @@ const FIXTURES: Record<string, Fixture> = {
     images: ['ghcr.io/acme/chaos-controller:2.7.1', 'ghcr.io/acme/chaos-daemon:2.7.1'],
     local: [`${L}/chaos-controller:2.7.1`, `${L}/chaos-daemon:2.7.1`],
     notImages: ['app.kubernetes.io/component:template', 'app.kubernetes.io/component:webhook', 'example.com/chaos:enabled', 'node-role.kubernetes.io/control-plane:NoSchedule'],
+  },
+  'notebook-hub': {
+    images: ['quay.io/jupyterhub/k8s-hub:4.0.0', 'quay.io/jupyterhub/k8s-network-tools:4.0.0', 'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0'],
+    local: [`${L}/k8s-hub:4.0.0`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    inSecrets: [`${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    warnings: [
+      /Secret notebook-hub-unread, data\.notes, from notebook-hub\/templates\/hub\.yaml: not valid base64; left untouched/,
+      /Secret notebook-hub-unread, data\.broken\.yaml, from notebook-hub\/templates\/hub\.yaml: its values file does not parse \(.*\); left untouched/,
+    ],
+    noWarnings: [/spawner_class|KubeSpawner|notebook-hub-hub/],
   },
   'registry-only': {
     images: ['docker.elastic.co/eck/eck-operator:2.16.0'],
@@ -262,7 +275,7 @@ describe.each([
       const local = fixture.local.map(referenceOf);
       const outside = found.filter((ref) => !KOTS_LOCAL.test(ref) || !local.includes(ref));
       expect(outside).toEqual([]);
-      expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l)));
+      expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l) && !fixture.inSecrets?.includes(l)));
       for (const name of fixture.untagged ?? []) expect(all).toContain(name);
       for (const text of fixture.notImages ?? []) expect(r.stdout).toContain(text);
       for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
@@ -325,6 +338,34 @@ spec:
           env:
             - name: RELAY_IMAGE
               value: ${L}/relay:1.0.0`);
+  });
+
+  it('an image in a Secret (a values file with name and tag keys, an env-style line, JSON) is rewritten there: still a Secret, base64 again, every other byte as rendered', async () => {
+    const args = ['--chart', join(charts, 'notebook-hub')];
+    const plain = await runCli(['render', ...args], { env });
+    const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const secrets = (text: string) => Object.fromEntries(parseAllDocuments(text).map((d) => d.toJS()).filter((o) => o?.kind === 'Secret').map((o) => [o.metadata.name, o]));
+    const before = secrets(plain.stdout);
+    const after = secrets(r.stdout);
+    const decoded = (o: any) => Object.fromEntries(Object.entries<string>(o.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const hub = after['notebook-hub-hub'];
+    expect([hub.kind, hub.type]).toEqual(['Secret', 'Opaque']);
+    // Only the names change: the tag keys, the cookie secret, the other lines are the same bytes.
+    const expected = Object.fromEntries(Object.entries(decoded(before['notebook-hub-hub'])).map(([k, v]) => [k, v.replaceAll('quay.io/jupyterhub/', `${L}/`)]));
+    expect(decoded(hub)).toEqual(expected);
+    expect(decoded(hub)['values.yaml']).toContain(`    name: ${L}/k8s-singleuser-sample\n    tag: 4.0.0\n`);
+    expect(decoded(hub)['spawner.env']).toBe(`KUBESPAWNER_IMAGE=${L}/k8s-singleuser-sample:4.0.0\nKUBESPAWNER_UID=1000\n`);
+    expect(hub.data['hub.config.JupyterHub.cookie_secret']).toBe(before['notebook-hub-hub'].data['hub.config.JupyterHub.cookie_secret']);
+    expect(hub.stringData).toEqual(before['notebook-hub-hub'].stringData);
+    // What cannot be read is left exactly as rendered, with a warning naming the Secret and key.
+    expect(after['notebook-hub-unread']).toEqual(before['notebook-hub-unread']);
+    expect(r.stderr).toMatch(/Secret notebook-hub-unread, data\.notes, .*not valid base64; left untouched/);
+    const why = await runCli(['images', ...args, '--why', 'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0'], { env });
+    expect(lines(why.stdout)).toEqual([
+      expect.stringMatching(/^Secret notebook-hub-hub, data\.values\.yaml, via image\.name, from notebook-hub\/templates\/hub\.yaml, line \d+ of the rendered manifests$/),
+      expect.stringMatching(/^Secret notebook-hub-hub, data\.spawner\.env, via KUBESPAWNER_IMAGE, /),
+    ]);
   });
 
   it('a name without a tag in ConfigMap data (its tag in another key) stays without one', async () => {
