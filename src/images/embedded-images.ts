@@ -28,6 +28,7 @@
 // `oci://` the same after the scheme. It is an artifact unless the key above the list says
 // "image" (then an image); any other scheme (`https://...`) never counts.
 import { namesTagOrDigest, parseImageReference, type ImageReference } from './image-reference.js';
+import { isOneLineJson, jsonStrings } from './json-strings.js';
 import { findNameTagPairs } from './name-tag-pairs.js';
 
 export type EmbeddedContext =
@@ -83,6 +84,14 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     if (isFullReference(reference)) found.images.push({ start: at, end: at + reference.length, reference, via, artifact: true });
   };
 
+  // JSON on one line (a template's `toJson`): its strings under their keys, and name-tag pairs.
+  if (context.where === 'data' && isOneLineJson(value)) {
+    const pairs = findNameTagPairs(value);
+    const paired = new Set(pairs.map((p) => p.start));
+    for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+    for (const s of jsonStrings(value)) if (!paired.has(s.start)) considerData(s.value, s.start, s.key, s.key || context.key);
+    return found;
+  }
   // Several words: lines and words, whatever the context.
   if (/\s/.test(value.trim())) {
     if (context.where !== 'data') {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeSecretValue, encodeSecretValue, valuesFileProblem } from '../../src/images/secret-data.js';
 import { findNameTagPairs } from '../../src/images/name-tag-pairs.js';
+import { findEmbeddedReferences } from '../../src/images/embedded-images.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -41,5 +42,19 @@ describe('findNameTagPairs', () => {
     expect(findNameTagPairs('image:\n  name: acme/web\n  tag: v1\n').map((p) => p.reference)).toEqual(['acme/web:v1']);
     expect(findNameTagPairs('image:\n  name: quay.io/a/b:2\n  tag: v1\n')).toEqual([]);
     expect(findNameTagPairs('image:\n  name: [quay.io/a/b\n  tag: v1\n')).toEqual([]);
+  });
+});
+
+describe('JSON on one line (a template\'s toJson) in data', () => {
+  it('reads its strings under their keys: images, artifacts in a list, name-tag pairs; no URL', () => {
+    const found = (value: string) => findEmbeddedReferences(value, { where: 'data', key: 'config.json' }).images.map((r) => [r.reference, value.slice(r.start, r.end), r.via]);
+    expect(found('{"image":"quay.io/jupyterhub/k8s-network-tools:4.0.0","pullPolicy":"IfNotPresent"}')).toEqual([
+      ['quay.io/jupyterhub/k8s-network-tools:4.0.0', 'quay.io/jupyterhub/k8s-network-tools:4.0.0', 'image'],
+    ]);
+    expect(found('{"singleuser":{"image":{"name":"quay.io/jupyterhub/k8s-singleuser-sample","tag":"4.0.0"}}}')).toEqual([
+      ['quay.io/jupyterhub/k8s-singleuser-sample:4.0.0', 'quay.io/jupyterhub/k8s-singleuser-sample', 'image.name'],
+    ]);
+    expect(found('{"docs":"https://quay.io/a/b:1","selector":"app.kubernetes.io/component:x"}')).toEqual([]);
+    expect(found('{"broken":"quay.io/a/b:1"')).toEqual([]);
   });
 });
