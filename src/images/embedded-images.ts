@@ -84,38 +84,14 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     if (isFullReference(reference)) found.images.push({ start: at, end: at + reference.length, reference, via, artifact: true });
   };
 
-  // JSON on one line (a template's `toJson`): its strings under their keys, and name-tag pairs.
-  if (context.where === 'data' && isOneLineJson(value)) {
-    const pairs = findNameTagPairs(value);
-    const paired = new Set(pairs.map((p) => p.start));
-    for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
-    for (const s of jsonStrings(value)) if (!paired.has(s.start)) considerData(s.value, s.start, s.key, s.key || context.key);
+  if (context.where === 'env' && LABEL_SETTING_NAME.test(context.name)) return found; // labels or a selector: never an image
+  if (context.where === 'data' && (isOneLineJson(value) || /\s/.test(value.trim()))) {
+    scanData(value, context.key, found, considerData);
     return found;
   }
   // Several words: lines and words, whatever the context.
   if (/\s/.test(value.trim())) {
-    if (context.where !== 'data') {
-      scanWords(value, consider);
-      return found;
-    }
-    // An image as a name key and a tag key (a values file): the pair wins over what its name's
-    // line says alone (an untagged image, a registry-only `repository`).
-    const pairs = findNameTagPairs(value);
-    const paired = new Set(pairs.map((p) => p.start));
-    for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
-    const taken = scanWords(value, (candidate, start, hint, via) => {
-      if (!paired.has(start)) considerData(candidate, start, hint, via);
-    });
-    for (const start of paired) taken.add(start);
-    for (const item of listItems(value)) {
-      if (taken.has(item.start)) continue;
-      taken.add(item.start);
-      const oci = item.candidate.startsWith(OCI_SCHEME);
-      if (!isFullReference(oci ? item.candidate.slice(OCI_SCHEME.length) : item.candidate)) continue;
-      const key = item.key(); // looked up only for a reference: a JSON array of 10k strings is not walked 10k times
-      if (oci) considerData(item.candidate, item.start, '', key || context.key);
-      else found.images.push({ start: item.start, end: item.start + item.candidate.length, reference: item.candidate, via: key || context.key, ...(IMAGE_HINT.test(key) ? {} : { artifact: true as const }) });
-    }
+    scanWords(value, consider);
     return found;
   }
   if (context.where === 'arg') {
@@ -130,7 +106,6 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     return found;
   }
   if (context.where === 'env') {
-    if (LABEL_SETTING_NAME.test(context.name)) return found; // labels or a selector: never an image
     if (value === '' && isEmptyRegistrySetting(context.name)) found.registries.push({ start: 0, end: 0, reference: '', via: `env ${context.name}` });
     else consider(value, 0, context.name, `env ${context.name}`);
     return found;
@@ -142,6 +117,37 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
 }
 
 const OCI_SCHEME = 'oci://';
+
+type Consider = (candidate: string, start: number, hint: string, via: string) => void;
+
+/**
+ * Data of several words (a values file, a config, JSON): an image as a name key and a tag key
+ * first (the pair wins over what its name's line says alone: an untagged image, a registry-only
+ * `repository`); then JSON on one line (a template's `toJson`) string by string under its keys,
+ * or else each line and word, and the list items left.
+ */
+function scanData(value: string, key: string, found: EmbeddedFindings, considerData: Consider): void {
+  const pairs = findNameTagPairs(value);
+  const paired = new Set(pairs.map((p) => p.start));
+  for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+  if (isOneLineJson(value)) {
+    for (const s of jsonStrings(value)) if (!paired.has(s.start)) considerData(s.value, s.start, s.key, s.key || key);
+    return;
+  }
+  const taken = scanWords(value, (candidate, start, hint, via) => {
+    if (!paired.has(start)) considerData(candidate, start, hint, via);
+  });
+  for (const start of paired) taken.add(start);
+  for (const item of listItems(value)) {
+    if (taken.has(item.start)) continue;
+    taken.add(item.start);
+    const oci = item.candidate.startsWith(OCI_SCHEME);
+    if (!isFullReference(oci ? item.candidate.slice(OCI_SCHEME.length) : item.candidate)) continue;
+    const listKey = item.key(); // looked up only for a reference: a JSON array of 10k strings is not walked 10k times
+    if (oci) considerData(item.candidate, item.start, '', listKey || key);
+    else found.images.push({ start: item.start, end: item.start + item.candidate.length, reference: item.candidate, via: listKey || key, ...(IMAGE_HINT.test(listKey) ? {} : { artifact: true as const }) });
+  }
+}
 
 /** A reference that names everything itself: registry host, a repository with a slash, a tag or digest. */
 function isFullReference(candidate: string): boolean {

@@ -214,18 +214,8 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
         });
       }
     }
-    if (ctx.kind === 'Secret' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1') && !isKubernetesSecretType(stringAt(obj, ['type'], ctx.doc))) {
-      // An app's own Secret (a notebook hub's values file): `stringData` as ConfigMap data, `data` decoded.
-      forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => addEmbedded(value, `stringData.${key}`, { where: 'data', key }));
-      forEachDataValue(obj, 'data', ctx.doc, (key, value) => {
-        const path = `data.${key}`;
-        const read = readSecretValue(value, key);
-        if ('problem' in read) registries.push({ ...occurrenceOf(value, path, ctx, stream), via: key, value: '', unreadable: read.problem });
-        if (!('text' in read) || seen.has(path)) return;
-        const { images } = findEmbeddedReferences(read.text, { where: 'data', key });
-        if (images.length > 0) seen.add(path);
-        for (const ref of images) addEmbeddedImage(found, value, path, ref, 'data', ctx, stream, read.text);
-      });
+    if (ctx.kind === 'Secret' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
+      locateInSecret(obj, ctx, stream, { found, registries, addEmbedded });
     }
     if (ctx.kind === 'ConfigMap' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
       const data = get(obj, 'data', ctx.doc);
@@ -267,6 +257,28 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
     }
   });
   return { images: found, registries };
+}
+
+/**
+ * An app's own Secret (a notebook hub's values file naming the image of the pods it starts):
+ * `stringData` read as ConfigMap data; `data` decoded, read the same way, and its edits encoded
+ * again (rewrite-manifests.ts). What cannot be read is reported, never edited.
+ */
+function locateInSecret(
+  obj: YAMLMap,
+  ctx: ObjectContext,
+  stream: ManifestStream,
+  sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[]; addEmbedded: (node: Scalar, path: string, context: EmbeddedContext) => void },
+): void {
+  if (isKubernetesSecretType(stringAt(obj, ['type'], ctx.doc))) return;
+  forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => sink.addEmbedded(value, `stringData.${key}`, { where: 'data', key }));
+  forEachDataValue(obj, 'data', ctx.doc, (key, value) => {
+    const path = `data.${key}`;
+    const read = readSecretValue(value, key);
+    if ('problem' in read) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: key, value: '', unreadable: read.problem });
+    if (!('text' in read)) return;
+    for (const ref of findEmbeddedReferences(read.text, { where: 'data', key }).images) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, read.text);
+  });
 }
 
 /** Each `key: <string>` of a map of string values (a ConfigMap's or a Secret's data). */

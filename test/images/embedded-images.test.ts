@@ -118,6 +118,7 @@ describe('findEmbeddedReferences', () => {
     expect(env('CONFIGMAP_LABELS', 'app.kubernetes.io/component:webhook')).toEqual([]);
     expect(env('POD_SELECTOR', 'ghcr.io/acme/x:1')).toEqual([]);
     expect(env('WATCH_LABEL', 'example.com/team:chaos')).toEqual([]);
+    expect(env('EXTRA_LABELS', 'tier=quay.io/a/b:1 team=chaos')).toEqual([]);
     expect(images('--selector=app.kubernetes.io/component:webhook', { where: 'arg' })).toEqual([]);
     expect(images('app.kubernetes.io/component:webhook', { where: 'arg', previous: '--label-image' })).toEqual([]);
     expect(images('role: node-role.kubernetes.io/control-plane:NoSchedule\n', { where: 'data', key: 'c.yaml' })).toEqual([]);
