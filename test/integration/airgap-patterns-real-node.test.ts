@@ -1,8 +1,10 @@
-// An image an app names in its own Secret, for pods it starts itself (a notebook hub's values
-// file: the user pod's image as name and tag keys), on the real node: `install --registry`
-// preflights it with the chart's own images, the hub's pod pulls its image from the local
-// registry, and a pod started from what the installed Secret names (as the hub's spawner does)
-// pulls too: the airgapped cluster has every image the app needs.
+// Airgap patterns of public charts (issue 31) installed with `install --registry` on the real
+// node, helm 4 and helm 3, where the kubelet pulls from the local registry:
+// - an image an app names in its own Secret, for pods it starts itself (a notebook hub's values
+//   file: the user pod's image as name and tag keys): preflighted with the chart's own images,
+//   and a pod started from what the installed Secret names (as the hub's spawner does) pulls;
+// - label selectors in env values beside an image (a chaos-engineering operator): the
+//   controller's pod pulls, its selectors reach it as written, the image it starts is local.
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
@@ -13,6 +15,7 @@ import { helm3, helm4, repoRoot } from '../helpers.js';
 import { install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'notebook-hub');
+const selectorsChart = join(repoRoot, 'test', 'fixtures', 'charts', 'label-selectors');
 const registry = inject('registry');
 const newNamespace = namespacesDeletedAfterAll();
 const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
@@ -35,8 +38,8 @@ async function running(ns: string, selector: string[]): Promise<any> {
 describe.each([
   ['helm 4', helm4],
   ['helm 3', helm3],
-])('an image named in a Secret, on the real node, %s', (_name, helmBin) => {
-  it('install --registry rewrites it inside the Secret, and a pod started from it pulls from the local registry', async () => {
+])('airgap patterns on the real node, %s', (_name, helmBin) => {
+  it('an image named in a Secret: install --registry rewrites it there, and a pod started from it pulls from the local registry', async () => {
     const ns = await newNamespace('secret-image');
     const local = `${registry}/acme`;
     const bin = await staticBinary(SLEEP_SOURCE);
@@ -68,5 +71,24 @@ describe.each([
     await kubectl(['apply', '-f', '-'], { ...opts(ns), input: JSON.stringify(userPod) });
     const user = await running(ns, ['pod', 'jupyter-user']);
     expect(user.status.containerStatuses[0].imageID).toContain('sha256:');
+  });
+
+  it('install --registry leaves label selectors in env values as written, and the controller pulls from the local registry', async () => {
+    const ns = await newNamespace('label-selectors');
+    const local = `${registry}/acme`;
+    const bin = await staticBinary(SLEEP_SOURCE);
+    for (const name of ['chaos-controller', 'chaos-daemon']) await pushStaticImage(registry, `acme/${name}`, '2.7.1', bin);
+    const r = await install('chaos', ns, ['--chart', selectorsChart, '--set', 'realNode=true', '--registry', local], { HELM_BIN: helmBin });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const pod = (await running(ns, ['pod', '-l', 'app.kubernetes.io/component=controller-manager'])).items[0];
+    expect([pod.spec.nodeName, pod.spec.containers[0].image]).toEqual([REAL_NODE_NAME, `${local}/chaos-controller:2.7.1`]);
+    const env = Object.fromEntries(pod.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]));
+    expect(env).toEqual({
+      TEMPLATE_LABELS: 'app.kubernetes.io/component:template',
+      CONFIGMAP_LABELS: 'app.kubernetes.io/component:webhook',
+      TARGET_NAMESPACE_SELECTOR: 'example.com/chaos:enabled',
+      DAEMON_IMAGE: `${local}/chaos-daemon:2.7.1`,
+    });
+    expect(pod.spec.containers[0].args).toEqual(['--selector=app.kubernetes.io/component:webhook']);
   });
 });
