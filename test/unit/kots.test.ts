@@ -80,6 +80,20 @@ describe('kots/', () => {
     expect(read('installer-job.yaml')).not.toContain('{{repl');
   });
 
+  it('a template that yields a string is quoted where YAML could read another type (a namespace named 123 or on)', () => {
+    // A value that is only a template: quoted, or a template that yields JSON, a number or a boolean on purpose.
+    const typed = /^repl\{\{ (?:.*\| toJson|ConfigOptionEquals |ConfigOptionNotEquals |and \(|ConfigOption "[a-z_]+" \| ParseInt)/;
+    const unquoted = ['installer-job.yaml', 'kots-app.yaml', 'kots-config.yaml'].flatMap((file) =>
+      read(file)
+        .split('\n')
+        .flatMap((line, i) => {
+          const value = /^\s*(?:-\s+)?[\w.-]+:\s+(repl\{\{.*)$/.exec(line)?.[1];
+          return value !== undefined && !typed.test(value) ? [`${file}:${i + 1}: ${line.trim()}`] : [];
+        }),
+    );
+    expect(unquoted).toEqual([]);
+  });
+
   it('the Job is named per release, keeps a failed run readable, and its image is in the airgap bundle', () => {
     const raw = read('installer-job.yaml');
     expect(raw).toMatch(/^  name: storefront-installer-repl\{\{ Sequence \}\}$/m);
