@@ -11,6 +11,7 @@ import { InvalidInputError, UsageError } from '../errors.js';
 import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
 import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
+import { isSecretKey } from '../secrets.js';
 
 /**
  * An extra place that holds an image, for custom resources. `path` is dot-separated keys from
@@ -215,7 +216,7 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
       }
     }
     if (ctx.kind === 'Secret' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
-      locateInSecret(obj, ctx, stream, { found, registries, addEmbedded });
+      locateInSecret(obj, ctx, stream, { found, registries });
     }
     if (ctx.kind === 'ConfigMap' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
       const data = get(obj, 'data', ctx.doc);
@@ -262,22 +263,26 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
 /**
  * An app's own Secret (a notebook hub's values file naming the image of the pods it starts):
  * `stringData` read as ConfigMap data; `data` decoded, read the same way, and its edits encoded
- * again (rewrite-manifests.ts). What cannot be read is reported, never edited.
+ * again (rewrite-manifests.ts). What cannot be read is reported, never edited. Nothing under a
+ * secret-looking key (`password`, `cookie_secret`, `api_token`: src/secrets.ts) is read or
+ * listed: a token shaped like `host/x:y` must never be rewritten, nor printed by `images`.
  */
-function locateInSecret(
-  obj: YAMLMap,
-  ctx: ObjectContext,
-  stream: ManifestStream,
-  sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[]; addEmbedded: (node: Scalar, path: string, context: EmbeddedContext) => void },
-): void {
+function locateInSecret(obj: YAMLMap, ctx: ObjectContext, stream: ManifestStream, sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] }): void {
   if (isKubernetesSecretType(stringAt(obj, ['type'], ctx.doc))) return;
-  forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => sink.addEmbedded(value, `stringData.${key}`, { where: 'data', key }));
+  const read = (value: Scalar, path: string, key: string, text: string, decoded?: string) => {
+    const { images, registries } = findEmbeddedReferences(text, { where: 'data', key });
+    for (const ref of images) if (!isSecretKey(ref.via)) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, decoded);
+    for (const ref of registries) if (!isSecretKey(ref.via)) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: ref.via, value: ref.reference });
+  };
+  forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => {
+    if (!isSecretKey(key)) read(value, `stringData.${key}`, key, String(value.value));
+  });
   forEachDataValue(obj, 'data', ctx.doc, (key, value) => {
+    if (isSecretKey(key)) return;
     const path = `data.${key}`;
-    const read = readSecretValue(value, key);
-    if ('problem' in read) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: key, value: '', unreadable: read.problem });
-    if (!('text' in read)) return;
-    for (const ref of findEmbeddedReferences(read.text, { where: 'data', key }).images) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, read.text);
+    const text = readSecretValue(value, key);
+    if ('problem' in text) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: key, value: '', unreadable: text.problem });
+    if ('text' in text) read(value, path, key, text.text, text.text);
   });
 }
 

@@ -113,9 +113,14 @@ const FIXTURES: Record<string, Fixture> = {
     notImages: ['app.kubernetes.io/component:template', 'app.kubernetes.io/component:webhook', 'example.com/chaos:enabled', 'node-role.kubernetes.io/control-plane:NoSchedule'],
   },
   'notebook-hub': {
-    images: ['quay.io/jupyterhub/k8s-hub:4.0.0', 'quay.io/jupyterhub/k8s-network-tools:4.0.0', 'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0'],
-    local: [`${L}/k8s-hub:4.0.0`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
-    inSecrets: [`${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    images: [
+      'quay.io/jupyterhub/configurable-http-proxy:4.6.3',
+      'quay.io/jupyterhub/k8s-hub:4.0.0',
+      'quay.io/jupyterhub/k8s-network-tools:4.0.0',
+      'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0',
+    ],
+    local: [`${L}/configurable-http-proxy:4.6.3`, `${L}/k8s-hub:4.0.0`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    inSecrets: [`${L}/configurable-http-proxy:4.6.3`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
     warnings: [
       /Secret notebook-hub-unread, data\.notes, from notebook-hub\/templates\/hub\.yaml: not valid base64; left untouched/,
       /Secret notebook-hub-unread, data\.broken\.yaml, from notebook-hub\/templates\/hub\.yaml: its values file does not parse \(.*\); left untouched/,
@@ -357,6 +362,10 @@ spec:
     expect(decoded(hub)['values.yaml']).toContain(`    name: ${L}/k8s-singleuser-sample\n    tag: 4.0.0\n`);
     expect(decoded(hub)['spawner.env']).toBe(`KUBESPAWNER_IMAGE=${L}/k8s-singleuser-sample:4.0.0\nKUBESPAWNER_UID=1000\n`);
     expect(hub.data['hub.config.JupyterHub.cookie_secret']).toBe(before['notebook-hub-hub'].data['hub.config.JupyterHub.cookie_secret']);
+    // Secret material shaped like a reference is never taken for one (nor printed by images).
+    expect(hub.data.api_token).toBe(before['notebook-hub-hub'].data.api_token);
+    expect(decoded(hub)['proxy.yaml']).toContain('secretToken: proxy.example.com/hub:t0ken\n');
+    expect((await runCli(['images', ...args], { env })).stdout).not.toMatch(/tokens\.example|t0ken/);
     expect(hub.stringData).toEqual(before['notebook-hub-hub'].stringData);
     // What cannot be read is left exactly as rendered, with a warning naming the Secret and key.
     expect(after['notebook-hub-unread']).toEqual(before['notebook-hub-unread']);

@@ -44,7 +44,7 @@ describe.each([
     const local = `${registry}/acme`;
     const bin = await staticBinary(SLEEP_SOURCE);
     // The airgap bundle, pushed where KOTS pushes it: the chart's image and the ones the Secret names.
-    for (const name of ['k8s-hub', 'k8s-singleuser-sample', 'k8s-network-tools']) await pushStaticImage(registry, `acme/${name}`, '4.0.0', bin);
+    for (const name of ['k8s-hub', 'k8s-singleuser-sample', 'k8s-network-tools', 'configurable-http-proxy']) await pushStaticImage(registry, `acme/${name}`, name === 'configurable-http-proxy' ? '4.6.3' : '4.0.0', bin);
     const r = await install('hub', ns, ['--chart', chart, '--set', 'realNode=true', '--set', 'unreadSecret=false', '--registry', local], { HELM_BIN: helmBin });
     expect(r.exitCode, r.stderr).toBe(0);
 
