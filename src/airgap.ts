@@ -183,7 +183,10 @@ async function planWithHints(
     if (renders[0]) await renders[0].result();
     throw error;
   }
-  for (const r of planned.plan.registries) ctx.logger.warn({ registryOnly: r.value, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
+  for (const r of planned.plan.registries) {
+    const what = r.unreadable !== undefined ? { unreadable: r.unreadable } : { registryOnly: r.value };
+    ctx.logger.warn({ ...what, kind: r.kind, name: r.name, path: r.path }, describeRegistryOnly(r, registry));
+  }
   for (const w of planned.plan.warnings) ctx.logger.warn(w);
   const hinted = await chooseHints(ctx, registry, renders, planned.occurrences);
   if (!hinted) return planned;

@@ -5,7 +5,8 @@
 // a release plan, the images of all its releases (src/releases/plan-images.ts).
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { buildImagePlan, describeRegistryOnly, listedImages, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
+import { buildImagePlan, describeRegistryOnly, listedImages, registryWarningLabel, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../images/image-plan.js';
+import { imagesJson } from '../images/images-json.js';
 import { checkKotsApplication, formatImages } from '../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import { defineCommand } from '../command.js';
@@ -19,7 +20,7 @@ import { withRunPlan, type RunPlan } from '../run/run-plan.js';
 import { findPlanFile } from '../releases/plan-file.js';
 
 export interface ImagesOptions extends CommonOptions {
-  format: 'list' | 'kots';
+  format: 'list' | 'kots' | 'json';
   check?: string;
   /** Print every place this reference comes from instead of the list. */
   why?: string;
@@ -34,7 +35,13 @@ export const imagesDefinition = defineCommand({
   description: 'list every image the chart deploys (hooks and subcharts included)',
   options: {
     ...commonOptionTable,
-    format: value('--format <format>', 'IMAGES_FORMAT', 'list (one per line) or kots (Application additionalImages)', oneOf('list', 'kots'), 'list' as 'list' | 'kots'),
+    format: value(
+      '--format <format>',
+      'IMAGES_FORMAT',
+      'list (one reference per line, nothing else), kots (Application additionalImages) or json (artifact, places, releases of each)',
+      oneOf('list', 'kots', 'json'),
+      'list' as 'list' | 'kots' | 'json',
+    ),
     check: value('--check <file>', 'IMAGES_CHECK', "exit 6 when this KOTS Application's additionalImages misses an image", parsePath),
     why: value('--why <image>', 'IMAGES_WHY', 'print every place (object, field, flag, env var, ConfigMap key, chart annotation) this image comes from', (raw: string) => raw.trim()),
     unionValues: list('--union-values <file>', 'UNION_VALUES', 'extra values file to render too, for images behind toggles (repeatable)', {
@@ -55,10 +62,9 @@ export const imagesDefinition = defineCommand({
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
   const planFile = findPlanFile(o);
   if (!planFile) return printImages(o, state, buildImagePlan(await chartImages(o, state)));
-  // Several charts: the images of every release of the plan, each naming its releases.
+  // Several charts: the images of every release of the plan (`--format json` names the releases of each).
   const releases = await import('../releases/plan-images.js');
-  const plan = buildImagePlan(await releases.planImageInput(o, state, planFile, chartImages));
-  return printImages(o, state, plan, o.format === 'list' ? releases.formatPlanImages : undefined);
+  return printImages(o, state, buildImagePlan(await releases.planImageInput(o, state, planFile, chartImages)));
 }
 
 /** One chart's images, over the user's values and each union pass. */
@@ -93,9 +99,9 @@ async function unionInput(runPlan: RunPlan, unionFiles: string[], unionSets: str
   return { occurrences, registries, annotated, registry: runPlan.airgap.registry };
 }
 
-async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan, formatList?: (plan: ImagePlan) => string): Promise<number> {
+async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
   const registry = plan.registry;
-  for (const r of plan.registries) process.stderr.write(`warning: registry-only reference: ${describeRegistryOnly(r, registry)}\n`);
+  for (const r of plan.registries) process.stderr.write(`warning: ${registryWarningLabel(r)}: ${describeRegistryOnly(r, registry)}\n`);
   for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);
 
   if (o.why !== undefined) {
@@ -125,6 +131,7 @@ async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan, f
     return 0;
   }
   // With --registry: the names the local registry must hold (two sources on one name are refused).
-  process.stdout.write(formatList ? formatList(plan) : formatImages(listedImages(plan), o.format));
+  if (o.format === 'json') process.stdout.write(`${JSON.stringify(imagesJson(plan), null, 2)}\n`);
+  else process.stdout.write(formatImages(listedImages(plan), o.format));
   return 0;
 }

@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import { checkInstallHelmArgs } from '../helm/render-flags.js';
 import { installCommand } from '../install/install.js';
 import { installOptionTable } from '../install/install-options.js';
+import { tellsOutcomes } from '../install/pause-preview.js';
 import { notifyUrlOf } from '../tell/notify-options.js';
 import { tell } from '../tell/tell.js';
 
@@ -22,8 +23,9 @@ export const installDefinition = defineCommand({
     notifyUrlOf(o);
     const options = { ...o, ...toCommonOptions(o) };
     // Events and notifications, written by main.ts once the run has ended, however it ended; a
-    // dry run or a plan changes nothing, so it has nothing to tell.
-    if (!options.dryRun && !options.planOnly) state.tell = (outcomes) => tell(outcomes, { o: options, state });
+    // dry run or a plan changes nothing, so it has nothing to tell; a pause tells, also beside a
+    // preview (which it wins over: pause-preview.ts).
+    if (tellsOutcomes(options)) state.tell = (outcomes) => tell(outcomes, { o: options, state });
     return installCommand(options, state);
   },
 });

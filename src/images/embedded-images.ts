@@ -16,7 +16,9 @@
 // - it parses as a reference and holds no `://`, and
 // - it names a registry host and has a slash and a tag or digest (`quay.io/x/y:v1`), or
 // - what names it (flag, env var or key) says "image" and it has a tag, a digest or a host.
-// A version string (`v1.2.3`), a `host:port`, a roleRef or a URL never passes.
+// A version string (`v1.2.3`), a `host:port`, a roleRef or a URL never passes; nor does a label
+// (`app.kubernetes.io/component:template`: no registry lives under a Kubernetes label domain) or
+// the value of an env var named `*_LABELS` or `*_SELECTOR`.
 // Values that name only a registry or a registry namespace (`docker.elastic.co`,
 // `docker.io/mongodb`) under a key that says registry/repo/hub are returned apart: operators build
 // image names from them at run time; they can be reported, not rewritten.
@@ -26,6 +28,8 @@
 // `oci://` the same after the scheme. It is an artifact unless the key above the list says
 // "image" (then an image); any other scheme (`https://...`) never counts.
 import { namesTagOrDigest, parseImageReference, type ImageReference } from './image-reference.js';
+import { isOneLineJson, jsonStrings } from './json-strings.js';
+import { findNameTagPairs } from './name-tag-pairs.js';
 
 export type EmbeddedContext =
   /** One item of a container's `args` or `command`; `previous` is the item before it. */
@@ -44,6 +48,11 @@ export interface EmbeddedReference {
   via: string;
   /** An OCI artifact the app pulls at run time (ConfigMap data only), not a container image. */
   artifact?: true;
+  /**
+   * The range holds only the name of `reference` (`<name>:<tag>`), whose tag sits in a key of its
+   * own (name-tag-pairs.ts): rewritten to the local name without its tag.
+   */
+  nameOnly?: true;
 }
 
 export interface EmbeddedFindings {
@@ -75,22 +84,14 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     if (isFullReference(reference)) found.images.push({ start: at, end: at + reference.length, reference, via, artifact: true });
   };
 
+  if (context.where === 'env' && LABEL_SETTING_NAME.test(context.name)) return found; // labels or a selector: never an image
+  if (context.where === 'data' && (isOneLineJson(value) || /\s/.test(value.trim()))) {
+    scanData(value, context.key, found, considerData);
+    return found;
+  }
   // Several words: lines and words, whatever the context.
   if (/\s/.test(value.trim())) {
-    if (context.where !== 'data') {
-      scanWords(value, consider);
-      return found;
-    }
-    const taken = scanWords(value, considerData);
-    for (const item of listItems(value)) {
-      if (taken.has(item.start)) continue;
-      taken.add(item.start);
-      const oci = item.candidate.startsWith(OCI_SCHEME);
-      if (!isFullReference(oci ? item.candidate.slice(OCI_SCHEME.length) : item.candidate)) continue;
-      const key = item.key(); // looked up only for a reference: a JSON array of 10k strings is not walked 10k times
-      if (oci) considerData(item.candidate, item.start, '', key || context.key);
-      else found.images.push({ start: item.start, end: item.start + item.candidate.length, reference: item.candidate, via: key || context.key, ...(IMAGE_HINT.test(key) ? {} : { artifact: true as const }) });
-    }
+    scanWords(value, consider);
     return found;
   }
   if (context.where === 'arg') {
@@ -105,7 +106,8 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     return found;
   }
   if (context.where === 'env') {
-    consider(value, 0, context.name, `env ${context.name}`);
+    if (value === '' && isEmptyRegistrySetting(context.name)) found.registries.push({ start: 0, end: 0, reference: '', via: `env ${context.name}` });
+    else consider(value, 0, context.name, `env ${context.name}`);
     return found;
   }
   // ConfigMap data of one token: the whole value, under its key.
@@ -115,6 +117,37 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
 }
 
 const OCI_SCHEME = 'oci://';
+
+type Consider = (candidate: string, start: number, hint: string, via: string) => void;
+
+/**
+ * Data of several words (a values file, a config, JSON): an image as a name key and a tag key
+ * first (the pair wins over what its name's line says alone: an untagged image, a registry-only
+ * `repository`); then JSON on one line (a template's `toJson`) string by string under its keys,
+ * or else each line and word, and the list items left.
+ */
+function scanData(value: string, key: string, found: EmbeddedFindings, considerData: Consider): void {
+  const pairs = findNameTagPairs(value);
+  const paired = new Set(pairs.map((p) => p.start));
+  for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+  if (isOneLineJson(value)) {
+    for (const s of jsonStrings(value)) if (!paired.has(s.start)) considerData(s.value, s.start, s.key, s.key || key);
+    return;
+  }
+  const taken = scanWords(value, (candidate, start, hint, via) => {
+    if (!paired.has(start)) considerData(candidate, start, hint, via);
+  });
+  for (const start of paired) taken.add(start);
+  for (const item of listItems(value)) {
+    if (taken.has(item.start)) continue;
+    taken.add(item.start);
+    const oci = item.candidate.startsWith(OCI_SCHEME);
+    if (!isFullReference(oci ? item.candidate.slice(OCI_SCHEME.length) : item.candidate)) continue;
+    const listKey = item.key(); // looked up only for a reference: a JSON array of 10k strings is not walked 10k times
+    if (oci) considerData(item.candidate, item.start, '', listKey || key);
+    else found.images.push({ start: item.start, end: item.start + item.candidate.length, reference: item.candidate, via: listKey || key, ...(IMAGE_HINT.test(listKey) ? {} : { artifact: true as const }) });
+  }
+}
 
 /** A reference that names everything itself: registry host, a repository with a slash, a tag or digest. */
 function isFullReference(candidate: string): boolean {
@@ -219,12 +252,47 @@ export function isEmbeddedImage(candidate: string, hint: string): boolean {
   return IMAGE_HINT.test(hint) && (pinned || (hasHost && candidate.includes('/')));
 }
 
-/** Does this value, found under `hint`, name only a registry or a registry namespace (see the file comment)? */
+/**
+ * Does this value, found under `hint`, name only a registry or a registry namespace (see the file
+ * comment)? Only the last component of a dotted key says what it is: in a Python setting
+ * `c.JupyterHub.spawner_class = kubespawner.KubeSpawner` the setting is `spawner_class`, and
+ * `JupyterHub` (a "hub") is the object it belongs to. A registry's host is written in lower case:
+ * `kubespawner.KubeSpawner` is a class, not a host.
+ */
 export function isRegistryOnly(candidate: string, hint: string): boolean {
-  if (!REGISTRY_HINT.test(hint) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
+  if (!REGISTRY_HINT.test(lastKeyComponent(hint)) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
   const [host = '', ...path] = candidate.replace(/\/+$/, '').split('/');
+  if (host !== host.toLowerCase()) return false;
   if (!DOMAIN_LIKE.test(host) || !host.includes('.') && !host.includes(':') && host !== 'localhost') return false;
   return path.every((component) => /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(component));
+}
+
+// Env vars that hold labels or a label selector (a chaos-engineering operator's
+// `TEMPLATE_LABELS=app.kubernetes.io/component:template`, `CONFIGMAP_LABELS`, `*_SELECTOR`): what
+// they hold reads like `<host>/<name>:<tag>`, and rewritten, the operator's filter matches nothing.
+const LABEL_SETTING_NAME = /(?:^|_)(?:LABELS?|SELECTORS?)$/i;
+// The label domains Kubernetes reserves (`app.kubernetes.io/component`, `node-role.kubernetes.io/x`):
+// no registry lives under them, so `<label key>:<value>` is never an image.
+const LABEL_DOMAIN = /^(?:[a-z0-9-]+\.)*kubernetes\.io\//i;
+
+/** A label key and value (`app.kubernetes.io/component:template`), not a reference. */
+function isLabelKeyed(candidate: string): boolean {
+  return LABEL_DOMAIN.test(candidate);
+}
+
+function lastKeyComponent(key: string): string {
+  return key.slice(key.lastIndexOf('.') + 1);
+}
+
+// An env var that names the registry a workload pulls images from at run time (a data-integration
+// app's connectors: `CONNECTOR_IMAGE_REGISTRY`, `JOB_DOCKER_REGISTRY`). Set to "", the app falls
+// back to its built-in default (Docker Hub) at run time, which an airgapped cluster cannot reach:
+// reported like a registry-only value, never rewritten (there is nothing to rewrite).
+const EMPTY_REGISTRY_NAME = /(?:^|_)REGISTRY(?:_(?:URL|HOST|ADDRESS|PREFIX|SERVER))?$/i;
+
+/** Is an env var of this name, set to "", a registry left to the workload's default? */
+export function isEmptyRegistrySetting(name: string): boolean {
+  return EMPTY_REGISTRY_NAME.test(name);
 }
 
 // Every character a reference can hold: anything else is refused here, before parseImageReference
@@ -232,7 +300,7 @@ export function isRegistryOnly(candidate: string, hint: string): boolean {
 const REFERENCE_CHARS = /^[A-Za-z0-9._\-/:@+]+$/;
 
 function parseCandidate(candidate: string): ImageReference | undefined {
-  if (!REFERENCE_CHARS.test(candidate)) return undefined;
+  if (!REFERENCE_CHARS.test(candidate) || isLabelKeyed(candidate)) return undefined;
   if (candidate.includes('://') || candidate.startsWith('/') || candidate.endsWith('/')) return undefined;
   try {
     return parseImageReference(candidate);

@@ -243,9 +243,27 @@ export function describeOccurrence(o: Pick<ImageOccurrence, 'kind' | 'name' | 'p
   return parts.join(', ');
 }
 
+/** What a warning of describeRegistryOnly is about, its first words. */
+export function registryWarningLabel(r: RegistryOnlyOccurrence): string {
+  if (r.unreadable !== undefined) return 'secret value not read';
+  return r.value === '' ? 'registry left empty' : 'registry-only reference';
+}
+
 /** A warning line per registry-only value: where it is and what would fix it. */
 export function describeRegistryOnly(r: RegistryOnlyOccurrence, registry?: LocalRegistry): string {
   const target = registry ? registry.address : '<local registry>';
+  if (r.unreadable !== undefined) {
+    // A Secret value the finder could not read (secret-data.ts): never its content, only where.
+    return `${r.kind} ${r.name}, ${r.path}${r.source ? `, from ${r.source}` : ''}: ${r.unreadable}; left untouched, and no image in it is listed or rewritten`;
+  }
+  if (r.value === '') {
+    // An env var naming the registry the workload pulls from, set to "" (embedded-images.ts).
+    return (
+      `${r.kind} ${r.name}, ${r.path} (${r.via}) is empty${r.source ? `, from ${r.source}` : ''}: ` +
+      `the workload pulls images from its default registry (Docker Hub) at run time, which an airgapped cluster cannot reach; ` +
+      `set the chart value that renders it to ${target} and list those images in additionalImages`
+    );
+  }
   return (
     `${r.kind} ${r.name}, ${r.path} (${r.via}) = ${r.value}${r.source ? `, from ${r.source}` : ''}: ` +
     `the workload builds image names from this registry at run time; set the chart value that renders it to ${target} ` +

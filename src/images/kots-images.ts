@@ -10,7 +10,7 @@ import type { ListedImage } from './image-plan.js';
 
 export const KOTS_APPLICATION_API_VERSION = 'kots.io/v1beta1';
 
-/** The mark `images` puts after an OCI artifact (in both formats: a YAML comment in the KOTS block). */
+/** The mark `images --format kots` puts after an OCI artifact (a YAML comment: the list stays a list of strings). */
 export const ARTIFACT_MARK = ' # OCI artifact';
 
 /**
@@ -36,10 +36,14 @@ export function formatKotsAdditionalImages(images: (string | ListedImage)[]): st
   return `${lines.join('\n')}\n`;
 }
 
-/** `images`' output: one reference a line (an OCI artifact marked), or the KOTS block. */
+/**
+ * `images`' list: one reference a line and nothing else, so that any tool reads it (`skopeo copy`
+ * in a loop, a bundle list); what is known beyond the name (an OCI artifact, its places, its
+ * releases) is in `--format json`. The KOTS block keeps its comment: there it is YAML.
+ */
 export function formatImages(images: ListedImage[], format: 'list' | 'kots'): string {
   if (format === 'kots') return formatKotsAdditionalImages(images);
-  return images.map((i) => `${i.reference}${i.artifact ? ARTIFACT_MARK : ''}\n`).join('');
+  return images.map((i) => `${i.reference}\n`).join('');
 }
 
 /**

@@ -1,7 +1,8 @@
 // Finds every image in helm's rendered manifest stream (WHAT is an image and WHERE): the
 // containers of every pod template, of built-in and custom kinds alike (hooks are ordinary
 // documents here); references embedded in container args, command and env values and in
-// ConfigMap data (embedded-images.ts decides what a string holds); `image` keys of custom
+// ConfigMap and Secret data (embedded-images.ts decides what a string holds; a Secret's `data` is
+// read decoded, secret-data.ts); `image` keys of custom
 // resources; user-configured paths. Works on the `yaml` Document tree of one document at a time
 // (see manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit
 // the exact source ranges of what it finds and leave every other byte alone.
@@ -9,6 +10,8 @@ import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar,
 import { InvalidInputError, UsageError } from '../errors.js';
 import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
 import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
+import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
+import { isSecretKey } from '../secrets.js';
 
 /**
  * An extra place that holds an image, for custom resources. `path` is dot-separated keys from
@@ -58,11 +61,22 @@ export interface ImageLocation extends ImageOccurrence {
   /** The scalar to edit (an alias is resolved to its anchored scalar). */
   node: Scalar;
   /** The reference's character range inside the scalar's value; absent: the whole value. */
-  span?: { start: number; end: number };
+  span?: {
+    start: number;
+    end: number;
+    /** Only the name of the image is there, its tag in a key of its own: rewritten without a tag. */
+    nameOnly?: true;
+    /** A Secret's `data`: the range is in this decoded text, and the edit is encoded again. */
+    decoded?: string;
+  };
 }
 
-/** A value naming only a registry (or registry/namespace) that an operator builds images from. */
-export type RegistryOnlyOccurrence = Omit<ImageOccurrence, 'image'> & { value: string };
+/**
+ * A value naming only a registry (or registry/namespace) that an operator builds images from;
+ * or, with `unreadable`, a Secret value the finder could not read (not base64, a values file that
+ * does not parse): left untouched, reported.
+ */
+export type RegistryOnlyOccurrence = Omit<ImageOccurrence, 'image'> & { value: string; unreadable?: string };
 
 export interface PodSpecLocation {
   node: YAMLMap;
@@ -201,6 +215,9 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
         });
       }
     }
+    if (ctx.kind === 'Secret' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
+      locateInSecret(obj, ctx, stream, { found, registries });
+    }
     if (ctx.kind === 'ConfigMap' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
       const data = get(obj, 'data', ctx.doc);
       if (isMap(data)) {
@@ -241,6 +258,56 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
     }
   });
   return { images: found, registries };
+}
+
+/**
+ * An app's own Secret (a notebook hub's values file naming the image of the pods it starts):
+ * `stringData` read as ConfigMap data; `data` decoded, read the same way, and its edits encoded
+ * again (rewrite-manifests.ts). What cannot be read is reported, never edited. Nothing under a
+ * secret-looking key (`password`, `cookie_secret`, `api_token`: src/secrets.ts) is read or
+ * listed: a token shaped like `host/x:y` must never be rewritten, nor printed by `images`.
+ */
+function locateInSecret(obj: YAMLMap, ctx: ObjectContext, stream: ManifestStream, sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] }): void {
+  if (isKubernetesSecretType(stringAt(obj, ['type'], ctx.doc))) return;
+  const read = (value: Scalar, path: string, key: string, text: string, decoded?: string) => {
+    const { images, registries } = findEmbeddedReferences(text, { where: 'data', key });
+    for (const ref of images) if (!isSecretKey(ref.via)) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, decoded);
+    for (const ref of registries) if (!isSecretKey(ref.via)) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: ref.via, value: ref.reference });
+  };
+  forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => {
+    if (!isSecretKey(key)) read(value, `stringData.${key}`, key, String(value.value));
+  });
+  forEachDataValue(obj, 'data', ctx.doc, (key, value) => {
+    if (isSecretKey(key)) return;
+    const path = `data.${key}`;
+    const text = readSecretValue(value, key);
+    if ('problem' in text) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: key, value: '', unreadable: text.problem });
+    if ('text' in text) read(value, path, key, text.text, text.text);
+  });
+}
+
+/** Each `key: <string>` of a map of string values (a ConfigMap's or a Secret's data). */
+function forEachDataValue(obj: YAMLMap, field: string, doc: Document.Parsed, fn: (key: string, value: Scalar) => void): void {
+  const data = get(obj, field, doc);
+  if (!isMap(data)) return;
+  for (const pair of data.items) {
+    const key = isScalar(pair.key) ? pair.key.value : undefined;
+    const value = resolve(pair.value, doc);
+    if (typeof key === 'string' && isScalar(value) && typeof value.value === 'string') fn(key, value);
+  }
+}
+
+/** The Secret types Kubernetes defines (TLS, registry credentials, tokens) hold no image. */
+function isKubernetesSecretType(type: string | undefined): boolean {
+  return type !== undefined && type.startsWith('kubernetes.io/');
+}
+
+/** A Secret's `data` value as text, or why it is left untouched (secret-data.ts). */
+function readSecretValue(value: Scalar, key: string): { text: string } | { problem: string } | { binary: true } {
+  const decoded = decodeSecretValue(String(value.value));
+  if (!('text' in decoded)) return decoded;
+  const problem = valuesFileProblem(key, decoded.text);
+  return problem ? { problem } : decoded;
 }
 
 /** `image: nginx:1.27` in a custom resource: a plain name with a tag is an image too. */
@@ -395,6 +462,7 @@ function addEmbeddedImage(
   where: EmbeddedContext['where'],
   ctx: ObjectContext,
   stream: ManifestStream,
+  decoded?: string,
 ): void {
   found.push({
     image: ref.reference,
@@ -403,7 +471,7 @@ function addEmbeddedImage(
     embedded: where,
     ...(ref.artifact ? { artifact: true as const } : {}),
     node,
-    span: { start: ref.start, end: ref.end },
+    span: { start: ref.start, end: ref.end, ...(ref.nameOnly ? { nameOnly: true as const } : {}), ...(decoded !== undefined ? { decoded } : {}) },
   });
 }
 

@@ -48,8 +48,11 @@ export const SCALAR_TYPES: Scalar['type'][] = ['PLAIN', 'QUOTE_SINGLE', 'QUOTE_D
  * keyed by the index of its pending edit (whose text is then unused).
  */
 export interface EmbeddedEdit {
+  /** The string the spans index (for a Secret's `data`, decoded). */
   value: string;
-  spans: { start: number; end: number; image: string }[];
+  spans: { start: number; end: number; image: string; nameOnly?: true }[];
+  /** A Secret's `data` value: the edited text is base64-encoded again. */
+  base64?: true;
 }
 
 /** Per distinct image: how often it occurs, and its first place of each kind (occurrenceKind). */
@@ -167,13 +170,15 @@ export class FirstPass {
   private editEmbedded(location: ImageLocation, image: string, piece: number, embeddedOf: Map<Scalar, EmbeddedEdit>): void {
     let edit = embeddedOf.get(location.node);
     if (!edit) {
-      edit = { value: detached(String(location.node.value)), spans: [] };
+      const decoded = location.span!.decoded;
+      edit = decoded === undefined ? { value: detached(String(location.node.value)), spans: [] } : { value: detached(decoded), spans: [], base64: true };
       embeddedOf.set(location.node, edit);
       const [start, end] = rangeOf(location.node);
       this.embedded.set(this.pending.piece.length, edit);
       this.pending.add(piece, start, end, SCALAR_TYPES.indexOf(location.node.type), '');
     }
-    if (!edit.spans.some((s) => s.start === location.span!.start)) edit.spans.push({ ...location.span!, image });
+    const { start, end, nameOnly } = location.span!;
+    if (!edit.spans.some((s) => s.start === start)) edit.spans.push({ start, end, image, ...(nameOnly ? { nameOnly } : {}) });
   }
 }
 

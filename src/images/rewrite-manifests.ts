@@ -15,6 +15,7 @@ import { splitManifestStream, type PieceSource } from './manifest-stream.js';
 import { PinMatcher } from './pin-fields.js';
 import { FirstPass, SCALAR_TYPES, type EmbeddedEdit } from './rewrite-find.js';
 import type { RewritePlan } from './rewrite-plan.js';
+import { encodeSecretValue } from './secret-data.js';
 import { applyEdits, scalarEdit, type TextEdit } from './text-edits.js';
 
 export interface ImageRewrite {
@@ -177,9 +178,11 @@ function embeddedEdit(inside: EmbeddedEdit, node: { type: Scalar['type']; start:
   const spans = inside.spans.flatMap((s) => {
     const to = rewriteMap.get(s.image);
     // A name written without a tag (the tag set elsewhere, e.g. in another key) stays without one.
-    return to === undefined ? [] : [{ ...s, to: namesTagOrDigest(s.image) ? to : withoutTag(to) }];
+    return to === undefined ? [] : [{ ...s, to: namesTagOrDigest(s.image) && !s.nameOnly ? to : withoutTag(to) }];
   });
   if (spans.length === 0) return undefined;
+  // A Secret's data: the decoded text edited, then encoded again (its other bytes are the same).
+  if (inside.base64) return scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, encodeSecretValue(replaceSpans(inside.value, spans)), text);
   return substringEdit(inside.value, node, spans, text) ?? scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, replaceSpans(inside.value, spans), text);
 }
 

@@ -1,7 +1,8 @@
 // Suspend (--suspend, HELM_INSTALLER_SUSPEND; the KOTS checkbox "pause automatic changes"): for a
 // maintenance window in which the customer's team works on the release by hand. As Flux's
 // `spec.suspend`, nothing is reconciled and nothing removed: the run reads no release state,
-// takes no Lease and writes nothing but its Suspended Event (one per release), then exits 0.
+// takes no Lease and writes nothing but its Suspended Event (one per release), then exits 0. With
+// --plan-only too, the pause wins and says so (pause-preview.ts).
 import { writeSync } from 'node:fs';
 import { loadChart } from '../chart.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
@@ -12,8 +13,7 @@ import { planGraph } from '../releases/plan-graph.js';
 import type { RunState } from '../run-state.js';
 import { recordOutcome } from '../tell/record.js';
 import type { InstallOptions } from './install-options.js';
-
-const NOTE = 'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
+import { suspendedNext, suspendedNote } from './pause-preview.js';
 
 export async function suspendedRun(o: InstallOptions, state: RunState, planFile: string | undefined): Promise<number> {
   const started = Date.now();
@@ -26,8 +26,9 @@ export async function suspendedRun(o: InstallOptions, state: RunState, planFile:
     : [{ release: o.release ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name, namespace }];
   for (const r of releases) {
     logger.info({ release: r.release, namespace: r.namespace }, `suspended: ${r.namespace}/${r.release} left as it is`);
-    recordOutcome(state, { reason: 'Suspended', ...r, note: NOTE, started });
+    recordOutcome(state, { reason: 'Suspended', ...r, note: suspendedNote(o), started });
   }
-  writeSync(2, `helm-installer: suspended; nothing changed (${releases.map((r) => `${r.namespace}/${r.release}`).join(', ')})\n  next: unset HELM_INSTALLER_SUSPEND (or untick "pause automatic changes") and redeploy to resume\n`);
+  const head = `helm-installer: suspended; nothing changed (${releases.map((r) => `${r.namespace}/${r.release}`).join(', ')})`;
+  writeSync(2, `${[head, ...suspendedNext(o)].join('\n')}\n`);
   return ExitCode.ok;
 }

@@ -1,9 +1,9 @@
 // `images` with a release plan: the images of every release the plan lists, switched on or not
 // (an airgap bundle must already hold what a customer may switch on later), as one list, one
-// KOTS additionalImages block and one --check. Each image says which releases need it.
+// KOTS additionalImages block and one --check. Each occurrence keeps its release, which `--why`
+// and `--format json` name.
 import type { CommonOptions } from '../config.js';
-import type { ImagePlan, ImagePlanInput } from '../images/image-plan.js';
-import { ARTIFACT_MARK } from '../images/kots-images.js';
+import type { ImagePlanInput } from '../images/image-plan.js';
 import type { RunState } from '../run-state.js';
 import { openPlan } from './open-plan.js';
 import { planGraph } from './plan-graph.js';
@@ -31,26 +31,4 @@ export async function planImageInput<O extends CommonOptions>(
     annotated: inputs.flatMap((i) => i.annotated ?? []),
     registry: inputs[0]?.registry,
   };
-}
-
-/** Pure: the list format with the releases that need each image (`ref # web, cache`). */
-export function formatPlanImages(plan: ImagePlan): string {
-  const lines = new Map<string, { artifact: boolean; releases: Set<string> }>();
-  for (const image of plan.images) {
-    if (image.nameOf) continue;
-    const reference = plan.registry ? (image.target ?? image.source) : image.spellings[0]!;
-    const line = lines.get(reference) ?? { artifact: true, releases: new Set<string>() };
-    line.artifact &&= image.artifact === true;
-    for (const x of image.occurrences) if (x.release) line.releases.add(x.release);
-    lines.set(reference, line);
-  }
-  return [...lines]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([reference, l]) => {
-      const releases = [...l.releases].sort().join(', ');
-      // An image only a chart annotation names (helm.sh/images) has no release to name.
-      const note = l.artifact ? `${ARTIFACT_MARK}${releases ? `; ${releases}` : ''}` : releases ? ` # ${releases}` : '';
-      return `${reference}${note}\n`;
-    })
-    .join('');
 }

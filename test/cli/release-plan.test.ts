@@ -1,6 +1,6 @@
 // A release plan through the built CLI with no cluster (issue 21, item 3): `images` lists the
-// images of every release the plan names (execa strips stdout's final newline), switched on or not, each with the releases that need
-// it; the KOTS block and --check cover them all; the one-chart commands refuse the app.
+// images of every release the plan names (execa strips stdout's final newline), switched on or not, one reference a line
+// (`--format json` names the releases that need each); the KOTS block and --check cover them all; the one-chart commands refuse the app.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,12 +11,22 @@ const operator = 'registry.example.com/plan-test/operator:1.0';
 const part = 'registry.example.com/plan-test/part:1.0';
 
 describe('a release plan without a cluster', () => {
-  it('images: every release, switched off ones too, each image naming its releases', async () => {
+  it('images: every release, switched off ones too, one reference a line; --format json names the releases of each', async () => {
     const r = await runCli(['images', '--app-dir', app], { env: { PLAN_TEST_CACHE: 'false' } });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout).toBe(`${operator} # operator\n${part} # cache, report, web`);
+    expect(r.stdout).toBe(`${operator}\n${part}`);
     const local = await runCli(['images', '--app-dir', app, '--registry', 'registry.local:5000/shop']);
-    expect(local.stdout).toBe('registry.local:5000/shop/operator:1.0 # operator\nregistry.local:5000/shop/part:1.0 # cache, report, web');
+    expect(local.stdout).toBe('registry.local:5000/shop/operator:1.0\nregistry.local:5000/shop/part:1.0');
+    const json = await runCli(['images', '--app-dir', app, '--registry', 'registry.local:5000/shop', '--format', 'json'], { env: { PLAN_TEST_CACHE: 'false' } });
+    expect(json.exitCode, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc.schemaVersion).toBe(1);
+    expect(doc.registry).toBe('registry.local:5000/shop');
+    expect(doc.images.map((i: any) => [i.reference, i.sources, i.artifact, i.releases])).toEqual([
+      ['registry.local:5000/shop/operator:1.0', [operator], false, ['operator']],
+      ['registry.local:5000/shop/part:1.0', [part], false, ['cache', 'report', 'web']],
+    ]);
+    expect(doc.images[0].places[0]).toMatch(/^release operator, Deployment operator, spec\.template\.spec\.containers\[0\]\.image, /);
   });
 
   it('images --why names the release of each place; --format kots and --check cover every release', async () => {
@@ -35,7 +45,7 @@ describe('a release plan without a cluster', () => {
     const dir = tempDir('plan-values');
     writeFileSync(join(dir, 'operator.yaml'), 'image: registry.example.com/plan-test/operator:2.0\n');
     const r = await runCli(['images', '--app-dir', app, '--values', dir]);
-    expect(r.stdout).toBe(`registry.example.com/plan-test/operator:2.0 # operator\n${part} # cache, report, web`);
+    expect(r.stdout).toBe(`registry.example.com/plan-test/operator:2.0\n${part}`);
     writeFileSync(join(dir, 'values.yaml'), 'image: x\n');
     const refused = await runCli(['images', '--app-dir', app, '--values', dir]);
     expect(refused.exitCode).toBe(3);

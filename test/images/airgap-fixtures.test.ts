@@ -8,6 +8,7 @@
 // scanned by a pattern of this file, not by the code under test.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
 
 const REGISTRY = 'registry.local:5000/acme';
@@ -26,13 +27,20 @@ interface Fixture {
   annotationOnly?: string[];
   /** Lines `images` and `render --registry` must warn with (registry-only settings). */
   warnings?: RegExp[];
+  /** What neither may warn about (settings that are no reference). */
+  noWarnings?: RegExp[];
   /** Bare names under an `image` key that an operator joins with a reported registry at run time. */
   nameComponents?: string[];
   /** Local names written without a tag (the tag sits in another key): they must stay without one. */
   untagged?: string[];
+  /** Strings shaped like references that are not images (labels, selectors): kept as written. */
+  notImages?: string[];
+  /** Local names written only inside a Secret's base64 data (checked decoded, by their own test). */
+  inSecrets?: string[];
 }
 
-// How `images` marks an OCI artifact the app pulls at run time (both formats).
+// How the expectations below mark an OCI artifact the app pulls at run time: the KOTS block's
+// comment; `--format list` prints the reference alone, `--format json` says `artifact: true`.
 const ARTIFACT = ' # OCI artifact';
 const referenceOf = (line: string) => line.replace(ARTIFACT, '');
 
@@ -99,6 +107,26 @@ const FIXTURES: Record<string, Fixture> = {
       `${L}/pause:3.10`,
     ],
   },
+  'label-selectors': {
+    images: ['ghcr.io/acme/chaos-controller:2.7.1', 'ghcr.io/acme/chaos-daemon:2.7.1'],
+    local: [`${L}/chaos-controller:2.7.1`, `${L}/chaos-daemon:2.7.1`],
+    notImages: ['app.kubernetes.io/component:template', 'app.kubernetes.io/component:webhook', 'example.com/chaos:enabled', 'node-role.kubernetes.io/control-plane:NoSchedule'],
+  },
+  'notebook-hub': {
+    images: [
+      'quay.io/jupyterhub/configurable-http-proxy:4.6.3',
+      'quay.io/jupyterhub/k8s-hub:4.0.0',
+      'quay.io/jupyterhub/k8s-network-tools:4.0.0',
+      'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0',
+    ],
+    local: [`${L}/configurable-http-proxy:4.6.3`, `${L}/k8s-hub:4.0.0`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    inSecrets: [`${L}/configurable-http-proxy:4.6.3`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    warnings: [
+      /Secret notebook-hub-unread, data\.notes, from notebook-hub\/templates\/hub\.yaml: not valid base64; left untouched/,
+      /Secret notebook-hub-unread, data\.broken\.yaml, from notebook-hub\/templates\/hub\.yaml: its values file does not parse \(.*\); left untouched/,
+    ],
+    noWarnings: [/spawner_class|KubeSpawner|notebook-hub-hub/],
+  },
   'registry-only': {
     images: ['docker.elastic.co/eck/eck-operator:2.16.0'],
     local: [`${L}/eck-operator:2.16.0`],
@@ -107,7 +135,9 @@ const FIXTURES: Record<string, Fixture> = {
       /StatefulSet registry-only-operator, spec\.template\.spec\.containers\[0\]\.env\[0\]\.value \(env MONGODB_REPO_URL\) = docker\.io\/mongodb/,
       /ClusterPolicy registry-only-gpu, spec\.driver\.repository \(repository\) = nvcr\.io\/nvidia, from registry-only\/templates\/operator\.yaml/,
       /ClusterPolicy registry-only-gpu, spec\.toolkit\.repository \(repository\) = nvcr\.io\/nvidia\/k8s, from registry-only\/templates\/operator\.yaml/,
+      /StatefulSet registry-only-operator, spec\.template\.spec\.containers\[0\]\.env\[2\]\.value \(env CONNECTOR_IMAGE_REGISTRY\) is empty, from registry-only\/templates\/operator\.yaml: the workload pulls images from its default registry \(Docker Hub\) at run time/,
     ],
+    noWarnings: [/spawner_class|KubeSpawner|authenticator_class/],
     // The ClusterPolicy's names, joined with the reported registries by the operator.
     nameComponents: ['driver', 'container-toolkit'],
   },
@@ -229,24 +259,32 @@ describe.each([
     it('images lists every image the chart deploys, and with --registry their exact KOTS names', async () => {
       const listed = await runCli(['images', ...args], { env });
       expect(listed.exitCode, listed.stderr).toBe(0);
-      expect(lines(listed.stdout)).toEqual(fixture.images);
+      expect(lines(listed.stdout)).toEqual(fixture.images.map(referenceOf));
       const local = await runCli(['images', ...args, '--registry', REGISTRY], { env });
       expect(local.exitCode, local.stderr).toBe(0);
-      expect(lines(local.stdout)).toEqual(fixture.local);
+      expect(lines(local.stdout)).toEqual(fixture.local.map(referenceOf));
       for (const warning of fixture.warnings ?? []) expect(local.stderr).toMatch(warning);
+      for (const warning of fixture.noWarnings ?? []) expect(local.stderr).not.toMatch(warning);
+      // The JSON form: the same references in the same order, artifacts told apart.
+      const json = await runCli(['images', ...args, '--registry', REGISTRY, '--format', 'json'], { env });
+      expect(json.exitCode, json.stderr).toBe(0);
+      const entries = (JSON.parse(json.stdout) as { images: { reference: string; artifact: boolean }[] }).images;
+      expect(entries.map((e) => `${e.reference}${e.artifact ? ARTIFACT : ''}`)).toEqual(fixture.local);
     });
 
     it('render --registry leaves no reference outside those KOTS names, and deploys every one', async () => {
       const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
       expect(r.exitCode, r.stderr).toBe(0);
       const all = [...referencesIn(r.stdout)];
-      const found = all.filter((ref) => !fixture.nameComponents?.includes(ref) && !fixture.untagged?.includes(ref)).sort();
+      const found = all.filter((ref) => !fixture.nameComponents?.includes(ref) && !fixture.untagged?.includes(ref) && !fixture.notImages?.includes(ref)).sort();
       const local = fixture.local.map(referenceOf);
       const outside = found.filter((ref) => !KOTS_LOCAL.test(ref) || !local.includes(ref));
       expect(outside).toEqual([]);
-      expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l)));
+      expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l) && !fixture.inSecrets?.includes(l)));
       for (const name of fixture.untagged ?? []) expect(all).toContain(name);
+      for (const text of fixture.notImages ?? []) expect(r.stdout).toContain(text);
       for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
+      for (const warning of fixture.noWarnings ?? []) expect(r.stderr).not.toMatch(warning);
     });
   });
 
@@ -305,6 +343,38 @@ spec:
           env:
             - name: RELAY_IMAGE
               value: ${L}/relay:1.0.0`);
+  });
+
+  it('an image in a Secret (a values file with name and tag keys, an env-style line, JSON) is rewritten there: still a Secret, base64 again, every other byte as rendered', async () => {
+    const args = ['--chart', join(charts, 'notebook-hub')];
+    const plain = await runCli(['render', ...args], { env });
+    const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const secrets = (text: string) => Object.fromEntries(parseAllDocuments(text).map((d) => d.toJS()).filter((o) => o?.kind === 'Secret').map((o) => [o.metadata.name, o]));
+    const before = secrets(plain.stdout);
+    const after = secrets(r.stdout);
+    const decoded = (o: any) => Object.fromEntries(Object.entries<string>(o.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const hub = after['notebook-hub-hub'];
+    expect([hub.kind, hub.type]).toEqual(['Secret', 'Opaque']);
+    // Only the names change: the tag keys, the cookie secret, the other lines are the same bytes.
+    const expected = Object.fromEntries(Object.entries(decoded(before['notebook-hub-hub'])).map(([k, v]) => [k, v.replaceAll('quay.io/jupyterhub/', `${L}/`)]));
+    expect(decoded(hub)).toEqual(expected);
+    expect(decoded(hub)['values.yaml']).toContain(`    name: ${L}/k8s-singleuser-sample\n    tag: 4.0.0\n`);
+    expect(decoded(hub)['spawner.env']).toBe(`KUBESPAWNER_IMAGE=${L}/k8s-singleuser-sample:4.0.0\nKUBESPAWNER_UID=1000\n`);
+    expect(hub.data['hub.config.JupyterHub.cookie_secret']).toBe(before['notebook-hub-hub'].data['hub.config.JupyterHub.cookie_secret']);
+    // Secret material shaped like a reference is never taken for one (nor printed by images).
+    expect(hub.data.api_token).toBe(before['notebook-hub-hub'].data.api_token);
+    expect(decoded(hub)['proxy.yaml']).toContain('secretToken: proxy.example.com/hub:t0ken\n');
+    expect((await runCli(['images', ...args], { env })).stdout).not.toMatch(/tokens\.example|t0ken/);
+    expect(hub.stringData).toEqual(before['notebook-hub-hub'].stringData);
+    // What cannot be read is left exactly as rendered, with a warning naming the Secret and key.
+    expect(after['notebook-hub-unread']).toEqual(before['notebook-hub-unread']);
+    expect(r.stderr).toMatch(/Secret notebook-hub-unread, data\.notes, .*not valid base64; left untouched/);
+    const why = await runCli(['images', ...args, '--why', 'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0'], { env });
+    expect(lines(why.stdout)).toEqual([
+      expect.stringMatching(/^Secret notebook-hub-hub, data\.values\.yaml, via image\.name, from notebook-hub\/templates\/hub\.yaml, line \d+ of the rendered manifests$/),
+      expect.stringMatching(/^Secret notebook-hub-hub, data\.spawner\.env, via KUBESPAWNER_IMAGE, /),
+    ]);
   });
 
   it('a name without a tag in ConfigMap data (its tag in another key) stays without one', async () => {

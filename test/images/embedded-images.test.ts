@@ -106,6 +106,33 @@ describe('findEmbeddedReferences', () => {
     expect(findEmbeddedReferences('https://github.com/acme/charts', { where: 'env', name: 'REPO_URL' }).registries).toEqual([]);
     expect(findEmbeddedReferences('main', { where: 'env', name: 'GIT_REPO_BRANCH' }).registries).toEqual([]);
     expect(findEmbeddedReferences('docker.io', { where: 'env', name: 'DOMAIN' }).registries).toEqual([]);
+    // A Python setting of a notebook hub: the object `JupyterHub` is no "hub" setting, a class no host.
+    const python = 'c.JupyterHub.spawner_class = kubespawner.KubeSpawner\nc.JupyterHub.authenticator_class = jupyterhub.auth.DummyAuthenticator\n';
+    expect(findEmbeddedReferences(python, { where: 'data', key: 'jupyterhub_config.py' }).registries).toEqual([]);
+    expect(findEmbeddedReferences('c.Spawner.registry = quay.io\n', { where: 'data', key: 'config.py' }).registries.map((r) => r.reference)).toEqual(['quay.io']);
+  });
+
+  it('never takes labels or a label selector for an image (a chaos-engineering operator\'s TEMPLATE_LABELS), and still finds images', () => {
+    const env = (name: string, value: string) => images(value, { where: 'env', name }).map(([reference]) => reference);
+    expect(env('TEMPLATE_LABELS', 'app.kubernetes.io/component:template')).toEqual([]);
+    expect(env('CONFIGMAP_LABELS', 'app.kubernetes.io/component:webhook')).toEqual([]);
+    expect(env('POD_SELECTOR', 'ghcr.io/acme/x:1')).toEqual([]);
+    expect(env('WATCH_LABEL', 'example.com/team:chaos')).toEqual([]);
+    expect(env('EXTRA_LABELS', 'tier=quay.io/a/b:1 team=chaos')).toEqual([]);
+    expect(images('--selector=app.kubernetes.io/component:webhook', { where: 'arg' })).toEqual([]);
+    expect(images('app.kubernetes.io/component:webhook', { where: 'arg', previous: '--label-image' })).toEqual([]);
+    expect(images('role: node-role.kubernetes.io/control-plane:NoSchedule\n', { where: 'data', key: 'c.yaml' })).toEqual([]);
+    // A registry under k8s.io is one (registry.k8s.io), and an image env beside the labels is found.
+    expect(env('PAUSE_IMAGE', 'registry.k8s.io/pause:3.10')).toEqual(['registry.k8s.io/pause:3.10']);
+    expect(env('DAEMON_IMAGE', 'ghcr.io/acme/chaos-daemon:2.7.1')).toEqual(['ghcr.io/acme/chaos-daemon:2.7.1']);
+  });
+
+  it('reports an env var naming a registry the workload pulls from, set to "", and nothing else that is empty', () => {
+    expect(findEmbeddedReferences('', { where: 'env', name: 'CONNECTOR_IMAGE_REGISTRY' }).registries).toEqual([{ start: 0, end: 0, reference: '', via: 'env CONNECTOR_IMAGE_REGISTRY' }]);
+    expect(findEmbeddedReferences('', { where: 'env', name: 'DOCKER_REGISTRY_URL' }).registries).toHaveLength(1);
+    for (const name of ['REGISTRY_PASSWORD', 'IMAGE_TAG', 'SCHEMA_REGISTRY_AUTH', 'HUB_URL']) {
+      expect(findEmbeddedReferences('', { where: 'env', name }).registries, name).toEqual([]);
+    }
   });
 
   it('finds full references among list items of ConfigMap data (YAML block and flow lists, JSON arrays, oci://) as artifacts, unless the list says image', () => {

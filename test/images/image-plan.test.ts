@@ -150,6 +150,7 @@ ${data ? `---\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: c}\ndata: {imag
     for (const stream of cases) expect(() => buildImagePlan({ occurrences: collectImages(stream), registry }), stream).toThrow(/would both be pushed to "registry\.local:5000\/acme\/ingest:3"/);
   });
 
+  // (With its tag under a `tag` key, the name and the tag are one reference: name-tag-pairs.ts.)
   it('an untagged reference inside strings, for a repository the chart deploys with a tag, is a name: not listed, its local name has no tag', () => {
     const occurrences = collectImages(`kind: ConfigMap
 apiVersion: v1
@@ -158,7 +159,7 @@ data:
   values.yaml: |
     collector:
       image: ghcr.io/acme/collector
-      tag: 2.4.1
+      version: 2.4.1
     probe:
       image: ghcr.io/acme/probe
 ---

@@ -41,12 +41,12 @@ describe('formatKotsAdditionalImages', () => {
     expect(parse(`spec:\n${formatKotsAdditionalImages([])}`)).toEqual({ spec: { additionalImages: [] } });
   });
 
-  it('marks an OCI artifact with a comment in both formats; the KOTS block stays the same YAML list', () => {
+  it('marks an OCI artifact with a comment in the KOTS block only (the same YAML list); the list is references alone', () => {
     const listed = [
       { reference: 'ghcr.io/acme/gateway:5.2.0', artifact: false },
       { reference: 'ghcr.io/acme/plugins/geoip:1.4.0', artifact: true },
     ];
-    expect(formatImages(listed, 'list')).toBe('ghcr.io/acme/gateway:5.2.0\nghcr.io/acme/plugins/geoip:1.4.0 # OCI artifact\n');
+    expect(formatImages(listed, 'list')).toBe('ghcr.io/acme/gateway:5.2.0\nghcr.io/acme/plugins/geoip:1.4.0\n');
     const block = formatImages(listed, 'kots');
     expect(block.split('\n').slice(2)).toEqual(['  additionalImages:', '    - ghcr.io/acme/gateway:5.2.0', '    - ghcr.io/acme/plugins/geoip:1.4.0 # OCI artifact', '']);
     expect(parse(`spec:\n${block}`)).toEqual({ spec: { additionalImages: ['ghcr.io/acme/gateway:5.2.0', 'ghcr.io/acme/plugins/geoip:1.4.0'] } });

@@ -67,8 +67,8 @@ describe('airgap, end to end', () => {
     const digest = await pushTestImage(registry, 'acme/alpine', 'pinned');
     const listed = await runCli(['images', '--registry', local, '--image-path', 'Promotion:spec.image', '--set', `storefront:report.image.digest=${digest}`]);
     expect(listed.exitCode, listed.stderr).toBe(0);
-    // The app's release plan: each line names the releases that need the image (`ref # storefront`).
-    const chartImages = listed.stdout.trim().split('\n').map((line) => line.replace(/ # .*$/, ''));
+    // The app's release plan: one reference a line, nothing else (`--format json` names the releases).
+    const chartImages = listed.stdout.trim().split('\n');
     for (const image of chartImages) {
       const m = /^[^/]+\/(.+?)(?::([^:@/]+))?(?:@sha256:[0-9a-f]+)?$/.exec(image)!;
       if (m[2]) await pushTestImage(registry, m[1]!, m[2]);

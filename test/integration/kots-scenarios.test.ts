@@ -237,6 +237,47 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(reasons.slice(3)).toEqual(['Suspended', 'Suspended', 'Suspended']);
   });
 
+  it('pause and preview both ticked: the pause wins, changes nothing, shows no preview, and its Suspended Events say why', async () => {
+    const ns = await namespace('kots-pause-preview');
+    const r = await renderAndDryRun({ namespace: ns, values: required({ pause_changes: { value: '1' }, preview_only: { value: '1' } }) });
+    const env = find(r, 'Job').spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({ name: 'HELM_INSTALLER_SUSPEND', value: 'true' });
+    expect(env).toContainEqual({ name: 'HELM_INSTALLER_PLAN_ONLY', value: 'true' });
+    const both = await runAsJob(r, 'install');
+    expect(both.exitCode, both.stderr).toBe(0);
+    expect(both.stderr).toContain(`helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`);
+    expect(both.stderr).toContain('no preview: "preview only" is ticked too, and a pause wins');
+    expect(both.stdout).not.toContain('to create');
+    expect((await getJson(['get', 'deployments'], { namespace: ns, ...opts() })).items).toEqual([]);
+    const events = await installerEvents(ns);
+    expect(events.map((e) => e.reason)).toEqual(['Suspended', 'Suspended', 'Suspended']);
+    for (const e of events) expect(e.note).toContain('no preview made: HELM_INSTALLER_PLAN_ONLY=true too, and a pause wins');
+  });
+
+  // Namespaces whose names YAML reads as another type unquoted: a number and a YAML 1.1 boolean.
+  it.each(['123', 'on'])('namespace %s: every string KOTS renders stays a string; the API server takes the Job and its bindings', async (ns) => {
+    await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=120s'], { ...opts(), timeoutMs: 130_000 });
+    await kubectl(['create', 'namespace', ns], opts());
+    try {
+      const r = await renderAndDryRun({ namespace: ns, values: required() });
+      const job = find(r, 'Job');
+      expect(job.spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_NAMESPACE', value: ns });
+      expect(find(r, 'RoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'helm-installer', namespace: ns }]);
+      expect(find(r, 'ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'helm-installer', namespace: ns }]);
+      // Applied for real (not only a dry run): the API server keeps the strings as written.
+      await kubectl(['apply', '-f', '-'], { ...opts(), namespace: ns, input: r.yaml });
+      const applied = await getJson(['get', 'job', job.metadata.name], { namespace: ns, ...opts() });
+      expect(applied.spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_NAMESPACE', value: ns });
+      expect((await getJson(['get', 'clusterrolebinding', `storefront-installer-crds-${ns}`], opts())).subjects[0].namespace).toBe(ns);
+      // The installer reads the rendered env as the Job would.
+      const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
+      expect(values.exitCode, values.stderr).toBe(0);
+    } finally {
+      for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${ns}`, '--ignore-not-found'], opts());
+      await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], opts());
+    }
+  });
+
   it('notifications: the URL (a password item) reaches the installer only through its Secret, and the receiver gets one Slack POST per release', async () => {
     const ns = await namespace('kots-notify');
     const token = 'T0KEN-kots-notify-2b7f0e';

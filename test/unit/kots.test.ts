@@ -80,6 +80,20 @@ describe('kots/', () => {
     expect(read('installer-job.yaml')).not.toContain('{{repl');
   });
 
+  it('a template that yields a string is quoted where YAML could read another type (a namespace named 123 or on)', () => {
+    // A value that is only a template: quoted, or a template that yields JSON, a number or a boolean on purpose.
+    const typed = /^repl\{\{ (?:.*\| toJson|ConfigOptionEquals |ConfigOptionNotEquals |and \(|ConfigOption "[a-z_]+" \| ParseInt)/;
+    const unquoted = ['installer-job.yaml', 'kots-app.yaml', 'kots-config.yaml'].flatMap((file) =>
+      read(file)
+        .split('\n')
+        .flatMap((line, i) => {
+          const value = /^\s*(?:-\s+)?[\w.-]+:\s+(repl\{\{.*)$/.exec(line)?.[1];
+          return value !== undefined && !typed.test(value) ? [`${file}:${i + 1}: ${line.trim()}`] : [];
+        }),
+    );
+    expect(unquoted).toEqual([]);
+  });
+
   it('the Job is named per release, keeps a failed run readable, and its image is in the airgap bundle', () => {
     const raw = read('installer-job.yaml');
     expect(raw).toMatch(/^  name: storefront-installer-repl\{\{ Sequence \}\}$/m);
@@ -88,7 +102,7 @@ describe('kots/', () => {
     // deletes on active == 0 && failed > 0).
     expect(job.metadata.annotations['kots.io/hook-delete-policy']).toBe('hook-succeeded');
     expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThanOrEqual(86400);
-    const image = /image: repl\{\{ LocalImageName "([^"]+)" \}\}/.exec(raw)?.[1];
+    const image = /image: 'repl\{\{ LocalImageName "([^"]+)" \}\}'/.exec(raw)?.[1];
     expect(image).toBe('ghcr.io/acme-shop/storefront-installer:1.4.0');
     const [app] = docs('kots-app.yaml');
     expect(app.spec.additionalImages).toContain(image);

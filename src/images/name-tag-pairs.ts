@@ -1,0 +1,86 @@
+// An image given as two keys of a values file kept in a ConfigMap or a Secret: a name (or
+// repository, or image) and a tag, as the values hints read them from the chart's values
+// (`singleuser: {image: {name: quay.io/jupyterhub/k8s-singleuser-sample, tag: "4.0.0"}}`, a
+// notebook hub's values file for the pods it starts itself). The reference is `<name>:<tag>`
+// (what the bundle must carry); only the name is rewritten (`<address>/<last component>`), the
+// tag key is left alone.
+//
+// A pair counts only when the name is a repository with a registry host, or the key above the map
+// says "image"; the tag is a plain tag. Pure; the text is parsed only when it has a `tag` key.
+import { isMap, isScalar, isSeq, parseDocument, type Node, type Scalar } from 'yaml';
+import { parseImageReference } from './image-reference.js';
+
+export interface NameTagPair {
+  /** `<name>:<tag>`. */
+  reference: string;
+  /** The name's character range in the text. */
+  start: number;
+  end: number;
+  /** The key holding the name (`name`, `repository`, `image`), for `--why`. */
+  via: string;
+}
+
+const HAS_TAG_KEY = /(?:^|[\s{,])["']?tag["']?[ \t]*:/m;
+const NAME_KEYS = ['name', 'repository', 'image'];
+const TAG = /^[\w][\w.-]{0,127}$/;
+const HOSTED = /^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\//;
+const MAX_TEXT = 1024 * 1024;
+
+export function findNameTagPairs(text: string): NameTagPair[] {
+  if (text.length > MAX_TEXT || !HAS_TAG_KEY.test(text)) return [];
+  const doc = parseDocument(text, { uniqueKeys: false });
+  if (doc.errors.length > 0) return [];
+  const found: NameTagPair[] = [];
+  const visit = (node: unknown, key: string, depth: number): void => {
+    if (depth > 32) return;
+    if (isMap(node)) {
+      const pair = pairOf(node, key, text);
+      if (pair) found.push(pair);
+      for (const item of node.items) visit(item.value, isScalar(item.key) ? String(item.key.value) : '', depth + 1);
+    } else if (isSeq(node)) {
+      for (const item of node.items) visit(item, key, depth + 1);
+    }
+  };
+  visit(doc.contents, '', 0);
+  return found;
+}
+
+function pairOf(map: { get(key: string, keepScalar: true): unknown }, key: string, text: string): NameTagPair | undefined {
+  const tag = map.get('tag', true);
+  if (!isScalar(tag)) return undefined;
+  const tagText = scalarText(tag, text);
+  if (tagText === undefined || !TAG.test(tagText)) return undefined;
+  for (const nameKey of NAME_KEYS) {
+    const name = map.get(nameKey, true);
+    if (!isScalar(name) || typeof name.value !== 'string') continue;
+    const value = name.value;
+    if (!(HOSTED.test(value) || /image/i.test(key))) return undefined;
+    if (value.includes('@') || value.lastIndexOf(':') > value.lastIndexOf('/')) return undefined; // a tag of its own
+    const range = valueRange(name, text);
+    if (!range) return undefined;
+    try {
+      parseImageReference(`${value}:${tagText}`);
+    } catch {
+      return undefined;
+    }
+    return { reference: `${value}:${tagText}`, ...range, via: `${key ? `${key}.` : ''}${nameKey}` };
+  }
+  return undefined;
+}
+
+/** A tag as written (`4.0` stays `4.0`, not the number 4). */
+function scalarText(node: Scalar, text: string): string | undefined {
+  if (typeof node.value === 'string') return node.value;
+  if (node.type !== 'PLAIN' || !node.range) return undefined;
+  return text.slice(node.range[0], node.range[1]).trim();
+}
+
+/** Where a string scalar's value sits in the text, when it sits there verbatim (plain or quoted, on one line). */
+function valueRange(node: Node & Scalar, text: string): { start: number; end: number } | undefined {
+  if (!node.range || typeof node.value !== 'string') return undefined;
+  const quote = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE' ? 1 : node.type === 'PLAIN' ? 0 : -1;
+  if (quote < 0) return undefined;
+  const start = node.range[0] + quote;
+  const end = start + node.value.length;
+  return text.slice(start, end) === node.value ? { start, end } : undefined;
+}
