@@ -17,15 +17,8 @@ import { refusal } from './refusal.js';
 
 export type { RecreateHow } from './immutable-fields.js';
 
-export interface ImmutableChange {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-  path: string;
-  /** Dotted (`spec.serviceName`), no values. */
-  fields: string[];
-  how: RecreateHow;
+/** A candidate (immutable-fields.ts) the API server confirmed it refuses. */
+export interface ImmutableChange extends Omit<ImmutableCandidate, 'body'> {
   /** The API server's refusal of the dry run, fields named, values masked (refusal.ts). */
   reason: string;
   /** The live object's uid: the delete is for this object only. */
