@@ -244,7 +244,7 @@ export interface CommonOptions {
   namespace?: string;
   registry?: string;
   imagePullSecret?: string;
-  /** Extra image locations in custom resources: `Kind:path` (see README). */
+  /** Extra image locations in custom resources: `Kind:path` (see docs/options.md). */
   imagePaths: string[];
   /** The KOTS app slug every applied object is annotated with (`kots.io/app-slug`). */
   appSlug?: string;

@@ -42,7 +42,7 @@ export interface ReleasePlan {
   releases: PlannedRelease[];
 }
 
-const HINT = 'Fix the release plan (see README "Several charts"); its schema is src/releases/release-plan.schema.json.';
+const HINT = 'Fix the release plan (see README "Several charts", src/releases/README.md); its schema is src/releases/release-plan.schema.json.';
 const RELEASE_KEYS = ['name', 'namespace', 'chart', 'values', 'dependsOn', 'enabled', 'timeout'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -24,7 +24,7 @@ export interface PlanGraph {
   ignoredDeps: { release: string; dependsOn: string }[];
 }
 
-const HINT = 'Fix the release plan (see README "Several charts").';
+const HINT = 'Fix the release plan (see README "Several charts", src/releases/README.md).';
 
 export const releaseKey = (namespace: string, name: string) => `${namespace}/${name}`;
 

@@ -3,7 +3,7 @@
 // (a recovery, then the upgrade that followed it, is two); main.ts hands them to `tell` once the
 // command has ended, success or failure. Pure data; its texts are masked before they are kept.
 
-/** The Event reasons an admin filters on (README: "Telling the admin"). */
+/** The Event reasons an admin filters on (src/tell/README.md). */
 export type OutcomeReason =
   | 'Installed'
   | 'Upgraded'

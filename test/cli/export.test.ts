@@ -35,7 +35,7 @@ function sortKeys(v: unknown): unknown {
 
 /**
  * render's objects as the export means them to come out: every CRD with Flux's prune switched
- * off (helm never deletes a CRD; README "Hand it to GitOps"), nothing else changed.
+ * off (helm never deletes a CRD; src/export/README.md), nothing else changed.
  */
 function asExported(stream: string): [string, unknown][] {
   return objects(stream).map(([key, o]) => {

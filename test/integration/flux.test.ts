@@ -24,7 +24,7 @@ afterEach((context) => {
   if (context.task.result?.state === 'fail' || context.task.result?.errors?.length) failed = true;
 });
 
-// A cold build (Go 1.27, two controllers, controller-gen) takes many minutes: see README.
+// A cold build (Go 1.27, two controllers, controller-gen) takes many minutes: see src/export/README.md, "Flux proves the export".
 beforeAll(async () => {
   flux = await startFlux({ kubeconfig: kubeconfig(), log });
   fluxNs = await createNamespace('fluxproof', { kubeconfig: kubeconfig() });
