@@ -1,7 +1,7 @@
 // A command as the CLI sees it: its name, its options table and its handler, declared together
 // in the command's own module. program.ts registers the flags; options.ts resolves the values.
 import type { OptionsOf, OptionTable } from './options.js';
-import type { RunState } from './run-state.js';
+import type { RunState } from './run/run-state.js';
 
 export interface CommandDefinition<S extends OptionTable = OptionTable> {
   name: string;

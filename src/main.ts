@@ -11,9 +11,9 @@ import { ExitCode, TransientError, UsageError } from './errors.js';
 import { packageRoot } from './package-root.js';
 import { buildProgram } from './program.js';
 import { failureSummary, terminationLogPath, toInstallerError, writeTerminationMessage } from './report.js';
-import type { RunState } from './run-state.js';
+import type { RunState } from './run/run-state.js';
 import { SecretRegistry } from './secrets.js';
-import { recordFailure } from './tell/record.js';
+import { recordFailure } from './run/record.js';
 
 export async function main(argv: string[]): Promise<number> {
   const started = Date.now();

@@ -2,7 +2,7 @@
 // met them: the first stage that failed in that order is the one reported (with its action in
 // the run's progress), whatever finished first. So a bad render (invalid input, exit 3) is still
 // named before, say, an unreachable cluster found by a read that ran beside it.
-import type { Progress } from './run-state.js';
+import type { Progress } from './run/run-state.js';
 
 export async function awaitInOrder<T extends readonly unknown[]>(
   progress: Progress,

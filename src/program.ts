@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import type { CommandDefinition } from './command.js';
 import { UsageError } from './errors.js';
 import { type GivenValue, type OptionTable, resolveOptions, unknownEnvVars } from './options.js';
-import type { RunState } from './run-state.js';
+import type { RunState } from './run/run-state.js';
 
 /** The program and the exit code its action reported (commander itself only throws). */
 export function buildProgram(

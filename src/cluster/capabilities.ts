@@ -14,7 +14,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { capabilitiesArgs, type RenderCapabilities } from '../helm/helm-args.js';
 import type { Logger } from '../logger.js';
-import type { ResourceInfo } from '../rbac/required-permissions.js';
 import { kubeModule } from './kube-client.js';
 
 const AGGREGATED =
@@ -43,6 +42,14 @@ interface LegacyResourceList {
 }
 
 /** `apiVersion:kind` (e.g. `apps/v1:Deployment`) to its resource, for every top-level resource served. */
+/** A kind's resource as the API serves it (and RBAC rules name it). */
+export interface ResourceInfo {
+  group: string;
+  /** Plural resource name, as RBAC rules name it. */
+  resource: string;
+  namespaced: boolean;
+}
+
 export type ResourceIndex = Map<string, ResourceInfo>;
 
 export interface ClusterDiscovery {

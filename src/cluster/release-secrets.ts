@@ -122,7 +122,7 @@ export class ReleaseRecords {
     );
     const missing = list.items.filter((s) => s.metadata?.name && s.metadata.annotations?.[key] !== value);
     if (missing.length === 0) return 0;
-    const { objectClient } = await import('../drift/object-client.js');
+    const { objectClient } = await import('./object-client.js');
     const client = await objectClient(this.kube);
     for (const secret of missing) {
       const name = secret.metadata!.name!;

@@ -4,8 +4,9 @@
 // pins, before an image is built that an airgapped install would refuse.
 import { defineCommand } from '../command.js';
 import { commonOptionTable } from '../config.js';
-import { createBaseContext } from '../context.js';
+import { createBaseContext } from '../run/base-context.js';
 import { loadAppCharts } from '../app-charts.js';
+import { resolveInput } from '../releases/app-input.js';
 import { describeDependency } from '../chart-dependencies.js';
 
 const { chart, appDir, releasesFile, logFormat, logLevel } = commonOptionTable;
@@ -19,7 +20,7 @@ export const checkChartDefinition = defineCommand({
     createBaseContext(o, 2, state);
     state.progress.action = 'checking the chart';
     // With a release plan, every chart it lists (each once), in the plan's order.
-    const { plan, charts } = await loadAppCharts(o);
+    const { plan, charts } = await loadAppCharts(o, resolveInput(o, state.progress));
     const lines = plan ? [`release plan ${plan}: ${charts.length} chart(s)`] : [];
     for (const loaded of charts) {
       lines.push(`chart ${loaded.path}: ${loaded.name} ${loaded.version}`, ...loaded.dependencies.map((d) => `  ${describeDependency(d)}`));

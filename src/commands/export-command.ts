@@ -4,8 +4,9 @@ import { defineCommand } from '../command.js';
 import { commonOptionTable, oneOf, parseNamespace, parsePath, parseRegistry, parseTimeout, renderHelmArgs, toCommonOptions } from '../config.js';
 import { OptionValueError, UsageError } from '../errors.js';
 import { switchOption, value } from '../options.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { installOptionTable } from '../install/install-options.js';
+import { resolveInput } from '../releases/app-input.js';
 
 // Install's own options, same flags and variables: a HelmRelease says what install would do.
 const { historyMax, takeOwnership, crds, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure } = installOptionTable;
@@ -31,15 +32,17 @@ export const exportDefinition = defineCommand({
   },
   run: async (o, state: RunState) => {
     if (o.out === undefined) throw new UsageError('--out (HELM_INSTALLER_OUT) is required: the folder to write the export to', { hint: 'Add --out DIR, a new or empty folder.' });
+    const common = toCommonOptions(o);
+    const input = resolveInput(common, state.progress);
     if (o.format === 'helmrelease') {
       const { exportHelmRelease } = await import('../export/export-helmrelease.js');
       const { timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs } = o;
       const install = { historyMax: o.historyMax, takeOwnership: o.takeOwnership, crds: o.crds, drift: o.drift, driftIgnore: o.driftIgnore, driftIgnoreFile: o.driftIgnoreFile };
       const tests = { test: o.test, testTimeout: o.testTimeout, testFailure: o.testFailure };
-      return exportHelmRelease({ ...toCommonOptions(o), out: o.out, force: o.force, timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs, ...install, ...tests }, state);
+      return exportHelmRelease({ ...common, out: o.out, force: o.force, timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs, ...install, ...tests }, state, input);
     }
     const { exportRendered } = await import('../export/export-rendered.js');
-    return exportRendered({ ...toCommonOptions(o), out: o.out, force: o.force, timeout: o.timeout, ociRepository: o.ociRepository, ociTag: o.ociTag, ociInsecure: o.ociInsecure, fluxNamespace: o.fluxNamespace, helmArgs: o.helmArgs }, state);
+    return exportRendered({ ...common, out: o.out, force: o.force, timeout: o.timeout, ociRepository: o.ociRepository, ociTag: o.ociTag, ociInsecure: o.ociInsecure, fluxNamespace: o.fluxNamespace, helmArgs: o.helmArgs }, state, input);
   },
 });
 

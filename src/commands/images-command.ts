@@ -12,12 +12,12 @@ import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, oneOf, renderHelmArgs, parsePath, splitLines, splitPathList, toCommonOptions } from '../config.js';
 import { list, value } from '../options.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { expandValuesPath, readValuesFile } from '../values.js';
 import { maskSetArgument, setExpression } from '../set-expressions.js';
 import { startRun } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';
-import { findPlanFile } from '../releases/plan-file.js';
+import { resolveInput } from '../releases/app-input.js';
 
 export interface ImagesOptions extends CommonOptions {
   format: 'list' | 'kots' | 'json';
@@ -60,11 +60,11 @@ export const imagesDefinition = defineCommand({
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
-  const planFile = findPlanFile(o);
-  if (!planFile) return printImages(o, state, buildImagePlan(await chartImages(o, state)));
+  const input = resolveInput(o, state.progress);
+  if (!input.plan) return printImages(o, state, buildImagePlan(await chartImages(o, state)));
   // Several charts: the images of every release of the plan (`--format json` names the releases of each).
   const releases = await import('../releases/plan-images.js');
-  return printImages(o, state, buildImagePlan(await releases.planImageInput(o, state, planFile, chartImages)));
+  return printImages(o, state, buildImagePlan(await releases.planImageInput(o, state, input, chartImages)));
 }
 
 /** One chart's images, over the user's values and each union pass. */

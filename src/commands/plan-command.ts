@@ -3,10 +3,14 @@ import { defineCommand } from '../command.js';
 import { toCommonOptions } from '../config.js';
 import { writePlan } from '../preview/write-plan.js';
 import { planOptionTable } from '../preview/plan-options.js';
+import { resolveInput } from '../releases/app-input.js';
 
 export const planDefinition = defineCommand({
   name: 'plan',
   description: 'show what install would do: the decision, and every object it would create, change or delete',
   options: planOptionTable,
-  run: (o, state) => writePlan({ ...o, ...toCommonOptions(o) }, state, { planOnly: false }),
+  run: (o, state) => {
+    const options = { ...o, ...toCommonOptions(o) };
+    return writePlan(options, state, { planOnly: false }, resolveInput(options, state.progress));
+  },
 });

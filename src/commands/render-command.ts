@@ -5,7 +5,8 @@
 import { once } from 'node:events';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, renderHelmArgs, toCommonOptions } from '../config.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
+import { oneChart, resolveInput } from '../releases/app-input.js';
 import { startRun } from '../run/run-context.js';
 import { withRunPlan } from '../run/run-plan.js';
 
@@ -17,6 +18,7 @@ export const renderDefinition = defineCommand({
 });
 
 export async function renderCommand(o: CommonOptions & { helmArgs: string[] }, state: RunState): Promise<number> {
+  oneChart(resolveInput(o, state.progress));
   const run = await startRun(o, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   run.stage('rendering');

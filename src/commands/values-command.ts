@@ -5,9 +5,10 @@ import { stringify } from 'yaml';
 import { defineCommand } from '../command.js';
 import { type CommonOptions, commonOptionTable, oneOf, toCommonOptions } from '../config.js';
 import { switchOption, value } from '../options.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { maskSetExpression } from '../set-expressions.js';
 import { explainLeaves, readLayerValues } from '../values-explain.js';
+import { oneChart, resolveInput } from '../releases/app-input.js';
 import { startRun } from '../run/run-context.js';
 import { withRunPlan } from '../run/run-plan.js';
 
@@ -30,6 +31,7 @@ export const valuesDefinition = defineCommand({
 });
 
 export async function valuesCommand(o: ValuesCommandOptions, state: RunState): Promise<number> {
+  oneChart(resolveInput(o, state.progress));
   const run = await startRun(o, state, 2);
   const { resolved, helm, secrets } = run;
   return withRunPlan(run, async (plan) => {

@@ -4,8 +4,8 @@
 // versions no object is stored in any more are dropped from the CRD's status.storedVersions, so
 // the new CRD may drop them. Interrupted at any point, it is simply done again by the next run:
 // each write is a no-op update, and storedVersions is set only once every object was written.
-import type { ObjectClient } from '../drift/object-client.js';
-import { ObjectApiError } from '../drift/object-client.js';
+import type { ObjectClient } from '../cluster/object-client.js';
+import { ObjectApiError } from '../cluster/object-client.js';
 import { crdNames, type Obj } from './chart-crds.js';
 import type { StorageMigration } from './crd-decision.js';
 import { INSTALLER_FIELD_MANAGER } from './field-owners.js';

@@ -8,7 +8,7 @@
 import type { KubeClients } from '../cluster/kube-client.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import { HELM_FIELD_MANAGER } from '../drift/detect-drift.js';
-import { ObjectApiError, objectClient, type ObjectClient } from '../drift/object-client.js';
+import { ObjectApiError, objectClient, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from '../drift/refusal.js';
 import { InvalidInputError, PreflightError } from '../errors.js';
 import type { Logger } from '../logger.js';

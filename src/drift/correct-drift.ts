@@ -13,7 +13,7 @@ import { differences } from './compare-objects.js';
 import { formatPointer, getAt, parsePointer, removeAt, setAt } from './json-pointer.js';
 import { fieldManagers } from './managed-fields.js';
 import { manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
-import { objectClient, type JsonPatchOp, type Obj, type ObjectClient } from './object-client.js';
+import { objectClient, type JsonPatchOp, type Obj, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from './refusal.js';
 
 export interface CorrectionResult {

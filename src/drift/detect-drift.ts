@@ -13,7 +13,7 @@ import { compareObjects, setAsWritten, type DriftedField } from './compare-objec
 import { refusal } from './refusal.js';
 import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';
 import { describeObject, manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
-import { objectClient, type ObjectClient } from './object-client.js';
+import { objectClient, type ObjectClient } from '../cluster/object-client.js';
 
 export type { DriftedField } from './compare-objects.js';
 

@@ -12,7 +12,7 @@ import { InstallerError, PreflightError } from '../errors.js';
 import { HELM_FIELD_MANAGER, mapBounded } from './detect-drift.js';
 import { immutableCandidates, isImmutableRefusal, type ImmutableCandidate, type RecreateHow } from './immutable-fields.js';
 import { describeObject, manifestObjects, placeObjects } from './manifest-objects.js';
-import { objectClient, type Obj, type ObjectClient } from './object-client.js';
+import { objectClient, type Obj, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from './refusal.js';
 
 export type { RecreateHow } from './immutable-fields.js';

@@ -8,7 +8,7 @@
 // (a default spelled out).
 import { sameJson } from './managed-fields.js';
 import type { PlacedObject } from './manifest-objects.js';
-import type { Obj } from './object-client.js';
+import type { Obj } from '../cluster/object-client.js';
 
 /**
  * `orphan`: delete the object alone, its pods (and a StatefulSet's PVCs) stay and the new object

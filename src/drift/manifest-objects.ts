@@ -6,7 +6,7 @@
 import { parseDocument } from 'yaml';
 import type { ResourceIndex } from '../cluster/capabilities.js';
 import { parsePiece, splitManifestStream } from '../images/manifest-stream.js';
-import { objectPath, type Obj } from './object-client.js';
+import { objectPath, type Obj } from '../cluster/object-client.js';
 
 export interface PlacedObject {
   apiVersion: string;

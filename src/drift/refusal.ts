@@ -3,7 +3,7 @@
 // secret (a Secret's data, a password in a ConfigMap).
 import { apiMessage } from '../cluster/kube-errors.js';
 import { MASK } from '../secrets.js';
-import { ObjectApiError } from './object-client.js';
+import { ObjectApiError } from '../cluster/object-client.js';
 
 export function refusal(error: unknown): string {
   const body = error instanceof ObjectApiError ? safeJson(error.body) : undefined;

@@ -8,9 +8,9 @@ import { UsageError } from '../errors.js';
 import type { DriftMode } from '../install/decide.js';
 import type { TestFailureAction } from '../install/install-options.js';
 import { createLogger } from '../logger.js';
-import { findPlanFile } from '../releases/plan-file.js';
+import type { AppInput } from '../releases/app-input.js';
 import { memberState } from '../releases/run-graph.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { mapBounded } from '../drift/detect-drift.js';
 import { EXPORT_PARALLEL } from './export-rendered.js';
 import { helmReleaseFacts, type HelmReleaseFacts } from './helmrelease-facts.js';
@@ -19,7 +19,7 @@ import { helmReleaseFiles } from './helmrelease/helmrelease-files.js';
 import type { HelmReleaseFiles, HelmReleaseInput, HelmReleaseOptions } from './helmrelease/input.js';
 import { releaseKey, releaseNames } from './helmrelease/names.js';
 import { toYaml } from './helmrelease/yaml-text.js';
-import { planReleases, singleChart } from './places.js';
+import { exportScope } from './places.js';
 import { checkOut, writeExport, writeFiles } from './write-folder.js';
 
 export interface HelmReleaseExportOptions extends CommonOptions {
@@ -42,11 +42,10 @@ export interface HelmReleaseExportOptions extends CommonOptions {
   testFailure: TestFailureAction;
 }
 
-export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunState): Promise<number> {
+export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunState, input: AppInput): Promise<number> {
   checkOut(o.out, o.force);
   const options = writerOptions(o);
-  const planFile = findPlanFile(o);
-  const scope = planFile ? planReleases(o, state, planFile) : singleChart(o);
+  const scope = exportScope(o, input);
   const facts: HelmReleaseFacts[] = await mapBounded(scope.releases, EXPORT_PARALLEL, ({ options: ro, place, key }) => helmReleaseFacts(ro, key ? memberState(state, key) : state, place));
   // The plan's dependsOn names folders (unique in the export); the writer takes releases.
   const byFolder = new Map(facts.map((f) => [f.release.folder, { release: f.release.name, namespace: f.release.namespace }]));

@@ -5,15 +5,15 @@ import type { CommonOptions } from '../config.js';
 import { InvalidInputError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { mapBounded } from '../drift/detect-drift.js';
-import { findPlanFile } from '../releases/plan-file.js';
+import type { AppInput } from '../releases/app-input.js';
 import { memberState } from '../releases/run-graph.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { exportReadme, type ReleaseOutcome } from './export-readme.js';
 import { fluxFolder, type FluxSource } from './flux-files.js';
 import { isSecret, planOverlay } from './overlay-plan.js';
 import { releaseFiles } from './release-files.js';
 import { renderRelease } from './render-release.js';
-import { planReleases, singleChart } from './places.js';
+import { exportScope } from './places.js';
 import { secretFields } from './secret-fields.js';
 import { checkOut, writeExport, writeFiles } from './write-folder.js';
 
@@ -32,11 +32,10 @@ export interface ExportOptions extends CommonOptions {
   helmArgs: string[];
 }
 
-export async function exportRendered(o: ExportOptions, state: RunState): Promise<number> {
+export async function exportRendered(o: ExportOptions, state: RunState, input: AppInput): Promise<number> {
   checkOut(o.out, o.force);
   checkOciRepository(o);
-  const planFile = findPlanFile(o);
-  const scope = planFile ? planReleases(o, state, planFile) : singleChart(o);
+  const scope = exportScope(o, input);
   // The releases are independent here (no cluster, each its own renders): a few side by side.
   const outcomes: ReleaseOutcome[] = await mapBounded(scope.releases, EXPORT_PARALLEL, async ({ options, place, key }) => {
     const renders = await renderRelease(options, key ? memberState(state, key) : state, place);

@@ -4,7 +4,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommonOptions } from '../config.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { startRun, type RunContext } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';
 import type { ExportRelease } from './export-release.js';

@@ -3,7 +3,7 @@
 // body (compared to find what the customer's values change). Parsed with the installer's own
 // reader of helm's YAML (go-yaml's dialect), the one drift and the rewrite use.
 import { manifestObjects } from '../drift/manifest-objects.js';
-import type { Obj } from '../drift/object-client.js';
+import type { Obj } from '../cluster/object-client.js';
 import { splitManifestStream } from '../images/manifest-stream.js';
 
 export interface RenderedObject {

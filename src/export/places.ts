@@ -2,10 +2,9 @@
 // release), or every release the plan installs, its `enabled` evaluated as install evaluates it,
 // in the plan's order. No cluster: a release without a namespace gets --namespace, else `default`.
 import type { CommonOptions } from '../config.js';
-import { openPlan } from '../releases/open-plan.js';
+import type { AppInput, OpenedPlan } from '../releases/app-input.js';
 import { planGraph } from '../releases/plan-graph.js';
 import { chartOptions } from '../releases/release-options.js';
-import type { RunState } from '../run-state.js';
 import type { ReleasePlace } from './render-release.js';
 
 export interface PlacedRelease<O> {
@@ -21,14 +20,18 @@ export interface ExportScope<O> {
   releases: PlacedRelease<O>[];
 }
 
+/** The app's releases as the export places them: one chart, or the plan's enabled releases. */
+export function exportScope<O extends CommonOptions & { timeout: string }>(o: O, input: AppInput): ExportScope<O> {
+  return input.plan ? planReleases(o, input) : singleChart(o);
+}
+
 export function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
   const namespace = o.namespace ?? 'default';
   // The folder '' is the release's name, settled once the chart is read (render-release.ts).
   return { releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }] };
 }
 
-export function planReleases<O extends CommonOptions & { timeout: string }>(o: O, state: RunState, file: string): ExportScope<O> {
-  const { plan, shared } = openPlan(o, state, file);
+export function planReleases<O extends CommonOptions & { timeout: string }>(o: O, { plan, shared }: OpenedPlan): ExportScope<O> {
   const graph = planGraph(plan, o.namespace ?? 'default', process.env);
   // A folder is the release's name, or namespace-name where two namespaces share a name.
   const names = graph.enabled.map((r) => r.name);

@@ -5,7 +5,7 @@
 // chart version changes base/ only.
 import type { CommonOptions } from '../config.js';
 import { InstallerError } from '../errors.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { startRun, type RunContext } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';
 import { withTempDir } from '../temp-dir.js';

@@ -8,7 +8,7 @@ import type { KubeClients } from '../cluster/kube-client.js';
 import { ignoredPaths, type IgnoreRule } from '../drift/ignore-rules.js';
 import { getAt, parsePointer } from '../drift/json-pointer.js';
 import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
-import { objectClient } from '../drift/object-client.js';
+import { objectClient } from '../cluster/object-client.js';
 import { driftApiError, mapBounded } from '../drift/detect-drift.js';
 import type { FieldPin, PinPlan } from '../images/pin-fields.js';
 import type { ReleaseState } from './decide.js';

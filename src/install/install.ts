@@ -1,4 +1,5 @@
-// `helm-installer install`, top to bottom: read what the cluster holds for the release, decide
+// `helm-installer install` of one release, top to bottom (src/commands/install-command.ts picks
+// the pause, the preview or the release plan first): read what the cluster holds for the release, decide
 // (decide.ts, pure), and act; an unchanged, drift-free, healthy release is left alone without a
 // Lease. Anything else is checked first (render, registry, RBAC: nothing changes on bad input),
 // then done under the release's Lease, where the state is read and decided again (a stuck
@@ -10,7 +11,7 @@ import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { TransientError, UsageError } from '../errors.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { actUnderLease } from './act.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
 import { decide, type ReleaseState } from './decide.js';
@@ -23,16 +24,9 @@ import { ignoredFieldPins } from './ignored-fields.js';
 import { readReleaseState, type StateReader } from './read-state.js';
 import { reportSkip } from './report.js';
 import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun, type PlanMember } from './run-context.js';
-import { findPlanFile } from '../releases/plan-file.js';
 
-export async function installCommand(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
-  // A maintenance window: nothing at all is done, for one chart or a whole release plan.
-  if (o.suspend) return (await import('./suspend.js')).suspendedRun(o, state, findPlanFile(o));
-  // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed (a release plan's too).
-  if (o.planOnly) return (await import('../preview/write-plan.js')).writePlan({ ...o, output: 'text', showSecrets: false }, state, { planOnly: true });
-  // Several charts (a release plan file): each release is installed by this function in turn.
-  const planFile = member ? undefined : findPlanFile(o);
-  if (planFile) return (await import('../releases/install-plan.js')).installPlan(o, state, planFile, installCommand);
+/** One release, alone (one chart) or as a `member` of a release plan (src/releases/run-graph.ts). */
+export async function installRelease(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
   const run = installRun(await startRun(o, state, 1, { deferChartValues: true }), member);
   const { logger, release, resolved, helm } = run;

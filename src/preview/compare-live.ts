@@ -13,7 +13,7 @@ import { sameJson } from '../drift/managed-fields.js';
 import { driftApiError, HELM_FIELD_MANAGER, mapBounded, type ObjectDrift } from '../drift/detect-drift.js';
 import { ignoredPaths, type IgnoreRule } from '../drift/ignore-rules.js';
 import { manifestObjects, placeObjects, type PlacedObject } from '../drift/manifest-objects.js';
-import type { Obj, ObjectClient } from '../drift/object-client.js';
+import type { Obj, ObjectClient } from '../cluster/object-client.js';
 import { isSchemaRefusal, refusal } from '../drift/refusal.js';
 import { inCrdsFolder, piecesWithSource } from '../crds/chart-crds.js';
 import type { PlanObjectInput } from './plan-types.js';

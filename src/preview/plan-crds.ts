@@ -1,7 +1,7 @@
 // The plan's CRD section: install's own CRD decisions (src/crds/), read the same way and changing
 // nothing. A CRD install would refuse (a dropped storage version) fails the plan as it fails the
 // install, with the same exit code and words.
-import type { ObjectClient } from '../drift/object-client.js';
+import type { ObjectClient } from '../cluster/object-client.js';
 import { InvalidInputError } from '../errors.js';
 import type { CrdPolicy } from '../crds/crd-decision.js';
 import type { PlanCrd } from './plan-types.js';

@@ -7,7 +7,7 @@ import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '..
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
-import { objectClient } from '../drift/object-client.js';
+import { objectClient } from '../cluster/object-client.js';
 import { checkWithoutCluster } from '../install/checks.js';
 import { decide, everDeployed, type Action, type ReleaseState } from '../install/decide.js';
 import { ignoredFieldPins } from '../install/ignored-fields.js';

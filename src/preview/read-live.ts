@@ -7,7 +7,7 @@ import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus } from '../cluster/kube-errors.js';
 import { driftApiError, mapBounded } from '../drift/detect-drift.js';
 import type { PlacedObject } from '../drift/manifest-objects.js';
-import type { Obj, ObjectClient } from '../drift/object-client.js';
+import type { Obj, ObjectClient } from '../cluster/object-client.js';
 
 const PAGE = '500';
 const CONCURRENCY = 8;

@@ -5,9 +5,9 @@
 import { kubeModule } from '../cluster/kube-client.js';
 import { ExitCode } from '../errors.js';
 import { installRun } from '../install/run-context.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import { startRun } from '../run/run-context.js';
-import { findPlanFile } from '../releases/plan-file.js';
+import type { AppInput } from '../releases/app-input.js';
 import { writeTerminationMessage } from '../report.js';
 import { formatJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
@@ -16,10 +16,9 @@ import type { PlanCommandOptions } from './plan-options.js';
 import { buildPlanReport } from './preview.js';
 import { countLine, decisionLine } from './summary.js';
 
-export async function writePlan(o: PlanCommandOptions, state: RunState, mode: { planOnly: boolean }): Promise<number> {
-  // Several charts: every release's plan (src/releases/plan-preview.ts).
-  const planFile = findPlanFile(o);
-  if (planFile) return (await import('../releases/plan-preview.js')).writeReleasesPlan(o, state, planFile, mode);
+export async function writePlan(o: PlanCommandOptions, state: RunState, mode: { planOnly: boolean }, input: AppInput): Promise<number> {
+  // Several charts: every release's plan (release-plan-preview.ts).
+  if (input.plan) return (await import('./release-plan-preview.js')).writeReleasesPlan(o, state, input, mode);
   // The cluster client's module loads while the chart and helm are found: a plan always needs it.
   void kubeModule().catch(() => undefined);
   // Logs on stderr where stdout is the plan; on stdout in a Job, where the plan is the log.

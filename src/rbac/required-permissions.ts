@@ -50,12 +50,9 @@ export interface RenderedObject {
   defines?: Map<string, ResourceInfo>;
 }
 
-export interface ResourceInfo {
-  group: string;
-  /** Plural resource name, as RBAC rules name it. */
-  resource: string;
-  namespaced: boolean;
-}
+import type { ResourceInfo } from '../cluster/capabilities.js';
+
+export type { ResourceInfo };
 
 export interface Permission {
   group: string;

@@ -7,17 +7,18 @@
 // app revision the cluster is left at. The exit code is the most severe of the releases'.
 import { writeSync } from 'node:fs';
 import type { KubeClients } from '../cluster/kube-client.js';
-import { createBaseContext, createHelmClient } from '../context.js';
+import { createBaseContext, createHelmClient } from '../run/base-context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { InstallOptions } from '../install/install-options.js';
 import type { Logger } from '../logger.js';
 import { toInstallerError, writeTerminationMessage } from '../report.js';
-import type { RunState } from '../run-state.js';
-import { recordOutcome } from '../tell/record.js';
+import type { RunState } from '../run/run-state.js';
+import { recordOutcome } from '../run/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
 import { deployedRevisions, rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
 import { readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
-import { openPlan, planInCluster } from './open-plan.js';
+import type { OpenedPlan } from './app-input.js';
+import { planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
 import { planSummary, type ReleaseOutcome } from './plan-summary.js';
 import { pruneRelease } from './prune-releases.js';
@@ -32,15 +33,14 @@ interface PlanRun {
   logger: Logger;
 }
 
-export async function installPlan(o: InstallOptions, state: RunState, file: string, install: InstallOne): Promise<number> {
+export async function installPlan(o: InstallOptions, state: RunState, { plan, shared }: OpenedPlan, install: InstallOne): Promise<number> {
   const started = Date.now();
   const { logger } = createBaseContext(o, 1, state);
   if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
-  const { plan, shared } = openPlan(o, state, file);
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
   const run: PlanRun = { o, state, kube, namespace, graph, logger };
   for (const d of graph.ignoredDeps) logger.info(d, `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`);
-  logger.info({ plan: file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
+  logger.info({ plan: plan.file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
   state.progress.action = 'installing the releases of the plan';
   const outcomes = await runGraph(graph, { o, state, shared, install, stopOnFailure: o.appRollback === 'on-failure' });
   // Only plan runs write the inventory, at their end: read now, it is what it was before this run

@@ -6,7 +6,7 @@
 // alone: a release someone else made under a listed name is left alone.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
-import { objectClient } from '../drift/object-client.js';
+import { objectClient } from '../cluster/object-client.js';
 import { APP_SLUG_ANNOTATION } from '../app-slug.js';
 import type { AppRevision } from './app-revision.js';
 

@@ -4,8 +4,8 @@
 // and `--format json` name.
 import type { CommonOptions } from '../config.js';
 import type { ImagePlanInput } from '../images/image-plan.js';
-import type { RunState } from '../run-state.js';
-import { openPlan } from './open-plan.js';
+import type { RunState } from '../run/run-state.js';
+import type { OpenedPlan } from './app-input.js';
 import { planGraph } from './plan-graph.js';
 import { chartOptions } from './release-options.js';
 import { memberState } from './run-graph.js';
@@ -13,10 +13,9 @@ import { memberState } from './run-graph.js';
 export async function planImageInput<O extends CommonOptions>(
   o: O,
   state: RunState,
-  file: string,
+  { plan, shared }: OpenedPlan,
   imagesOf: (o: O, state: RunState) => Promise<ImagePlanInput>,
 ): Promise<ImagePlanInput> {
-  const { plan, shared } = openPlan(o, state, file);
   // The graph's checks (cycles, unknown dependencies, duplicates) hold here too; no cluster is
   // asked, so a release without a namespace of its own is placed in 'default' for them.
   planGraph(plan, o.namespace ?? 'default', {});

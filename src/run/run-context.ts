@@ -7,15 +7,13 @@ import { loadChart, type ChartInfo } from '../chart.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import type { ReleaseRecords } from '../cluster/release-secrets.js';
 import type { CommonOptions } from '../config.js';
-import { createBaseContext, createHelmClient } from '../context.js';
+import { createBaseContext, createHelmClient } from './base-context.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import type { Logger } from '../logger.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from './run-state.js';
 import type { SecretRegistry } from '../secrets.js';
 import { resolveValues, type ResolvedValues } from '../values.js';
 import { stageGate } from './run-control.js';
-import { UsageError } from '../errors.js';
-import { findPlanFile } from '../releases/plan-file.js';
 
 export interface RunContext<O extends CommonOptions = CommonOptions> {
   o: O;
@@ -48,7 +46,6 @@ export interface ClusterRun {
 export async function startRun<O extends CommonOptions>(o: O, state: RunState, logTo: 1 | 2, options: { deferChartValues?: boolean } = {}): Promise<RunContext<O>> {
   const started = Date.now();
   const { logger, secrets } = createBaseContext(o, logTo, state);
-  refuseReleasePlan(o);
   state.progress.namespace = o.namespace;
   state.progress.action = 'reading the chart';
   const chart = await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: options.deferChartValues });
@@ -59,15 +56,6 @@ export async function startRun<O extends CommonOptions>(o: O, state: RunState, l
   const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, secrets);
   const helm = await createHelmClient(o, { logger, secrets });
   return { o, state, signal: state.signal, started, stage: stageGate(state), logger, secrets, chart, release, resolved, helm };
-}
-
-/** A command that takes one chart, given an app whose release plan names several. */
-function refuseReleasePlan(o: CommonOptions): void {
-  const file = o.chart === undefined ? findPlanFile(o) : undefined;
-  if (!file) return;
-  throw new UsageError(`this command takes one chart, and the app directory has a release plan (${file}) naming several`, {
-    hint: "Name one release's chart with --chart (and its values with --base-values and --values).",
-  });
 }
 
 export function chartLabel(run: Pick<RunContext, 'chart'>): string {

@@ -2,7 +2,7 @@
 // which refuses to start the next one once a signal arrived, and work that changes nothing
 // (a render, a preflight) is given up at once instead of awaited.
 import { TransientError } from '../errors.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from './run-state.js';
 
 /**
  * Marks the stage in progress, after checking that no signal arrived: a SIGTERM during render,

@@ -2,7 +2,7 @@
 // the installer runs in, else the release's namespace), what it says, and in words why one could
 // not be written. Pure; src/tell/events.ts writes them.
 import { apiMessage, apiStatus, networkCode } from '../cluster/kube-errors.js';
-import type { Outcome, OutcomeReason } from './outcome.js';
+import type { Outcome, OutcomeReason } from '../run/outcome.js';
 
 /** Who reports (a qualified name, as the API requires): `kubectl get events -o wide` shows it. */
 export const REPORTING_CONTROLLER = 'helm-installer.io/installer';
@@ -69,13 +69,20 @@ const ACTION: Record<OutcomeReason, string> = {
 
 export const eventAction = (reason: OutcomeReason): string => ACTION[reason];
 
+/** The Job a run is in, as its options name it (install's --job-name, --job-uid, --job-namespace). */
+export interface JobOptions {
+  jobName?: string;
+  jobUid?: string;
+  jobNamespace?: string;
+}
+
 /**
  * The Job from the options, or undefined outside a Job. Its namespace, when not given, is the
  * pod's own (a Job's pods run in its namespace): POD_NAMESPACE, the service account's, else the
  * kubeconfig context's.
  */
 export function jobOf(
-  o: { jobName?: string; jobUid?: string; jobNamespace?: string },
+  o: JobOptions,
   env: NodeJS.ProcessEnv,
   podNamespace: () => string | undefined,
   contextNamespace: string | undefined,

@@ -8,11 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConfigurationOptions, EventsV1Event, KubeConfig } from '@kubernetes/client-node';
 import { connectKube, kubeModule, readPodNamespace, type KubeClients } from '../cluster/kube-client.js';
 import { apiMessage, isTransientApiError } from '../cluster/kube-errors.js';
-import type { InstallOptions } from '../install/install-options.js';
 import type { Logger } from '../logger.js';
-import type { RunState } from '../run-state.js';
-import { eventBody, eventFailureCause, jobOf, placeOf, type EventBody, type JobRef } from './event-body.js';
-import type { Outcome } from './outcome.js';
+import type { RunState } from '../run/run-state.js';
+import { eventBody, eventFailureCause, jobOf, placeOf, type EventBody, type JobOptions, type JobRef } from './event-body.js';
+import type { Outcome } from '../run/outcome.js';
 
 export interface EventBounds {
   /** One Event: its attempts (a transient failure is tried again) end this long after the first. */
@@ -23,7 +22,7 @@ export interface EventBounds {
 
 /** What a teller is given (tell.ts's TellContext, not imported: tell.ts imports this teller). */
 interface TellContext {
-  o: InstallOptions;
+  o: JobOptions;
   state: RunState;
 }
 

@@ -2,7 +2,7 @@
 // of keys (absent facts are null, so a receiver's schema never changes with the outcome), and
 // Slack's incoming-webhook form, `{"text": ...}`, which Mattermost, Rocket.Chat and most chat
 // tools also accept. Pure; the outcome's texts were masked when it was recorded.
-import type { Outcome, OutcomeReason } from './outcome.js';
+import type { Outcome, OutcomeReason } from '../run/outcome.js';
 import type { NotifyFormat } from './notify-options.js';
 
 export interface JsonBody {

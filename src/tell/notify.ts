@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import type { SecretRegistry } from '../secrets.js';
 import { notifyBody } from './notify-body.js';
 import { notifyUrlOf, type NotifyFormat } from './notify-options.js';
-import type { Outcome } from './outcome.js';
+import type { Outcome } from '../run/outcome.js';
 
 export interface NotifySettings {
   url: string;

@@ -2,14 +2,16 @@
 // every teller (an Event on the Job, a webhook). Tellers run side by side, each bounded in time
 // by itself, and none can fail the run or change its exit code: a failure to tell is a warning
 // in the log, never a second failure.
-import type { InstallOptions } from '../install/install-options.js';
-import type { RunState } from '../run-state.js';
+import type { JobOptions } from './event-body.js';
+import type { NotifyOptions } from './notify.js';
+import type { RunState } from '../run/run-state.js';
 import { writeEvents } from './events.js';
 import { notifyWebhook } from './notify.js';
-import type { Outcome } from './outcome.js';
+import type { Outcome } from '../run/outcome.js';
 
 export interface TellContext {
-  o: InstallOptions;
+  /** The run's options that name its Job and its webhook (install's). */
+  o: JobOptions & NotifyOptions;
   state: RunState;
 }
 

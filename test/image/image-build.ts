@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { loadAppCharts } from '../../src/app-charts.js';
+import { resolveInput } from '../../src/releases/app-input.js';
 import { httpRequest } from '../../src/images/registry-http.js';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { repoRoot } from '../cluster/paths.js';
@@ -34,7 +35,7 @@ export async function buildImage(opts: { log: (line: string) => void; registry?:
   const { log } = opts;
   const root = opts.root ?? repoRoot();
   // Every chart the image's app installs (each chart of its release plan).
-  for (const chart of (await loadAppCharts({ appDir: join(root, 'app') })).charts) {
+  for (const chart of (await loadAppCharts({ appDir: join(root, 'app') }, resolveInput({ appDir: join(root, 'app') }))).charts) {
     log(`chart ${chart.name} ${chart.version}: ${chart.dependencies.length} dependencies, every one vendored`);
   }
   checkBuildah();

@@ -17,7 +17,7 @@ import { runPostRender } from '../../src/images/post-render-run.js';
 import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
 import { loadChart } from '../../src/chart.js';
 import { withRunPlan, type PlanRun } from '../../src/run/run-plan.js';
-import { createHelmClient } from '../../src/context.js';
+import { createHelmClient } from '../../src/run/base-context.js';
 import type { CommonOptions } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { SecretRegistry } from '../../src/secrets.js';

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { connectKube } from '../../src/cluster/kube-client.js';
-import { objectClient, type ObjectClient } from '../../src/drift/object-client.js';
+import { objectClient, type ObjectClient } from '../../src/cluster/object-client.js';
 import { helm3, helm4, repoRoot } from '../helpers.js';
 import { install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { kotsClearNamespace, listAll, preferredNamespacedResources, type Resource } from './kots-remove.js';

@@ -6,7 +6,7 @@
 // default propagation: a batch/v1 Job orphans its pods), objects already being deleted skipped;
 // again every 2 s until none is left, at most 61 rounds. A list that fails is skipped, as KOTS does.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ObjectClient } from '../../src/drift/object-client.js';
+import type { ObjectClient } from '../../src/cluster/object-client.js';
 import { kubectl } from '../cluster/kube.js';
 
 const SKIP = new Set([

@@ -8,7 +8,7 @@ import { keepIgnored, repairOps } from '../../src/drift/correct-drift.js';
 import { refusal } from '../../src/drift/refusal.js';
 import { mapBounded } from '../../src/drift/detect-drift.js';
 import { manifestObjects, placeObjects } from '../../src/drift/manifest-objects.js';
-import { ObjectApiError } from '../../src/drift/object-client.js';
+import { ObjectApiError } from '../../src/cluster/object-client.js';
 import { releaseFromRecord } from '../../src/drift/release-manifest.js';
 
 const manifest = `---

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { SecretRegistry } from '../../src/secrets.js';
 import { notify } from '../../src/tell/notify.js';
-import type { Outcome } from '../../src/tell/outcome.js';
+import type { Outcome } from '../../src/run/outcome.js';
 import { startReceiver, type Receiver } from '../integration/notify-receiver.js';
 
 const outcome = (release: string, note = `installed ${release}`): Outcome => ({

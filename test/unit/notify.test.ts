@@ -8,7 +8,7 @@ import { SecretRegistry } from '../../src/secrets.js';
 import { jsonBody, notifyBody, slackBody } from '../../src/tell/notify-body.js';
 import { boundedDurationMs, notifyUrlOf, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../../src/tell/notify-options.js';
 import { requestTarget } from '../../src/tell/notify.js';
-import type { Outcome } from '../../src/tell/outcome.js';
+import type { Outcome } from '../../src/run/outcome.js';
 import { tempDir } from '../helpers.js';
 
 const upgraded: Outcome = {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HelmOperationError, UsageError } from '../../src/errors.js';
-import type { RunState } from '../../src/run-state.js';
+import type { RunState } from '../../src/run/run-state.js';
 import { SecretRegistry } from '../../src/secrets.js';
-import { recordFailure, recordOutcome } from '../../src/tell/record.js';
+import { recordFailure, recordOutcome } from '../../src/run/record.js';
 
 function state(): RunState {
   const secrets = new SecretRegistry();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { awaitInOrder } from '../../src/overlap.js';
-import type { Progress } from '../../src/run-state.js';
+import type { Progress } from '../../src/run/run-state.js';
 
 const after = <T>(ms: number, value: T, fail = false) =>
   new Promise<T>((resolve, reject) => setTimeout(() => (fail ? reject(new Error(String(value))) : resolve(value)), ms));

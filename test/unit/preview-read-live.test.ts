@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeClients } from '../../src/cluster/kube-client.js';
 import type { PlacedObject } from '../../src/drift/manifest-objects.js';
-import { ObjectApiError, type Obj, type ObjectClient } from '../../src/drift/object-client.js';
+import { ObjectApiError, type Obj, type ObjectClient } from '../../src/cluster/object-client.js';
 import { readLive } from '../../src/preview/read-live.js';
 
 const kube = { server: 'https://cluster.test' } as unknown as KubeClients;

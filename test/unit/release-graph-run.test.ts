@@ -9,7 +9,7 @@ import type { InstallOptions } from '../../src/install/install-options.js';
 import type { PlanMember } from '../../src/install/run-context.js';
 import type { GraphRelease, PlanGraph } from '../../src/releases/plan-graph.js';
 import { runGraph } from '../../src/releases/run-graph.js';
-import type { RunState } from '../../src/run-state.js';
+import type { RunState } from '../../src/run/run-state.js';
 import { SecretRegistry } from '../../src/secrets.js';
 
 const release = (name: string, deps: string[] = []): GraphRelease => ({

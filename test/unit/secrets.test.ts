@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isSecretKey, MASK, SecretRegistry } from '../../src/secrets.js';
 import { maskSetExpression } from '../../src/set-expressions.js';
-import { maskHelmArgs } from '../../src/context.js';
+import { maskHelmArgs } from '../../src/run/base-context.js';
 
 describe('secrets', () => {
   it('recognises secret-looking keys and not ordinary ones', () => {

@@ -16,7 +16,7 @@ import {
   cutBytes, eventAction, eventBody, eventFailureCause, eventName, jobOf, microTime, NOTE_LIMIT_BYTES, placeOf, REPORTING_CONTROLLER,
 } from '../../src/tell/event-body.js';
 import { writeEvents } from '../../src/tell/events.js';
-import { outcomeType, type Outcome, type OutcomeReason } from '../../src/tell/outcome.js';
+import { outcomeType, type Outcome, type OutcomeReason } from '../../src/run/outcome.js';
 import { tell } from '../../src/tell/tell.js';
 import { repoRoot, tempDir } from '../helpers.js';
 

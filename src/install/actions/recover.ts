@@ -7,7 +7,7 @@ import { planRecovery, recoverRelease } from '../../release-recovery.js';
 import type { Action } from '../decide.js';
 import { annotateReleaseRecords } from './annotate-records.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
-import { recordOutcome } from '../../tell/record.js';
+import { recordOutcome } from '../../run/record.js';
 
 export async function recoverStuckRelease(run: InstallRun, cluster: ClusterRun, lease: ReleaseLease, action: Extract<Action, { kind: 'recover' }>): Promise<void> {
   const signal = AbortSignal.any([run.signal, lease.lost]);

@@ -13,7 +13,7 @@ import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { toInstallerApiError } from '../../cluster/kube-errors.js';
 import { findImmutableChanges, type ImmutableChange } from '../../drift/immutable-changes.js';
 import { describeObject } from '../../drift/manifest-objects.js';
-import { objectClient, type ObjectClient, type PropagationPolicy } from '../../drift/object-client.js';
+import { objectClient, type ObjectClient, type PropagationPolicy } from '../../cluster/object-client.js';
 import { HelmOperationError, TransientError } from '../../errors.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
 

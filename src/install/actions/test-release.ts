@@ -6,7 +6,7 @@
 import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { describeProblems, type Problem } from '../../cluster/wait-diagnosis.js';
 import { HelmOperationError, InstallerError } from '../../errors.js';
-import { recordOutcome } from '../../tell/record.js';
+import { recordOutcome } from '../../run/record.js';
 import { annotateReleaseRecords } from './annotate-records.js';
 import { diagnoseTests, TEST_TIMEOUT_REASON } from './test-diagnosis.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';

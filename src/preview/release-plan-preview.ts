@@ -2,27 +2,28 @@
 // gives it for one chart (src/preview/), and the releases the next install would uninstall. The
 // exit code is 10 when any release would change or go, 0 when nothing would.
 import type { KubeClients } from '../cluster/kube-client.js';
-import { createBaseContext } from '../context.js';
+import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../errors.js';
 import { installRun } from '../install/run-context.js';
-import { planJson } from '../preview/format-json.js';
-import { formatMarkdown } from '../preview/format-markdown.js';
-import { formatText, useColor } from '../preview/format-text.js';
-import type { PlanCommandOptions } from '../preview/plan-options.js';
-import type { PlanReport } from '../preview/plan-types.js';
-import { buildPlanReport } from '../preview/preview.js';
-import { countLine } from '../preview/summary.js';
+import { planJson } from './format-json.js';
+import { formatMarkdown } from './format-markdown.js';
+import { formatText, useColor } from './format-text.js';
+import type { PlanCommandOptions } from './plan-options.js';
+import type { PlanReport } from './plan-types.js';
+import { buildPlanReport } from './preview.js';
+import { countLine } from './summary.js';
 import { fitSummary, writeTerminationMessage } from '../report.js';
 import { startRun } from '../run/run-context.js';
-import type { RunState } from '../run-state.js';
+import type { RunState } from '../run/run-state.js';
 import type { AppRollback } from '../install/install-options.js';
-import { lastGood, nextRevision, type AppRevision } from './app-revision.js';
-import { pruneOrder, readInventory, type InventoryEntry } from './inventory.js';
-import { openPlan, planInCluster } from './open-plan.js';
-import type { PlanGraph } from './plan-graph.js';
-import { ownership } from './prune-releases.js';
-import { releaseOptions } from './release-options.js';
-import { memberState, Slots } from './run-graph.js';
+import { lastGood, nextRevision, type AppRevision } from '../releases/app-revision.js';
+import { pruneOrder, readInventory, type InventoryEntry } from '../releases/inventory.js';
+import type { OpenedPlan } from '../releases/app-input.js';
+import { planInCluster } from '../releases/open-plan.js';
+import type { PlanGraph } from '../releases/plan-graph.js';
+import { ownership } from '../releases/prune-releases.js';
+import { releaseOptions } from '../releases/release-options.js';
+import { memberState, Slots } from '../releases/run-graph.js';
 
 export interface Removal {
   namespace: string;
@@ -31,9 +32,8 @@ export interface Removal {
   action: 'uninstall' | 'left alone';
 }
 
-export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, file: string, mode: { planOnly: boolean }): Promise<number> {
+export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, { plan, shared }: OpenedPlan, mode: { planOnly: boolean }): Promise<number> {
   createBaseContext(o, mode.planOnly ? 1 : 2, state);
-  const { plan, shared } = openPlan(o, state, file);
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
   const slots = new Slots(o.maxParallel);
   const reports = await Promise.all(

@@ -1,8 +1,8 @@
 // What the one process-ending place (main.ts) needs to know about a command in flight: where
 // it got to (for the failure summary), which secrets to mask, and how to cancel it.
-import type { Logger } from './logger.js';
-import type { SecretRegistry } from './secrets.js';
-import type { Outcome } from './tell/outcome.js';
+import type { Logger } from '../logger.js';
+import type { SecretRegistry } from '../secrets.js';
+import type { Outcome } from './outcome.js';
 
 export interface Progress {
   release?: string;

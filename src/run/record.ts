@@ -2,7 +2,7 @@
 // writes them (an Event, a webhook body) never sees a secret.
 import { ExitCode } from '../errors.js';
 import { toInstallerError } from '../report.js';
-import type { Progress, RunState } from '../run-state.js';
+import type { Progress, RunState } from './run-state.js';
 import { outcomeType, type Outcome, type OutcomeReason } from './outcome.js';
 
 /** What a step knows of an outcome; its type, duration and masking are added here. */

@@ -6,23 +6,23 @@
 import { writeSync } from 'node:fs';
 import { loadChart } from '../chart.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
-import { createBaseContext } from '../context.js';
+import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../errors.js';
-import { readPlanFile } from '../releases/plan-file.js';
-import { planGraph } from '../releases/plan-graph.js';
-import type { RunState } from '../run-state.js';
-import { recordOutcome } from '../tell/record.js';
-import type { InstallOptions } from './install-options.js';
-import { suspendedNext, suspendedNote } from './pause-preview.js';
+import type { AppInput } from './app-input.js';
+import { planGraph } from './plan-graph.js';
+import type { RunState } from '../run/run-state.js';
+import { recordOutcome } from '../run/record.js';
+import type { InstallOptions } from '../install/install-options.js';
+import { suspendedNext, suspendedNote } from '../install/pause-preview.js';
 
-export async function suspendedRun(o: InstallOptions, state: RunState, planFile: string | undefined): Promise<number> {
+export async function suspendedRun(o: InstallOptions, state: RunState, input: AppInput): Promise<number> {
   const started = Date.now();
   const { logger } = createBaseContext(o, 1, state);
   state.progress.action = 'suspended';
   // The kubeconfig is only read (helm's default namespace): no request is made here.
   const namespace = o.namespace ?? helmDefaultNamespace((await connectKube()).config);
-  const releases = planFile
-    ? planGraph(readPlanFile(planFile, o.appDir), namespace, process.env).enabled.map((r) => ({ release: r.name, namespace: r.namespace }))
+  const releases = input.plan
+    ? planGraph(input.plan, namespace, process.env).enabled.map((r) => ({ release: r.name, namespace: r.namespace }))
     : [{ release: o.release ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name, namespace }];
   for (const r of releases) {
     logger.info({ release: r.release, namespace: r.namespace }, `suspended: ${r.namespace}/${r.release} left as it is`);

@@ -3,9 +3,9 @@
 // KubernetesObjectApi: it (de)serialises known kinds through its models, which turns timestamps
 // into Dates and would compare a reshaped object with what the API server holds, and it reads
 // discovery again for every kind. The paths come from the run's one discovery read instead.
-import type { ResourceInfo } from '../rbac/required-permissions.js';
-import { kubeModule, type KubeClients } from '../cluster/kube-client.js';
-import { withCallTimeout } from '../cluster/kube-errors.js';
+import type { ResourceInfo } from './capabilities.js';
+import { kubeModule, type KubeClients } from './kube-client.js';
+import { withCallTimeout } from './kube-errors.js';
 
 export type Obj = Record<string, unknown>;
 
