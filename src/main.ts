@@ -3,14 +3,14 @@
 // Nothing else calls process.exit, so buffered output is flushed before the process ends; the
 // exceptions are a second signal, the admin's way to force an exit, and an error that escaped
 // every await (logs are synchronous, so nothing is lost either way).
-import { readFileSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
 import { loadCommands } from './commands/catalog.js';
 import { ExitCode, TransientError, UsageError } from './errors.js';
 import { packageRoot } from './package-root.js';
 import { buildProgram } from './program.js';
-import { failureSummary, terminationLogPath, toInstallerError, writeTerminationMessage } from './report.js';
+import { failureSummary, terminationLogPath, toInstallerError, writeSummary } from './report.js';
 import type { RunState } from './run/run-state.js';
 import { SecretRegistry } from './secrets.js';
 import { recordFailure } from './run/record.js';
@@ -35,8 +35,7 @@ export async function main(argv: string[]): Promise<number> {
     });
     const summary = failureSummary(error, state.progress, state.secrets);
     state.logger?.error({ signal, action: state.progress.action }, 'second signal: exiting now');
-    if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
-    writeSync(2, `${summary}\n`);
+    writeSummary(state.terminationLog, { summary, terminationMessage: summary });
     process.exit(error.exitCode);
   };
   const state: RunState = {
@@ -57,8 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     const what = origin === 'unhandledRejection' ? 'unhandled rejection' : 'uncaught exception';
     const summary = failureSummary(error, state.progress, state.secrets);
     state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, origin, stack: err instanceof Error ? err.stack : undefined }, `${what}: ${error.message.split('\n')[0]}`);
-    if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
-    writeSync(2, `${summary}\n`);
+    writeSummary(state.terminationLog, { summary, terminationMessage: summary });
     process.exit(error.exitCode);
   });
   try {
@@ -74,8 +72,7 @@ export async function main(argv: string[]): Promise<number> {
     const error = toInstallerError(err instanceof CommanderError ? commanderUsageError(err, argv) : err);
     const summary = failureSummary(error, state.progress, state.secrets);
     state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, release: state.progress.release }, error.message.split('\n')[0]);
-    if (state.terminationLog) writeTerminationMessage(state.terminationLog, summary);
-    writeSync(2, `${summary}\n`);
+    writeSummary(state.terminationLog, { summary, terminationMessage: summary });
     recordFailure(state, error, state.progress, started);
     await state.tell?.(state.outcomes!);
     return error.exitCode;

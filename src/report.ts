@@ -2,7 +2,7 @@
 // The kubelet shows the termination file (at most 4096 bytes) or, when it is empty, the last
 // 2048 bytes / 80 lines of the log; so the summary is kept under both and is the last thing
 // written. Plain text, never a JSON blob cut in half.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync, writeSync } from 'node:fs';
 import { ExitCode, InstallerError } from './errors.js';
 import type { SecretRegistry } from './secrets.js';
 
@@ -96,8 +96,18 @@ export function fitSummary(head: string[], middle: string[], tail: string[]): st
   return [...head.map(clip), ...keep, ...tail.map(clip)].join('\n');
 }
 
+/**
+ * The one writer of what a run ends with: its summary on stderr (the last lines of the Job's log)
+ * and its termination message in the file the kubelet reads (`terminationLog`, when there is
+ * one). Every command, main.ts's failure summary included, ends through here.
+ */
+export function writeSummary(terminationLog: string | undefined, end: { summary?: string; terminationMessage?: string }): void {
+  if (end.terminationMessage !== undefined && terminationLog) writeTerminationMessage(terminationLog, end.terminationMessage);
+  if (end.summary !== undefined) writeSync(2, `${end.summary}\n`);
+}
+
 /** Best effort: outside a pod the path usually does not exist, and that is fine. */
-export function writeTerminationMessage(path: string, text: string): boolean {
+function writeTerminationMessage(path: string, text: string): boolean {
   try {
     writeFileSync(path, `${text}\n`);
     return true;

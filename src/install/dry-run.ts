@@ -1,12 +1,11 @@
 // `install --dry-run`: the same checks, then helm's server-side dry run; no Lease, no recovery,
 // nothing written.
-import { writeSync } from 'node:fs';
 import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { ReleaseBusyError } from '../errors.js';
 import { isPending } from '../helm/helm-results.js';
-import { successSummary } from '../report.js';
+import { successSummary, writeSummary } from '../report.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
 import { withRunPlan } from '../run/run-plan.js';
 import { applySettings, chartLabel, type InstallRun } from './run-context.js';
@@ -35,7 +34,7 @@ export async function dryRun(run: InstallRun): Promise<number> {
     run.stage('dry run');
     await helm.upgradeInstall({ ...plan.upgradeArguments(o.namespace), dryRun: true, takeOwnership: o.takeOwnership === 'always' }, { signal: run.signal, env: plan.airgap.env });
     logger.info({ release, dryRun: true }, 'done');
-    writeSync(2, `${successSummary({ release, namespace: o.namespace, action: 'dry run', chart: chartLabel(run), seconds: (Date.now() - run.started) / 1000 })}\n`);
+    writeSummary(undefined, { summary: successSummary({ release, namespace: o.namespace, action: 'dry run', chart: chartLabel(run), seconds: (Date.now() - run.started) / 1000 }) });
     return 0;
   }, { apply: applySettings(run) });
 }

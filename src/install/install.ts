@@ -7,7 +7,7 @@
 // which writes the summary and the exit code; a signal stops the run between stages, or is
 // forwarded to helm.
 import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
-import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
+import { connectKube, helmDefaultNamespace, preloadKubeClient } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { TransientError, UsageError } from '../errors.js';
@@ -27,6 +27,9 @@ import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun
 
 /** One release, alone (one chart) or as a `member` of a release plan (src/releases/run-graph.ts). */
 export async function installRelease(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
+  // The cluster client's module (the largest we load) loads while the chart, values and helm are
+  // read (helm's own `version` runs meanwhile): every install connects.
+  preloadKubeClient();
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
   const run = installRun(await startRun(o, state, 1, { deferChartValues: true }), member);
   const { logger, release, resolved, helm } = run;

@@ -1,12 +1,11 @@
 // Report: the success summary an admin reads (the last lines of the log, on stderr), and what the
 // run found and did about drift: every object named with the fields that differed and who had
 // changed them (values only in the log, secret ones masked by the drift check itself).
-import { writeSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { ImmutableChange } from '../drift/immutable-changes.js';
 import { HelmOperationError, InstallerError } from '../errors.js';
-import { successSummary, type SuccessReport } from '../report.js';
+import { successSummary, writeSummary, type SuccessReport } from '../report.js';
 import type { OutcomeReason } from '../run/outcome.js';
 import { recordOutcome } from '../run/record.js';
 import { objectName } from './actions/correct-drift.js';
@@ -20,7 +19,7 @@ function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'a
   if (run.member) run.member.outcome = { action: r.action, revision: r.revision, chart: chartLabel(run) };
   const { release, chart, started, state } = run;
   recordOutcome(state, { ...told, release, namespace: cluster.namespace, chartVersion: chart.version, revision: r.revision, started });
-  writeSync(2, `${successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r })}\n`);
+  writeSummary(undefined, { summary: successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r }) });
   return 0;
 }
 

@@ -12,7 +12,7 @@ import type { PlanCommandOptions } from './plan-options.js';
 import type { PlanReport } from './plan-types.js';
 import { buildPlanReport } from './preview.js';
 import { countLine } from './summary.js';
-import { fitSummary, writeTerminationMessage } from '../report.js';
+import { fitSummary, writeSummary } from '../report.js';
 import { startRun } from '../run/run-context.js';
 import type { RunState } from '../run/run-state.js';
 import type { AppRollback } from '../install/install-options.js';
@@ -55,7 +55,7 @@ export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, 
   await new Promise<void>((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
   if (!mode.planOnly) return changes ? ExitCode.changesPlanned : ExitCode.ok;
   const lines = [...reports.map((r) => `${r.namespace}/${r.release}: ${r.decision.action}; ${countLine(r.entries)}`), ...removals.map((r) => `${r.namespace}/${r.name}: ${r.action} (no longer in the plan)`)];
-  if (state.terminationLog) writeTerminationMessage(state.terminationLog, fitSummary([`plan only: release plan of ${reports.length} release(s); ${appPlanLine(app)}`], lines.map((l) => `  ${l}`), []));
+  writeSummary(state.terminationLog, { terminationMessage: fitSummary([`plan only: release plan of ${reports.length} release(s); ${appPlanLine(app)}`], lines.map((l) => `  ${l}`), []) });
   return ExitCode.ok;
 }
 

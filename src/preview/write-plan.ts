@@ -8,7 +8,7 @@ import { installRun } from '../install/run-context.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun } from '../run/run-context.js';
 import type { AppInput } from '../releases/app-input.js';
-import { writeTerminationMessage } from '../report.js';
+import { writeSummary } from '../report.js';
 import { formatJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatText, useColor } from './format-text.js';
@@ -30,7 +30,7 @@ export async function writePlan(o: PlanCommandOptions, state: RunState, mode: { 
   const counts = countLine(report.entries);
   run.logger.info({ release: report.release, decision: report.decision.action, seconds: (Date.now() - run.started) / 1000 }, `plan: ${decisionLine(report.decision)}; ${counts}`);
   if (mode.planOnly) {
-    if (state.terminationLog) writeTerminationMessage(state.terminationLog, `plan only: ${report.decision.action}; ${counts}`);
+    writeSummary(state.terminationLog, { terminationMessage: `plan only: ${report.decision.action}; ${counts}` });
     return ExitCode.ok;
   }
   return report.decision.action === 'nothing' ? ExitCode.ok : ExitCode.changesPlanned;

@@ -5,13 +5,12 @@
 // (only this app's releases; --prune-releases false keeps them). The inventory remembers what
 // was installed and every app revision (inventory.ts); the summary names each release and the
 // app revision the cluster is left at. The exit code is the most severe of the releases'.
-import { writeSync } from 'node:fs';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext, createHelmClient } from '../run/base-context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { InstallOptions } from '../install/install-options.js';
 import type { Logger } from '../logger.js';
-import { toInstallerError, writeTerminationMessage } from '../report.js';
+import { toInstallerError, writeSummary } from '../report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
@@ -65,8 +64,7 @@ export async function installPlan(o: InstallOptions, state: RunState, { plan, sh
   const app = after.inventory ? { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback } : undefined;
   const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, app);
   logger.info({ exitCode, appRevision: app?.revision.revision, releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
-  if (exitCode !== ExitCode.ok && state.terminationLog) writeTerminationMessage(state.terminationLog, text);
-  writeSync(2, `${text}\n`);
+  writeSummary(state.terminationLog, { summary: text, ...(exitCode !== ExitCode.ok ? { terminationMessage: text } : {}) });
   return exitCode;
 }
 

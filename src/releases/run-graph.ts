@@ -5,10 +5,9 @@
 // and until each of its dependencies is deployed and ready (helm --wait, or unchanged and
 // healthy). A release whose dependency failed is not attempted; unrelated ones go on.
 // `maxParallel` bounds both the releases checking at once and those changing the cluster.
-import { writeSync } from 'node:fs';
 import type { InstallOptions } from '../install/install-options.js';
 import type { PlanMember } from '../install/run-context.js';
-import { failureSummary, toInstallerError } from '../report.js';
+import { failureSummary, toInstallerError, writeSummary } from '../report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordFailure } from '../run/record.js';
 import { OWNER_LABEL } from './inventory.js';
@@ -73,7 +72,7 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
       else if (c.stopOnFailure) stopAll ??= `${r.key} failed, so the app goes back to its last good revision`;
       // The release's whole failure summary (helm's details, the pods that were not ready) goes
       // to the log as a single chart's would; the plan's summary keeps one line of it.
-      writeSync(2, `${failureSummary(error, { ...state.progress, release: r.key }, state.secrets)}\n`);
+      writeSummary(undefined, { summary: failureSummary(error, { ...state.progress, release: r.key }, state.secrets) });
       recordFailure(state, error, state.progress, started);
       return { key: r.key, status: 'failed', error: toInstallerError(error), seconds: (Date.now() - started) / 1000 };
     } finally {

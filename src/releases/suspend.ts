@@ -3,11 +3,11 @@
 // `spec.suspend`, nothing is reconciled and nothing removed: the run reads no release state,
 // takes no Lease and writes nothing but its Suspended Event (one per release), then exits 0. With
 // --plan-only too, the pause wins and says so (pause-preview.ts).
-import { writeSync } from 'node:fs';
 import { loadChart } from '../chart.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../errors.js';
+import { writeSummary } from '../report.js';
 import type { AppInput } from './app-input.js';
 import { planGraph } from './plan-graph.js';
 import type { RunState } from '../run/run-state.js';
@@ -29,6 +29,6 @@ export async function suspendedRun(o: InstallOptions, state: RunState, input: Ap
     recordOutcome(state, { reason: 'Suspended', ...r, note: suspendedNote(o), started });
   }
   const head = `helm-installer: suspended; nothing changed (${releases.map((r) => `${r.namespace}/${r.release}`).join(', ')})`;
-  writeSync(2, `${[head, ...suspendedNext(o)].join('\n')}\n`);
+  writeSummary(state.terminationLog, { summary: [head, ...suspendedNext(o)].join('\n') });
   return ExitCode.ok;
 }

@@ -1,4 +1,5 @@
-// Several charts (issue 21's figures): a plan of five independent small charts against one of
+// Several charts (issue 21's figures, and issue 30's plan of one): a plan of one chart against the
+// same chart installed alone with --chart (the same path: goal at most 0.15 s added); a plan of five independent small charts against one of
 // them installed alone (they run side by side: goal at most 1.3x) and against the five installed
 // one by one; a chain of three against the three one by one (goal: at most their sum + 0.3 s).
 // Every run is a first install into a fresh namespace (made untimed), so each one does the work.
@@ -30,6 +31,7 @@ export async function releasePlanRows(o: { runs: number; say: (line: string) => 
   const dir = tempDir('bench-releases');
   const five = ['a', 'b', 'c', 'd', 'e'];
   const side = planApp(dir, five, false);
+  const ofOne = planApp(dir, ['a'], false);
   const chain = planApp(dir, five.slice(0, 3), true);
   const stamp = Date.now().toString(36);
   const namespaces: string[] = [];
@@ -52,6 +54,9 @@ export async function releasePlanRows(o: { runs: number; say: (line: string) => 
   };
   const rows: Row[] = [];
   try {
+    o.say(`release plan of one chart against the chart alone, ${o.runs} runs each`);
+    const one = await alternate(o.runs, () => plan(ofOne), () => single(ofOne, 'a'));
+    rows.push({ comparison: 'release plan of one chart (inventory and app revision included)', referenceName: 'the chart alone (--chart)', ...one, maxRatio: 10, maxAddedSeconds: 0.15, goal: 'what one chart costs: at most 0.15 s added' });
     o.say(`release plan: five independent charts against one alone, ${o.runs} runs each`);
     const alone = await alternate(o.runs, () => plan(side), () => single(side, 'a'));
     rows.push({ comparison: 'release plan, 5 independent charts', referenceName: 'one of them installed alone', ...alone, maxRatio: 1.3, goal: 'at most 1.3x the slowest single install' });
