@@ -20,6 +20,6 @@ if (found < NODE_MAJOR) {
   process.exitCode = 2;
 } else {
   (await import('node:module')).enableCompileCache?.();
-  const { main } = await import('./main.js');
+  const { main } = await import('./cli/main.js');
   process.exitCode = await main(process.argv);
 }

@@ -7,8 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { UsageError } from '../errors.js';
-import { packageRoot } from '../package-root.js';
+import { UsageError } from '../common/errors.js';
+import { packageRoot } from '../common/package-root.js';
 import type { AppsV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 type KubeModule = typeof import('./kubernetes-client-entry.js');

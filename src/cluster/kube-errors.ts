@@ -1,8 +1,8 @@
 // Failed Kubernetes API calls as typed errors, and the bounded retry of transient ones. Pure
 // except for the sleep in withApiRetry.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InstallerError, PreflightError, TransientError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { InstallerError, PreflightError, TransientError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 
 /** The client's ApiException, by shape (the class lives in the lazily loaded module). */
 interface ApiFailure {

@@ -6,8 +6,8 @@
 // taken over then, unless its process provably still runs. Holding it is what makes recovering a
 // pending release safe: no live installer can be in the middle of that operation.
 import type { V1Lease } from '@kubernetes/client-node';
-import { ReleaseBusyError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ReleaseBusyError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import { isConflict, isNotFound, withCallTimeout } from './kube-errors.js';
 import type { KubeClients } from './kube-client.js';
 import { acquireLease, microNow, type AcquireOptions } from './lease-acquire.js';

@@ -5,7 +5,7 @@
 // record the same way.
 import { gunzipSync, gzipSync, constants as zlib } from 'node:zlib';
 import type { V1Secret } from '@kubernetes/client-node';
-import { InstallerError, ExitCode } from '../errors.js';
+import { InstallerError, ExitCode } from '../common/errors.js';
 import type { KubeClients } from './kube-client.js';
 import { toInstallerApiError, withCallTimeout } from './kube-errors.js';
 

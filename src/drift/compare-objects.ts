@@ -4,7 +4,7 @@
 // changed; fields the release does not set are the same in both and never show. Like Flux's
 // jsondiff: of the metadata only labels and annotations count, and only values the release sets
 // (controllers add their own labels); status never counts.
-import { isSecretKey, MASK } from '../secrets.js';
+import { isSecretKey, MASK } from '../common/secrets.js';
 import { formatPointer, parsePointer, removeAt } from './json-pointer.js';
 import { fieldManager, sameJson } from './managed-fields.js';
 

@@ -8,7 +8,7 @@
 import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
-import { InstallerError, PreflightError } from '../errors.js';
+import { InstallerError, PreflightError } from '../common/errors.js';
 import { compareObjects, setAsWritten, type DriftedField } from './compare-objects.js';
 import { refusal } from './refusal.js';
 import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';

@@ -9,7 +9,7 @@
 //   `/spec/replicas; Deployment/web:/spec/replicas,/metadata/annotations/example.com~1x`;
 // - a YAML file, a list of `{paths: [...], target: {kind, name, namespace}}`, as Flux writes it.
 import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 import { parsePointer } from './json-pointer.js';
 
 export interface IgnoreRule {

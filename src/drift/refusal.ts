@@ -2,7 +2,7 @@
 // immutable`), never the value. An Invalid error quotes the value it refused, which may be a
 // secret (a Secret's data, a password in a ConfigMap).
 import { apiMessage } from '../cluster/kube-errors.js';
-import { MASK } from '../secrets.js';
+import { MASK } from '../common/secrets.js';
 import { ObjectApiError } from '../cluster/object-client.js';
 
 export function refusal(error: unknown): string {

@@ -2,13 +2,13 @@
 // (places.ts), gather each one's facts (helmrelease-facts.ts), hand them to the pure writer
 // (helmrelease/), then write every file and each chart's archive at once (write-folder.ts).
 import { join } from 'node:path';
-import type { CommonOptions } from '../config.js';
+import type { CommonOptions } from '../options/config.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 import type { DriftMode } from '../install/decide.js';
 import type { TestFailureAction } from '../install/install-options.js';
-import { createLogger } from '../logger.js';
-import type { AppInput } from '../releases/app-input.js';
+import { createLogger } from '../common/logger.js';
+import type { AppInput } from '../inputs/app-input.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run/run-state.js';
 import { mapBounded } from '../drift/detect-drift.js';

@@ -32,7 +32,7 @@ export interface ExportRelease {
   vendorValues: string[];
   /** The customer's values files and --set arguments, in helm's order. */
   customerValues: { files: string[]; sets: SetArgument[] };
-  /** Dotted paths of the values that look secret (src/secrets.ts), vendor's and customer's; never the values. */
+  /** Dotted paths of the values that look secret (src/common/secrets.ts), vendor's and customer's; never the values. */
   secretValuePaths: string[];
   /** Every image reference the airgap rewrite changed in this release's objects. */
   imageRewrites: ImageRewrite[];

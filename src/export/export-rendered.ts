@@ -1,11 +1,11 @@
 // `export --format rendered`, the orchestrator: settle the releases, render each twice
 // (render-release.ts), split each into base, overlay and secrets (overlay-plan.ts), refuse a
 // secret that would sit in clear, then write every file at once (write-folder.ts).
-import type { CommonOptions } from '../config.js';
-import { InvalidInputError, UsageError } from '../errors.js';
-import { createLogger } from '../logger.js';
+import type { CommonOptions } from '../options/config.js';
+import { InvalidInputError, UsageError } from '../common/errors.js';
+import { createLogger } from '../common/logger.js';
 import { mapBounded } from '../drift/detect-drift.js';
-import type { AppInput } from '../releases/app-input.js';
+import type { AppInput } from '../inputs/app-input.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run/run-state.js';
 import { exportReadme, type ReleaseOutcome } from './export-readme.js';

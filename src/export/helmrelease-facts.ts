@@ -3,7 +3,7 @@
 // values that look secret, the airgap's rewrite, and a way to package the chart for `helm push`.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CommonOptions } from '../config.js';
+import type { CommonOptions } from '../options/config.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun, type RunContext } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import * as tar from 'tar';
-import { type InstallerError, TransientError, UsageError } from '../errors.js';
+import { type InstallerError, TransientError, UsageError } from '../common/errors.js';
 import { httpRequest, type HttpResponse } from '../images/registry-http.js';
 
 export const FLUX_CONTENT_MEDIA_TYPE = 'application/vnd.cncf.flux.content.v1.tar+gzip';

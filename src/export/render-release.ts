@@ -3,12 +3,12 @@
 // the vendor's layers only (base/: the chart's defaults and the vendor's values, plus the
 // customer's secrets, see secret-values.ts). The registry and its rewrite are in both, so a new
 // chart version changes base/ only.
-import type { CommonOptions } from '../config.js';
-import { InstallerError } from '../errors.js';
+import type { CommonOptions } from '../options/config.js';
+import { InstallerError } from '../common/errors.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun, type RunContext } from '../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../run/run-plan.js';
-import { withTempDir } from '../temp-dir.js';
+import { withTempDir } from '../common/temp-dir.js';
 import type { ExportRelease, ImageRewrite } from './export-release.js';
 import { renderedObjects, type RenderedObject } from './manifest-documents.js';
 import { secretSets, secretValuePaths, writeSecretLayers } from './secret-values.js';

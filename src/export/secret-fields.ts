@@ -1,8 +1,8 @@
 // Secret values must not reach base/ or overlay/ in clear (issue 23): the fields of non-Secret
-// objects that hold a value the run knows to be secret (src/secrets.ts: the values under
+// objects that hold a value the run knows to be secret (src/common/secrets.ts: the values under
 // secret-looking keys of every values layer and --set), named by object and field path, never
 // by value. Pure.
-import type { SecretRegistry } from '../secrets.js';
+import type { SecretRegistry } from '../common/secrets.js';
 import type { RenderedObject } from './manifest-documents.js';
 import { pointerSegment } from './json-patch.js';
 

@@ -5,9 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SetArgument } from '../helm/helm-args.js';
-import { maskSetArgument } from '../set-expressions.js';
-import { MASK, type SecretRegistry } from '../secrets.js';
-import { readValuesFile } from '../values.js';
+import { maskSetArgument } from '../options/set-expressions.js';
+import { MASK, type SecretRegistry } from '../common/secrets.js';
+import { readValuesFile } from '../inputs/values.js';
 
 /** Pure: the subtree of `tree` whose leaves the registry masks (a secret-looking key, or a known secret). */
 export function secretSubtree(tree: unknown, masked: unknown): unknown {

@@ -3,7 +3,7 @@
 // complete. A non-empty --out is kept unless --force.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 
 const FORCE_HINT = 'Choose an empty or new folder for --out (HELM_INSTALLER_OUT), or add --force (HELM_INSTALLER_FORCE=true) to replace it.';
 

@@ -6,8 +6,8 @@
 // `helm version` (issue 10: no helm call the result does not need); otherwise helm is asked.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { HelmNotFoundError } from '../errors.js';
-import { packageRoot } from '../package-root.js';
+import { HelmNotFoundError } from '../common/errors.js';
+import { packageRoot } from '../common/package-root.js';
 import { runProcess } from './run-process.js';
 
 export interface HelmBinary {

@@ -10,7 +10,7 @@ import {
   ReleaseBusyError,
   TransientError,
   UsageError,
-} from '../errors.js';
+} from '../common/errors.js';
 import { type KnownFailure, knownFailure } from './known-failures.js';
 
 export interface FailureContext {

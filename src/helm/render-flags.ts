@@ -3,7 +3,7 @@
 // cluster helm installs into would (.Capabilities, .Release.IsUpgrade, test hooks). A flag that
 // would bypass the installer (a second post-renderer, values outside its layering, output
 // written elsewhere, a partial render that hides images) is refused, naming it. Pure.
-import { OptionValueError } from '../errors.js';
+import { OptionValueError } from '../common/errors.js';
 
 /** Flags that take a value (`--flag v`, `--flag=v`, `-a v`, `-av`). */
 const VALUE_FLAGS: Record<string, (v: string) => string | undefined> = {

@@ -27,7 +27,7 @@
 // item counts only as a full reference: registry host, repository with a slash, tag or digest;
 // `oci://` the same after the scheme. It is an artifact unless the key above the list says
 // "image" (then an image); any other scheme (`https://...`) never counts.
-import { namesTagOrDigest, parseImageReference, type ImageReference } from './image-reference.js';
+import { namesTagOrDigest, parseImageReference, type ImageReference } from '../common/image-reference.js';
 import { isOneLineJson, jsonStrings } from './json-strings.js';
 import { findNameTagPairs } from './name-tag-pairs.js';
 

@@ -1,7 +1,7 @@
 // --image-path specs (validated as options in config.ts) as the image reader uses them. Apart from
 // airgap.ts so that a run without --registry or --image-pull-secret, which rewrites nothing, need
 // not load the airgap stage's modules to know that (src/run/run-plan.ts).
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 import type { ExtraImagePath } from './manifest-images.js';
 
 /** `Kind:path` or `group/version/Kind:path` (README), e.g. `Promotion:spec.image`. */

@@ -2,10 +2,10 @@
 // installed by our Job is invisible to it, so every image must be listed in the Application's
 // `spec.additionalImages`. We generate that list from the rendered chart and check a vendor's
 // Application file against it.
-import { MiB, readInputFile } from '../read-input.js';
+import { MiB, readInputFile } from '../common/read-input.js';
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
-import { InvalidInputError } from '../errors.js';
-import { parseImageReference, type ImageReference } from './image-reference.js';
+import { InvalidInputError } from '../common/errors.js';
+import { parseImageReference, type ImageReference } from '../common/image-reference.js';
 import type { ListedImage } from './image-plan.js';
 
 export const KOTS_APPLICATION_API_VERSION = 'kots.io/v1beta1';

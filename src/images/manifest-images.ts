@@ -7,11 +7,11 @@
 // (see manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit
 // the exact source ranges of what it finds and leave every other byte alone.
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
-import { InvalidInputError, UsageError } from '../errors.js';
+import { InvalidInputError, UsageError } from '../common/errors.js';
 import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
 import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
-import { isSecretKey } from '../secrets.js';
+import { isSecretKey } from '../common/secrets.js';
 
 /**
  * An extra place that holds an image, for custom resources. `path` is dot-separated keys from
@@ -264,7 +264,7 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
  * An app's own Secret (a notebook hub's values file naming the image of the pods it starts):
  * `stringData` read as ConfigMap data; `data` decoded, read the same way, and its edits encoded
  * again (rewrite-manifests.ts). What cannot be read is reported, never edited. Nothing under a
- * secret-looking key (`password`, `cookie_secret`, `api_token`: src/secrets.ts) is read or
+ * secret-looking key (`password`, `cookie_secret`, `api_token`: src/common/secrets.ts) is read or
  * listed: a token shaped like `host/x:y` must never be rewritten, nor printed by `images`.
  */
 function locateInSecret(obj: YAMLMap, ctx: ObjectContext, stream: ManifestStream, sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] }): void {

@@ -8,7 +8,7 @@
 // A pair counts only when the name is a repository with a registry host, or the key above the map
 // says "image"; the tag is a plain tag. Pure; the text is parsed only when it has a `tag` key.
 import { isMap, isScalar, isSeq, parseDocument, type Node, type Scalar } from 'yaml';
-import { parseImageReference } from './image-reference.js';
+import { parseImageReference } from '../common/image-reference.js';
 
 export interface NameTagPair {
   /** `<name>:<tag>`. */

@@ -9,7 +9,7 @@
 // Only a matched document is touched: it is parsed by the library and printed again with its
 // printer (comments kept). Every other document is left to the caller, byte for byte.
 import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 import { get, resolve } from './manifest-images.js';
 import { parsePiece, parseWithLibrary, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 

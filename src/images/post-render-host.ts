@@ -18,7 +18,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ExitCode, InstallerError } from '../errors.js';
+import { ExitCode, InstallerError } from '../common/errors.js';
 import { SHIM_FDS, ShimRequest, type ServeRequest } from './post-render-request.js';
 
 export type { ServedRequest, ServeRequest } from './post-render-request.js';

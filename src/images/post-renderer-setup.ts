@@ -5,7 +5,7 @@
 // Two serve helm's slot: the image rewrite (--registry) and install's checks on helm's own render.
 // The plan comes in as the object the run built, and each render's report stays here in memory:
 // the rewrite runs in this process, so nothing of either needs a file.
-import type { InstallerError } from '../errors.js';
+import type { InstallerError } from '../common/errors.js';
 import { hostPostRenderer, type HostedPostRenderer } from './post-render-host.js';
 import { postRenderFailure, runPostRender, type PostRenderReport } from './post-render-run.js';
 import type { RewritePlan } from './rewrite-plan.js';

@@ -1,7 +1,7 @@
 // The pull secret edit of the rewrite: adds the image pull secret to one pod spec's
 // imagePullSecrets, as a text edit that keeps the rest of the document as helm wrote it.
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
-import { ExitCode, InstallerError, InvalidInputError } from '../errors.js';
+import { ExitCode, InstallerError, InvalidInputError } from '../common/errors.js';
 import { get, resolve, type ManifestStream, type PodSpecLocation } from './manifest-images.js';
 import { rangeOf, type TextEdit } from './text-edits.js';
 

@@ -1,9 +1,10 @@
 // Before installing, ask the local registry whether every rewritten image is there (Registry HTTP
 // API v2: HEAD /v2/<repository>/manifests/<tag|digest>). A missing image otherwise surfaces as
 // ImagePullBackOff minutes into a helm --wait, far from its cause.
-import { MiB, readInputFile } from '../read-input.js';
-import { InvalidInputError, PreflightError, UsageError } from '../errors.js';
-import { DOCKER_HUB, parseImageReference, type ImageReference } from './image-reference.js';
+import { MiB, readInputFile } from '../common/read-input.js';
+import { InvalidInputError, PreflightError, UsageError } from '../common/errors.js';
+import { parseDockerConfigJson, type Credentials } from '../common/docker-config.js';
+import { DOCKER_HUB, parseImageReference, type ImageReference } from '../common/image-reference.js';
 import { httpRequest, type HttpResponse } from './registry-http.js';
 
 export interface PreflightOptions {
@@ -30,10 +31,6 @@ export interface PreflightResult {
   missing: MissingImage[];
 }
 
-export interface Credentials {
-  username: string;
-  password: string;
-}
 
 // Everything a manifest can be: OCI index and manifest, Docker v2 list and manifest.
 const MANIFEST_ACCEPT = [
@@ -42,7 +39,6 @@ const MANIFEST_ACCEPT = [
   'application/vnd.docker.distribution.manifest.list.v2+json',
   'application/vnd.docker.distribution.manifest.v2+json',
 ].join(', ');
-const DOCKER_HUB_KEYS = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
 
 export async function checkImagesExist(images: string[], options: PreflightOptions = {}): Promise<PreflightResult> {
   const context = {
@@ -212,53 +208,6 @@ export function parseChallenge(header: string): { scheme: string; params: Record
   return { scheme: match[1]!.toLowerCase(), params };
 }
 
-/**
- * Credentials by registry host from a `.dockerconfigjson` (`{"auths": {...}}`, or the legacy
- * `.dockercfg` map). Keys may be `host`, `https://host/v1/` and so on. Nothing of the content
- * goes into an error message: it is a secret.
- */
-export function parseDockerConfigJson(json: string | undefined): Map<string, Credentials> {
-  const credentials = new Map<string, Credentials>();
-  if (json === undefined || json.trim() === '') return credentials;
-  const fail = (what: string) =>
-    new InvalidInputError(`The pull secret's .dockerconfigjson ${what}`, {
-      hint:
-        'Create it with kubectl create secret docker-registry, or check the JSON shape ' +
-        '{"auths": {"<host>": {"auth": "<base64 of user:password>"}}}.',
-    });
-  let data: unknown;
-  try {
-    data = JSON.parse(json);
-  } catch {
-    throw fail('is not valid JSON');
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw fail('is not a JSON object');
-  const auths = ('auths' in data ? (data as { auths: unknown }).auths : data) as Record<string, unknown>;
-  if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) throw fail('has no "auths" map');
-  for (const [key, entry] of Object.entries(auths)) {
-    if (typeof entry !== 'object' || entry === null) continue;
-    const { auth, username, password } = entry as Record<string, unknown>;
-    let user: string | undefined;
-    let pass: string | undefined;
-    if (typeof auth === 'string' && auth !== '') {
-      const decoded = Buffer.from(auth, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      if (colon === -1) throw fail(`has an "auth" for ${registryKey(key)} that is not base64 of user:password`);
-      user = decoded.slice(0, colon);
-      pass = decoded.slice(colon + 1);
-    } else if (typeof username === 'string' && typeof password === 'string') {
-      user = username;
-      pass = password;
-    }
-    if (user !== undefined && pass !== undefined) credentials.set(registryKey(key), { username: user, password: pass });
-  }
-  return credentials;
-}
-
-function registryKey(key: string): string {
-  const host = key.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split('/')[0]!.toLowerCase();
-  return DOCKER_HUB_KEYS.has(host) ? DOCKER_HUB : host;
-}
 
 async function readCaFile(file: string): Promise<string> {
   try {

@@ -2,8 +2,8 @@
 // validate it, and remember only where to edit. A document's tree is dropped before the next one
 // is parsed; what is kept is small and detached from the document's text.
 import type { Scalar } from 'yaml';
-import { InvalidInputError } from '../errors.js';
-import { parseImageReference } from './image-reference.js';
+import { InvalidInputError } from '../common/errors.js';
+import { parseImageReference } from '../common/image-reference.js';
 import { locateAll, locatePodSpecs, mayHoldImages, type ImageLocation, type ImageOccurrence, type ManifestStream, type RegistryOnlyOccurrence } from './manifest-images.js';
 import { isCustomResourceDefinition, parsePiece, type ParsedPiece, type PieceSource } from './manifest-stream.js';
 import type { PinMatcher } from './pin-fields.js';

@@ -7,8 +7,8 @@
 // Memory is the pieces' text (none: the post-renderer reads it back from a spill file) plus the
 // largest document's tree and the edits, whatever the stream's size.
 import type { Scalar } from 'yaml';
-import { UsageError } from '../errors.js';
-import { namesTagOrDigest, withoutTag, type LocalRegistry } from './image-reference.js';
+import { UsageError } from '../common/errors.js';
+import { namesTagOrDigest, withoutTag, type LocalRegistry } from '../common/image-reference.js';
 import { buildImagePlan, targetOf } from './image-plan.js';
 import type { ImageOccurrence } from './manifest-images.js';
 import { splitManifestStream, type PieceSource } from './manifest-stream.js';

@@ -1,6 +1,6 @@
 // What the rewrite of a rendered stream is asked to do (rewrite-manifests.ts), apart from it so
 // that its two passes can both name it.
-import type { LocalRegistry } from './image-reference.js';
+import type { LocalRegistry } from '../common/image-reference.js';
 import type { ExtraImagePath } from './manifest-images.js';
 import type { PinPlan } from './pin-fields.js';
 

@@ -19,7 +19,7 @@
 // Every hint set is then checked against a real render (verify-hints.ts) and dropped when it
 // changed an image; when it changes images of a chart that verifies them (Bitnami's
 // "non-standard containers" check), the chart's own allow switch is set.
-import { parseImageReference, rewriteImageReference, isKotsLocalName, type ImageReference, type LocalRegistry } from './image-reference.js';
+import { parseImageReference, rewriteImageReference, isKotsLocalName, type ImageReference, type LocalRegistry } from '../common/image-reference.js';
 
 type Values = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
 // changes WHICH image runs is worse than none, so every hint set is checked against the chart's
 // own rendering: each image of the hinted render must be the image the chart deploys without
 // hints, either unchanged or under its exact KOTS name. Pure: both renders are located already.
-import { isKotsLocalName, parseImageReference, rewriteImageReference, type LocalRegistry } from './image-reference.js';
+import { isKotsLocalName, parseImageReference, rewriteImageReference, type LocalRegistry } from '../common/image-reference.js';
 import { describeOccurrence } from './image-plan.js';
 import type { ImageOccurrence } from './manifest-images.js';
 

@@ -6,7 +6,7 @@
 // cluster (and before the Lease creates a namespace).
 import type { ClusterDiscovery } from '../cluster/capabilities.js';
 import { describeOccurrence } from '../images/image-plan.js';
-import { awaitInOrder } from '../overlap.js';
+import { awaitInOrder } from '../run/overlap.js';
 import type { RbacQueries } from '../rbac/rbac-preflight.js';
 import type { RunPlan } from '../run/run-plan.js';
 import { untilAborted } from '../run/run-control.js';

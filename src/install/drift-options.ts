@@ -1,9 +1,9 @@
 // Parsers of the drift options. A rule that cannot be read is a usage error (exit 2) naming the
 // flag and its environment variable (and, for the file, the file and line), before any work.
-import { oneOf, parsePath } from '../config.js';
+import { oneOf, parsePath } from '../options/config.js';
 import { parseIgnoreRules, type IgnoreRule } from '../drift/ignore-rules.js';
-import { InstallerError, OptionValueError } from '../errors.js';
-import { MiB, readInputFile } from '../read-input.js';
+import { InstallerError, OptionValueError } from '../common/errors.js';
+import { MiB, readInputFile } from '../common/read-input.js';
 import type { DriftMode } from './decide.js';
 
 export const parseDriftMode = oneOf<DriftMode>('correct', 'warn', 'off');

@@ -3,9 +3,9 @@
 import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
-import { ReleaseBusyError } from '../errors.js';
+import { ReleaseBusyError } from '../common/errors.js';
 import { isPending } from '../helm/helm-results.js';
-import { successSummary, writeSummary } from '../report.js';
+import { successSummary, writeSummary } from '../run/report.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
 import { withRunPlan } from '../run/run-plan.js';
 import { applySettings, chartLabel, type InstallRun } from './run-context.js';

@@ -9,10 +9,10 @@ import type { RevisionLabels } from '../cluster/release-secrets.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import {
   chartDigest, decideNoOp, inputDigest, sameInputs, valuesDigest, writtenValuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests,
-} from '../release-digest.js';
-import { valuesAsWritten } from '../values-as-written.js';
-import { toValuesArguments, type ResolvedValues } from '../values.js';
-import { installerVersion } from '../version.js';
+} from './release-digest.js';
+import { valuesAsWritten } from '../inputs/values-as-written.js';
+import { toValuesArguments, type ResolvedValues } from '../inputs/values.js';
+import { installerVersion } from '../common/version.js';
 import type { InputsCompared } from './decide.js';
 import type { InstallRun } from './run-context.js';
 

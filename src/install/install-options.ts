@@ -2,12 +2,12 @@
 // the CLI registers and the resolver reads, and the typed options object it gives.
 import {
   type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parseNamespace, parseObjectName, parsePath, parseTakeOwnership, parseTimeout, parseUid,
-} from '../config.js';
+} from '../options/config.js';
 import type { CrdPolicy } from '../crds/crd-decision.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
-import { parseCaFile, parsePullSecretFile } from '../input-file-options.js';
-import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options.js';
-import { OptionValueError } from '../errors.js';
+import { parseCaFile, parsePullSecretFile } from '../options/input-file-options.js';
+import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options/options.js';
+import { OptionValueError } from '../common/errors.js';
 import { boundedDurationMs, hideUrl, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../tell/notify-options.js';
 
 function parseParallel(raw: string): number {

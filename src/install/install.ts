@@ -1,4 +1,4 @@
-// `helm-installer install` of one release, top to bottom (src/commands/install-command.ts picks
+// `helm-installer install` of one release, top to bottom (src/cli/commands/install-command.ts picks
 // the pause, the preview or the release plan first): read what the cluster holds for the release, decide
 // (decide.ts, pure), and act; an unchanged, drift-free, healthy release is left alone without a
 // Lease. Anything else is checked first (render, registry, RBAC: nothing changes on bad input),
@@ -10,7 +10,7 @@ import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilitie
 import { connectKube, helmDefaultNamespace, preloadKubeClient } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
-import { TransientError, UsageError } from '../errors.js';
+import { TransientError, UsageError } from '../common/errors.js';
 import type { RunState } from '../run/run-state.js';
 import { actUnderLease } from './act.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';

@@ -11,8 +11,8 @@ import { unreadyWorkloads } from '../cluster/workload-health.js';
 import type { ClusterDiscovery } from '../cluster/capabilities.js';
 import { detectDrift, type ObjectDrift } from '../drift/detect-drift.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
-import { PreflightError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { PreflightError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import type { DriftMode, ReleaseState } from './decide.js';
 import { compareInputs, type InstallInputs } from './install-inputs.js';
 

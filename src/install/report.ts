@@ -4,8 +4,8 @@
 import { parseAllDocuments } from 'yaml';
 import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { ImmutableChange } from '../drift/immutable-changes.js';
-import { HelmOperationError, InstallerError } from '../errors.js';
-import { successSummary, writeSummary, type SuccessReport } from '../report.js';
+import { HelmOperationError, InstallerError } from '../common/errors.js';
+import { successSummary, writeSummary, type SuccessReport } from '../run/report.js';
 import type { OutcomeReason } from '../run/outcome.js';
 import { recordOutcome } from '../run/record.js';
 import { objectName } from './actions/correct-drift.js';

@@ -4,10 +4,10 @@
 //
 // Masked (the drift check's rules, src/drift/compare-objects.ts isSecretPath, so a drift report
 // and a plan agree): every value of a Secret's `data` and `stringData`; every value under a
-// secret-looking key (src/secrets.ts isSecretKey: `password`, `DB_PASSWORD`, `apiKey`, `auth`,
+// secret-looking key (src/common/secrets.ts isSecretKey: `password`, `DB_PASSWORD`, `apiKey`, `auth`,
 // ... in any object, a ConfigMap's data included); every field of a list item named like a
 // secret (`env: [{name: DB_PASSWORD, value: ...}]`); kubectl's last-applied annotation.
-// Readable under those, as the `values` command's masking has them (src/secrets.ts
+// Readable under those, as the `values` command's masking has them (src/common/secrets.ts
 // isSecretReference): keys that name a secret rather than hold one, and what is under them (an
 // item's `name`, `secretKeyRef`, `secretName`, `existingSecret`), except under a Secret's data
 // and the last-applied annotation, where everything is masked.
@@ -18,7 +18,7 @@
 // Pure.
 import { isSecretPath } from '../drift/compare-objects.js';
 import { sameJson } from '../drift/managed-fields.js';
-import { isSecretKey, isSecretReference } from '../secrets.js';
+import { isSecretKey, isSecretReference } from '../common/secrets.js';
 import { isMap, LAST_APPLIED, own } from './clean-object.js';
 import type { Obj } from './plan-types.js';
 

@@ -2,7 +2,7 @@
 // nothing. A CRD install would refuse (a dropped storage version) fails the plan as it fails the
 // install, with the same exit code and words.
 import type { ObjectClient } from '../cluster/object-client.js';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '../common/errors.js';
 import type { CrdPolicy } from '../crds/crd-decision.js';
 import type { PlanCrd } from './plan-types.js';
 

@@ -3,7 +3,7 @@
 // exit code is 10 when any release would change or go, 0 when nothing would.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode } from '../common/errors.js';
 import { installRun } from '../install/run-context.js';
 import { planJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
@@ -12,13 +12,13 @@ import type { PlanCommandOptions } from './plan-options.js';
 import type { PlanReport } from './plan-types.js';
 import { buildPlanReport } from './preview.js';
 import { countLine } from './summary.js';
-import { fitSummary, writeSummary } from '../report.js';
+import { fitSummary, writeSummary } from '../run/report.js';
 import { startRun } from '../run/run-context.js';
 import type { RunState } from '../run/run-state.js';
 import type { AppRollback } from '../install/install-options.js';
 import { lastGood, nextRevision, type AppRevision } from '../releases/app-revision.js';
 import { pruneOrder, readInventory, type InventoryEntry } from '../releases/inventory.js';
-import type { OpenedPlan } from '../releases/app-input.js';
+import type { OpenedPlan } from '../inputs/app-input.js';
 import { planInCluster } from '../releases/open-plan.js';
 import type { PlanGraph } from '../releases/plan-graph.js';
 import { ownership } from '../releases/prune-releases.js';

@@ -3,12 +3,12 @@
 // HELM_INSTALLER_PLAN_ONLY=true (a Job) logs the plan as text, writes the count line to the
 // termination message, and exits 0: a preview is not a failed Job.
 import { kubeModule } from '../cluster/kube-client.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode } from '../common/errors.js';
 import { installRun } from '../install/run-context.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun } from '../run/run-context.js';
-import type { AppInput } from '../releases/app-input.js';
-import { writeSummary } from '../report.js';
+import type { AppInput } from '../inputs/app-input.js';
+import { writeSummary } from '../run/report.js';
 import { formatJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatText, useColor } from './format-text.js';

@@ -10,8 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizationV1Api, KubeConfig, V1APIResource } from '@kubernetes/client-node';
 import type { ResourceIndex } from '../cluster/capabilities.js';
 import { kubeModule } from '../cluster/kube-client.js';
-import { PreflightError, TransientError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { PreflightError, TransientError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import {
   crdResources, describePermission, renderedObjects, requiredPermissions, type Permission, type RenderedObject, type ResourceInfo,
 } from './required-permissions.js';

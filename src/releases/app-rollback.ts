@@ -5,9 +5,9 @@
 // the more of the app is back, the less is a combination nobody tested.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
-import { toInstallerError } from '../report.js';
-import type { InstallerError } from '../errors.js';
-import { INPUT_DIGEST_LABEL } from '../release-digest.js';
+import { toInstallerError } from '../run/report.js';
+import type { InstallerError } from '../common/errors.js';
+import { INPUT_DIGEST_LABEL } from '../install/release-digest.js';
 import type { Deployed, RollbackStep } from './app-revision.js';
 import { underReleaseLease, type PruneContext } from './prune-releases.js';
 

@@ -7,16 +7,16 @@
 // app revision the cluster is left at. The exit code is the most severe of the releases'.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext, createHelmClient } from '../run/base-context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode, UsageError } from '../common/errors.js';
 import type { InstallOptions } from '../install/install-options.js';
-import type { Logger } from '../logger.js';
-import { toInstallerError, writeSummary } from '../report.js';
+import type { Logger } from '../common/logger.js';
+import { toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
 import { deployedRevisions, rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
 import { readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
-import type { OpenedPlan } from './app-input.js';
+import type { OpenedPlan } from '../inputs/app-input.js';
 import { planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
 import { planSummary, type ReleaseOutcome } from './plan-summary.js';

@@ -7,7 +7,7 @@
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
 import { objectClient } from '../cluster/object-client.js';
-import { APP_SLUG_ANNOTATION } from '../app-slug.js';
+import { APP_SLUG_ANNOTATION } from '../common/app-slug.js';
 import type { AppRevision } from './app-revision.js';
 
 /** The release label (helm --labels) naming the app whose installer made the release. */

@@ -2,9 +2,9 @@
 // releases of the plan, cycles refused with their path, `enabled` evaluated from the
 // environment, and an order in which every release comes after its dependencies. Bad plans are
 // exit 3 naming the file and line, before anything is touched.
-import { InvalidInputError, OptionValueError } from '../errors.js';
-import { parseBoolean } from '../options.js';
-import type { PlannedRelease, ReleasePlan } from './plan-file.js';
+import { InvalidInputError, OptionValueError } from '../common/errors.js';
+import { parseBoolean } from '../options/options.js';
+import type { PlannedRelease, ReleasePlan } from '../inputs/plan-file.js';
 
 export interface GraphRelease extends PlannedRelease {
   namespace: string;

@@ -2,10 +2,10 @@
 // (an airgap bundle must already hold what a customer may switch on later), as one list, one
 // KOTS additionalImages block and one --check. Each occurrence keeps its release, which `--why`
 // and `--format json` name.
-import type { CommonOptions } from '../config.js';
+import type { CommonOptions } from '../options/config.js';
 import type { ImagePlanInput } from '../images/image-plan.js';
 import type { RunState } from '../run/run-state.js';
-import type { OpenedPlan } from './app-input.js';
+import type { OpenedPlan } from '../inputs/app-input.js';
 import { planGraph } from './plan-graph.js';
 import { chartOptions } from './release-options.js';
 import { memberState } from './run-graph.js';

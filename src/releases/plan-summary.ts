@@ -1,8 +1,8 @@
 // The summary of a plan run, pure: one line per release with what happened to it, the exit code
 // (the most severe of the releases'), all within the kubelet's termination-message limits.
-import { ExitCode } from '../errors.js';
-import { EXIT_CODE_MEANING, fitSummary } from '../report.js';
-import type { SecretRegistry } from '../secrets.js';
+import { ExitCode } from '../common/errors.js';
+import { EXIT_CODE_MEANING, fitSummary } from '../run/report.js';
+import type { SecretRegistry } from '../common/secrets.js';
 import type { AppRevision } from './app-revision.js';
 import type { ReleaseOutcome } from './release-outcome.js';
 import { describeRollback, type RollbackResult } from './app-rollback.js';

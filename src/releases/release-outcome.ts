@@ -1,6 +1,6 @@
 // What happened to one release of a plan's run: the scheduler's result (run-graph.ts), what the
 // app revision records (app-revision.ts) and what the summary says (plan-summary.ts).
-import type { InstallerError } from '../errors.js';
+import type { InstallerError } from '../common/errors.js';
 
 export type ReleaseOutcome =
   | { key: string; status: 'done'; action: string; revision?: number; chart?: string; seconds: number }

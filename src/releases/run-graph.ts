@@ -7,13 +7,14 @@
 // `maxParallel` bounds both the releases checking at once and those changing the cluster.
 import type { InstallOptions } from '../install/install-options.js';
 import type { PlanMember } from '../install/run-context.js';
-import { failureSummary, toInstallerError, writeSummary } from '../report.js';
+import { failureSummary, toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordFailure } from '../run/record.js';
 import { OWNER_LABEL } from './inventory.js';
 import type { PlanGraph } from './plan-graph.js';
 import type { ReleaseOutcome } from './plan-summary.js';
-import { releaseOptions, type SharedValues } from './release-options.js';
+import type { SharedValues } from '../inputs/app-input.js';
+import { releaseOptions } from './release-options.js';
 
 /** Thrown at a gate: the release was never started, through no fault of its own. */
 export class NotAttempted extends Error {}

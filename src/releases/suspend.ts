@@ -3,12 +3,12 @@
 // `spec.suspend`, nothing is reconciled and nothing removed: the run reads no release state,
 // takes no Lease and writes nothing but its Suspended Event (one per release), then exits 0. With
 // --plan-only too, the pause wins and says so (pause-preview.ts).
-import { loadChart } from '../chart.js';
+import { loadChart } from '../inputs/chart.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
-import { ExitCode } from '../errors.js';
-import { writeSummary } from '../report.js';
-import type { AppInput } from './app-input.js';
+import { ExitCode } from '../common/errors.js';
+import { writeSummary } from '../run/report.js';
+import type { AppInput } from '../inputs/app-input.js';
 import { planGraph } from './plan-graph.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';

@@ -1,13 +1,13 @@
 // What every command needs once: the secret registry, the logger, and the helm adapter bound to
 // the detected helm binary.
-import { createLogger, type Logger } from '../logger.js';
-import type { CommonOptions } from '../config.js';
+import { createLogger, type Logger } from '../common/logger.js';
+import type { CommonOptions } from '../options/config.js';
 import { detectHelm } from '../helm/helm-binary.js';
 import { HelmClient } from '../helm/helm-client.js';
 import type { SetKind } from '../helm/helm-args.js';
 import type { RunState } from './run-state.js';
-import type { SecretRegistry } from '../secrets.js';
-import { maskSetExpression } from '../set-expressions.js';
+import type { SecretRegistry } from '../common/secrets.js';
+import { maskSetExpression } from '../options/set-expressions.js';
 
 /**
  * Logs go to stdout (fd 1) for `install`; commands whose stdout is data (values, render, images)

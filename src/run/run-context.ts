@@ -3,16 +3,16 @@
 // reads, the chart, the value layers and the helm adapter, and the cluster's clients once
 // connected. Every step takes it instead of a list of loose parameters. The run's temporary
 // directory belongs to its plan (run-plan.ts): it lives exactly as long as the plan.
-import { loadChart, type ChartInfo } from '../chart.js';
+import { loadChart, type ChartInfo } from '../inputs/chart.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import type { ReleaseRecords } from '../cluster/release-secrets.js';
-import type { CommonOptions } from '../config.js';
+import type { CommonOptions } from '../options/config.js';
 import { createBaseContext, createHelmClient } from './base-context.js';
 import type { HelmClient } from '../helm/helm-client.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { RunState } from './run-state.js';
-import type { SecretRegistry } from '../secrets.js';
-import { resolveValues, type ResolvedValues } from '../values.js';
+import type { SecretRegistry } from '../common/secrets.js';
+import { resolveValues, type ResolvedValues } from '../inputs/values.js';
 import { stageGate } from './run-control.js';
 
 export interface RunContext<O extends CommonOptions = CommonOptions> {

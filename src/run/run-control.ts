@@ -1,7 +1,7 @@
 // How a run stops on SIGTERM/SIGINT between its stages: each stage is entered through the gate,
 // which refuses to start the next one once a signal arrived, and work that changes nothing
 // (a render, a preflight) is given up at once instead of awaited.
-import { TransientError } from '../errors.js';
+import { TransientError } from '../common/errors.js';
 import type { RunState } from './run-state.js';
 
 /**

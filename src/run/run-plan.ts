@@ -4,13 +4,13 @@
 // as install applies it. `values`, `render`, `images`, `install`, `install --dry-run` and `plan`
 // all take it from here; none assembles its own. The plan owns the run's temporary directory
 // (generated values layers, the post-renderer's shim): both are removed when the callback ends.
-import type { AirgapSetup } from '../airgap.js';
+import type { AirgapSetup } from '../images/airgap.js';
 import type { UpgradeArguments, ValuesArguments } from '../helm/helm-args.js';
 import { parseImagePath } from '../images/extra-image-paths.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
 import type { PinPlan } from '../images/pin-fields.js';
-import { withTempDir } from '../temp-dir.js';
-import { toValuesArguments } from '../values.js';
+import { withTempDir } from '../common/temp-dir.js';
+import { toValuesArguments } from '../inputs/values.js';
 import type { RunContext } from './run-context.js';
 
 export type { AirgapSetup };
@@ -91,7 +91,7 @@ function planOf(run: PlanRun, airgap: AirgapSetup, userValues: ValuesArguments, 
     render: (namespace) => (renders[namespace ?? ''] ??= renderOnce(run, airgap, values, namespace)),
     imagesOf: async (wanted = userValues) => {
       if (wanted === userValues && airgap.plan) return { occurrences: airgap.plan.images.flatMap((i) => i.occurrences), registries: airgap.plan.registries };
-      const { planChartImages } = await import('../airgap.js');
+      const { planChartImages } = await import('../images/airgap.js');
       const found = await planChartImages(o, run, wanted, undefined);
       return { occurrences: found.occurrences, registries: found.plan.registries };
     },
@@ -109,7 +109,7 @@ async function renderOnce(run: PlanRun, airgap: AirgapSetup, values: ValuesArgum
       throw error;
     }));
   if (!airgap.rewrite) return { manifests, output: [manifests] };
-  const { rewriteRendered } = await import('../airgap.js');
+  const { rewriteRendered } = await import('../images/airgap.js');
   return { manifests, output: rewriteRendered(manifests, airgap.rewrite) };
 }
 
@@ -123,7 +123,7 @@ async function prepareImages(run: PlanRun, userValues: ValuesArguments, workDir:
   const { pins } = options;
   // `images` applies nothing: no annotation to set.
   const appSlug = options.imagesOnly ? undefined : o.appSlug;
-  if (o.registry || o.imagePullSecret) return (await import('../airgap.js')).prepareAirgap(o, run, userValues, workDir, { ...options, appSlug });
+  if (o.registry || o.imagePullSecret) return (await import('../images/airgap.js')).prepareAirgap(o, run, userValues, workDir, { ...options, appSlug });
   const extraPaths = o.imagePaths.map(parseImagePath);
   if (!pins && appSlug === undefined) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
   // A post-renderer that only pins fields or sets the app slug: the airgap stage stays unloaded.

@@ -1,7 +1,7 @@
 // What the one process-ending place (main.ts) needs to know about a command in flight: where
 // it got to (for the failure summary), which secrets to mask, and how to cancel it.
-import type { Logger } from '../logger.js';
-import type { SecretRegistry } from '../secrets.js';
+import type { Logger } from '../common/logger.js';
+import type { SecretRegistry } from '../common/secrets.js';
 import type { Outcome } from './outcome.js';
 
 export interface Progress {
@@ -24,7 +24,7 @@ export interface RunState {
   warnings?: string[];
   /** Fields on every log line (a release of a plan: its `namespace/name`). */
   bindings?: Record<string, string>;
-  /** What happened to each release (src/tell/record.ts); shared by a plan's releases. */
+  /** What happened to each release (src/run/record.ts); shared by a plan's releases. */
   outcomes?: Outcome[];
   /** Set by `install`: writes the outcomes (Events, notifications) once the command has ended; never throws. */
   tell?: (outcomes: Outcome[]) => Promise<void>;

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConfigurationOptions, EventsV1Event, KubeConfig } from '@kubernetes/client-node';
 import { connectKube, kubeModule, readPodNamespace, type KubeClients } from '../cluster/kube-client.js';
 import { apiMessage, isTransientApiError } from '../cluster/kube-errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../common/logger.js';
 import type { RunState } from '../run/run-state.js';
 import { eventBody, eventFailureCause, jobOf, placeOf, type EventBody, type JobOptions, type JobRef } from './event-body.js';
 import type { Outcome } from '../run/outcome.js';

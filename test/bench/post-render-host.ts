@@ -11,9 +11,9 @@
 // (AirgapSetup.rendered). Without, the request is the process's first rewrite (cold).
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rewriteRendered } from '../../src/airgap.js';
+import { rewriteRendered } from '../../src/images/airgap.js';
 import { collectAll } from '../../src/images/manifest-images.js';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { startPostRenderHost } from '../../src/images/post-render-host.js';
 import { runPostRender } from '../../src/images/post-render-run.js';
 import type { RewritePlan } from '../../src/images/rewrite-plan.js';

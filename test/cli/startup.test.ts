@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { commandCatalog, namedCommand } from '../../src/commands/catalog.js';
+import { commandCatalog, namedCommand } from '../../src/cli/commands/catalog.js';
 import { chartDir, cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
 
 const hook = join(tempDir('startup'), 'record-loads.mjs');
@@ -39,7 +39,7 @@ const chunkOf = (source: string): string => join(repoRoot, Object.entries(meta.o
 const HEAVY = ['/node_modules/pino/', '/node_modules/pino-pretty/', '/node_modules/yaml/', '/node_modules/execa/', '/node_modules/tar/'];
 const heavyIn = (modules: string[]) => sourcesOf(modules).filter((m) => HEAVY.some((h) => m.includes(h)));
 const commandModulesIn = (modules: string[]) =>
-  sourcesOf(modules).filter((m) => /^\/src\/commands\/(?!catalog\.ts)/.test(m)).map((m) => m.replace(/^\/src\//, '').replace(/\.ts$/, '.js'));
+  sourcesOf(modules).filter((m) => /^\/src\/cli\/commands\/(?!catalog\.ts)/.test(m)).map((m) => m.replace(/^\/src\/cli\//, '').replace(/\.ts$/, '.js'));
 
 describe('startup', () => {
   it('--version prints the package version and loads no command module or heavy library', async () => {
@@ -67,7 +67,7 @@ describe('startup', () => {
   });
 
   it("a run's own modules leave out node's bundled undici (an ES import of node:http loads it) and, with JSON logs, pino-pretty", async () => {
-    const installModule = chunkOf('src/commands/install-command.ts');
+    const installModule = chunkOf('src/cli/commands/install-command.ts');
     const r = await execa(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(installModule)}); console.log(JSON.stringify(process.moduleLoadList))`]);
     const builtins = JSON.parse(String(r.stdout)) as string[];
     expect(builtins.filter((m) => /undici/.test(m))).toEqual([]);

@@ -1,6 +1,6 @@
 // `npm run image:build`: progress and figures on stderr, the pushed image reference as the last
 // line of stdout, so `IMAGE=$(npm run -s image:build | tail -1)` works.
-import { InstallerError } from '../../src/errors.js';
+import { InstallerError } from '../../src/common/errors.js';
 import { buildImage } from './image-build.js';
 
 const log = (line: string) => process.stderr.write(`[image] ${line}\n`);

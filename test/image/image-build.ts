@@ -5,13 +5,13 @@
 // The layer cache (buildah --layers) and the npm cache mount make a rebuild with no change quick;
 // the tag carries the image id, so a changed image is never mistaken for a cached one by a kubelet.
 // The bundled charts are checked first (each chart of the app's release plan), as every run reads
-// them (src/chart.ts): an image whose chart lacks a vendored dependency would fail every
+// them (src/inputs/chart.ts): an image whose chart lacks a vendored dependency would fail every
 // airgapped install, so none is built.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { loadAppCharts } from '../../src/app-charts.js';
-import { resolveInput } from '../../src/releases/app-input.js';
+import { loadAppCharts } from '../../src/inputs/app-charts.js';
+import { resolveInput } from '../../src/inputs/app-input.js';
 import { httpRequest } from '../../src/images/registry-http.js';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { repoRoot } from '../cluster/paths.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
-import { InvalidInputError } from '../../src/errors.js';
-import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/images/image-reference.js';
+import { InvalidInputError } from '../../src/common/errors.js';
+import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/common/image-reference.js';
 import { buildImagePlan, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, targetOf, whyImage } from '../../src/images/image-plan.js';
 import { collectImages } from '../../src/images/manifest-images.js';
 

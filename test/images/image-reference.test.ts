@@ -6,8 +6,8 @@ import {
   parseRegistryAddress,
   planImageRewrites,
   rewriteImageReference,
-} from '../../src/images/image-reference.js';
-import { InvalidInputError, UsageError } from '../../src/errors.js';
+} from '../../src/common/image-reference.js';
+import { InvalidInputError, UsageError } from '../../src/common/errors.js';
 
 const D = 'sha256:' + 'a'.repeat(64);
 const D2 = 'sha256:' + '0123456789abcdef'.repeat(4);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { checkKotsApplication, formatImages, formatKotsAdditionalImages } from '../../src/images/kots-images.js';
-import { InvalidInputError } from '../../src/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
 
 let dir: string;
 beforeAll(async () => {

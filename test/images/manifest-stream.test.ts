@@ -2,7 +2,7 @@
 // go-yaml's quoted scalars read the way go-yaml reads them. Expected values are written by hand.
 import { describe, it, expect } from 'vitest';
 import { isCustomResourceDefinition, ManifestSplitter, parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
-import { InvalidInputError } from '../../src/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
 
 const STREAM = `# leading comment
 apiVersion: v1

@@ -8,19 +8,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
-import { UsageError } from '../../src/errors.js';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { UsageError } from '../../src/common/errors.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { splitManifestStream } from '../../src/images/manifest-stream.js';
 import { checkPinPlan, parsePointer, pinFields, type PinPlan } from '../../src/images/pin-fields.js';
 import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { runPostRender } from '../../src/images/post-render-run.js';
 import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
-import { loadChart } from '../../src/chart.js';
+import { loadChart } from '../../src/inputs/chart.js';
 import { withRunPlan, type PlanRun } from '../../src/run/run-plan.js';
 import { createHelmClient } from '../../src/run/base-context.js';
-import type { CommonOptions } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import type { CommonOptions } from '../../src/options/config.js';
+import { createLogger } from '../../src/common/logger.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 import { helm3, helm4 } from '../helpers.js';
 
 const DEPLOYMENT = `---

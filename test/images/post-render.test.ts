@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parse } from 'yaml';
-import { InvalidInputError } from '../../src/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
 import { postRenderFailure, runPostRender } from '../../src/images/post-render-run.js';
 import { EMPTY_STREAM, pluginYaml, shimScript } from '../../src/images/post-render-host.js';
 import { POST_RENDERER_PLUGIN, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 
 let dir: string;
 beforeEach(async () => {

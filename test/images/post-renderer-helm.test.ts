@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { collectImages } from '../../src/images/manifest-images.js';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { parseStream } from './manifest-fixtures.js';
 

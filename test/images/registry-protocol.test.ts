@@ -2,8 +2,9 @@
 // Basic, Bearer token flow, 404, and an unreachable registry.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { checkImagesExist, parseChallenge, parseDockerConfigJson } from '../../src/images/registry-preflight.js';
-import { InvalidInputError, PreflightError } from '../../src/errors.js';
+import { parseDockerConfigJson } from '../../src/common/docker-config.js';
+import { checkImagesExist, parseChallenge } from '../../src/images/registry-preflight.js';
+import { InvalidInputError, PreflightError } from '../../src/common/errors.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let server: Server;

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { buildHints, buildValuesHints, withoutGlobalRegistry } from '../../src/images/values-hints.js';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 
 const registry = parseRegistryAddress('registry.local:5000/app');
 

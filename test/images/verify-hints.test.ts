@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { parseRegistryAddress } from '../../src/images/image-reference.js';
+import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import type { ImageOccurrence } from '../../src/images/manifest-images.js';
 import { compareHintedImages } from '../../src/images/verify-hints.js';
 

@@ -13,7 +13,7 @@ import { correctDrift } from '../../src/drift/correct-drift.js';
 import { detectDrift, type ObjectDrift } from '../../src/drift/detect-drift.js';
 import { parseIgnoreRules, type IgnoreRule } from '../../src/drift/ignore-rules.js';
 import { releaseFromRecord } from '../../src/drift/release-manifest.js';
-import { PreflightError } from '../../src/errors.js';
+import { PreflightError } from '../../src/common/errors.js';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { kubectlPath } from '../cluster/paths.js';
 import { helm, helm3, helm4, repoRoot, tempDir } from '../helpers.js';

@@ -2,7 +2,7 @@
 // loopback, anonymous, behind htpasswd, and behind TLS with a private CA.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { checkImagesExist } from '../../src/images/registry-preflight.js';
-import { PreflightError } from '../../src/errors.js';
+import { PreflightError } from '../../src/common/errors.js';
 import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from '../images/registry.js';
 
 const creds = { user: 'kots', password: 'pa:ss word' };

@@ -5,7 +5,7 @@ import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision, KEPT_R
 import { describeRollback } from '../../src/releases/app-rollback.js';
 import { appLine } from '../../src/releases/plan-summary.js';
 import type { ReleaseOutcome } from '../../src/releases/release-outcome.js';
-import { HelmOperationError } from '../../src/errors.js';
+import { HelmOperationError } from '../../src/common/errors.js';
 
 const order = ['s/operator', 's/web', 's/report', 's/cache'];
 const done = (key: string, action: string, revision: number): ReleaseOutcome => ({ key, status: 'done', action, revision, chart: 'part-1.0.0', seconds: 1 });

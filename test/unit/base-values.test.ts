@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultBaseValues } from '../../src/config.js';
+import { defaultBaseValues } from '../../src/options/config.js';
 import { appDir, chartDir, repoRoot, runCli, tempDir } from '../helpers.js';
 
 describe('defaultBaseValues', () => {

@@ -8,8 +8,8 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { loadChart } from '../../src/chart.js';
-import { InvalidInputError } from '../../src/errors.js';
+import { loadChart } from '../../src/inputs/chart.js';
+import { InvalidInputError } from '../../src/common/errors.js';
 import { helm3, helm4, tempDir } from '../helpers.js';
 
 const root = tempDir('deps-helm');

@@ -2,9 +2,9 @@
 // dependency missing from charts/, present at another version than Chart.lock pins or outside
 // the Chart.yaml range, under an alias, in a nested subchart; the messages written by hand.
 import { describe, expect, it } from 'vitest';
-import { checkDependencies, requireVendoredDependencies } from '../../src/chart-dependencies.js';
-import type { DependencyFiles, LoadedChart } from '../../src/chart-subcharts.js';
-import { ExitCode, InvalidInputError } from '../../src/errors.js';
+import { checkDependencies, requireVendoredDependencies } from '../../src/inputs/chart-dependencies.js';
+import type { DependencyFiles, LoadedChart } from '../../src/inputs/chart-subcharts.js';
+import { ExitCode, InvalidInputError } from '../../src/common/errors.js';
 
 const chart = (dir: string, meta: Record<string, unknown>, subcharts: LoadedChart[] = [], dependencyFiles: DependencyFiles = {}): LoadedChart => ({
   chartFile: `${dir}/Chart.yaml`,

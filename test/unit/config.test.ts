@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { commonOptionTable, parseAppSlug, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/config.js';
-import { installOptionTable } from '../../src/commands/install-command.js';
-import { ExitCode, OptionValueError } from '../../src/errors.js';
+import { commonOptionTable, parseAppSlug, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/options/config.js';
+import { installOptionTable } from '../../src/cli/commands/install-command.js';
+import { ExitCode, OptionValueError } from '../../src/common/errors.js';
 import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
-import { parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options.js';
-import { MASK, SecretRegistry } from '../../src/secrets.js';
+import { parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options/options.js';
+import { MASK, SecretRegistry } from '../../src/common/secrets.js';
 
 describe('option parsers', () => {
   it('accepts Go durations and rejects the rest', () => {

@@ -2,7 +2,7 @@
 // malformed ones (exit 2 naming the option, the env var, and for a file its line), and which
 // objects a rule applies to.
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/common/errors.js';
 import { ignoredPaths, parseIgnoreRules, ruleApplies } from '../../src/drift/ignore-rules.js';
 
 const env = { option: '--drift-ignore', env: 'HELM_INSTALLER_DRIFT_IGNORE' };

@@ -2,11 +2,11 @@
 // out by hand, and the secret split checked by merging the files back as Flux and helm merge.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ExitCode, InvalidInputError } from '../../src/errors.js';
+import { ExitCode, InvalidInputError } from '../../src/common/errors.js';
 import { helmReleaseFiles } from '../../src/export/helmrelease/helmrelease-files.js';
 import type { HelmReleaseInput, HelmReleaseOptions } from '../../src/export/helmrelease/input.js';
 import { secretValuePaths, splitValues } from '../../src/export/helmrelease/values-split.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 
 const options: HelmReleaseOptions = { registry: { address: '127.0.0.1:5000/shop', insecure: true } };
 

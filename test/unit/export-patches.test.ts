@@ -7,7 +7,7 @@ import { planOverlay } from '../../src/export/overlay-plan.js';
 import { fileNames, releaseFiles } from '../../src/export/release-files.js';
 import { secretFields } from '../../src/export/secret-fields.js';
 import { secretPaths, secretSubtree } from '../../src/export/secret-values.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 
 describe('diffObjects', () => {
   it('changes only the fields that differ; keys with / and ~ escaped', () => {

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { ExitCode } from '../../src/errors.js';
-import { durationMs } from '../../src/config.js';
-import { EXIT_CODE_MEANING } from '../../src/report.js';
+import { ExitCode } from '../../src/common/errors.js';
+import { durationMs } from '../../src/options/config.js';
+import { EXIT_CODE_MEANING } from '../../src/run/report.js';
 import { repoRoot } from '../helpers.js';
 
 const retryable: number[] = [ExitCode.transient, ExitCode.releaseBusy];

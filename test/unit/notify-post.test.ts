@@ -3,8 +3,8 @@
 // --notify-max-time is spent the rest are logged as not sent, not tried.
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { createLogger } from '../../src/common/logger.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 import { notify } from '../../src/tell/notify.js';
 import type { Outcome } from '../../src/run/outcome.js';
 import { startReceiver, type Receiver } from '../integration/notify-receiver.js';

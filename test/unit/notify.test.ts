@@ -3,8 +3,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OptionValueError, UsageError } from '../../src/errors.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { OptionValueError, UsageError } from '../../src/common/errors.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 import { jsonBody, notifyBody, slackBody } from '../../src/tell/notify-body.js';
 import { boundedDurationMs, notifyUrlOf, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../../src/tell/notify-options.js';
 import { requestTarget } from '../../src/tell/notify.js';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandCatalog } from '../../src/commands/catalog.js';
+import { commandCatalog } from '../../src/cli/commands/catalog.js';
 import { repoRoot } from '../helpers.js';
 
 const doc = readFileSync(join(repoRoot, 'docs', 'options.md'), 'utf8');

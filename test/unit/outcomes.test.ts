@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HelmOperationError, UsageError } from '../../src/errors.js';
+import { HelmOperationError, UsageError } from '../../src/common/errors.js';
 import type { RunState } from '../../src/run/run-state.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 import { recordFailure, recordOutcome } from '../../src/run/record.js';
 
 function state(): RunState {

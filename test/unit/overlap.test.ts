@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { awaitInOrder } from '../../src/overlap.js';
+import { awaitInOrder } from '../../src/run/overlap.js';
 import type { Progress } from '../../src/run/run-state.js';
 
 const after = <T>(ms: number, value: T, fail = false) =>

@@ -4,13 +4,13 @@
 // failed check stopping everything, a failed release stopping only its dependents. The real
 // install under the scheduler is test/integration/release-plan.test.ts.
 import { describe, expect, it } from 'vitest';
-import { HelmOperationError, PreflightError } from '../../src/errors.js';
+import { HelmOperationError, PreflightError } from '../../src/common/errors.js';
 import type { InstallOptions } from '../../src/install/install-options.js';
 import type { PlanMember } from '../../src/install/run-context.js';
 import type { GraphRelease, PlanGraph } from '../../src/releases/plan-graph.js';
 import { runGraph } from '../../src/releases/run-graph.js';
 import type { RunState } from '../../src/run/run-state.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 
 const release = (name: string, deps: string[] = []): GraphRelease => ({
   name, namespace: 's', key: `s/${name}`, chart: '/c', values: [], dependsOn: deps, deps: deps.map((d) => `s/${d}`), enabled: true, line: 1,

@@ -2,15 +2,15 @@
 // print it (captured from both against the local cluster), the options, the revision a failed
 // test rolls back to, and why a test pod did not succeed.
 import { describe, expect, it } from 'vitest';
-import { installOptionTable } from '../../src/commands/install-command.js';
-import { ExitCode } from '../../src/errors.js';
+import { installOptionTable } from '../../src/cli/commands/install-command.js';
+import { ExitCode } from '../../src/common/errors.js';
 import { testArgs } from '../../src/helm/helm-args.js';
 import { parseTestSuite } from '../../src/helm/helm-results.js';
 import { testProblem } from '../../src/install/actions/test-diagnosis.js';
 import { testFailedNote } from '../../src/install/actions/test-release.js';
 import { lastGoodRevision } from '../../src/install/decide.js';
-import { resolveOptions, type GivenValue } from '../../src/options.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { resolveOptions, type GivenValue } from '../../src/options/options.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 
 const HELM4_FAILED = `NAME: r
 LAST DEPLOYED: Wed Nov 25 09:39:31 2026

@@ -1,12 +1,12 @@
 // The helm flags render and images pass to helm template (pure), and the cluster's Capabilities
 // as helm template flags.
 import { describe, expect, it } from 'vitest';
-import { renderHelmArgs } from '../../src/config.js';
-import { UsageError } from '../../src/errors.js';
+import { renderHelmArgs } from '../../src/options/config.js';
+import { UsageError } from '../../src/common/errors.js';
 import { capabilitiesArgs } from '../../src/helm/helm-args.js';
 import { checkInstallHelmArgs, parseRenderFlags } from '../../src/helm/render-flags.js';
-import { resolveOptions } from '../../src/options.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { resolveOptions } from '../../src/options/options.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 
 describe('parseRenderFlags', () => {
   it('accepts the flags that shape a render, in every spelling pflag takes, as --flag=value', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HelmOperationError, InvalidInputError } from '../../src/errors.js';
-import { failureSummary, SUMMARY_MAX_BYTES, SUMMARY_MAX_LINES } from '../../src/report.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { HelmOperationError, InvalidInputError } from '../../src/common/errors.js';
+import { failureSummary, SUMMARY_MAX_BYTES, SUMMARY_MAX_LINES } from '../../src/run/report.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 
 describe('failureSummary', () => {
   it('names release, action, cause, place and next step', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretKey, MASK, SecretRegistry } from '../../src/secrets.js';
-import { maskSetExpression } from '../../src/set-expressions.js';
+import { isSecretKey, MASK, SecretRegistry } from '../../src/common/secrets.js';
+import { maskSetExpression } from '../../src/options/set-expressions.js';
 import { maskHelmArgs } from '../../src/run/base-context.js';
 
 describe('secrets', () => {

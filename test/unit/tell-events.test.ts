@@ -11,7 +11,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { kubeModule } from '../../src/cluster/kube-client.js';
 import { eventPermission } from '../../src/rbac/required-permissions.js';
-import { SecretRegistry } from '../../src/secrets.js';
+import { SecretRegistry } from '../../src/common/secrets.js';
 import {
   cutBytes, eventAction, eventBody, eventFailureCause, eventName, jobOf, microTime, NOTE_LIMIT_BYTES, placeOf, REPORTING_CONTROLLER,
 } from '../../src/tell/event-body.js';

@@ -2,10 +2,10 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/errors.js';
-import { explainLeaves } from '../../src/values-explain.js';
-import { expandValuesPath, parseValuesText } from '../../src/values.js';
-import { archiveEntryProblem } from '../../src/chart-archive.js';
+import { ExitCode } from '../../src/common/errors.js';
+import { explainLeaves } from '../../src/inputs/values-explain.js';
+import { expandValuesPath, parseValuesText } from '../../src/inputs/values.js';
+import { archiveEntryProblem } from '../../src/inputs/chart-archive.js';
 
 describe('values files', () => {
   it('names the file and line of a YAML error', () => {

@@ -10,8 +10,8 @@
 //   first-install (ours by default) adopts on the install only.
 // - the release's records stay in its namespace under its name (releaseName, storageNamespace),
 //   so helm-controller takes over a release our Job installed rather than installing a second.
-import { APP_SLUG_ANNOTATION } from '../../app-slug.js';
-import { InvalidInputError } from '../../errors.js';
+import { APP_SLUG_ANNOTATION } from '../../common/app-slug.js';
+import { InvalidInputError } from '../../common/errors.js';
 import { driftDetection } from './drift.js';
 import type { KustomizeImage } from './images.js';
 import type { KustomizePatch } from './pull-secret.js';

@@ -1,7 +1,7 @@
 // The HelmRelease form of `export`: per release, a folder with the chart's OCIRepository, the
 // HelmRelease, its values (ConfigMaps, and a Secret manifest apart) and a kustomization listing
 // them. Pure: the export command writes the files (and the chart archive beside them).
-import { InvalidInputError } from '../../errors.js';
+import { InvalidInputError } from '../../common/errors.js';
 import { kustomizeImages } from './images.js';
 import { helmRelease, ociRepository, type Placement } from './flux-objects.js';
 import type { ExportFile, HelmReleaseFiles, HelmReleaseInput, HelmReleaseOptions, NotExpressible } from './input.js';

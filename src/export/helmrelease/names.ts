@@ -1,7 +1,7 @@
 // Names of the generated objects and folders: stable (the same input gives the same names) and
 // valid Kubernetes names. A HelmRelease is named after its release; two releases of the same name
 // in different namespaces are told apart by their namespace.
-import { InvalidInputError } from '../../errors.js';
+import { InvalidInputError } from '../../common/errors.js';
 import type { HelmReleaseInput } from './input.js';
 
 // A DNS-1123 subdomain: what ConfigMaps, Secrets and custom resources may be named.

@@ -2,7 +2,7 @@
 // customer's, the airgap's registry hints), the secret-looking values of each layer under their
 // own key of one Secret, and the valuesFrom list that merges them in our order (later wins):
 // vendor, vendor secrets, customer, customer secrets, generated.
-import { InvalidInputError } from '../../errors.js';
+import { InvalidInputError } from '../../common/errors.js';
 import type { HelmReleaseInput, Values } from './input.js';
 import type { ReleaseNames } from './names.js';
 import { checkExpressible, splitValues } from './values-split.js';

@@ -2,8 +2,8 @@
 // Flux merges valuesFrom in order, maps deeply and everything else (lists too) replaced whole, as
 // helm merges `-f` files; so the plain part and the secret part, merged back, give the layer
 // exactly. A secret inside a list takes the whole list with it: half a list cannot be merged back.
-import { InvalidInputError } from '../../errors.js';
-import type { SecretRegistry } from '../../secrets.js';
+import { InvalidInputError } from '../../common/errors.js';
+import type { SecretRegistry } from '../../common/secrets.js';
 import type { ValuePath, Values } from './input.js';
 
 export interface SplitValues {

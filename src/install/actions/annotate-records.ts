@@ -2,7 +2,7 @@
 // they hold the chart's values, passwords included, and `kubectl kots remove --undeploy` would
 // leave them behind, and with them a release whose objects are gone. Helm has no way to annotate
 // its own records, so they are patched after each helm run that writes them.
-import { APP_SLUG_ANNOTATION } from '../../app-slug.js';
+import { APP_SLUG_ANNOTATION } from '../../common/app-slug.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
 
 /** Best effort: a failure is a warning (the release itself is done); the next helm run tries again. */

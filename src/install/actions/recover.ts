@@ -3,7 +3,7 @@
 // pending revision is marked failed and rolled back (or, never deployed, uninstalled); the run
 // then reads and decides again (see release-recovery.ts for the plan).
 import type { ReleaseLease } from '../../cluster/release-lease.js';
-import { planRecovery, recoverRelease } from '../../release-recovery.js';
+import { planRecovery, recoverRelease } from '../release-recovery.js';
 import type { Action } from '../decide.js';
 import { annotateReleaseRecords } from './annotate-records.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';

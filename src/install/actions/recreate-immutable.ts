@@ -7,14 +7,14 @@
 // stay and bind to the new pods by name (`<claim>-<sts>-<ordinal>`). Killed halfway, the next run
 // finds the deleted objects missing (helm creates them) and deletes the rest.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { durationMs } from '../../config.js';
+import { durationMs } from '../../options/config.js';
 import type { ResourceIndex } from '../../cluster/capabilities.js';
 import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { toInstallerApiError } from '../../cluster/kube-errors.js';
 import { findImmutableChanges, type ImmutableChange } from '../../drift/immutable-changes.js';
 import { describeObject } from '../../drift/manifest-objects.js';
 import { objectClient, type ObjectClient, type PropagationPolicy } from '../../cluster/object-client.js';
-import { HelmOperationError, TransientError } from '../../errors.js';
+import { HelmOperationError, TransientError } from '../../common/errors.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
 
 export interface RecreateRequest {

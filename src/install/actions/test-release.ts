@@ -5,7 +5,7 @@
 // (--test-failure keep), and the run ends with exit 4 and a TestFailed outcome.
 import type { ReleaseLease } from '../../cluster/release-lease.js';
 import { describeProblems, type Problem } from '../../cluster/wait-diagnosis.js';
-import { HelmOperationError, InstallerError } from '../../errors.js';
+import { HelmOperationError, InstallerError } from '../../common/errors.js';
 import { recordOutcome } from '../../run/record.js';
 import { annotateReleaseRecords } from './annotate-records.js';
 import { diagnoseTests, TEST_TIMEOUT_REASON } from './test-diagnosis.js';

@@ -5,7 +5,7 @@
 // on a server-side apply conflict.
 import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../../cluster/wait-diagnosis.js';
 import type { ReleaseLease } from '../../cluster/release-lease.js';
-import { HelmOperationError } from '../../errors.js';
+import { HelmOperationError } from '../../common/errors.js';
 import { annotateReleaseRecords } from './annotate-records.js';
 import type { ClusterRun, InstallRun } from '../run-context.js';
 import type { RunPlan } from '../../run/run-plan.js';

@@ -1,0 +1,81 @@
+// The app's input, resolved once per run by the command that runs (src/cli/commands/): one chart, an
+// app of one release, or a release plan file with its releases and the customer's values shared
+// out by release name. This is the only place that looks for a plan file; every command and step
+// below works on what it returns, so none asks again and none is entered twice.
+import { basename } from 'node:path';
+import { InvalidInputError, UsageError } from '../common/errors.js';
+import { defaultBaseValues, type CommonOptions } from '../options/config.js';
+import { findPlanFile, readPlanFile, type ReleasePlan } from './plan-file.js';
+import type { SetArgument } from '../helm/helm-args.js';
+import { expandValuesPath } from './values.js';
+
+/** A release plan as read and checked (exit 3 before anything is touched). */
+export interface OpenedPlan {
+  plan: ReleasePlan;
+  shared: SharedValues;
+}
+
+/** `plan` undefined: one chart, named by the command's own options (--chart, --release, the app directory). */
+export type AppInput = { plan?: undefined } | OpenedPlan;
+
+type InputOptions = Pick<CommonOptions, 'appDir'> & Partial<Pick<CommonOptions, 'chart' | 'release' | 'releasesFile' | 'baseValues' | 'values' | 'sets'>>;
+
+/** `progress`: the run's, whose action a failure summary names. */
+export function resolveInput(o: InputOptions, progress?: { action: string }): AppInput {
+  const file = findPlanFile({ releasesFile: o.releasesFile, chart: o.chart, appDir: o.appDir });
+  if (!file) return {};
+  refuseChartOptions(o);
+  if (progress) progress.action = 'reading the release plan';
+  const plan = readPlanFile(file, o.appDir);
+  return { plan, shared: shareValues({ values: o.values ?? [], sets: o.sets ?? [] }, [...new Set(plan.releases.map((r) => r.name))]) };
+}
+
+/** For a command that takes one chart (values, render): an app whose release plan names several is refused. */
+export function oneChart(input: AppInput): void {
+  if (!input.plan) return;
+  throw new UsageError(`this command takes one chart, and the app directory has a release plan (${input.plan.file}) naming several`, {
+    hint: "Name one release's chart with --chart (and its values with --base-values and --values).",
+  });
+}
+
+/** The options that name one chart, given beside a release plan. */
+function refuseChartOptions(o: InputOptions): void {
+  const hint = 'A release plan names each release, its chart and namespace: remove the option, or drop --releases-file to use one chart.';
+  if (o.chart !== undefined) throw new UsageError('--chart (HELM_INSTALLER_CHART) and a release plan (--releases-file) were both given', { hint });
+  if (o.release !== undefined) throw new UsageError("--release (HELM_INSTALLER_RELEASE) names one chart's release; the release plan names its own", { hint });
+  // Only the default (<app-dir>/values) may be there: the plan gives each release its own vendor
+  // values, and a --base-values that was silently dropped would be a trap.
+  if (o.baseValues && o.baseValues.join('\0') !== defaultBaseValues(o.appDir).join('\0')) {
+    throw new UsageError('--base-values (HELM_INSTALLER_BASE_VALUES) was given, but a release plan names each release\'s vendor values (its `values` list)', { hint });
+  }
+}
+
+// The customer's values are shared out by name, so one mounted ConfigMap can hold every release's
+// values: the file `<release>.yaml` (or .yml) goes to that release, and `--set <release>:key=value`
+// too. A file or --set that names no release of the plan is refused (exit 3): customer values
+// silently dropped would be a trap.
+export interface SharedValues {
+  files: Map<string, string[]>;
+  sets: Map<string, SetArgument[]>;
+}
+
+const HINT = 'With a release plan, name each customer values file after its release (<release>.yaml) and prefix each --set with its release (--set <release>:key=value).';
+
+/** Pure but for listing the --values directories. `names`: every release name of the plan. */
+export function shareValues(o: Pick<CommonOptions, 'values' | 'sets'>, names: string[]): SharedValues {
+  const files = new Map<string, string[]>(names.map((n) => [n, []]));
+  for (const file of o.values.flatMap(expandValuesPath)) {
+    const name = basename(file).replace(/\.ya?ml$/, '');
+    const list = files.get(name);
+    if (!list) throw new InvalidInputError(`customer values file ${file} names no release of the plan (releases: ${names.join(', ')})`, { file, hint: HINT });
+    list.push(file);
+  }
+  const sets = new Map<string, SetArgument[]>(names.map((n) => [n, []]));
+  for (const s of o.sets) {
+    const m = /^([a-z0-9][a-z0-9.-]*):(.*)$/s.exec(s.expression);
+    const list = m && sets.get(m[1]!);
+    if (!m || !list) throw new InvalidInputError(`--${s.kind} ${s.expression.split('=')[0]}=... names no release of the plan (releases: ${names.join(', ')})`, { key: `--${s.kind}`, hint: HINT });
+    list.push({ kind: s.kind, expression: m[2]! });
+  }
+  return { files, sets };
+}
