@@ -34,6 +34,7 @@ export class HelmRunner {
   async run(call: HelmCall): Promise<HelmOutcome> {
     const log = this.logger.child({ helm: call.args[0] });
     log.debug({ argv: call.displayArgs ?? call.args }, 'running helm');
+    const started = Date.now();
     const result = await runProcess(this.binary.path, call.args, {
       env: call.env,
       input: call.input,
@@ -57,6 +58,8 @@ export class HelmRunner {
         : undefined,
     });
     const { stdout, stderr } = result;
+    // With its start above: where a run's time goes (the bench's breakdown reads both).
+    log.debug({ exitCode: result.exitCode, seconds: (Date.now() - started) / 1000 }, 'helm ended');
     // Helm 4 catches SIGTERM, and a `template` it was rendering then still ends with exit 0: a
     // call whose cancel signal fired is interrupted, whatever helm's exit code.
     if (result.exitCode === 0 && !result.overflow && !result.canceled) return { ok: true, stdout, stderr };

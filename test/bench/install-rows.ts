@@ -11,7 +11,8 @@ import { kubectl } from '../cluster/kube.js';
 import { topUpVolumePool } from '../cluster/volume-pool.js';
 import { cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
 import { benchArgv, bundledChart, generatedChart } from './commands.js';
-import { alternate, markdownTable, timed, type Row } from './measure.js';
+import { alternate, markdownTable, median, timed, type Row } from './measure.js';
+import { describePhases, phasesOf, type Phases } from './phases.js';
 
 export interface InstallBenchOptions {
   runs: number;
@@ -99,6 +100,8 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
   writeFileSync(join(dir, 'none.yaml'), '{}\n');
 
   let lastArgv: string[] = [];
+  /** Each counted run's phases (phases.ts), of the row being measured. */
+  let phases: Phases[] = [];
   // `scale`: the run's namespace is deleted right after it (not timed), so every install of a
   // large chart meets a cluster as empty as the first did, not the thousands of pods of the runs
   // before it (deleting 1000 Deployments with their pods takes about 35 s).
@@ -111,6 +114,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
     });
     lastArgv = upgradeArgvOf(s.stdout);
+    if (i >= 0) phases.push(phasesOf(s.stdout, s.startedAt, s.wall));
     if (scale) await dropNamespace(namespace);
     return s;
   };
@@ -200,10 +204,12 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     say(`install: the bundled chart, ${runs} runs each`);
     // A first run of ours (not counted) captures the argv plain helm replays.
     await installOurs('bundled')(-1);
+    phases = [];
     const install = await alternate(runs, installOurs('bundled'), installPlain('bundled'));
     rows.push({
       comparison: 'install, bundled chart',
       ...install,
+      explain: describePhases(phases, median(install.reference.map((x) => x.wall))),
       referenceName: '`helm upgrade --install`, same argv',
       maxRatio: Number.POSITIVE_INFINITY,
       maxAddedSeconds: 0.15,
@@ -223,6 +229,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, bundledChart())], { env });
       const s = await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, bundledChart(), [...changed(i), '--log-level', 'debug'])], { env });
       upgradeArgv = upgradeArgvOf(s.stdout);
+      if (i >= 0) phases.push(phasesOf(s.stdout, s.startedAt, s.wall));
       return s;
     };
     const upgradePlain = async (i: number) => {
@@ -231,10 +238,12 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       return timed(helm4, withNamespace(upgradeArgv, namespace), { env });
     };
     await upgradeOurs(-1);
+    phases = [];
     const upgrade = await alternate(runs, upgradeOurs, upgradePlain);
     rows.push({
       comparison: 'upgrade, bundled chart (a changed value)',
       ...upgrade,
+      explain: describePhases(phases, median(upgrade.reference.map((x) => x.wall))),
       referenceName: '`helm upgrade`, same argv',
       maxRatio: Number.POSITIVE_INFINITY,
       maxAddedSeconds: 0.15,

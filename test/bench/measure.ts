@@ -18,7 +18,8 @@ export interface RunOptions {
   okExitCodes?: number[];
 }
 
-export async function timed(cmd: string, args: string[], o: RunOptions = {}): Promise<Sample & { stdout: string; stderr: string }> {
+export async function timed(cmd: string, args: string[], o: RunOptions = {}): Promise<Sample & { stdout: string; stderr: string; startedAt: number }> {
+  const startedAt = Date.now();
   const started = process.hrtime.bigint();
   const r = await execa(TIME, ['-f', 'BENCH %U %S %M', cmd, ...args], {
     env: o.env,
@@ -32,7 +33,7 @@ export async function timed(cmd: string, args: string[], o: RunOptions = {}): Pr
   const line = stderr.split('\n').reverse().find((l) => l.startsWith('BENCH '));
   if (!(o.okExitCodes ?? [0]).includes(r.exitCode ?? -1) || !line) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}):\n${stderr.slice(-2000)}`);
   const [, user, sys, kb] = line.split(' ').map(Number);
-  return { wall, cpu: user! + sys!, rssMb: kb! / 1024, stdout: String(r.stdout ?? ''), stderr };
+  return { wall, cpu: user! + sys!, rssMb: kb! / 1024, stdout: String(r.stdout ?? ''), stderr, startedAt };
 }
 
 export function median(xs: number[]): number {
@@ -77,6 +78,8 @@ export interface Row {
   /** A bound on our peak RSS in MB (post-render: 3x its input). */
   maxRssMb?: number;
   note?: string;
+  /** Where ours' time goes (phases.ts), printed under the table: a goal not met says why. */
+  explain?: string;
 }
 
 export function markdownTable(rows: Row[]): string {
@@ -100,5 +103,6 @@ export function markdownTable(rows: Row[]): string {
       `| ${row.comparison}${row.note ? ` (${row.note})` : ''} | ${f(ow)} s | ${row.referenceName}: ${f(rw)} s | ${ratio.toFixed(2)}x | ${added >= 0 ? '+' : ''}${added.toFixed(2)} s | ${rc > 0 ? (oc / rc).toFixed(2) : '-'}x | ${om.toFixed(0)} / ${rm > 0 ? rm.toFixed(0) : '-'} MB | ${row.goal} | ${!bounded ? '-' : met ? 'yes' : '**no**'} |`,
     );
   }
-  return lines.join('\n');
+  const explained = rows.filter((r) => r.explain).map((r) => `- ${r.comparison}: ${r.explain}`);
+  return [...lines, ...(explained.length > 0 ? ['', ...explained] : [])].join('\n');
 }
