@@ -163,101 +163,131 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
   const found: ImageLocation[] = [];
   const registries: RegistryOnlyOccurrence[] = [];
   visitObjects(stream, (obj, ctx) => {
-    // A path reached twice (a custom resource's image key inside its pod template) is one
-    // location; one scalar reached by two paths (an alias) is two.
-    const seen = new Set<string>();
-    const add = (node: Scalar, path: string) => {
-      if (seen.has(path)) return;
-      seen.add(path);
-      addImage(found, node, path, ctx, stream);
-    };
-    const addEmbedded = (node: Scalar, path: string, context: EmbeddedContext) => {
-      if (seen.has(path) || typeof node.value !== 'string') return;
-      const value = node.value;
-      const { images, registries: only } = findEmbeddedReferences(value, context);
-      if (images.length > 0) seen.add(path);
-      for (const ref of images) addEmbeddedImage(found, node, path, ref, context.where, ctx, stream);
-      for (const ref of only) registries.push({ ...occurrenceOf(node, path, ctx, stream), via: ref.via, value: ref.reference });
-    };
-
+    const at = objectSink(stream, ctx, { found, registries });
     const spec = podSpecOf(obj, ctx);
-    if (spec) {
-      for (const list of CONTAINER_LISTS) {
-        const containers = get(spec.node, list, ctx.doc);
-        if (!isSeq(containers)) continue;
-        containers.items.forEach((item, i) => {
-          const container = resolve(item, ctx.doc);
-          if (!isMap(container)) return;
-          const at = `${spec.path}.${list}[${i}]`;
-          const image = getScalar(container, 'image', ctx.doc);
-          if (image) add(image, `${at}.image`);
-          for (const field of ['command', 'args']) {
-            const items = get(container, field, ctx.doc);
-            if (!isSeq(items)) continue;
-            let previous: string | undefined;
-            items.items.forEach((arg, j) => {
-              const node = resolve(arg, ctx.doc);
-              if (!isScalar(node)) return;
-              addEmbedded(node, `${at}.${field}[${j}]`, { where: 'arg', ...(previous !== undefined ? { previous } : {}) });
-              previous = typeof node.value === 'string' ? node.value : undefined;
-            });
-          }
-          const env = get(container, 'env', ctx.doc);
-          if (isSeq(env)) {
-            env.items.forEach((entry, j) => {
-              const variable = resolve(entry, ctx.doc);
-              if (!isMap(variable)) return;
-              const name = getScalar(variable, 'name', ctx.doc)?.value;
-              const value = getScalar(variable, 'value', ctx.doc);
-              if (typeof name === 'string' && value) addEmbedded(value, `${at}.env[${j}].value`, { where: 'env', name });
-            });
-          }
-        });
-      }
-    }
-    if (ctx.kind === 'Secret' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
-      locateInSecret(obj, ctx, stream, { found, registries });
-    }
-    if (ctx.kind === 'ConfigMap' && (ctx.apiVersion === undefined || ctx.apiVersion === 'v1')) {
-      const data = get(obj, 'data', ctx.doc);
-      if (isMap(data)) {
-        for (const pair of data.items) {
-          const key = isScalar(pair.key) ? pair.key.value : undefined;
-          const value = resolve(pair.value, ctx.doc);
-          if (typeof key === 'string' && isScalar(value)) addEmbedded(value, `data.${key}`, { where: 'data', key });
-        }
-      }
-    }
-    if (!WORKLOADS[ctx.kind] && !NO_IMAGE_KEYS.has(ctx.kind)) {
-      // Custom resources: any `image` (or `*Image`, `*_image`) key holding a reference (Zarf does
-      // the same); and a `repository`/`registry` key naming only a registry, which an operator
-      // joins with an image name and version of its own (gpu-operator's ClusterPolicy: reported).
-      walkImageKeys(obj, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, key, path) => {
-        if (typeof node.value !== 'string') return;
-        if (!IMAGE_KEY.test(key)) {
-          if (isRegistryOnly(node.value, key)) registries.push({ ...occurrenceOf(node, path, ctx, stream), via: key, value: node.value });
-          return;
-        }
-        if (key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key)) add(node, path);
-      });
-    }
-    for (const extra of extras) {
-      if (extra.kind !== ctx.kind || (extra.apiVersion !== undefined && extra.apiVersion !== ctx.apiVersion)) continue;
-      walkSegments(obj, extra.segments, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, path) => {
-        const target = resolve(node, ctx.doc);
-        if (isScalar(target)) add(target, path);
-        else if (target !== null && target !== undefined) {
-          const what = isMap(target) ? 'map' : 'list';
-          throw new InvalidInputError(
-            `Extra image path "${extra.path}" in ${ctx.kind} "${ctx.name}" points at a ${what}, not an image string ` +
-              `(${path}, line ${lineOf(stream, target)} of the rendered manifests)`,
-            { file: ctx.source, key: path, hint: 'Point the path at the string that holds the image.' },
-          );
-        }
-      });
-    }
+    if (spec) locateInPodSpec(spec, ctx, at);
+    const core = ctx.apiVersion === undefined || ctx.apiVersion === 'v1';
+    if (ctx.kind === 'Secret' && core) locateInSecret(obj, ctx, stream, { found, registries });
+    if (ctx.kind === 'ConfigMap' && core) locateInConfigMap(obj, ctx, at);
+    if (!WORKLOADS[ctx.kind] && !NO_IMAGE_KEYS.has(ctx.kind)) locateInCustomResource(obj, ctx, at);
+    for (const extra of extras) locateExtraPath(extra, obj, ctx, stream, at);
   });
   return { images: found, registries };
+}
+
+/** What one object's finders add to: its image locations (each path once) and registry-only values. */
+interface ObjectSink {
+  add(node: Scalar, path: string): void;
+  addEmbedded(node: Scalar, path: string, context: EmbeddedContext): void;
+  addRegistry(node: Scalar, path: string, via: string, value: string): void;
+}
+
+function objectSink(stream: ManifestStream, ctx: ObjectContext, sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] }): ObjectSink {
+  // A path reached twice (a custom resource's image key inside its pod template) is one
+  // location; one scalar reached by two paths (an alias) is two.
+  const seen = new Set<string>();
+  const addRegistry = (node: Scalar, path: string, via: string, value: string) => sink.registries.push({ ...occurrenceOf(node, path, ctx, stream), via, value });
+  return {
+    add: (node, path) => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      addImage(sink.found, node, path, ctx, stream);
+    },
+    addEmbedded: (node, path, context) => {
+      if (seen.has(path) || typeof node.value !== 'string') return;
+      const { images, registries: only } = findEmbeddedReferences(node.value, context);
+      if (images.length > 0) seen.add(path);
+      for (const ref of images) addEmbeddedImage(sink.found, node, path, ref, context.where, ctx, stream);
+      for (const ref of only) addRegistry(node, path, ref.via, ref.reference);
+    },
+    addRegistry,
+  };
+}
+
+/** Each container's image, the references in its command and args, and in its env values. */
+function locateInPodSpec(spec: { node: YAMLMap; path: string }, ctx: ObjectContext, at: ObjectSink): void {
+  for (const list of CONTAINER_LISTS) {
+    const containers = get(spec.node, list, ctx.doc);
+    if (!isSeq(containers)) continue;
+    containers.items.forEach((item, i) => {
+      const container = resolve(item, ctx.doc);
+      if (!isMap(container)) return;
+      const path = `${spec.path}.${list}[${i}]`;
+      const image = getScalar(container, 'image', ctx.doc);
+      if (image) at.add(image, `${path}.image`);
+      for (const field of ['command', 'args']) locateInArgs(get(container, field, ctx.doc), `${path}.${field}`, ctx, at);
+      const env = get(container, 'env', ctx.doc);
+      if (!isSeq(env)) return;
+      env.items.forEach((entry, j) => {
+        const variable = resolve(entry, ctx.doc);
+        if (!isMap(variable)) return;
+        const name = getScalar(variable, 'name', ctx.doc)?.value;
+        const value = getScalar(variable, 'value', ctx.doc);
+        if (typeof name === 'string' && value) at.addEmbedded(value, `${path}.env[${j}].value`, { where: 'env', name });
+      });
+    });
+  }
+}
+
+/** A command or args list: each item read with the one before it (`--image` `repo:tag`). */
+function locateInArgs(items: unknown, path: string, ctx: ObjectContext, at: ObjectSink): void {
+  if (!isSeq(items)) return;
+  let previous: string | undefined;
+  items.items.forEach((arg, j) => {
+    const node = resolve(arg, ctx.doc);
+    if (!isScalar(node)) return;
+    at.addEmbedded(node, `${path}[${j}]`, { where: 'arg', ...(previous !== undefined ? { previous } : {}) });
+    previous = typeof node.value === 'string' ? node.value : undefined;
+  });
+}
+
+function locateInConfigMap(obj: YAMLMap, ctx: ObjectContext, at: ObjectSink): void {
+  const data = get(obj, 'data', ctx.doc);
+  if (!isMap(data)) return;
+  for (const pair of data.items) {
+    const key = isScalar(pair.key) ? pair.key.value : undefined;
+    const value = resolve(pair.value, ctx.doc);
+    if (typeof key === 'string' && isScalar(value)) at.addEmbedded(value, `data.${key}`, { where: 'data', key });
+  }
+}
+
+/**
+ * Custom resources: any `image` (or `*Image`, `*_image`) key holding a reference (Zarf does the
+ * same); and a `repository`/`registry` key naming only a registry, which an operator joins with
+ * an image name and version of its own (gpu-operator's ClusterPolicy: reported).
+ */
+function locateInCustomResource(obj: YAMLMap, ctx: ObjectContext, at: ObjectSink): void {
+  walkImageKeys(obj, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, key, path) => {
+    if (typeof node.value !== 'string') return;
+    if (!IMAGE_KEY.test(key)) {
+      if (isRegistryOnly(node.value, key)) at.addRegistry(node, path, key, node.value);
+      return;
+    }
+    if (key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key)) at.add(node, path);
+  });
+}
+
+/** An --image-path of this object's kind: the string it points at, or an error naming the path. */
+function locateExtraPath(
+  extra: ExtraImagePath & { segments: ReturnType<typeof parseExtraImagePath> },
+  obj: YAMLMap,
+  ctx: ObjectContext,
+  stream: ManifestStream,
+  at: ObjectSink,
+): void {
+  if (extra.kind !== ctx.kind || (extra.apiVersion !== undefined && extra.apiVersion !== ctx.apiVersion)) return;
+  walkSegments(obj, extra.segments, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, path) => {
+    const target = resolve(node, ctx.doc);
+    if (isScalar(target)) at.add(target, path);
+    else if (target !== null && target !== undefined) {
+      const what = isMap(target) ? 'map' : 'list';
+      throw new InvalidInputError(
+        `Extra image path "${extra.path}" in ${ctx.kind} "${ctx.name}" points at a ${what}, not an image string ` +
+          `(${path}, line ${lineOf(stream, target)} of the rendered manifests)`,
+        { file: ctx.source, key: path, hint: 'Point the path at the string that holds the image.' },
+      );
+    }
+  });
 }
 
 /**
