@@ -2,9 +2,8 @@
 // release), or every release the plan installs, its `enabled` evaluated as install evaluates it,
 // in the plan's order. No cluster: a release without a namespace gets --namespace, else `default`.
 import type { CommonOptions } from '../options/config.js';
-import type { AppInput, OpenedPlan } from '../inputs/app-input.js';
+import { chartOptions, type AppInput, type OpenedPlan } from '../inputs/app-input.js';
 import { planGraph } from '../releases/plan-graph.js';
-import { chartOptions } from '../releases/release-options.js';
 import type { ReleasePlace } from './render-release.js';
 
 export interface PlacedRelease<O> {

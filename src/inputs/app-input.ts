@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { InvalidInputError, UsageError } from '../common/errors.js';
 import { defaultBaseValues, type CommonOptions } from '../options/config.js';
-import { findPlanFile, readPlanFile, type ReleasePlan } from './plan-file.js';
+import { findPlanFile, readPlanFile, type PlannedRelease, type ReleasePlan } from './plan-file.js';
 import type { SetArgument } from '../helm/helm-args.js';
 import { expandValuesPath } from './values.js';
 
@@ -28,6 +28,32 @@ export function resolveInput(o: InputOptions, progress?: { action: string }): Ap
   if (progress) progress.action = 'reading the release plan';
   const plan = readPlanFile(file, o.appDir);
   return { plan, shared: shareValues({ values: o.values ?? [], sets: o.sets ?? [] }, [...new Set(plan.releases.map((r) => r.name))]) };
+}
+
+/** One release of the app: its command options, and its name in the release plan (none for one chart). */
+export interface AppRelease<O> {
+  options: O;
+  name?: string;
+}
+
+/** Every release the app lists, switched on or not, each with the command's options for it: one chart is a list of one. */
+export function appReleases<O extends CommonOptions>(o: O, input: AppInput): AppRelease<O>[] {
+  if (!input.plan) return [{ options: o }];
+  return input.plan.releases.map((r) => ({ options: chartOptions(o, r, input.shared), name: r.name }));
+}
+
+/** Any command's options for one release of the plan: its chart, name, namespace and values. */
+export function chartOptions<O extends CommonOptions>(o: O, r: Pick<PlannedRelease, 'name' | 'chart' | 'values' | 'namespace'>, shared: SharedValues): O {
+  return {
+    ...o,
+    releasesFile: undefined,
+    chart: r.chart,
+    release: r.name,
+    namespace: r.namespace ?? o.namespace,
+    baseValues: r.values,
+    values: shared.files.get(r.name) ?? [],
+    sets: shared.sets.get(r.name) ?? [],
+  };
 }
 
 /** For a command that takes one chart (values, render): an app whose release plan names several is refused. */

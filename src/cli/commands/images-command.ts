@@ -2,7 +2,7 @@
 // and configured custom-resource paths included), from helm's own rendering. Union passes
 // (--union-values, --union-set) add images that sit behind value toggles. `--format kots` prints
 // the Application's additionalImages block; `--check` fails when an Application misses one. With
-// a release plan, the images of all its releases (src/releases/plan-images.ts).
+// a release plan, the images of all its releases (src/releases/app-images.ts; one chart is an app of one).
 import { InvalidInputError, PreflightError } from '../../common/errors.js';
 import type { ValuesArguments } from '../../helm/helm-args.js';
 import { buildImagePlan, describeRegistryOnly, listedImages, registryWarningLabel, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../../images/image-plan.js';
@@ -18,6 +18,7 @@ import { maskSetArgument, setExpression } from '../../options/set-expressions.js
 import { startRun } from '../../run/run-context.js';
 import { withRunPlan, type RunPlan } from '../../run/run-plan.js';
 import { resolveInput } from '../../inputs/app-input.js';
+import { appImageInput } from '../../releases/app-images.js';
 
 export interface ImagesOptions extends CommonOptions {
   format: 'list' | 'kots' | 'json';
@@ -60,11 +61,9 @@ export const imagesDefinition = defineCommand({
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
+  // Every release the app lists (one chart: one); `--format json` names the releases of a plan's images.
   const input = resolveInput(o, state.progress);
-  if (!input.plan) return printImages(o, state, buildImagePlan(await chartImages(o, state)));
-  // Several charts: the images of every release of the plan (`--format json` names the releases of each).
-  const releases = await import('../../releases/plan-images.js');
-  return printImages(o, state, buildImagePlan(await releases.planImageInput(o, state, input, chartImages)));
+  return printImages(o, state, buildImagePlan(await appImageInput(o, state, input, chartImages)));
 }
 
 /** One chart's images, over the user's values and each union pass. */
