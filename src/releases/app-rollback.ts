@@ -9,6 +9,7 @@ import { toInstallerError } from '../run/report.js';
 import type { InstallerError } from '../common/errors.js';
 import { INPUT_DIGEST_LABEL } from '../install/release-digest.js';
 import type { Deployed, RollbackStep } from './app-revision.js';
+import { OWNER_LABEL } from './inventory.js';
 import { underReleaseLease, type PruneContext } from './prune-releases.js';
 
 export type RollbackResult =
@@ -20,16 +21,19 @@ export interface RollbackContext extends PruneContext {
 }
 
 /**
- * Where each release of the plan is, in the plan's order: its deployed revision and that
- * revision's input digest, as its records say (one list each); absent when it is not installed.
+ * Where each release of the plan is, in the plan's order: its deployed revision, that revision's
+ * input digest, and whether its newest record is `app`'s (as prune-releases.ts's ownership()), as
+ * its records say (one list each); absent when it is not installed.
  */
-export async function deployedRevisions(kube: KubeClients, keys: readonly string[]): Promise<Map<string, Deployed>> {
+export async function deployedRevisions(kube: KubeClients, keys: readonly string[], app: string): Promise<Map<string, Deployed>> {
   const found = await Promise.all(
     keys.map(async (key): Promise<[string, Deployed | undefined]> => {
       const [namespace, name] = splitKey(key);
-      const deployed = (await new ReleaseRecords(kube, namespace, name).current()).filter((r) => r.status === 'deployed').at(-1);
+      const records = await new ReleaseRecords(kube, namespace, name).current();
+      const deployed = records.filter((r) => r.status === 'deployed').at(-1);
       const digest = deployed?.labels[INPUT_DIGEST_LABEL];
-      return [key, deployed && { revision: deployed.revision, ...(digest ? { digest } : {}) }];
+      const ours = records.at(-1)?.labels[OWNER_LABEL] === app;
+      return [key, deployed && { revision: deployed.revision, ...(digest ? { digest } : {}), ours }];
     }),
   );
   return new Map(found.filter((f): f is [string, Deployed] => f[1] !== undefined));

@@ -47,6 +47,38 @@ describe('rollbackSteps', () => {
   });
 });
 
+describe('a release plan edited between runs', () => {
+  // The last good revision had operator, web and cache; the plan now renames cache to cache2,
+  // adds queue, and lists extra, a release someone else made (its newest record not this app's).
+  const edited = ['s/operator', 's/web', 's/cache2', 's/queue', 's/extra'];
+  const at = new Map([
+    ['s/operator', { revision: 3, ours: true }],
+    ['s/web', { revision: 3, ours: true }],
+    ['s/cache', { revision: 2, ours: true }],
+    ['s/cache2', { revision: 1, ours: true }],
+    ['s/queue', { revision: 1, ours: true }],
+    ['s/extra', { revision: 7, ours: false }],
+  ]);
+
+  it('the rollback takes back only what the current plan lists and the app owns: cache (dropped) and extra (not ours) are not touched', () => {
+    expect(rollbackSteps(edited, at, good)).toEqual([
+      { key: 's/queue', kind: 'uninstall', from: 1 },
+      { key: 's/cache2', kind: 'uninstall', from: 1 },
+      { key: 's/operator', kind: 'rollback', from: 3, to: 2 },
+    ]);
+  });
+
+  it('the revision records the edited plan: its releases that are this app\'s, not the dropped one nor one someone else made', () => {
+    const current = new Map(edited.map((k) => [k, at.get(k)!]));
+    expect(revisionOf(5, current, [], 'failed', new Date('2026-11-27T02:00:00Z')).releases).toEqual([
+      { key: 's/operator', revision: 3 },
+      { key: 's/web', revision: 3 },
+      { key: 's/cache2', revision: 1 },
+      { key: 's/queue', revision: 1 },
+    ]);
+  });
+});
+
 describe('app revisions', () => {
   it('numbers, the last good one, and what a revision records', () => {
     const failedOne: AppRevision = { ...good, revision: 5, status: 'rolled back', rolledBackTo: 4 };
