@@ -70,12 +70,15 @@ export function describeRollback(r: RollbackResult): string {
   return `${r.step.key}: ${rollbackText(r)}`;
 }
 
-/** Pure: what happened to the release, or what is left to do. */
+/**
+ * Pure: what happened to the release, or what is left to do. The cause comes last: a summary line
+ * is cut at 300 characters (report.ts fitSummary), and helm's causes run long; what to do must stay.
+ */
 export function rollbackText(r: RollbackResult): string {
   const what = r.step.kind === 'uninstall' ? 'uninstalled (new in the failed app revision)' : `rolled back from revision ${r.step.from} to ${r.step.to}${r.done && r.revision ? ` (now revision ${r.revision})` : ''}`;
   if (r.done) return what;
   const todo = r.step.kind === 'uninstall' ? `helm uninstall ${splitKey(r.step.key)[1]} -n ${splitKey(r.step.key)[0]}` : `helm rollback ${splitKey(r.step.key)[1]} ${r.step.to} -n ${splitKey(r.step.key)[0]}`;
-  return `NOT ${what} (exit ${r.error.exitCode}: ${r.error.message.split('\n')[0]}); left to do: ${todo}, or run the installer again`;
+  return `NOT ${what}; left to do: ${todo}, or run the installer again (exit ${r.error.exitCode}: ${r.error.message.split('\n')[0]})`;
 }
 
 function splitKey(key: string): [string, string] {

@@ -23,13 +23,29 @@ interface PlanRelease {
 }
 const ABC: PlanRelease[] = [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }, { name: 'c' }];
 
-/** An app directory of its own (the plan is edited by some tests): the fixture's part chart and a plan of `releases`. */
-function appDir(releases: PlanRelease[]): string {
+/** An app directory of its own (the plan is edited by some tests): the fixture's part chart (and `templates`, added to it) and a plan of `releases`. */
+function appDir(releases: PlanRelease[], templates: Record<string, string> = {}): string {
   const dir = tempDir('app-abc');
   cpSync(join(repoRoot, 'test', 'fixtures', 'release-plan', 'charts', 'part'), join(dir, 'charts', 'part'), { recursive: true });
+  for (const [name, text] of Object.entries(templates)) writeFileSync(join(dir, 'charts', 'part', 'templates', name), text);
   writePlan(dir, releases);
   return dir;
 }
+
+/**
+ * A ConfigMap that `frozen: true` makes immutable: the API server refuses any change to it, and
+ * `immutable` cannot be unset, so no revision before the one that froze it can be put back.
+ */
+const FROZEN = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-frozen
+{{- if .Values.frozen }}
+immutable: true
+{{- end }}
+data:
+  message: {{ .Values.message | quote }}
+`;
 
 function writePlan(dir: string, releases: PlanRelease[]): void {
   const lines = releases.map((r) => `  - name: ${r.name}\n    chart: charts/part\n${r.dependsOn ? `    dependsOn: [${r.dependsOn.join(', ')}]\n` : ''}`);
@@ -183,7 +199,7 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
     const lines = summary(run);
     expect(lines[0]).toBe(head(2, '', 'app revision 2 failed and going back to app revision 1 did not finish: see "app rollback" below'));
     const [c, a] = rollbackLines(lines);
-    expect(c).toMatch(new RegExp(`^  app rollback: ${ns}/c: NOT rolled back from revision 2 to 1 \\(exit 7: release c is busy: installer other-installer/7/abcdef holds Lease ${ns}/helm-installer-c.*\\); left to do: helm rollback c 1 -n ${ns}, or run the installer again$`));
+    expect(c).toMatch(new RegExp(`^  app rollback: ${ns}/c: NOT rolled back from revision 2 to 1; left to do: helm rollback c 1 -n ${ns}, or run the installer again \\(exit 7: release c is busy: installer other-installer/7/abcdef holds Lease ${ns}/helm-installer-c`));
     expect(a).toBe(rolledBack(ns, 'a', 2, 1, 3));
     expect(run.termination.trimEnd()).toBe(lines.join('\n'));
     expect(await where(ns, ['a', 'b', 'c'])).toEqual({ a: 'hello deployed', b: 'hello deployed', c: 'v2 deployed' });
@@ -197,6 +213,34 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
     expect(summary(again)[0]).toBe(head(2, '', 'app revision 3 failed; every release it changed went back: the app is at app revision 1'));
     expect(rollbackLines(summary(again))).toEqual([rolledBack(ns, 'c', 2, 1, 3), rolledBack(ns, 'a', 4, 1, 5)]);
     await expectOneAppRevision(ns, ['a', 'b', 'c'], 'hello');
+  });
+
+  it('helm 3: the rollback itself fails (c froze a ConfigMap the old revision cannot be put back onto): exit 4 naming c and what is left to do; the next version, fixed, is deployed', async () => {
+    const ns = await namespace('abc-frozen-h3');
+    const dir = appDir(ABC, { 'frozen.yaml': FROZEN });
+    await installed(dir, ns, ['--helm-bin', helm3]);
+    const run = await install(dir, ns, [...v2(['a', 'b', 'c'], 'b', helm3), '--set', 'c:frozen=true']);
+    expect(run.exitCode, run.stderr).toBe(4);
+    const lines = summary(run);
+    expect(lines[0]).toBe(head(2, '', 'app revision 2 failed and going back to app revision 1 did not finish: see "app rollback" below'));
+    const [c, a] = rollbackLines(lines);
+    expect(c).toMatch(new RegExp(`^  app rollback: ${ns}/c: NOT rolled back from revision 2 to 1; left to do: helm rollback c 1 -n ${ns}, or run the installer again \\(exit 4: rollback to revision 1 of release c failed: .*ConfigMap "c-frozen" is invalid: `));
+    expect(a).toBe(rolledBack(ns, 'a', 2, 1, 3));
+    expect(run.termination.trimEnd()).toBe(lines.join('\n'));
+    // helm recorded the failed rollback: c has no deployed revision, and it is half way: helm put
+    // its other ConfigMap back, not the frozen one.
+    expect(await where(ns, ['a', 'b', 'c'], helm3)).toEqual({ a: 'hello deployed', b: 'hello deployed', c: 'hello failed' });
+    expect((await getJson(['get', 'configmap', 'c-frozen'], opts(ns))).data.message).toBe('v2');
+    const revisions = await appRevisions(ns);
+    expect([revisions[1].revision, revisions[1].status, revisions[1].rolledBackTo, revisions[1].releases.map((r: any) => r.key)]).toEqual([2, 'rollback failed', 1, [`${ns}/a`, `${ns}/b`]]);
+    figure('helm 3, b fails, a rolled back, c cannot be', run, `${ns}/b`);
+
+    // The old version cannot come back; the next one, fixed, goes forward from the inventory.
+    const fixed = await install(dir, ns, [...v2(['a', 'b', 'c'], undefined, helm3), '--set', 'c:frozen=true']);
+    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    expect(summary(fixed)[0]).toMatch(/^helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\d.]+s$/);
+    await expectOneAppRevision(ns, ['a', 'b', 'c'], 'v2', helm3);
+    expect((await getJson(['get', 'configmap', 'c-frozen'], opts(ns))).data.message).toBe('v2');
   });
 
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
@@ -217,7 +261,7 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
         expect(stopped.exitCode, String(stopped.stderr)).toBe(4);
         const lines = summary({ stderr: String(stopped.stderr) });
         expect(lines[0]).toBe(head(2, '', 'app revision 2 failed and going back to app revision 1 did not finish: see "app rollback" below'));
-        expect(rollbackLines(lines).at(-1)).toMatch(new RegExp(`^  app rollback: ${ns}/a: NOT rolled back from revision 2 to 1 \\(exit 5: .*interrupted.*\\); left to do: helm rollback a 1 -n ${ns}, or run the installer again$`));
+        expect(rollbackLines(lines).at(-1)).toMatch(new RegExp(`^  app rollback: ${ns}/a: NOT rolled back from revision 2 to 1; left to do: helm rollback a 1 -n ${ns}, or run the installer again \\(exit 5: .*interrupted.*\\)$`));
         expect(await where(ns, ['a', 'b'])).toEqual({ a: 'v2 deployed', b: 'hello deployed' });
         expect((await appRevisions(ns)).map((r) => [r.revision, r.status])).toEqual([[1, 'deployed'], [2, 'rollback failed']]);
       } else {

@@ -116,7 +116,10 @@ describe('what the summary says', () => {
   it('a step that failed names what is left to do', () => {
     expect(describeRollback({ step: { key: 's/cache', kind: 'rollback', from: 2, to: 1 }, done: true, revision: 3 })).toBe('s/cache: rolled back from revision 2 to 1 (now revision 3)');
     expect(describeRollback({ step: { key: 's/web', kind: 'uninstall', from: 1 }, done: false, error: new HelmOperationError('uninstall of release web failed: timed out\nmore') })).toBe(
-      's/web: NOT uninstalled (new in the failed app revision) (exit 4: uninstall of release web failed: timed out); left to do: helm uninstall web -n s, or run the installer again',
+      's/web: NOT uninstalled (new in the failed app revision); left to do: helm uninstall web -n s, or run the installer again (exit 4: uninstall of release web failed: timed out)',
     );
+    // helm's causes run long and a summary line is cut at 300 characters: what to do comes first.
+    const long = describeRollback({ step: { key: 's/cache', kind: 'rollback', from: 2, to: 1 }, done: false, error: new HelmOperationError(`rollback to revision 1 of release cache failed: ${'x'.repeat(400)}`) });
+    expect(long).toMatch(/^s\/cache: NOT rolled back from revision 2 to 1; left to do: helm rollback cache 1 -n s, or run the installer again \(exit 4: rollback to revision 1 of release cache failed: x+\)$/);
   });
 });
