@@ -204,6 +204,13 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
     expect(run.termination.trimEnd()).toBe(lines.join('\n'));
     expect(await where(ns, ['a', 'b', 'c'])).toEqual({ a: 'hello deployed', b: 'hello deployed', c: 'v2 deployed' });
     expect((await appRevisions(ns)).map((r) => [r.revision, r.status, r.rolledBackTo])).toEqual([[1, 'deployed', undefined], [2, 'rollback failed', 1]]);
+    // The Events (and so the webhook) say the same, c's with what is left to do.
+    const events = (await getJson(['get', 'events.events.k8s.io'], opts(ns))).items.filter((e: any) => e.reason === 'RolledBack').map((e: any) => `${e.type} ${e.note}`);
+    expect(events).toHaveLength(2);
+    expect(events).toContain(`Warning release ${ns}/a: app revision 2 failed; the app goes back to app revision 1: rolled back from revision 2 to 1 (now revision 3)`);
+    expect(events.find((e: string) => e.includes(`${ns}/c:`))).toMatch(
+      new RegExp(`^Warning release ${ns}/c: app revision 2 failed; the app goes back to app revision 1: NOT rolled back from revision 2 to 1; left to do: helm rollback c 1 -n ${ns}, or run the installer again \\(exit 7: release c is busy: `),
+    );
 
     // The other installer is done. The same version again: c is already at it (unchanged, no new
     // revision), yet the app goes back to its last good revision, c with it.
