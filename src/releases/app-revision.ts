@@ -22,8 +22,13 @@ export interface AppRelease {
   digest?: string;
 }
 
-/** Where a release is: its deployed revision and that revision's input digest. */
-export type Deployed = Pick<AppRelease, 'revision' | 'digest'>;
+/**
+ * Where a release is: its deployed revision and that revision's input digest, and whether it is
+ * this app's (its newest record carries the app's release label). A release the plan lists but
+ * someone else made (a plan edited to name it, a run that failed before reaching it) is no part of
+ * the app: never rolled back, uninstalled or recorded.
+ */
+export type Deployed = Pick<AppRelease, 'revision' | 'digest'> & { ours?: boolean };
 
 export type AppRevisionStatus = 'deployed' | 'rolled back' | 'rollback failed' | 'failed' | 'nothing changed';
 
@@ -57,14 +62,15 @@ export function nextRevision(revisions: readonly AppRevision[]): number {
  * What takes the app back to `good`: each release of the plan whose deployed revision (`current`;
  * absent: not installed) is not its revision at `good`, latest in the plan's order first
  * (dependents before what they depend on). A release `good` did not have is uninstalled; with no
- * good revision at all (a first app install), every installed one is.
+ * good revision at all (a first app install), every installed one is. `order` is the current
+ * plan: a release it no longer lists is not touched, nor one that is not this app's.
  */
 export function rollbackSteps(order: readonly string[], current: ReadonlyMap<string, Deployed>, good: AppRevision | undefined): RollbackStep[] {
   const before = new Map((good?.releases ?? []).map((r) => [r.key, r]));
   const steps: RollbackStep[] = [];
   for (const key of [...order].reverse()) {
     const now = current.get(key);
-    if (now === undefined) continue;
+    if (now === undefined || now.ours === false) continue;
     const then = before.get(key);
     if (then === undefined) steps.push({ key, kind: 'uninstall', from: now.revision });
     else if (!same(now, then)) steps.push({ key, kind: 'rollback', from: now.revision, to: then.revision });
@@ -77,13 +83,13 @@ function same(now: Deployed, then: Deployed): boolean {
   return now.revision === then.revision || (now.digest !== undefined && now.digest === then.digest);
 }
 
-/** The revision this run made: where each release of the plan is (`current`, in the plan's order), and the chart of those the run did. */
+/** The revision this run made: where each release of the plan that is this app's is (`current`, in the plan's order), and the chart of those the run did. */
 export function revisionOf(n: number, current: ReadonlyMap<string, Deployed>, outcomes: readonly ReleaseOutcome[], status: AppRevisionStatus, at: Date, rolledBackTo?: number): AppRevision {
   const chartOf = (key: string) => {
     const o = outcomes.find((x) => x.key === key);
     return o?.status === 'done' ? o.chart : undefined;
   };
-  const releases = [...current].map(([key, d]): AppRelease => {
+  const releases = [...current].filter(([, d]) => d.ours !== false).map(([key, d]): AppRelease => {
     const chart = chartOf(key);
     return { key, revision: d.revision, ...(chart ? { chart } : {}), ...(d.digest ? { digest: d.digest } : {}) };
   });

@@ -9,6 +9,7 @@ import { toInstallerError } from '../run/report.js';
 import type { InstallerError } from '../common/errors.js';
 import { INPUT_DIGEST_LABEL } from '../install/release-digest.js';
 import type { Deployed, RollbackStep } from './app-revision.js';
+import { OWNER_LABEL } from './inventory.js';
 import { underReleaseLease, type PruneContext } from './prune-releases.js';
 
 export type RollbackResult =
@@ -20,16 +21,19 @@ export interface RollbackContext extends PruneContext {
 }
 
 /**
- * Where each release of the plan is, in the plan's order: its deployed revision and that
- * revision's input digest, as its records say (one list each); absent when it is not installed.
+ * Where each release of the plan is, in the plan's order: its deployed revision, that revision's
+ * input digest, and whether its newest record is `app`'s (as prune-releases.ts's ownership()), as
+ * its records say (one list each); absent when it is not installed.
  */
-export async function deployedRevisions(kube: KubeClients, keys: readonly string[]): Promise<Map<string, Deployed>> {
+export async function deployedRevisions(kube: KubeClients, keys: readonly string[], app: string): Promise<Map<string, Deployed>> {
   const found = await Promise.all(
     keys.map(async (key): Promise<[string, Deployed | undefined]> => {
       const [namespace, name] = splitKey(key);
-      const deployed = (await new ReleaseRecords(kube, namespace, name).current()).filter((r) => r.status === 'deployed').at(-1);
+      const records = await new ReleaseRecords(kube, namespace, name).current();
+      const deployed = records.filter((r) => r.status === 'deployed').at(-1);
       const digest = deployed?.labels[INPUT_DIGEST_LABEL];
-      return [key, deployed && { revision: deployed.revision, ...(digest ? { digest } : {}) }];
+      const ours = records.at(-1)?.labels[OWNER_LABEL] === app;
+      return [key, deployed && { revision: deployed.revision, ...(digest ? { digest } : {}), ours }];
     }),
   );
   return new Map(found.filter((f): f is [string, Deployed] => f[1] !== undefined));
@@ -66,12 +70,15 @@ export function describeRollback(r: RollbackResult): string {
   return `${r.step.key}: ${rollbackText(r)}`;
 }
 
-/** Pure: what happened to the release, or what is left to do. */
+/**
+ * Pure: what happened to the release, or what is left to do. The cause comes last: a summary line
+ * is cut at 300 characters (report.ts fitSummary), and helm's causes run long; what to do must stay.
+ */
 export function rollbackText(r: RollbackResult): string {
   const what = r.step.kind === 'uninstall' ? 'uninstalled (new in the failed app revision)' : `rolled back from revision ${r.step.from} to ${r.step.to}${r.done && r.revision ? ` (now revision ${r.revision})` : ''}`;
   if (r.done) return what;
   const todo = r.step.kind === 'uninstall' ? `helm uninstall ${splitKey(r.step.key)[1]} -n ${splitKey(r.step.key)[0]}` : `helm rollback ${splitKey(r.step.key)[1]} ${r.step.to} -n ${splitKey(r.step.key)[0]}`;
-  return `NOT ${what} (exit ${r.error.exitCode}: ${r.error.message.split('\n')[0]}); left to do: ${todo}, or run the installer again`;
+  return `NOT ${what}; left to do: ${todo}, or run the installer again (exit ${r.error.exitCode}: ${r.error.message.split('\n')[0]})`;
 }
 
 function splitKey(key: string): [string, string] {

@@ -15,7 +15,7 @@ import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
 import { deployedRevisions, rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
-import { readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
+import { OWNER_LABEL, listedAfterFailure, readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
 import type { OpenedPlan } from '../inputs/app-input.js';
 import { planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
@@ -82,7 +82,7 @@ async function afterSuccess(run: PlanRun, previous: Inventory, outcomes: Release
     results: [{ key: `${run.namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }],
     kept: pruneOrder(previous.releases, new Set(installed.map(entryKey))),
   }));
-  const next = revisionOf(revision, await deployedRevisions(run.kube, keysOf(run.graph)), outcomes, 'deployed', new Date());
+  const next = revisionOf(revision, await deployedRevisions(run.kube, keysOf(run.graph), run.graph.app), outcomes, 'deployed', new Date());
   return { inventory: { releases: [...installed, ...kept], revisions: withRevision(previous.revisions, next) }, outcomes: [...outcomes, ...results] };
 }
 
@@ -92,16 +92,19 @@ async function afterSuccess(run: PlanRun, previous: Inventory, outcomes: Release
  * left, as before app revisions.
  */
 async function afterFailure(run: PlanRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
-  const dropped = pruneOrder(previous.releases, new Set(installedEntries(run.graph).map(entryKey)));
+  const keys = keysOf(run.graph);
+  const current = await deployedRevisions(run.kube, keys, run.graph.app);
+  const foreign = [...current].filter(([, d]) => d.ours === false).map(([key]) => key);
+  if (foreign.length > 0) run.logger.warn({ releases: foreign }, `leaving ${foreign.join(', ')} alone: the plan lists it, but it is not this app's (no ${OWNER_LABEL}=${run.graph.app} label)`);
+  const dropped = pruneOrder(previous.releases, new Set(keys));
   if (dropped.length > 0) run.logger.info({ releases: dropped.map(entryKey) }, 'not uninstalling what the plan dropped: a release of this run failed');
-  const listed = [...installedEntries(run.graph), ...dropped];
+  const listed = listedAfterFailure(installedEntries(run.graph), previous.releases, new Set(foreign));
   if (run.o.appRollback === 'never') {
-    const left = revisionOf(revision, await deployedRevisions(run.kube, keysOf(run.graph)), outcomes, 'failed', new Date());
+    const left = revisionOf(revision, current, outcomes, 'failed', new Date());
     return { inventory: { releases: listed, revisions: withRevision(previous.revisions, left) }, outcomes };
   }
   const good = lastGood(previous.revisions);
-  const keys = keysOf(run.graph);
-  const steps = rollbackSteps(keys, await deployedRevisions(run.kube, keys), good);
+  const steps = rollbackSteps(keys, current, good);
   run.state.progress.action = `rolling the app back to ${good ? `app revision ${good.revision}` : 'before its first install'}`;
   run.logger.warn({ appRevision: revision, backTo: good?.revision ?? null, steps }, `app revision ${revision} failed: ${steps.length} release(s) go back to ${good ? `app revision ${good.revision}` : 'nothing (a first install)'}`);
   const helm = await createHelmClient(run.o, { logger: run.logger, secrets: run.state.secrets });
@@ -109,7 +112,7 @@ async function afterFailure(run: PlanRun, previous: Inventory, outcomes: Release
   for (const r of rollback) recordRollback(run.state, r, revision, good?.revision);
   const gone = new Set(rollback.filter((r) => r.done && r.step.kind === 'uninstall').map((r) => r.step.key));
   const status = steps.length === 0 ? 'nothing changed' : rollback.every((r) => r.done) ? 'rolled back' : 'rollback failed';
-  const next = revisionOf(revision, await deployedRevisions(run.kube, keys), outcomes, status, new Date(), good?.revision);
+  const next = revisionOf(revision, await deployedRevisions(run.kube, keys, run.graph.app), outcomes, status, new Date(), good?.revision);
   return { inventory: { releases: listed.filter((e) => !gone.has(entryKey(e))), revisions: withRevision(previous.revisions, next) }, outcomes, rollback };
 }
 

@@ -101,3 +101,16 @@ export function pruneOrder(inventory: InventoryEntry[], keep: Set<string>): Inve
   }
   return order;
 }
+
+/**
+ * Pure: what the inventory lists after a run with a failure (nothing pruned): the plan's releases
+ * (`installed`), then what it dropped, to be uninstalled by the next good run. A release the plan
+ * names but someone else made (`notOurs`), which no earlier run listed, is left out: the app never
+ * had it, so it is never the app's to prune either.
+ */
+export function listedAfterFailure(installed: InventoryEntry[], previous: InventoryEntry[], notOurs: ReadonlySet<string>): InventoryEntry[] {
+  const key = (e: InventoryEntry) => `${e.namespace}/${e.name}`;
+  const before = new Set(previous.map(key));
+  const dropped = pruneOrder(previous, new Set(installed.map(key)));
+  return [...installed.filter((e) => before.has(key(e)) || !notOurs.has(key(e))), ...dropped];
+}

@@ -6,10 +6,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { execa } from 'execa';
-import { getJson, waitFor } from '../cluster/kube.js';
-import { cliPath, helm3, helm4, installerNodeArgs, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
-import { history, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { getJson } from '../cluster/kube.js';
+import { helm3, helm4, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
+import { history, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 
 const fixtureApp = join(repoRoot, 'test', 'fixtures', 'release-plan');
 const namespace = namespacesDeletedAfterAll();
@@ -86,15 +85,9 @@ describe.concurrent('the app as one unit', () => {
     const ns = await namespace('app-killed');
     expect((await installApp(ns, [])).exitCode).toBe(0);
     const failing = ['--set', 'web:message=v2', '--set', 'cache:message=v2', '--set', 'web:stuck=true', '--timeout', '15s'];
-    const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--app-dir', fixtureApp, '--namespace', ns, ...failing], {
-      env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' },
-      reject: false,
-      detached: true,
-    });
-    let seen = '';
-    child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
-    await waitFor('the app rollback to start', () => seen.includes('app revision 2 failed: '), { timeoutMs: 120_000, intervalMs: 20 });
-    process.kill(-child.pid!, 'SIGKILL');
+    const { child, logged, killGroup } = spawnCli(['install', '--app-dir', fixtureApp, '--namespace', ns, ...failing]);
+    await logged('app revision 2 failed: ', 120_000);
+    killGroup('SIGKILL');
     await child;
     // The cache stays as the killed run left it: upgraded (or its rollback cut short).
     expect((await history('cache', ns)).length).toBeGreaterThan(1);

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, inject } from 'vitest';
 import { decodeReleasePayload, encodeReleasePayload, setReleaseStatus } from '../../src/cluster/release-secrets.js';
-import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { REPORTING_CONTROLLER } from '../../src/tell/event-body.js';
-import { chartDir, helm4, runCli, tempDir, type CliResult } from '../helpers.js';
+import { chartDir, cliPath, helm4, installerNodeArgs, runCli, tempDir, type CliResult } from '../helpers.js';
 
 export const kubeconfig = (): string => inject('kubeconfig');
 
@@ -32,6 +32,29 @@ export async function install(release: string, namespace: string, args: string[]
   return runCli(['install', '--release', release, '--namespace', namespace, '--timeout', '120s', ...args], {
     env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_CHART: chartDir, ...env },
   });
+}
+
+/**
+ * The built CLI started as the Job starts it, in its own process group, for the tests that signal
+ * it mid-run: `logged` waits for a text in its JSON log as it comes; `child.kill('SIGTERM')`
+ * signals the installer alone (it forwards the signal to helm), `killGroup('SIGKILL')` takes its
+ * helm with it, as a deleted pod does. No SIGKILL follows a SIGTERM by itself: the clean stop
+ * the test waits for may take longer than execa's default grace.
+ */
+export function spawnCli(args: string[], env: Record<string, string> = {}) {
+  const child = execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...env },
+    reject: false,
+    detached: true,
+    forceKillAfterDelay: false,
+  });
+  let seen = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    seen += chunk.toString();
+  });
+  const logged = (text: string, timeoutMs = 90_000) => waitFor(`the installer to log ${text}`, () => seen.includes(text), { timeoutMs, intervalMs: 20 });
+  const killGroup = (signal: NodeJS.Signals) => process.kill(-child.pid!, signal);
+  return { child, logged, killGroup };
 }
 
 /** The helm runs an install logged at --log-level debug ("running helm"), in order. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { createNamespace, deleteNamespace, getJson, kubectl, waitFor, type KubectlOptions } from '../cluster/kube.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, KWOK_PHASE_ANNOTATION, waitFor, type KubectlOptions } from '../cluster/kube.js';
 import { acquireLock } from '../cluster/lock.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
@@ -198,6 +198,50 @@ describe('the installer Job on the real node', () => {
     expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...ns, reject: false })).exitCode).not.toBe(0);
     expect((await getJson(['get', 'configmap', `${release}-web`], ns)).data.STOREFRONT_CACHE_URL).toBe('');
   });
+
+  it('the next app version fails half way (the storefront\'s migration hook): the Job fails with exit 4, the cache it upgraded goes back, the app is at app revision 1', async () => {
+    await reset();
+    await apply(forRealNode(shipped, image));
+    await finishedInstaller();
+    const [first] = await installerPods();
+    expect(terminatedOf(first)?.exitCode, (await kubectl(['logs', first.metadata.name], ns)).stdout.slice(-3000)).toBe(0);
+
+    // The next version: the cache's memory changes (the customer's storefront-cache.yaml), and the
+    // storefront's pre-upgrade migration fails (its pod ends Failed on the simulated node) after
+    // the cache, which depends on nothing, was upgraded beside the unchanged operator.
+    await kubectl(['delete', 'job', job.metadata.name, '--cascade=foreground', '--wait=true', '--timeout=90s'], ns);
+    const customer = shipped.find((d) => d.kind === 'ConfigMap')!.data['storefront.yaml'];
+    const next = forRealNode(shipped, image, `${customer}migrations:\n  podAnnotations:\n    ${KWOK_PHASE_ANNOTATION}: Failed\n`).map((d) => {
+      if (d.kind === 'ConfigMap') d.data['storefront-cache.yaml'] = 'maxmemory: 300mb\n';
+      return d;
+    });
+    await apply(next);
+    const done = await finishedInstaller();
+    expect(done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
+    const [pod] = await installerPods();
+    const term = terminatedOf(pod);
+    const logs = (await kubectl(['logs', pod.metadata.name], ns)).stdout;
+    expect(term.exitCode, logs.slice(-4000)).toBe(4);
+    const lines = term.message.trimEnd().split('\n');
+    expect(lines[0]).toBe('helm-installer FAILED (exit 4: helm operation failed): 2 of 3 releases done, 1 failed; app revision 2 failed; every release it changed went back: the app is at app revision 1');
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${namespace}/promotions-operator: unchanged, revision 1, [\\d.]+s$`)));
+    expect(lines.find((l: string) => l.startsWith(`  ${namespace}/storefront: FAILED (exit 4)`))).toBeDefined();
+    expect(lines.at(-1)).toBe(`  app rollback: ${namespace}/storefront-cache: rolled back from revision 2 to 1 (now revision 3)`);
+    // Every release at app revision 1: the cache's values as revision 1 had them, the storefront
+    // put back by helm, the operator untouched.
+    expect((await history('storefront-cache', namespace)).map((r) => `${r.revision} ${r.status}`)).toEqual(['1 superseded', '2 superseded', '3 deployed']);
+    expect((await releaseRecord('storefront-cache', namespace)).config.maxmemory).toBe('400mb');
+    expect((await history(release, namespace)).at(-1)!.status).toBe('deployed');
+    expect((await releaseRecord(release, namespace)).config.migrations).not.toHaveProperty('podAnnotations');
+    expect((await history('promotions-operator', namespace)).map((r) => r.status)).toEqual(['deployed']);
+    const inventory = await getJson(['get', 'configmap', 'helm-installer-storefront-releases'], ns);
+    expect(JSON.parse(inventory.data.appRevisions).map((r: any) => [r.revision, r.status, r.rolledBackTo])).toEqual([[1, 'deployed', undefined], [2, 'rolled back', 1]]);
+    const tookSeconds = (Date.parse(terminatedOf(pod).finishedAt) - Date.parse(terminatedOf(pod).startedAt)) / 1000;
+    const json = logs.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: number; msg: string; releaseKey?: string });
+    const end = json.find((l) => l.msg === 'release plan finished')!;
+    const failure = json.filter((l) => l.releaseKey === `${namespace}/${release}` && l.time <= end.time).at(-1)!;
+    process.stderr.write(`[figure] the Job's failed upgrade of the bundled app, rolled back as one: ${((end.time - failure.time) / 1000).toFixed(2)} s from the storefront's failure to the summary; the installer container ran ${tookSeconds} s\n`);
+  }, 400_000);
 
   it('invalid customer values: exit 3, the Job fails at once (PodFailurePolicy, no retry), describe shows the summary', async () => {
     await reset();

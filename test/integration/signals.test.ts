@@ -2,22 +2,17 @@
 // left failed or rolled back, never pending, and the exit code says a retry helps.
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { chartDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
-import { copyChart, history, install, kubeconfig } from './cluster-helpers.js';
+import { chartDir, helm4, tempDir } from '../helpers.js';
+import { copyChart, history, install, kubeconfig, spawnCli } from './cluster-helpers.js';
 
 describe('signals', () => {
   it('SIGTERM mid-upgrade: a concurrent run is refused as busy (7); helm stops cleanly, the release is not left pending, exit 5', async () => {
     const ns = await createNamespace('sigterm', { kubeconfig: kubeconfig() });
     expect((await install('storefront', ns)).exitCode).toBe(0);
-    const child = execa(
-      process.execPath,
-      [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere'],
-      // No SIGKILL after the SIGTERM: the rollback helm then does may take longer than execa's default 5 s.
-      { env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir }, reject: false, forceKillAfterDelay: false },
-    );
+    // No SIGKILL after the SIGTERM: the rollback helm then does may take longer than execa's default 5 s.
+    const { child } = startInstaller(ns, ['--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere']);
     // SIGTERM while helm waits for the unready Deployment (its change applied). Earlier, helm 4
     // can race its own cancelled apply against the rollback (the rollback then waits out the
     // timeout), which is helm's behaviour, not the installer's.
@@ -51,21 +46,9 @@ describe('signals', () => {
   });
 });
 
-/** The built CLI, in its own process group; its JSON log lines can be awaited as they come. */
+/** The storefront chart alone (the bundled app is a release plan); a case's --chart wins. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
-  const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, ...args], {
-    // The storefront chart alone (the bundled app is a release plan); a case's --chart wins.
-    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir, ...env },
-    reject: false,
-    detached: true,
-    forceKillAfterDelay: false,
-  });
-  let seen = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    seen += chunk.toString();
-  });
-  const logged = (text: string) => waitFor(`the installer to log ${text}`, () => seen.includes(text), { timeoutMs: 90_000, intervalMs: 100 });
-  return { child, logged };
+  return spawnCli(['install', '--release', 'storefront', '--namespace', ns, ...args], { HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir, ...env });
 }
 
 describe('signals at every stage', () => {
@@ -136,7 +119,7 @@ describe('signals at every stage', () => {
     );
     chmodSync(wrapper, 0o755);
     const termination = join(dir, 'termination-log');
-    const { child, logged } = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'], { HELM_BIN: wrapper, HELM_INSTALLER_TERMINATION_LOG: termination });
+    const { child, logged, killGroup } = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'], { HELM_BIN: wrapper, HELM_INSTALLER_TERMINATION_LOG: termination });
     await logged('running helm upgrade --install');
     await waitFor('the upgrade to be pending', async () => (await history('storefront', ns)).at(-1)?.status === 'pending-upgrade', { timeoutMs: 60_000, intervalMs: 200 });
     child.kill('SIGTERM');
@@ -150,7 +133,7 @@ describe('signals at every stage', () => {
     expect(String(r.stderr)).toMatch(/cause: forced exit on a second SIGTERM during upgrade/);
     expect(readFileSync(termination, 'utf8')).toMatch(/^helm-installer FAILED \(exit 5/);
     // The pod is gone: its helm dies with it, leaving the release pending.
-    process.kill(-child.pid!, 'SIGKILL');
+    killGroup('SIGKILL');
     expect((await history('storefront', ns)).at(-1)?.status).toBe('pending-upgrade');
 
     const next = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });

@@ -6,10 +6,10 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { cliPath, helm3, helm4, installerNodeArgs, runCli, tempDir } from '../helpers.js';
+import { getJson, kubectl } from '../cluster/kube.js';
+import { helm3, helm4, runCli, tempDir } from '../helpers.js';
 import { type WidgetChart, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { history, install, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 import { serviceAccountsDeletedAfterAll, shippedRole } from './service-account.js';
 
 const newNamespace = namespacesDeletedAfterAll();
@@ -136,15 +136,9 @@ describe('upgrade paths: CRDs', () => {
     await kubectl(['apply', '-f', '-'], { kubeconfig: kubeconfig(), input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: many }), timeoutMs: 180_000 });
     expect((await run(ns, both, helm4)).exitCode).toBe(0);
 
-    const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'widgets', '--namespace', ns, '--chart', stable], {
-      env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' },
-      reject: false,
-      detached: true,
-    });
-    let seen = '';
-    child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
-    await waitFor('the migration to start', () => seen.includes('rewriting its objects in v1'), { timeoutMs: 120_000, intervalMs: 20 });
-    process.kill(-child.pid!, 'SIGKILL');
+    const { child, logged, killGroup } = spawnCli(['install', '--release', 'widgets', '--namespace', ns, '--chart', stable]);
+    await logged('rewriting its objects in v1', 120_000);
+    killGroup('SIGKILL');
     await child;
     expect((await crd(group)).stored).toEqual(['v1alpha1', 'v1']);
 

@@ -47,6 +47,38 @@ describe('rollbackSteps', () => {
   });
 });
 
+describe('a release plan edited between runs', () => {
+  // The last good revision had operator, web and cache; the plan now renames cache to cache2,
+  // adds queue, and lists extra, a release someone else made (its newest record not this app's).
+  const edited = ['s/operator', 's/web', 's/cache2', 's/queue', 's/extra'];
+  const at = new Map([
+    ['s/operator', { revision: 3, ours: true }],
+    ['s/web', { revision: 3, ours: true }],
+    ['s/cache', { revision: 2, ours: true }],
+    ['s/cache2', { revision: 1, ours: true }],
+    ['s/queue', { revision: 1, ours: true }],
+    ['s/extra', { revision: 7, ours: false }],
+  ]);
+
+  it('the rollback takes back only what the current plan lists and the app owns: cache (dropped) and extra (not ours) are not touched', () => {
+    expect(rollbackSteps(edited, at, good)).toEqual([
+      { key: 's/queue', kind: 'uninstall', from: 1 },
+      { key: 's/cache2', kind: 'uninstall', from: 1 },
+      { key: 's/operator', kind: 'rollback', from: 3, to: 2 },
+    ]);
+  });
+
+  it('the revision records the edited plan: its releases that are this app\'s, not the dropped one nor one someone else made', () => {
+    const current = new Map(edited.map((k) => [k, at.get(k)!]));
+    expect(revisionOf(5, current, [], 'failed', new Date('2026-11-27T02:00:00Z')).releases).toEqual([
+      { key: 's/operator', revision: 3 },
+      { key: 's/web', revision: 3 },
+      { key: 's/cache2', revision: 1 },
+      { key: 's/queue', revision: 1 },
+    ]);
+  });
+});
+
 describe('app revisions', () => {
   it('numbers, the last good one, and what a revision records', () => {
     const failedOne: AppRevision = { ...good, revision: 5, status: 'rolled back', rolledBackTo: 4 };
@@ -84,7 +116,10 @@ describe('what the summary says', () => {
   it('a step that failed names what is left to do', () => {
     expect(describeRollback({ step: { key: 's/cache', kind: 'rollback', from: 2, to: 1 }, done: true, revision: 3 })).toBe('s/cache: rolled back from revision 2 to 1 (now revision 3)');
     expect(describeRollback({ step: { key: 's/web', kind: 'uninstall', from: 1 }, done: false, error: new HelmOperationError('uninstall of release web failed: timed out\nmore') })).toBe(
-      's/web: NOT uninstalled (new in the failed app revision) (exit 4: uninstall of release web failed: timed out); left to do: helm uninstall web -n s, or run the installer again',
+      's/web: NOT uninstalled (new in the failed app revision); left to do: helm uninstall web -n s, or run the installer again (exit 4: uninstall of release web failed: timed out)',
     );
+    // helm's causes run long and a summary line is cut at 300 characters: what to do comes first.
+    const long = describeRollback({ step: { key: 's/cache', kind: 'rollback', from: 2, to: 1 }, done: false, error: new HelmOperationError(`rollback to revision 1 of release cache failed: ${'x'.repeat(400)}`) });
+    expect(long).toMatch(/^s\/cache: NOT rolled back from revision 2 to 1; left to do: helm rollback cache 1 -n s, or run the installer again \(exit 4: rollback to revision 1 of release cache failed: x+\)$/);
   });
 });

@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/common/errors.js';
-import { pruneOrder } from '../../src/releases/inventory.js';
+import { listedAfterFailure, pruneOrder } from '../../src/releases/inventory.js';
 import { parsePlan, readPlanFile } from '../../src/inputs/plan-file.js';
 import { planGraph } from '../../src/releases/plan-graph.js';
 import { planExitCode, planSummary } from '../../src/releases/plan-summary.js';
@@ -143,6 +143,14 @@ describe('pruning and the summary', () => {
       { namespace: 's', name: 'kept', deps: [] },
     ];
     expect(pruneOrder(inventory, new Set(['s/kept'])).map((e) => e.name)).toEqual(['jobs', 'web', 'db']);
+  });
+
+  it('after a failed run the inventory lists the plan and what it dropped, not a release someone else made that the plan now names', () => {
+    const entry = (name: string, deps: string[] = []) => ({ namespace: 's', name, deps });
+    const previous = [entry('web'), entry('old'), entry('taken')];
+    // theirs: named by the edited plan, never the app's; taken: the app's once, someone else's now (kept: prune asks whose it is).
+    const installed = [entry('web'), entry('new', ['s/web']), entry('theirs', ['s/web']), entry('taken')];
+    expect(listedAfterFailure(installed, previous, new Set(['s/theirs', 's/taken'])).map((e) => e.name)).toEqual(['web', 'new', 'taken', 'old']);
   });
 
   it('exits with the most severe code: preflight over helm over transient', () => {
