@@ -7,7 +7,7 @@ import { switchOption, value } from '../options.js';
 import type { RunState } from '../run/run-state.js';
 import { installOptionTable } from '../install/install-options.js';
 import { resolveInput } from '../releases/app-input.js';
-import { parseGitBranch, parseGitPath, parseGitUrl } from '../export/git-options.js';
+import { maskGitUrl, parseGitBranch, parseGitPath, parseGitUrl } from '../export/git-options.js';
 
 // Install's own options, same flags and variables: a HelmRelease says what install would do.
 const { historyMax, takeOwnership, crds, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure } = installOptionTable;
@@ -27,7 +27,8 @@ export const exportDefinition = defineCommand({
     ociTag: value('--oci-tag <tag>', 'OCI_TAG', "the artifact's tag the OCIRepository follows", parseOciTag, 'latest'),
     ociInsecure: switchOption('--oci-insecure', 'OCI_INSECURE', 'the OCIRepository pulls over plain HTTP (a registry without TLS)'),
     source: value('--source <oci|git>', 'EXPORT_SOURCE', 'rendered: what Flux reads the export from: an OCI artifact (OCIRepository) or a branch of a git repository (GitRepository)', oneOf('oci', 'git'), 'oci' as 'oci' | 'git'),
-    gitUrl: value('--git-url <url>', 'GIT_URL', 'with --source git: the repository the export is committed to (http://, https:// or ssh://; no credentials in it)', parseGitUrl),
+    // A URL with a token in it is refused; the error echoes it masked.
+    gitUrl: { ...value('--git-url <url>', 'GIT_URL', 'with --source git: the repository the export is committed to (http://, https:// or ssh://; no credentials in it)', parseGitUrl), echo: maskGitUrl },
     gitBranch: value('--git-branch <branch>', 'GIT_BRANCH', 'with --source git: the branch Flux follows', parseGitBranch, 'main'),
     gitPath: value('--git-path <path>', 'GIT_PATH', "with --source git: the export's folder in the repository (default: --out's path in its git work tree, else the root)", parseGitPath),
     fluxNamespace: value('--flux-namespace <ns>', 'FLUX_NAMESPACE', 'where the Flux objects go (rendered: the OCIRepository and Kustomizations; helmrelease: the HelmReleases, their OCIRepositories and values)', parseNamespace, 'flux-system'),

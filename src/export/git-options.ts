@@ -17,7 +17,7 @@ export function parseGitUrl(raw: string): string {
   try {
     url = new URL(v);
   } catch {
-    throw new OptionValueError(`expected a repository URL (http://, https:// or ssh://HOST/PATH); "${v}" is not a URL`);
+    throw new OptionValueError(`expected a repository URL (http://, https:// or ssh://HOST/PATH); "${maskGitUrl(v)}" is not a URL`);
   }
   if (!['http:', 'https:', 'ssh:'].includes(url.protocol)) throw new OptionValueError(`expected an http://, https:// or ssh:// URL (what Flux's GitRepository clones); got ${url.protocol}//`);
   if (url.hostname === '') throw new OptionValueError('expected a repository URL with a host');
@@ -65,4 +65,9 @@ export function parseGitPath(raw: string): string {
 /** `./<path>/<rest>` as Flux's Kustomization wants it (`./<rest>` at the root). */
 export function inRepository(path: string, rest: string): string {
   return path === '.' ? `./${rest}` : `./${path}/${rest}`;
+}
+
+/** The URL as an error may echo it: a password or token in it masked (it is refused, never printed). */
+export function maskGitUrl(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*:)[^@/]*@/i, '$1***@');
 }
