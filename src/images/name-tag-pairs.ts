@@ -4,6 +4,11 @@
 // notebook hub's values file for the pods it starts itself). The reference is `<name>:<tag>`
 // (what the bundle must carry); only the name is rewritten (`<address>/<last component>`), the
 // tag key is left alone.
+// Or as three keys, the image map the values hints read in charts' own values (`{registry:
+// quay.io, repository: jupyterhub/k8s-singleuser-sample, tag: "4.0.0"}`, Bitnami's convention):
+// the reference is `<registry>/<repository>:<tag>`; the registry key is rewritten to the local
+// address and the repository key to the last component, as the values hints do, so that the
+// app's `<registry>/<repository>` is the local name.
 //
 // A pair counts only when the name is a repository with a registry host, or the key above the map
 // says "image"; the tag is a plain tag. Pure; the text is parsed only when it has a `tag` key.
@@ -18,6 +23,8 @@ export interface NameTagPair {
   end: number;
   /** The key holding the name (`name`, `repository`, `image`), for `--why`. */
   via: string;
+  /** The `registry` key's value range when the image is given as three keys (the name is then its repository). */
+  registry?: { start: number; end: number; via: string };
 }
 
 const HAS_TAG_KEY = /(?:^|[\s{,])["']?tag["']?[ \t]*:/m;
@@ -53,6 +60,8 @@ function pairOf(map: { get(key: string, keepScalar: true): unknown }, key: strin
   for (const nameKey of NAME_KEYS) {
     const name = map.get(nameKey, true);
     if (!isScalar(name) || typeof name.value !== 'string') continue;
+    const triple = tripleOf(map, name, nameKey, key, tagText, text);
+    if (triple !== undefined) return triple || undefined;
     const value = name.value;
     if (!(HOSTED.test(value) || /image/i.test(key))) return undefined;
     if (value.includes('@') || value.lastIndexOf(':') > value.lastIndexOf('/')) return undefined; // a tag of its own
@@ -66,6 +75,29 @@ function pairOf(map: { get(key: string, keepScalar: true): unknown }, key: strin
     return { reference: `${value}:${tagText}`, ...range, via: `${key ? `${key}.` : ''}${nameKey}` };
   }
   return undefined;
+}
+
+/**
+ * `{registry, <name key>, tag}`: a pair whose name lacks its host, the host in `registry`.
+ * Undefined when the map has no string `registry` beside a name without a host (read as a pair);
+ * false when it has one but the three do not make a reference (nothing counts).
+ */
+function tripleOf(map: { get(key: string, keepScalar: true): unknown }, name: Scalar, nameKey: string, key: string, tag: string, text: string): NameTagPair | false | undefined {
+  const registry = map.get('registry', true);
+  const value = name.value as string;
+  if (!isScalar(registry) || typeof registry.value !== 'string' || registry.value === '' || HOSTED.test(value)) return undefined;
+  const host = registry.value.replace(/\/+$/, '');
+  if (!HOSTED.test(`${host}/`) || value.includes('@') || value.lastIndexOf(':') > value.lastIndexOf('/')) return false;
+  const [nameRange, registryRange] = [valueRange(name, text), valueRange(registry, text)];
+  if (!nameRange || !registryRange || registryRange.end - registryRange.start !== host.length) return false;
+  const reference = `${host}/${value}:${tag}`;
+  try {
+    parseImageReference(reference);
+  } catch {
+    return false;
+  }
+  const at = key ? `${key}.` : '';
+  return { reference, ...nameRange, via: `${at}${nameKey}`, registry: { ...registryRange, via: `${at}registry` } };
 }
 
 /** A tag as written (`4.0` stays `4.0`, not the number 4). */
