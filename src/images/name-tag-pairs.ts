@@ -11,9 +11,12 @@
 // app's `<registry>/<repository>` is the local name.
 //
 // A pair counts only when the name is a repository with a registry host, or the key above the map
-// says "image"; the tag is a plain tag. Pure; the text is parsed only when it has a `tag` key.
-import { isMap, isScalar, isSeq, parseDocument, type Node, type Scalar } from 'yaml';
+// says "image"; the tag is a plain tag. Pure; the text is parsed only when it has a `tag` key,
+// and one-line JSON (a template's toJson, of megabytes for a dashboard) by json-strings.ts's
+// linear reader rather than as YAML, whose parse of a few hundred KiB takes seconds.
+import { isMap, isScalar, isSeq, Pair, parseDocument, Scalar, YAMLMap, type Node } from 'yaml';
 import { parseImageReference } from './image-reference.js';
+import { isOneLineJson, jsonObjects, type JsonMember } from './json-strings.js';
 
 export interface NameTagPair {
   /** `<name>:<tag>`. */
@@ -34,7 +37,9 @@ const HOSTED = /^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\//;
 const MAX_TEXT = 1024 * 1024;
 
 export function findNameTagPairs(text: string): NameTagPair[] {
-  if (text.length > MAX_TEXT || !HAS_TAG_KEY.test(text)) return [];
+  if (!HAS_TAG_KEY.test(text)) return [];
+  if (isOneLineJson(text)) return jsonPairs(text);
+  if (text.length > MAX_TEXT) return [];
   const doc = parseDocument(text, { uniqueKeys: false });
   if (doc.errors.length > 0) return [];
   const found: NameTagPair[] = [];
@@ -50,6 +55,23 @@ export function findNameTagPairs(text: string): NameTagPair[] {
   };
   visit(doc.contents, '', 0);
   return found;
+}
+
+/** The objects of one-line JSON with a `tag` member, as YAML maps of scalars carrying their ranges, read by the same rules. */
+function jsonPairs(text: string): NameTagPair[] {
+  return jsonObjects(text, (members) => members.has('tag')).flatMap(({ key, members }) => {
+    const map = new YAMLMap<Scalar, Scalar>();
+    for (const [name, member] of members) map.items.push(new Pair(new Scalar(name), scalarOf(member)));
+    return pairOf(map, key, text) ?? [];
+  });
+}
+
+/** A string as YAML reads it double-quoted (its range from the opening quote), another value as a plain scalar. */
+function scalarOf(m: JsonMember): Scalar {
+  const node = new Scalar<unknown>(m.quoted ? (m.text.includes('\\') ? JSON.parse(`"${m.text}"`) : m.text) : JSON.parse(m.text));
+  node.type = m.quoted ? 'QUOTE_DOUBLE' : 'PLAIN';
+  node.range = m.quoted ? [m.start - 1, m.end + 1, m.end + 1] : [m.start, m.end, m.end];
+  return node;
 }
 
 function pairOf(map: { get(key: string, keepScalar: true): unknown }, key: string, text: string): NameTagPair | undefined {
