@@ -2,20 +2,22 @@
 // (render-release.ts), split each into base, overlay and secrets (overlay-plan.ts), refuse a
 // secret that would sit in clear, then write every file at once (write-folder.ts).
 import type { CommonOptions } from '../options/config.js';
-import { InvalidInputError, UsageError } from '../common/errors.js';
+import { InvalidInputError } from '../common/errors.js';
 import { createLogger } from '../common/logger.js';
 import { mapBounded } from '../drift/detect-drift.js';
 import type { AppInput } from '../inputs/app-input.js';
 import { memberState } from '../releases/run-graph.js';
 import type { RunState } from '../run/run-state.js';
-import { exportReadme, type ReleaseOutcome } from './export-readme.js';
+import { baseReadme, exportReadme, overlayReadme, type ReleaseOutcome } from './export-readme.js';
+import { exportTarget, type ExportTarget } from './export-target.js';
 import { fluxFolder, type FluxSource } from './flux-files.js';
-import { isSecret, planOverlay } from './overlay-plan.js';
+import { isSecret, isTestHook, planOverlay } from './overlay-plan.js';
 import { releaseFiles } from './release-files.js';
 import { renderRelease } from './render-release.js';
 import { exportScope } from './places.js';
 import { secretFields } from './secret-fields.js';
-import { checkOut, writeExport, writeFiles } from './write-folder.js';
+import { writeExport, writeFiles } from './write-folder.js';
+import { writeIntoWorkTree } from './write-work-tree.js';
 
 /** Releases rendered at a time: each runs several helm processes of its own. */
 export const EXPORT_PARALLEL = 3;
@@ -30,39 +32,53 @@ export interface ExportOptions extends CommonOptions {
   ociInsecure: boolean;
   fluxNamespace: string;
   helmArgs: string[];
+  /** What Flux reads the export from: an OCI artifact, or a branch of a git repository. */
+  source: 'oci' | 'git';
+  gitUrl?: string;
+  gitBranch: string;
+  /** The export's folder in the repository; default: --out's path in its work tree, else `.`. */
+  gitPath?: string;
 }
 
 export async function exportRendered(o: ExportOptions, state: RunState, input: AppInput): Promise<number> {
-  checkOut(o.out, o.force);
-  checkOciRepository(o);
+  const target = exportTarget(o);
   const scope = exportScope(o, input);
   // The releases are independent here (no cluster, each its own renders): a few side by side.
   const outcomes: ReleaseOutcome[] = await mapBounded(scope.releases, EXPORT_PARALLEL, async ({ options, place, key }) => {
     const renders = await renderRelease(options, key ? memberState(state, key) : state, place);
     const plan = planOverlay(renders.vendor ?? [], renders.customer);
     refuseSecretsInClear(renders.release.folder, [...renders.customer, ...(renders.vendor ?? [])], state);
-    return { release: renders.release, plan, vendorFailure: renders.vendorFailure };
+    const vendor = { rewrites: renders.vendorRewrites ?? [], tests: (renders.vendor ?? []).filter(isTestHook) };
+    return { release: renders.release, plan, vendorFailure: renders.vendorFailure, vendor };
   });
-  const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name);
+  const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name, target);
   const files = exportFiles(outcomes, source);
-  await writeExport(o.out, (temp) => writeFiles(temp, files));
-  logExport(o, state, outcomes, files.size);
+  // In a git work tree, in place (its .git and other files stay); elsewhere a complete folder at once.
+  const kept = target.tree ? writeIntoWorkTree(o.out, files) : (await writeExport(o.out, (temp) => writeFiles(temp, files)), []);
+  logExport(o, state, outcomes, { files: files.size, kept, warnings: target.warnings });
   return 0;
 }
 
 /** The export's own lines (each release's run logged its own): what was rewritten where, and the total. */
-function logExport(o: ExportOptions, state: RunState, outcomes: ReleaseOutcome[], files: number): void {
+function logExport(o: ExportOptions, state: RunState, outcomes: ReleaseOutcome[], written: { files: number; kept: string[]; warnings: string[] }): void {
+  const { files, kept, warnings } = written;
   const logger = createLogger({ format: o.logFormat, level: o.logLevel, secrets: state.secrets, destination: 2 });
+  for (const w of warnings) logger.warn({ out: o.out }, w);
+  for (const path of kept) logger.warn({ file: path }, `${path} is encrypted (SOPS) and was kept as it is: the export's version of it was not written; if its Secret changed, decrypt, update and encrypt it again`);
   for (const x of outcomes) {
     if (x.vendorFailure) logger.warn({ release: x.release.folder, cause: x.vendorFailure }, `${x.release.folder}: the chart does not render with the vendor's values alone: every object is in its overlay in full, base/ is empty`);
-    if (x.release.imageRewrites.length > 0) logger.info({ release: x.release.folder, rewrites: x.release.imageRewrites }, `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in the export's README)`);
+    if (x.release.imageRewrites.length > 0) logger.info({ release: x.release.folder, rewrites: x.release.imageRewrites }, `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in its base/README.md and overlay/README.md)`);
   }
   logger.info({ out: o.out, releases: outcomes.map((x) => x.release.folder), files }, `exported ${outcomes.length} release(s) to ${o.out}`);
 }
 
 function exportFiles(outcomes: ReleaseOutcome[], source: FluxSource): Map<string, string> {
   const files = new Map<string, string>();
-  for (const x of outcomes) for (const [path, content] of releaseFiles(x.plan)) files.set(`${x.release.folder}/${path}`, content);
+  for (const x of outcomes) {
+    for (const [path, content] of releaseFiles(x.plan)) files.set(`${x.release.folder}/${path}`, content);
+    files.set(`${x.release.folder}/base/README.md`, baseReadme(x));
+    files.set(`${x.release.folder}/overlay/README.md`, overlayReadme(x));
+  }
   const withSecrets = new Set(outcomes.filter((x) => x.plan.secrets.length > 0).map((x) => x.release.folder));
   for (const [path, content] of fluxFolder(outcomes.map((x) => x.release), source, withSecrets)) files.set(path, content);
   files.set('README.md', exportReadme(outcomes, source));
@@ -79,15 +95,8 @@ function refuseSecretsInClear(folder: string, objects: Parameters<typeof secretF
   });
 }
 
-/** Before any rendering: the OCIRepository needs an address. */
-function checkOciRepository(o: ExportOptions): void {
-  if (o.ociRepository || o.registry) return;
-  throw new UsageError('export writes an OCIRepository and has no registry to point it at: --oci-repository (HELM_INSTALLER_OCI_REPOSITORY) is not set, nor --registry', {
-    hint: 'Give --oci-repository host[:port]/path, or --registry (HELM_INSTALLER_REGISTRY) to default it to <registry>/<app>-export.',
-  });
-}
-
-function fluxSource(o: ExportOptions, app: string): FluxSource {
-  const repository = o.ociRepository ?? `${o.registry}/${app}-export`;
-  return { name: app, repository, tag: o.ociTag, insecure: o.ociInsecure, namespace: o.fluxNamespace };
+function fluxSource(o: ExportOptions, app: string, target: ExportTarget): FluxSource {
+  const common = { name: app, namespace: o.fluxNamespace };
+  if (o.source === 'git') return { kind: 'GitRepository', ...common, url: o.gitUrl!, branch: o.gitBranch, path: target.gitPath };
+  return { kind: 'OCIRepository', ...common, repository: o.ociRepository ?? `${o.registry}/${app}-export`, tag: o.ociTag, insecure: o.ociInsecure };
 }

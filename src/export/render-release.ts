@@ -21,6 +21,8 @@ export interface ReleaseRenders {
   vendor?: RenderedObject[];
   /** Why the vendor's render failed (helm's message, secrets masked). */
   vendorFailure?: string;
+  /** The airgap rewrites of the vendor's render: named in base/README.md (the rest in overlay/'s). */
+  vendorRewrites?: ImageRewrite[];
 }
 
 /** Where the release sits in the export: settled by the caller (one chart, or the plan's graph). */
@@ -72,14 +74,14 @@ async function renderVendor(
   state: RunState,
   namespace: string,
   input: { release: string; vendorFiles: string[]; customerFiles: string[]; sets: CommonOptions['sets'] },
-): Promise<{ vendor?: RenderedObject[]; vendorFailure?: string }> {
+): Promise<{ vendor?: RenderedObject[]; vendorFailure?: string; vendorRewrites?: ImageRewrite[] }> {
   return withTempDir('helm-installer-export', async (dir) => {
     const secretLayers = writeSecretLayers(input.customerFiles, state.secrets, dir);
     const vendorOptions = { ...o, release: input.release, namespace, baseValues: [...input.vendorFiles, ...secretLayers], values: [], sets: secretSets(input.sets, state.secrets) };
     try {
       const run = await startRun(vendorOptions, state, 2);
       run.helm.setRenderFlags(o.helmArgs);
-      return { vendor: await withRunPlan(run, (plan) => renderObjects(plan, namespace)) };
+      return await withRunPlan(run, async (plan) => ({ vendor: await renderObjects(plan, namespace), vendorRewrites: rewritesOf(plan) }));
     } catch (error) {
       // A chart that needs a customer's value (`required`) has no vendor-only render: the
       // release goes to its overlay in full (the README says why). Anything else is a failure.

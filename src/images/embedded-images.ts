@@ -53,7 +53,12 @@ export interface EmbeddedReference {
    * own (name-tag-pairs.ts): rewritten to the local name without its tag.
    */
   nameOnly?: true;
+  /** With nameOnly, for an image given as registry, repository and tag keys: which of the local name's two parts goes here. */
+  part?: NamePart;
 }
+
+/** The local name's address (`<registry>` key) or its last component (`<repository>` key). */
+export type NamePart = 'registry' | 'repository';
 
 export interface EmbeddedFindings {
   images: EmbeddedReference[];
@@ -128,8 +133,14 @@ type Consider = (candidate: string, start: number, hint: string, via: string) =>
  */
 function scanData(value: string, key: string, found: EmbeddedFindings, considerData: Consider): void {
   const pairs = findNameTagPairs(value);
-  const paired = new Set(pairs.map((p) => p.start));
-  for (const p of pairs) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+  const paired = new Set(pairs.flatMap((p) => (p.registry ? [p.start, p.registry.start] : [p.start])));
+  for (const p of pairs) {
+    if (!p.registry) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+    else {
+      found.images.push({ start: p.registry.start, end: p.registry.end, reference: p.reference, via: p.registry.via, nameOnly: true, part: 'registry' });
+      found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true, part: 'repository' });
+    }
+  }
   if (isOneLineJson(value)) {
     for (const s of jsonStrings(value)) if (!paired.has(s.start)) considerData(s.value, s.start, s.key, s.key || key);
     return;

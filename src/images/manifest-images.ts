@@ -8,7 +8,7 @@
 // the exact source ranges of what it finds and leave every other byte alone.
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../common/errors.js';
-import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference } from './embedded-images.js';
+import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference, type NamePart } from './embedded-images.js';
 import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
 import { isSecretKey } from '../common/secrets.js';
@@ -66,6 +66,8 @@ export interface ImageLocation extends ImageOccurrence {
     end: number;
     /** Only the name of the image is there, its tag in a key of its own: rewritten without a tag. */
     nameOnly?: true;
+    /** Of an image given as registry, repository and tag keys: the part of the local name here. */
+    part?: NamePart;
     /** A Secret's `data`: the range is in this decoded text, and the edit is encoded again. */
     decoded?: string;
   };
@@ -501,7 +503,7 @@ function addEmbeddedImage(
     embedded: where,
     ...(ref.artifact ? { artifact: true as const } : {}),
     node,
-    span: { start: ref.start, end: ref.end, ...(ref.nameOnly ? { nameOnly: true as const } : {}), ...(decoded !== undefined ? { decoded } : {}) },
+    span: { start: ref.start, end: ref.end, ...(ref.nameOnly ? { nameOnly: true as const } : {}), ...(ref.part ? { part: ref.part } : {}), ...(decoded !== undefined ? { decoded } : {}) },
   });
 }
 

@@ -3,6 +3,7 @@
 // is parsed; what is kept is small and detached from the document's text.
 import type { Scalar } from 'yaml';
 import { InvalidInputError } from '../common/errors.js';
+import type { NamePart } from './embedded-images.js';
 import { parseImageReference } from '../common/image-reference.js';
 import { locateAll, locatePodSpecs, mayHoldImages, type ImageLocation, type ImageOccurrence, type ManifestStream, type RegistryOnlyOccurrence } from './manifest-images.js';
 import { isCustomResourceDefinition, parsePiece, type ParsedPiece, type PieceSource } from './manifest-stream.js';
@@ -50,7 +51,7 @@ export const SCALAR_TYPES: Scalar['type'][] = ['PLAIN', 'QUOTE_SINGLE', 'QUOTE_D
 export interface EmbeddedEdit {
   /** The string the spans index (for a Secret's `data`, decoded). */
   value: string;
-  spans: { start: number; end: number; image: string; nameOnly?: true }[];
+  spans: { start: number; end: number; image: string; nameOnly?: true; part?: NamePart }[];
   /** A Secret's `data` value: the edited text is base64-encoded again. */
   base64?: true;
 }
@@ -177,8 +178,8 @@ export class FirstPass {
       this.embedded.set(this.pending.piece.length, edit);
       this.pending.add(piece, start, end, SCALAR_TYPES.indexOf(location.node.type), '');
     }
-    const { start, end, nameOnly } = location.span!;
-    if (!edit.spans.some((s) => s.start === start)) edit.spans.push({ start, end, image, ...(nameOnly ? { nameOnly } : {}) });
+    const { start, end, nameOnly, part } = location.span!;
+    if (!edit.spans.some((s) => s.start === start)) edit.spans.push({ start, end, image, ...(nameOnly ? { nameOnly } : {}), ...(part ? { part } : {}) });
   }
 }
 

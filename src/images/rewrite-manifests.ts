@@ -8,6 +8,7 @@
 // largest document's tree and the edits, whatever the stream's size.
 import type { Scalar } from 'yaml';
 import { UsageError } from '../common/errors.js';
+import type { NamePart } from './embedded-images.js';
 import { namesTagOrDigest, withoutTag, type LocalRegistry } from '../common/image-reference.js';
 import { buildImagePlan, targetOf } from './image-plan.js';
 import type { ImageOccurrence } from './manifest-images.js';
@@ -178,12 +179,19 @@ function embeddedEdit(inside: EmbeddedEdit, node: { type: Scalar['type']; start:
   const spans = inside.spans.flatMap((s) => {
     const to = rewriteMap.get(s.image);
     // A name written without a tag (the tag set elsewhere, e.g. in another key) stays without one.
-    return to === undefined ? [] : [{ ...s, to: namesTagOrDigest(s.image) && !s.nameOnly ? to : withoutTag(to) }];
+    return to === undefined ? [] : [{ ...s, to: partOf(namesTagOrDigest(s.image) && !s.nameOnly ? to : withoutTag(to), s.part) }];
   });
   if (spans.length === 0) return undefined;
   // A Secret's data: the decoded text edited, then encoded again (its other bytes are the same).
   if (inside.base64) return scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, encodeSecretValue(replaceSpans(inside.value, spans)), text);
   return substringEdit(inside.value, node, spans, text) ?? scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, replaceSpans(inside.value, spans), text);
+}
+
+/** An image given as registry and repository keys: the local name's address, or its last component. */
+function partOf(name: string, part: NamePart | undefined): string {
+  if (!part) return name;
+  const slash = name.lastIndexOf('/');
+  return part === 'registry' ? name.slice(0, Math.max(slash, 0)) : name.slice(slash + 1);
 }
 
 function replaceSpans(value: string, spans: { start: number; end: number; to: string }[]): string {

@@ -159,7 +159,7 @@ describe('objects the customer removes', () => {
 });
 
 describe('a chart that needs a customer value (required) to render at all', () => {
-  it('has an empty base and every object in its overlay in full, named in the README', async () => {
+  it("has an empty base and every object in its overlay in full, named in base/'s README", async () => {
     const chart = join(dir, 'needy');
     mkdirSync(join(chart, 'templates'), { recursive: true });
     writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: needy\nversion: 0.1.0\n');
@@ -170,8 +170,8 @@ describe('a chart that needs a customer value (required) to render at all', () =
     const out = join(dir, 'needy-out');
     await exportTo(out, ['--chart', chart, '-f', values, ...oci]);
     expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
-    expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual(['configmap-needy.yaml', 'kustomization.yaml']);
-    expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./);
+    expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual(['README.md', 'configmap-needy.yaml', 'kustomization.yaml']);
+    expect(readFileSync(join(out, 'needy', 'base', 'README.md'), 'utf8')).toMatch(/The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./);
     expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(asExported(await render(['--chart', chart, '-f', values])));
   });
 });

@@ -127,6 +127,12 @@ const FIXTURES: Record<string, Fixture> = {
     ],
     noWarnings: [/spawner_class|KubeSpawner|notebook-hub-hub/],
   },
+  'secret-image-map': {
+    images: ['ghcr.io/acme/job-helper:1.0.1', 'ghcr.io/acme/runner-controller:3.2.0', 'quay.io/acme/ci/job-runner:3.2.0'],
+    local: [`${L}/job-helper:1.0.1`, `${L}/job-runner:3.2.0`, `${L}/runner-controller:3.2.0`],
+    // Written as a registry key and a repository key: never whole, in the Secret or elsewhere.
+    inSecrets: [`${L}/job-helper:1.0.1`, `${L}/job-runner:3.2.0`],
+  },
   'registry-only': {
     images: ['docker.elastic.co/eck/eck-operator:2.16.0'],
     local: [`${L}/eck-operator:2.16.0`],
@@ -374,6 +380,27 @@ spec:
     expect(lines(why.stdout)).toEqual([
       expect.stringMatching(/^Secret notebook-hub-hub, data\.values\.yaml, via image\.name, from notebook-hub\/templates\/hub\.yaml, line \d+ of the rendered manifests$/),
       expect.stringMatching(/^Secret notebook-hub-hub, data\.spawner\.env, via KUBESPAWNER_IMAGE, /),
+    ]);
+  });
+
+  it('an image as registry, repository and tag keys of a values file in a Secret: the registry key gets the local address, the repository key the last component; every other byte as rendered', async () => {
+    const args = ['--chart', join(charts, 'secret-image-map')];
+    const jobs = async (extra: string[]) => {
+      const r = await runCli(['render', ...args, ...extra], { env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const secret = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o?.kind === 'Secret');
+      expect([secret.kind, secret.type, Object.keys(secret.data)]).toEqual(['Secret', 'Opaque', ['jobs.yaml']]);
+      return Buffer.from(secret.data['jobs.yaml'], 'base64').toString();
+    };
+    // helm's toYaml, keys sorted: as rendered, then rewritten.
+    const layout = (helper: [string, string], runner: [string, string]) =>
+      `jobs:\n  concurrency: 4\n  helper:\n    image:\n      pullPolicy: IfNotPresent\n      registry: ${helper[0]}\n      repository: ${helper[1]}\n      tag: 1.0.1\n  image:\n    registry: ${runner[0]}\n    repository: ${runner[1]}\n    tag: 3.2.0`;
+    expect(await jobs([])).toBe(layout(['ghcr.io', 'acme/job-helper'], ['quay.io', 'acme/ci/job-runner']));
+    expect(await jobs(['--registry', REGISTRY])).toBe(layout([L, 'job-helper'], [L, 'job-runner']));
+    const why = await runCli(['images', ...args, '--why', 'quay.io/acme/ci/job-runner:3.2.0'], { env });
+    expect(lines(why.stdout)).toEqual([
+      expect.stringMatching(/^Secret secret-image-map-jobs, data\.jobs\.yaml, via image\.registry, from secret-image-map\/templates\/runner\.yaml, /),
+      expect.stringMatching(/^Secret secret-image-map-jobs, data\.jobs\.yaml, via image\.repository, from secret-image-map\/templates\/runner\.yaml, /),
     ]);
   });
 

@@ -176,5 +176,26 @@ describe('findEmbeddedReferences', () => {
     expect(findEmbeddedReferences('https://ghcr.io/acme/charts/addon:1', { where: 'data', key: 'addon' }).images).toEqual([]);
     expect(findEmbeddedReferences('set -e\n- ghcr.io/acme/plugins/geoip:1.4.0\n', { where: 'arg' }).images).toEqual([]);
   });
-});
 
+  it('an image as registry, repository and tag keys: two ranges, the registry and the repository, for one reference', () => {
+    const value = 'runner:\n  image:\n    registry: quay.io\n    repository: acme/ci/job-runner\n    tag: "3.2.0"\nhelper: {image: {registry: ghcr.io, repository: acme/helper, tag: 1.0}}\n';
+    const found = findEmbeddedReferences(value, { where: 'data', key: 'jobs.yaml' });
+    expect(found.images.map((r) => `${r.via}=${r.reference}|${value.slice(r.start, r.end)}|${r.part}`)).toEqual([
+      'image.registry=quay.io/acme/ci/job-runner:3.2.0|quay.io|registry',
+      'image.repository=quay.io/acme/ci/job-runner:3.2.0|acme/ci/job-runner|repository',
+      'image.registry=ghcr.io/acme/helper:1.0|ghcr.io|registry',
+      'image.repository=ghcr.io/acme/helper:1.0|acme/helper|repository',
+    ]);
+    // The registry keys are part of an image, not registry-only settings.
+    expect(found.registries).toEqual([]);
+  });
+
+  it('no triple where the three keys do not make one reference', () => {
+    const refs = (v: string) => findEmbeddedReferences(v, { where: 'data', key: 'v.yaml' }).images.map((r) => r.reference);
+    // A registry that is no host; a repository with a host of its own (a pair then, name and tag); a tag of its own; an empty registry.
+    expect(refs('image:\n  registry: internal\n  repository: acme/x\n  tag: "1"\n')).toEqual([]);
+    expect(refs('image:\n  registry: quay.io\n  repository: ghcr.io/acme/x\n  tag: "1"\n')).toEqual(['ghcr.io/acme/x:1']);
+    expect(refs('image:\n  registry: quay.io\n  repository: acme/x:2\n  tag: "1"\n')).toEqual([]);
+    expect(refs('image:\n  registry: ""\n  repository: acme/x\n  tag: "1"\n')).toEqual(['acme/x:1']);
+  });
+});

@@ -7,6 +7,7 @@ import { switchOption, value } from '../../options/options.js';
 import type { RunState } from '../../run/run-state.js';
 import { installOptionTable } from '../../install/install-options.js';
 import { resolveInput } from '../../inputs/app-input.js';
+import { maskGitUrl, parseGitBranch, parseGitPath, parseGitUrl } from '../../export/git-options.js';
 
 // Install's own options, same flags and variables: a HelmRelease says what install would do.
 const { historyMax, takeOwnership, crds, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure } = installOptionTable;
@@ -25,6 +26,11 @@ export const exportDefinition = defineCommand({
     ociRepository: value('--oci-repository <host/path>', 'OCI_REPOSITORY', 'where the export is pushed as an OCI artifact, for the OCIRepository (default: <registry>/<app>-export)', parseRegistry),
     ociTag: value('--oci-tag <tag>', 'OCI_TAG', "the artifact's tag the OCIRepository follows", parseOciTag, 'latest'),
     ociInsecure: switchOption('--oci-insecure', 'OCI_INSECURE', 'the OCIRepository pulls over plain HTTP (a registry without TLS)'),
+    source: value('--source <oci|git>', 'EXPORT_SOURCE', 'rendered: what Flux reads the export from: an OCI artifact (OCIRepository) or a branch of a git repository (GitRepository)', oneOf('oci', 'git'), 'oci' as 'oci' | 'git'),
+    // A URL with a token in it is refused; the error echoes it masked.
+    gitUrl: { ...value('--git-url <url>', 'GIT_URL', 'with --source git: the repository the export is committed to (http://, https:// or ssh://; no credentials in it)', parseGitUrl), echo: maskGitUrl },
+    gitBranch: value('--git-branch <branch>', 'GIT_BRANCH', 'with --source git: the branch Flux follows', parseGitBranch, 'main'),
+    gitPath: value('--git-path <path>', 'GIT_PATH', "with --source git: the export's folder in the repository (default: --out's path in its git work tree, else the root)", parseGitPath),
     fluxNamespace: value('--flux-namespace <ns>', 'FLUX_NAMESPACE', 'where the Flux objects go (rendered: the OCIRepository and Kustomizations; helmrelease: the HelmReleases, their OCIRepositories and values)', parseNamespace, 'flux-system'),
     chartRepositoryPath: value('--chart-repository-path <path>', 'CHART_REPOSITORY_PATH', 'helmrelease: the repository folder under --registry the charts are pushed to', parseRepositoryPath, 'charts'),
     historyMax, takeOwnership, crds, drift, driftIgnore, driftIgnoreFile, test, testTimeout, testFailure,
@@ -35,6 +41,7 @@ export const exportDefinition = defineCommand({
     const common = toCommonOptions(o);
     const input = resolveInput(common, state.progress);
     if (o.format === 'helmrelease') {
+      if (o.source === 'git') throw new UsageError('--source git (HELM_INSTALLER_EXPORT_SOURCE) is for the rendered form; --format helmrelease takes its charts from --registry', { hint: 'Leave --source out with --format helmrelease, or export --format rendered --source git.' });
       const { exportHelmRelease } = await import('../../export/export-helmrelease.js');
       const { timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs } = o;
       const install = { historyMax: o.historyMax, takeOwnership: o.takeOwnership, crds: o.crds, drift: o.drift, driftIgnore: o.driftIgnore, driftIgnoreFile: o.driftIgnoreFile };
@@ -42,7 +49,8 @@ export const exportDefinition = defineCommand({
       return exportHelmRelease({ ...common, out: o.out, force: o.force, timeout, ociInsecure, fluxNamespace, chartRepositoryPath, helmArgs, ...install, ...tests }, state, input);
     }
     const { exportRendered } = await import('../../export/export-rendered.js');
-    return exportRendered({ ...common, out: o.out, force: o.force, timeout: o.timeout, ociRepository: o.ociRepository, ociTag: o.ociTag, ociInsecure: o.ociInsecure, fluxNamespace: o.fluxNamespace, helmArgs: o.helmArgs }, state, input);
+    const git = { source: o.source, gitUrl: o.gitUrl, gitBranch: o.gitBranch, gitPath: o.gitPath };
+    return exportRendered({ ...common, out: o.out, force: o.force, timeout: o.timeout, ociRepository: o.ociRepository, ociTag: o.ociTag, ociInsecure: o.ociInsecure, fluxNamespace: o.fluxNamespace, helmArgs: o.helmArgs, ...git }, state, input);
   },
 });
 
