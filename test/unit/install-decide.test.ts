@@ -1,7 +1,7 @@
 // The install decision, row by row of the table in src/install/decide.ts, without a cluster.
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../src/drift/detect-drift.js';
-import { decide, everDeployed, nextStep, releaseStatus, type DecideOptions, type LoopOptions, type ReleaseState, type SoFar, type Step } from '../../src/install/decide.js';
+import { decide, everDeployed, nextStep, releaseStatus, type DecideOptions, type LoopOptions, type ReleaseState, type SoFar, type Step, type TestsFound } from '../../src/install/decide.js';
 
 const rev = (revision: number, status: string) => ({ revision, status, labels: {} });
 const deployed = [rev(3, 'deployed')];
@@ -128,10 +128,10 @@ describe('nextStep: the loop, one step per round from the state and what the run
   const fresh: SoFar = { recoveries: 0 };
   const crds = { created: ['widgets.example.com'], updated: [], migrated: [], adopted: [], finish: async () => undefined };
   const outOfDate: ReleaseState = { records: [rev(1, 'superseded'), rev(2, 'deployed')], inputs: { equal: false, reason: 'chart changed' }, drift: [missingService] };
-  const upgradeGoal = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [missingService] } as const;
+  const upgradeGoal: Extract<Step, { kind: 'upgrade' }> = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [missingService] };
   const firstInstall: ReleaseState = { records: [] };
-  const installGoal = { kind: 'install', reason: 'no release yet' } as const;
-  const failedTests = { passed: false, problems: [{ object: 'Pod/shop-test', reason: 'Error', detail: 'container t exited 3' }], failure: 'pod shop-test failed', timedOut: false } as const;
+  const installGoal: Extract<Step, { kind: 'install' }> = { kind: 'install', reason: 'no release yet' };
+  const failedTests: Extract<TestsFound, { passed: false }> = { passed: false, problems: [{ object: 'Pod/shop-test', reason: 'Error', detail: 'container t exited 3' }], failure: 'pod shop-test failed', timedOut: false };
   const drifted: ReleaseState = { records: deployed, inputs: { equal: true }, unready: [], drift: [changedImage, missingService] };
 
   const rows: [string, ReleaseState, SoFar, LoopOptions, Step][] = [

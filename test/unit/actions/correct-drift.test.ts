@@ -6,7 +6,7 @@ import { correctReleaseDrift, type CorrectDriftPort } from '../../../src/install
 import type { NotPutBack } from '../../../src/install/decide.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
-const image: ObjectDrift = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', missing: false, fields: [{ path: '/spec/replicas', live: 3, desired: 1 }] };
+const image: ObjectDrift = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', missing: false, fields: [{ path: '/spec/replicas', live: '3', desired: '1' }] };
 const service: ObjectDrift = { apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web', missing: false, fields: [{ path: '/spec/clusterIP', live: '10.0.0.9', desired: '10.0.0.1' }] };
 
 function port(r: Recorder, failed: NotPutBack[]): CorrectDriftPort {

@@ -2,6 +2,7 @@
 // kept to be finished after helm; the path's reason named first.
 import { describe, expect, it } from 'vitest';
 import type { CrdOutcome } from '../../../src/crds/upgrade-crds.js';
+import type { Action } from '../../../src/install/decide.js';
 import { applyChartCrds, finishChartCrds, type CrdsPort } from '../../../src/install/actions/upgrade-crds.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
@@ -27,7 +28,7 @@ describe('CRD steps', () => {
   it('a render with a CRD: applied before helm, finished after', async () => {
     const r = recorder();
     const o = outcome(r);
-    const goal = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [] } as const;
+    const goal: Extract<Action, { kind: 'upgrade' }> = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [] };
     expect(await applyChartCrds(port(r, withCrd, o), { kind: 'crds', goal })).toEqual({ crds: { outcome: o, finished: false } });
     expect(await finishChartCrds(undefined, { kind: 'finish-crds', crds: o })).toEqual({ crds: { outcome: o, finished: true } });
     expect(r.calls).toEqual(['info upgrading: chart changed', 'stage CRDs', 'upgrade CRDs', 'finish CRDs']);

@@ -5,6 +5,9 @@ import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../../src/cluster/wait-diagnosis.js';
 import { HelmOperationError } from '../../../src/errors.js';
 import { upgradeRelease, type UpgradePort } from '../../../src/install/actions/upgrade.js';
+import type { Action } from '../../../src/install/decide.js';
+
+type Goal = Extract<Action, { kind: 'install' | 'upgrade' }>;
 import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 
 const crashing: Problem = { object: 'Pod/web-1', reason: 'CrashLoopBackOff', detail: 'container web exited 1' };
@@ -42,7 +45,7 @@ describe('install / upgrade (helm upgrade --install)', () => {
   for (const [name, kind, takeOwnership, takes] of rows) {
     it(name, async () => {
       const r = recorder();
-      const step = kind === 'install' ? ({ kind, reason: 'no release yet' } as const) : ({ kind, status: 'out-of-date', reason: 'chart changed', drift: [] } as const);
+      const step: Goal = kind === 'install' ? { kind, reason: 'no release yet' } : { kind, status: 'out-of-date', reason: 'chart changed', drift: [] };
       expect(await upgradeRelease(port(r, { takeOwnership }), step)).toEqual({ upgraded: { revision: 4 } });
       expect(r.calls).toEqual([
         `stage ${kind}`,
@@ -55,7 +58,7 @@ describe('install / upgrade (helm upgrade --install)', () => {
     });
   }
 
-  const upgrade = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [] } as const;
+  const upgrade: Goal = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [] };
 
   it("helm's failure carries what was not ready; the records helm wrote are annotated", async () => {
     const r = recorder();
