@@ -13,9 +13,11 @@ import { HelmOperationError } from '../common/errors.js';
 import { digestLabels } from './release-digest.js';
 import type { RunPlan } from '../run/run-plan.js';
 import { recordOutcome } from '../run/record.js';
+import type { Narration, Stoppable } from './actions/action.js';
 import { annotateReleaseRecords } from './actions/annotate-records.js';
 import type { CorrectDriftPort } from './actions/correct-drift.js';
 import type { RecoverPort } from './actions/recover.js';
+import type { RemediatePort } from './actions/remediate.js';
 import type { RecreatePort } from './actions/recreate-immutable.js';
 import { diagnoseTests } from './actions/test-diagnosis.js';
 import type { TestPort } from './actions/test-release.js';
@@ -40,57 +42,84 @@ export interface UnderLease {
 export type Ports = RecoverPort & CorrectDriftPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
-  const { run, cluster, lease, manifests } = c;
-  const { o, helm, release, logger } = run;
-  const { kube, namespace } = cluster;
+  const { run, cluster, lease } = c;
   const either = () => AbortSignal.any([run.signal, lease.lost]);
-  const scope: DiagnosisScope = { kube, namespace, release, since: run.started };
-  return {
-    release,
-    logger,
+  const shared: Narration & Stoppable & Pick<RemediatePort, 'stopped' | 'annotateRecords'> = {
+    release: run.release,
+    logger: run.logger,
     stage: run.stage,
     signal: run.signal,
     leaseLost: lease.lost,
     stopped: () => either().aborted,
     annotateRecords: () => annotateReleaseRecords(run, cluster),
-    // recover, remediate
+  };
+  return { ...shared, ...recoveryCalls(c, either), ...driftCalls(c), ...upgradeCalls(c, either), ...testCalls(c) };
+}
+
+type Own<P> = Omit<P, keyof Narration | keyof Stoppable | 'stopped' | 'annotateRecords'>;
+
+/** recover, remediate */
+function recoveryCalls({ run, cluster, lease }: UnderLease, either: () => AbortSignal): Own<RecoverPort> {
+  const { o, helm, release } = run;
+  const { namespace } = cluster;
+  return {
     history: () => helm.history(release, namespace, undefined, either()),
     markFailed: (revision, was, description) => cluster.records.markFailed(revision, was, description),
     holder: lease.identity,
     tellRecovered: (note) => void recordOutcome(run.state, { reason: 'Recovered', release, namespace, note, chartVersion: run.chart.version, started: run.started }),
     rollback: (to) => helm.rollback({ release, namespace, revision: to, timeout: o.timeout, historyMax: o.historyMax }, { signal: either() }),
     uninstall: () => helm.uninstall({ release, namespace, timeout: o.timeout }, { signal: either() }),
-    // correct drift
-    revisionManifest: (revision) => revisionManifest(kube, cluster.records, revision),
+  };
+}
+
+/** correct drift, recreate */
+function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<RecreatePort> {
+  const { run, cluster, manifests } = c;
+  const { kube, namespace, records } = cluster;
+  const release = run.release;
+  return {
+    revisionManifest: (revision) => revisionManifest(kube, records, revision),
     correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: run.ignore }),
-    // CRDs
-    manifests,
-    upgradeCrds: async () => {
-      const { upgradeCrds } = await import('../crds/upgrade-crds.js');
-      return upgradeCrds({ kube, manifests, policy: o.crds, release: { name: release, namespace }, skipPreflight: o.skipPreflight, logger, signal: either() });
-    },
-    // recreate
-    recreateImmutable: o.recreateImmutable,
+    recreateImmutable: run.o.recreateImmutable,
     immutableChanges: async (previous, signal) => {
-      const previousManifest = await revisionManifest(kube, cluster.records, previous);
+      const previousManifest = await revisionManifest(kube, records, previous);
       // The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease).
       const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
       return findImmutableChanges(kube, { previousManifest, manifests, release, releaseNamespace: namespace, resources, signal });
     },
     objects: (signal) => objectClient(kube, signal),
-    timeoutMs: durationMs(o.timeout),
+    timeoutMs: durationMs(run.o.timeout),
     apiError: (error, doing) => toInstallerApiError(error, doing, kube.server),
-    // install, upgrade
+  };
+}
+
+/** CRDs, install, upgrade */
+function upgradeCalls(c: UnderLease, either: () => AbortSignal): Own<CrdsPort> & Own<UpgradePort> {
+  const { run, cluster, manifests, plan } = c;
+  const { o, helm, release, logger } = run;
+  const { kube, namespace } = cluster;
+  const scope: DiagnosisScope = { kube, namespace, release, since: run.started };
+  return {
+    manifests,
+    upgradeCrds: async () => {
+      const { upgradeCrds } = await import('../crds/upgrade-crds.js');
+      return upgradeCrds({ kube, manifests, policy: o.crds, release: { name: release, namespace }, skipPreflight: o.skipPreflight, logger, signal: either() });
+    },
     takeOwnership: o.takeOwnership,
     failFastAfter: o.failFastAfter,
     labels: async () => ({ ...digestLabels(await c.inputs.digests()), ...run.member?.labels }),
-    upgradeInstall: (r, signal) =>
-      helm.upgradeInstall({ ...c.plan.upgradeArguments(namespace), takeOwnership: r.takeOwnership, labels: r.labels, dryRun: false }, { signal, env: c.plan.airgap.env }),
+    upgradeInstall: (r, signal) => helm.upgradeInstall({ ...plan.upgradeArguments(namespace), ...r, dryRun: false }, { signal, env: plan.airgap.env }),
     watch: (w) => watchWhileHelmWaits(scope, { intervalMs: o.progressInterval, failFastMs: w.failFastMs, logger, onHopeless: w.onHopeless }),
     withCauses: (error, lastSeen) => withCauses(error, scope, lastSeen),
-    // test
+  };
+}
+
+/** test */
+function testCalls({ run, cluster }: UnderLease): Own<TestPort> {
+  const { o, helm, release } = run;
+  return {
     testTimeout: o.testTimeout,
-    test: (signal) => helm.test({ release, namespace, timeout: o.testTimeout }, { signal }),
+    test: (signal) => helm.test({ release, namespace: cluster.namespace, timeout: o.testTimeout }, { signal }),
     diagnose: (runs) => diagnoseTests(run, cluster, runs),
   };
 }

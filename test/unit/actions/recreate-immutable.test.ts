@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ImmutableChange } from '../../../src/drift/immutable-changes.js';
 import { recreateImmutable, type RecreatePort } from '../../../src/install/actions/recreate-immutable.js';
-import { HelmOperationError, TransientError } from '../../../src/errors.js';
+import { HelmOperationError, TransientError } from '../../../src/common/errors.js';
 import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 
 const sts: ImmutableChange = {

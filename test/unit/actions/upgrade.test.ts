@@ -3,7 +3,7 @@
 // Lease taken by another installer; records annotated whenever helm may have written them.
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../../src/cluster/wait-diagnosis.js';
-import { HelmOperationError } from '../../../src/errors.js';
+import { HelmOperationError } from '../../../src/common/errors.js';
 import { upgradeRelease, type UpgradePort } from '../../../src/install/actions/upgrade.js';
 import type { Action } from '../../../src/install/decide.js';
 
