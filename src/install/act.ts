@@ -8,7 +8,7 @@ import { InstallerError, ExitCode } from '../common/errors.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { actionPorts, type Ports, type UnderLease } from './act-ports.js';
-import type { ActionRun, Found } from './actions/action.js';
+import type { Found } from './actions/action.js';
 import { correctReleaseDrift } from './actions/correct-drift.js';
 import { recoverRelease } from './actions/recover.js';
 import { recreateImmutable } from './actions/recreate-immutable.js';
@@ -16,7 +16,7 @@ import { remediateTested } from './actions/remediate.js';
 import { testRelease } from './actions/test-release.js';
 import { applyChartCrds, finishChartCrds } from './actions/upgrade-crds.js';
 import { upgradeRelease } from './actions/upgrade.js';
-import { nextStep, type ReleaseState, type SoFar, type Step } from './decide.js';
+import { nextStep, type LoopOptions, type ReleaseState, type SoFar, type Step } from './decide.js';
 import { readReleaseState, sameRevisions } from './read-state.js';
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import { testsFailed } from './report-tests.js';
@@ -24,7 +24,9 @@ import { testsFailed } from './report-tests.js';
 export type { UnderLease } from './act-ports.js';
 
 /** The steps that act; the others end the run. A new action is a row here and its kind in decide.ts's Step. */
-const ACTIONS: { [K in Acting['kind']]: (port: Ports, step: Extract<Step, { kind: K }>) => Promise<Found> } = {
+export type Actions = { [K in Acting['kind']]: (port: Ports, step: Extract<Step, { kind: K }>) => Promise<Found> };
+
+const ACTIONS: Actions = {
   recover: recoverRelease,
   'correct-drift': correctReleaseDrift,
   crds: applyChartCrds,
@@ -36,33 +38,49 @@ const ACTIONS: { [K in Acting['kind']]: (port: Ports, step: Extract<Step, { kind
   remediate: remediateTested,
 };
 
-type Ending = Extract<Step, { kind: 'skip' | 'corrected' | 'upgraded' | 'tests-failed' | 'still-pending' }>;
+export type Ending = Extract<Step, { kind: 'skip' | 'corrected' | 'upgraded' | 'tests-failed' | 'still-pending' }>;
 type Acting = Exclude<Step, Ending>;
 
-/** More than any path takes (two recoveries, a correction, CRDs, recreate, helm, CRDs again, test, remediate). */
-const MAX_ROUNDS = 12;
+/** More than any path takes (two recoveries, a correction, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
+export const MAX_ROUNDS = 12;
 
-export async function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
-  const ports = actionPorts(c);
-  let state = await readUnderLease(c, before);
-  let so: SoFar = { recoveries: 0 };
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
-    const step = nextStep(state, so, c.run.o);
-    if (!(step.kind in ACTIONS)) return end(c, step as Ending, state);
-    const found = await act(ports, step as Acting, so);
-    so = { ...so, ...found };
-    if (step.kind === 'recover') {
-      so.recoveries++;
-      state = await readUnderLease(c, undefined);
-    }
-  }
-  throw new InstallerError(ExitCode.internal, `release ${c.run.release} was not done after ${MAX_ROUNDS} steps`, { hint: 'Run the installer again.' });
+export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
+  const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state) => end(c, step, state) };
+  return reconcile(loop, before);
 }
 
-async function act(ports: Ports, step: Acting, so: SoFar): Promise<Found> {
-  const run = ACTIONS[step.kind] as ActionRun<Acting['kind'], Ports>;
+/** The loop's parts: the real ones above, fakes in test/unit/install-loop.test.ts. */
+export interface Loop {
+  /** The release's state; `known` stands when its records have not changed since. */
+  read(known: ReleaseState | undefined): Promise<ReleaseState>;
+  ports: Ports;
+  actions: Actions;
+  options: LoopOptions;
+  /** Writes the summary and returns the exit code, or throws the run's error. */
+  end(step: Ending, state: ReleaseState): Promise<number>;
+}
+
+export async function reconcile(l: Loop, before: ReleaseState | undefined): Promise<number> {
+  let state = await l.read(before);
+  let so: SoFar = { recoveries: 0 };
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    const step = nextStep(state, so, l.options);
+    if (!(step.kind in l.actions)) return l.end(step as Ending, state);
+    const found = await act(l, step as Acting, so);
+    so = { ...so, ...found };
+    // A recovery changed the release behind the decision: read it again.
+    if (step.kind === 'recover') {
+      so.recoveries++;
+      state = await l.read(undefined);
+    }
+  }
+  throw new InstallerError(ExitCode.internal, `the release was not done after ${MAX_ROUNDS} steps`, { hint: 'Run the installer again.' });
+}
+
+async function act(l: Loop, step: Acting, so: SoFar): Promise<Found> {
+  const run = l.actions[step.kind] as (port: Ports, step: Acting) => Promise<Found>;
   try {
-    return await run(ports, step as never);
+    return await run(l.ports, step);
   } catch (error) {
     // Helm's upgrade after a drift correction that failed: its failure names what was not put back.
     throw step.kind === 'upgrade' ? withDriftNamed(error, so.correction?.notPutBack ?? []) : error;
