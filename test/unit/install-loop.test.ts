@@ -3,7 +3,7 @@
 // helm's failure after a failed drift correction naming what was not put back, the round bound.
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../src/drift/detect-drift.js';
-import { HelmOperationError } from '../../src/errors.js';
+import { HelmOperationError } from '../../src/common/errors.js';
 import type { Found } from '../../src/install/actions/action.js';
 import { MAX_ROUNDS, reconcile, type Actions, type Ending, type Loop } from '../../src/install/act.js';
 import type { Ports } from '../../src/install/act-ports.js';
