@@ -1,6 +1,9 @@
 // Decide: the release state as read from the cluster in, one action out. Pure, so the whole
 // table is unit-tested without a cluster (test/unit/install-decide.test.ts), after Flux's
-// helm-controller (`DetermineReleaseState` -> `actionForState`).
+// helm-controller (`DetermineReleaseState` -> `actionForState`). `decide` is the release's own
+// table (what `plan` shows); `nextStep` is the loop's (act.ts): it also sees what this run's
+// actions found (`SoFar`), so the upgrade path, test-then-remediate and a drift correction that
+// left objects behind are decisions too, each taken one round at a time.
 //
 // | last revision         | inputs  | drift          | workloads | action                           |
 // | --------------------- | ------- | -------------- | --------- | -------------------------------- |
@@ -18,7 +21,10 @@
 // taken under the Lease, which waits for (or, past --lock-timeout, names) the live holder, and
 // the release is read and decided again once it is held.
 import type { RevisionLabels } from '../cluster/release-secrets.js';
+import type { Problem } from '../cluster/wait-diagnosis.js';
+import type { CrdOutcome } from '../crds/upgrade-crds.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
+import type { ImmutableChange } from '../drift/immutable-changes.js';
 import { isPending, type ReleaseStatus as HelmStatus } from '../helm/helm-results.js';
 
 export type DriftMode = 'correct' | 'warn' | 'off';
@@ -104,4 +110,96 @@ export function lastGoodRevision(records: { revision: number; status: string }[]
   const deployed = good('deployed');
   const candidates = deployed.length > 0 ? deployed : good('superseded');
   return candidates.length > 0 ? Math.max(...candidates) : undefined;
+}
+
+// ---- The loop's decision: the release's state and what this run has done so far. ----
+//
+// | this run so far                            | next step                                        |
+// | ------------------------------------------ | ------------------------------------------------ |
+// | nothing, or a recovery                     | decide(state) (the table above)                  |
+// | pending again after 2 recoveries           | still-pending (exit 1)                           |
+// | drift corrected, all of it                 | corrected (the summary)                          |
+// | drift corrected, some not put back         | upgrade, reason "drift that could not be put back" |
+// | install or upgrade decided, CRDs not done  | crds                                             |
+// | upgrade, CRDs done, not recreated          | recreate (against the last good revision)        |
+// | CRDs and recreate done                     | install / upgrade (helm upgrade --install)       |
+// | upgraded, CRDs held back                   | finish-crds                                      |
+// | upgraded, --test, not tested               | test (the revision helm made)                    |
+// | tests failed, --test-failure rollback      | remediate (rollback to the last good, or uninstall) |
+// | tests failed, remediated or kept           | tests-failed (exit 4)                            |
+// | upgraded (and tests passed)                | upgraded (the summary)                           |
+
+/** Undoing a revision: back to an earlier one, or the whole release when none was ever deployed. */
+export type Remedy = { how: 'rollback'; to: number } | { how: 'uninstall' };
+
+export type NotPutBack = { drift: ObjectDrift; reason: string };
+
+export type TestsFound = { passed: true; names: string[] } | { passed: false; problems: Problem[]; failure: string; timedOut: boolean };
+
+/** What this run's actions found: the part of the state the cluster does not show. */
+export interface SoFar {
+  /** Stuck releases recovered (each followed by a fresh read). */
+  recoveries: number;
+  correction?: { revision: number; drift: ObjectDrift[]; corrected: ObjectDrift[]; notPutBack: NotPutBack[] };
+  /** The CRD step ran; its outcome (none: the render has no CRD) is finished after helm. */
+  crds?: { outcome: CrdOutcome | undefined; finished: boolean };
+  recreated?: ImmutableChange[];
+  /** Helm's upgrade --install succeeded: the revision it made. */
+  upgraded?: { revision: number | undefined };
+  tests?: TestsFound;
+  /** What undoing a tested revision did (a line for the summary), or how it failed. */
+  remediation?: { done: string } | { failed: unknown };
+}
+
+type Goal = Extract<Action, { kind: 'install' | 'upgrade' }>;
+
+export type Step =
+  | Action
+  | { kind: 'crds'; goal: Goal }
+  | { kind: 'recreate'; previous: number }
+  | { kind: 'finish-crds'; crds: CrdOutcome }
+  | { kind: 'test'; revision: number | undefined }
+  | { kind: 'remediate'; revision: number | undefined; remedy: Remedy }
+  // The ends: a summary, or a failure.
+  | { kind: 'corrected'; revision: number; corrected: ObjectDrift[] }
+  | { kind: 'upgraded'; everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; recreated: ImmutableChange[] }
+  | { kind: 'tests-failed'; revision: number | undefined; tests: Extract<TestsFound, { passed: false }>; remediation: { done: string } | { failed: unknown } }
+  | { kind: 'still-pending'; recoveries: number };
+
+export interface LoopOptions extends DecideOptions {
+  test: boolean;
+  testFailure: 'rollback' | 'keep';
+}
+
+/** A release pending again after this many recoveries is a fault, not a stuck helm. */
+export const MAX_RECOVERIES = 2;
+
+/** Pure: the next step for the release as read and what this run has done so far. */
+export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {
+  const c = so.correction;
+  if (c && c.notPutBack.length === 0) return { kind: 'corrected', revision: c.revision, corrected: c.corrected };
+  // Some refused (an immutable field): helm's own upgrade is the next way; its failure names them.
+  const goal: Action = c ? { kind: 'upgrade', status: 'drifted', reason: 'drift that could not be put back', drift: c.drift } : decide(s, o);
+  if (goal.kind === 'recover' && so.recoveries >= MAX_RECOVERIES) return { kind: 'still-pending', recoveries: so.recoveries };
+  if (goal.kind !== 'install' && goal.kind !== 'upgrade') return goal;
+  if (so.upgraded) return afterUpgrade(s, so, goal, o);
+  if (!so.crds) return { kind: 'crds', goal };
+  const previous = lastGoodRevision(s.records);
+  if (goal.kind === 'upgrade' && previous !== undefined && !so.recreated) return { kind: 'recreate', previous };
+  return goal;
+}
+
+function afterUpgrade(s: ReleaseState, so: SoFar, goal: Goal, o: LoopOptions): Step {
+  const revision = so.upgraded!.revision;
+  if (so.crds?.outcome && !so.crds.finished) return { kind: 'finish-crds', crds: so.crds.outcome };
+  // Only after helm changed the release: an unchanged redeploy and a drift correction test nothing.
+  if (o.test && !so.tests) return { kind: 'test', revision };
+  if (so.tests && !so.tests.passed) {
+    const kept = { done: `kept at revision ${revision ?? '?'} (--test-failure keep)` };
+    if (o.testFailure === 'keep' || so.remediation) return { kind: 'tests-failed', revision, tests: so.tests, remediation: so.remediation ?? kept };
+    const previous = lastGoodRevision(s.records);
+    return { kind: 'remediate', revision, remedy: previous === undefined ? { how: 'uninstall' } : { how: 'rollback', to: previous } };
+  }
+  const drift = goal.kind === 'upgrade' ? goal.drift : [];
+  return { kind: 'upgraded', everDeployed: goal.kind === 'upgrade', revision, drift, recreated: so.recreated ?? [] };
 }

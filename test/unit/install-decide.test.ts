@@ -1,7 +1,7 @@
 // The install decision, row by row of the table in src/install/decide.ts, without a cluster.
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../src/drift/detect-drift.js';
-import { decide, everDeployed, releaseStatus, type DecideOptions, type ReleaseState } from '../../src/install/decide.js';
+import { decide, everDeployed, nextStep, releaseStatus, type DecideOptions, type LoopOptions, type ReleaseState, type SoFar, type Step, type TestsFound } from '../../src/install/decide.js';
 
 const rev = (revision: number, status: string) => ({ revision, status, labels: {} });
 const deployed = [rev(3, 'deployed')];
@@ -119,5 +119,120 @@ describe('releaseStatus and everDeployed', () => {
     expect(everDeployed([{ status: 'failed' }, { status: 'pending-install' }])).toBe(false);
     expect(everDeployed([{ status: 'superseded' }, { status: 'failed' }])).toBe(true);
     expect(everDeployed([{ status: 'deployed' }])).toBe(true);
+  });
+});
+
+describe('nextStep: the loop, one step per round from the state and what the run did', () => {
+  const loop: LoopOptions = { drift: 'correct', forceUpgrade: false, test: false, testFailure: 'rollback' };
+  const tested: LoopOptions = { ...loop, test: true };
+  const fresh: SoFar = { recoveries: 0 };
+  const crds = { created: ['widgets.example.com'], updated: [], migrated: [], adopted: [], finish: async () => undefined };
+  const outOfDate: ReleaseState = { records: [rev(1, 'superseded'), rev(2, 'deployed')], inputs: { equal: false, reason: 'chart changed' }, drift: [missingService] };
+  const upgradeGoal: Extract<Step, { kind: 'upgrade' }> = { kind: 'upgrade', status: 'out-of-date', reason: 'chart changed', drift: [missingService] };
+  const firstInstall: ReleaseState = { records: [] };
+  const installGoal: Extract<Step, { kind: 'install' }> = { kind: 'install', reason: 'no release yet' };
+  const failedTests: Extract<TestsFound, { passed: false }> = { passed: false, problems: [{ object: 'Pod/shop-test', reason: 'Error', detail: 'container t exited 3' }], failure: 'pod shop-test failed', timedOut: false };
+  const drifted: ReleaseState = { records: deployed, inputs: { equal: true }, unready: [], drift: [changedImage, missingService] };
+
+  const rows: [string, ReleaseState, SoFar, LoopOptions, Step][] = [
+    ['nothing done yet: the release table decides (skip)', { records: deployed, inputs: { equal: true }, unready: [], drift: [] }, fresh, loop, { kind: 'skip', status: 'in-sync', revision: 3, drift: [] }],
+    ['stuck: recover', { records: [rev(2, 'deployed'), rev(3, 'pending-upgrade')] }, fresh, loop, { kind: 'recover', revision: 3, pendingStatus: 'pending-upgrade' }],
+    ['stuck again after one recovery: recover again', { records: [rev(3, 'pending-upgrade')] }, { recoveries: 1 }, loop, { kind: 'recover', revision: 3, pendingStatus: 'pending-upgrade' }],
+    ['stuck again after two recoveries: a fault', { records: [rev(3, 'pending-upgrade')] }, { recoveries: 2 }, loop, { kind: 'still-pending', recoveries: 2 }],
+    ['recovered into what the run asks for: skip', { records: deployed, inputs: { equal: true }, unready: [], drift: [] }, { recoveries: 1 }, loop, { kind: 'skip', status: 'in-sync', revision: 3, drift: [] }],
+    ['drift, correct: correct drift', drifted, fresh, loop, { kind: 'correct-drift', revision: 3, drift: [changedImage, missingService] }],
+    [
+      'drift all put back: corrected (no test, no upgrade)',
+      drifted,
+      { recoveries: 0, correction: { revision: 3, drift: [changedImage, missingService], corrected: [changedImage, missingService], notPutBack: [] } },
+      tested,
+      { kind: 'corrected', revision: 3, corrected: [changedImage, missingService] },
+    ],
+    [
+      'drift partly refused: upgrade carrying all of it, CRDs first',
+      drifted,
+      { recoveries: 0, correction: { revision: 3, drift: [changedImage, missingService], corrected: [missingService], notPutBack: [{ drift: changedImage, reason: 'field is immutable' }] } },
+      loop,
+      { kind: 'crds', goal: { kind: 'upgrade', status: 'drifted', reason: 'drift that could not be put back', drift: [changedImage, missingService] } },
+    ],
+    ['upgrade decided: crds first', outOfDate, fresh, loop, { kind: 'crds', goal: upgradeGoal }],
+    ['install decided: crds first', firstInstall, fresh, loop, { kind: 'crds', goal: installGoal }],
+    ['upgrade, CRDs done: recreate against the deployed revision', outOfDate, { recoveries: 0, crds: { outcome: undefined, finished: false } }, loop, { kind: 'recreate', previous: 2 }],
+    [
+      'upgrade after a failed one, CRDs done: recreate against the newest superseded',
+      { records: [rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed')] },
+      { recoveries: 0, crds: { outcome: undefined, finished: false } },
+      loop,
+      { kind: 'recreate', previous: 2 },
+    ],
+    ['install, CRDs done: helm (nothing to recreate)', firstInstall, { recoveries: 0, crds: { outcome: undefined, finished: false } }, loop, installGoal],
+    ['upgrade, CRDs and recreate done: helm', outOfDate, { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [] }, loop, upgradeGoal],
+    ['upgraded, CRDs held back: finish them', outOfDate, { recoveries: 0, crds: { outcome: crds, finished: false }, recreated: [], upgraded: { revision: 3 } }, tested, { kind: 'finish-crds', crds }],
+    ['upgraded, --test: test the new revision', outOfDate, { recoveries: 0, crds: { outcome: crds, finished: true }, recreated: [], upgraded: { revision: 3 } }, tested, { kind: 'test', revision: 3 }],
+    [
+      'upgraded, no --test: done, the drift named',
+      outOfDate,
+      { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [], upgraded: { revision: 3 } },
+      loop,
+      { kind: 'upgraded', everDeployed: true, revision: 3, drift: [missingService], recreated: [] },
+    ],
+    [
+      'tests passed: done',
+      firstInstall,
+      { recoveries: 0, crds: { outcome: undefined, finished: false }, upgraded: { revision: 1 }, tests: { passed: true, names: ['shop-test'] } },
+      tested,
+      { kind: 'upgraded', everDeployed: false, revision: 1, drift: [], recreated: [] },
+    ],
+    [
+      'tests failed on revision 3: remediate, back to revision 2',
+      outOfDate,
+      { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [], upgraded: { revision: 3 }, tests: failedTests },
+      tested,
+      { kind: 'remediate', revision: 3, remedy: { how: 'rollback', to: 2 } },
+    ],
+    [
+      'tests failed on a first install: remediate by uninstalling',
+      firstInstall,
+      { recoveries: 0, crds: { outcome: undefined, finished: false }, upgraded: { revision: 1 }, tests: failedTests },
+      tested,
+      { kind: 'remediate', revision: 1, remedy: { how: 'uninstall' } },
+    ],
+    [
+      'tests failed, remediated: exit 4 saying what was done',
+      outOfDate,
+      { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [], upgraded: { revision: 3 }, tests: failedTests, remediation: { done: 'rolled back to revision 2' } },
+      tested,
+      { kind: 'tests-failed', revision: 3, tests: failedTests, remediation: { done: 'rolled back to revision 2' } },
+    ],
+    [
+      'tests failed, --test-failure keep: exit 4, kept',
+      outOfDate,
+      { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [], upgraded: { revision: 3 }, tests: failedTests },
+      { ...tested, testFailure: 'keep' },
+      { kind: 'tests-failed', revision: 3, tests: failedTests, remediation: { done: 'kept at revision 3 (--test-failure keep)' } },
+    ],
+  ];
+  for (const [name, state, so, options, step] of rows) {
+    it(name, () => expect(nextStep(state, so, options)).toEqual(step));
+  }
+
+  it('walks a tested upgrade to its end, one step a round', () => {
+    let so: SoFar = fresh;
+    const kinds: string[] = [];
+    const found: Record<string, Partial<SoFar>> = {
+      crds: { crds: { outcome: crds, finished: false } },
+      recreate: { recreated: [] },
+      upgrade: { upgraded: { revision: 3 } },
+      'finish-crds': { crds: { outcome: crds, finished: true } },
+      test: { tests: failedTests },
+      remediate: { remediation: { done: 'rolled back to revision 2' } },
+    };
+    for (let round = 0; round < 10; round++) {
+      const step = nextStep(outOfDate, so, tested);
+      kinds.push(step.kind);
+      if (!found[step.kind]) break;
+      so = { ...so, ...found[step.kind] };
+    }
+    expect(kinds).toEqual(['crds', 'recreate', 'upgrade', 'finish-crds', 'test', 'remediate', 'tests-failed']);
   });
 });

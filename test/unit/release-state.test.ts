@@ -14,7 +14,7 @@ import { labelsArgs, rollbackArgs, uninstallArgs } from '../../src/helm/helm-arg
 import type { HistoryEntry } from '../../src/helm/helm-results.js';
 import { canonicalJson, chartDigest, decideNoOp, inputDigest, sameInputs } from '../../src/install/release-digest.js';
 import { tempDir } from '../helpers.js';
-import { planRecovery } from '../../src/install/release-recovery.js';
+import { planRecovery } from '../../src/install/actions/recover.js';
 
 const rev = (revision: number, status: string): HistoryEntry =>
   ({ revision, status, chart: 'shop-1.0.0', appVersion: '1', description: '', updated: '' }) as HistoryEntry;
@@ -43,20 +43,20 @@ describe('leaseState', () => {
 
 describe('planRecovery', () => {
   it('nothing to do unless the last revision is pending', () => {
-    expect(planRecovery([])).toEqual({ kind: 'none' });
-    expect(planRecovery([rev(1, 'superseded'), rev(2, 'deployed')])).toEqual({ kind: 'none' });
-    expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed')])).toEqual({ kind: 'none' });
+    expect(planRecovery([])).toBeUndefined();
+    expect(planRecovery([rev(1, 'superseded'), rev(2, 'deployed')])).toBeUndefined();
+    expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed')])).toBeUndefined();
   });
   it('pending-upgrade and pending-rollback roll back to the revision still deployed', () => {
-    expect(planRecovery([rev(1, 'superseded'), rev(2, 'deployed'), rev(3, 'pending-upgrade')])).toEqual({ kind: 'rollback', pending: rev(3, 'pending-upgrade'), to: 2 });
-    expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed'), rev(3, 'pending-rollback')])).toEqual({ kind: 'rollback', pending: rev(3, 'pending-rollback'), to: 1 });
+    expect(planRecovery([rev(1, 'superseded'), rev(2, 'deployed'), rev(3, 'pending-upgrade')])).toEqual({ pending: rev(3, 'pending-upgrade'), remedy: { how: 'rollback', to: 2 } });
+    expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed'), rev(3, 'pending-rollback')])).toEqual({ pending: rev(3, 'pending-rollback'), remedy: { how: 'rollback', to: 1 } });
   });
   it('falls back to the newest superseded revision when none is marked deployed', () => {
-    expect(planRecovery([rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed'), rev(4, 'pending-upgrade')])).toMatchObject({ kind: 'rollback', to: 2 });
+    expect(planRecovery([rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed'), rev(4, 'pending-upgrade')])).toMatchObject({ remedy: { how: 'rollback', to: 2 } });
   });
   it('a first install that never deployed is uninstalled', () => {
-    expect(planRecovery([rev(1, 'pending-install')])).toEqual({ kind: 'uninstall', pending: rev(1, 'pending-install') });
-    expect(planRecovery([rev(1, 'failed'), rev(2, 'pending-install')])).toMatchObject({ kind: 'uninstall' });
+    expect(planRecovery([rev(1, 'pending-install')])).toEqual({ pending: rev(1, 'pending-install'), remedy: { how: 'uninstall' } });
+    expect(planRecovery([rev(1, 'failed'), rev(2, 'pending-install')])).toMatchObject({ remedy: { how: 'uninstall' } });
   });
 });
 

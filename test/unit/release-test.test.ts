@@ -7,7 +7,7 @@ import { ExitCode } from '../../src/common/errors.js';
 import { testArgs } from '../../src/helm/helm-args.js';
 import { parseTestSuite } from '../../src/helm/helm-results.js';
 import { testProblem } from '../../src/install/actions/test-diagnosis.js';
-import { testFailedNote } from '../../src/install/actions/test-release.js';
+import { testFailedNote } from '../../src/install/report-tests.js';
 import { lastGoodRevision } from '../../src/install/decide.js';
 import { resolveOptions, type GivenValue } from '../../src/options/options.js';
 import { SecretRegistry } from '../../src/common/secrets.js';

@@ -7,52 +7,54 @@
 // stay and bind to the new pods by name (`<claim>-<sts>-<ordinal>`). Killed halfway, the next run
 // finds the deleted objects missing (helm creates them) and deletes the rest.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { durationMs } from '../../options/config.js';
-import type { ResourceIndex } from '../../cluster/capabilities.js';
-import type { ReleaseLease } from '../../cluster/release-lease.js';
-import { toInstallerApiError } from '../../cluster/kube-errors.js';
-import { findImmutableChanges, type ImmutableChange } from '../../drift/immutable-changes.js';
+import type { ImmutableChange } from '../../drift/immutable-changes.js';
 import { describeObject } from '../../drift/manifest-objects.js';
-import { objectClient, type ObjectClient, type PropagationPolicy } from '../../cluster/object-client.js';
+import type { ObjectClient, PropagationPolicy } from '../../cluster/object-client.js';
 import { HelmOperationError, TransientError } from '../../common/errors.js';
-import type { ClusterRun, InstallRun } from '../run-context.js';
+import { stopSignal, type ActionRun, type Narration, type Stoppable } from './action.js';
 
-export interface RecreateRequest {
-  /** The manifest of the last deployed revision. */
-  previousManifest: string;
-  /** This run's render. */
-  manifests: string;
-  resources: ResourceIndex;
-  lease: ReleaseLease;
+export interface RecreatePort extends Narration, Stoppable {
+  recreateImmutable: 'auto' | 'never';
+  /**
+   * The objects whose change the API server refuses, between this revision's manifest and this
+   * run's render (drift/immutable-changes.ts: compared, then each confirmed by a dry run).
+   */
+  immutableChanges(previous: number, signal: AbortSignal): Promise<ImmutableChange[]>;
+  objects(signal: AbortSignal): Promise<Pick<ObjectClient, 'get' | 'delete'>>;
+  /** What --timeout leaves from now, in ms: how long a deleted object may take to go. */
+  timeoutMs: number;
+  /** Describes a failed delete as the API errors elsewhere are. */
+  apiError(error: unknown, doing: string): unknown;
 }
 
 const POLL_MS = 250;
 
 /** Deletes what must be recreated and waits until it is gone; returns it (none: nothing asked of the cluster). */
-export async function recreateImmutable(run: InstallRun, cluster: ClusterRun, r: RecreateRequest): Promise<ImmutableChange[]> {
-  const signal = AbortSignal.any([run.signal, r.lease.lost]);
-  const input = { previousManifest: r.previousManifest, manifests: r.manifests, release: run.release, releaseNamespace: cluster.namespace, resources: r.resources, signal };
-  run.stage('checking fields that cannot change');
-  const changes = await findImmutableChanges(cluster.kube, input);
-  if (changes.length === 0) return [];
-  if (run.o.recreateImmutable === 'never') throw notRecreated(run.release, changes);
-  run.stage('recreating objects whose fields cannot change');
-  const client = await objectClient(cluster.kube, signal);
-  const deadline = Date.now() + durationMs(run.o.timeout);
+export const recreateImmutable: ActionRun<'recreate', RecreatePort> = async (p, step) => {
+  const signal = stopSignal(p);
+  p.stage('checking fields that cannot change');
+  const changes = await p.immutableChanges(step.previous, signal);
+  if (changes.length === 0) return { recreated: [] };
+  if (p.recreateImmutable === 'never') throw notRecreated(p.release, changes);
+  p.stage('recreating objects whose fields cannot change');
+  const client = await p.objects(signal);
+  const deadline = Date.now() + p.timeoutMs;
   try {
-    await Promise.all(changes.map((c) => deleteAndWait(run, cluster, client, c, { deadline, signal })));
+    await Promise.all(changes.map((c) => deleteAndWait(p, client, c, { deadline, signal })));
   } catch (error) {
-    if (r.lease.lost.aborted) throw r.lease.lost.reason;
-    if (run.signal.aborted) throw new TransientError('interrupted (SIGTERM/SIGINT) while recreating objects whose fields cannot change', { hint: 'Run the installer again: it finishes the recreate.' });
+    if (p.leaseLost.aborted) throw p.leaseLost.reason;
+    if (p.signal.aborted) throw new TransientError('interrupted (SIGTERM/SIGINT) while recreating objects whose fields cannot change', { hint: 'Run the installer again: it finishes the recreate.' });
     throw error;
   }
-  return changes;
-}
+  return { recreated: changes };
+};
 
-async function deleteAndWait(run: InstallRun, cluster: ClusterRun, client: ObjectClient, c: ImmutableChange, o: { deadline: number; signal: AbortSignal }): Promise<void> {
-  run.logger.info({ object: describeObject(c), fields: c.fields, reason: c.reason, how: c.how }, `recreating ${describeObject(c)}: ${c.fields.join(', ')} cannot change; ${consequence(c)}`);
+type Client = Pick<ObjectClient, 'get' | 'delete'>;
+
+async function deleteAndWait(p: RecreatePort, client: Client, c: ImmutableChange, o: { deadline: number; signal: AbortSignal }): Promise<void> {
+  p.logger.info({ object: describeObject(c), fields: c.fields, reason: c.reason, how: c.how }, `recreating ${describeObject(c)}: ${c.fields.join(', ')} cannot change; ${consequence(c)}`);
   await client.delete(c.path, propagation(c), c.uid).catch((error: unknown) => {
-    throw toInstallerApiError(error, `deleting ${describeObject(c)} to recreate it`, cluster.kube.server);
+    throw p.apiError(error, `deleting ${describeObject(c)} to recreate it`);
   });
   await untilGone(client, c, o.deadline, o.signal);
 }
@@ -73,7 +75,7 @@ function consequence(c: ImmutableChange): string {
 }
 
 /** Polls until the object is gone or is another object (helm, or someone, created it again). */
-async function untilGone(client: ObjectClient, c: ImmutableChange, deadline: number, signal: AbortSignal): Promise<void> {
+async function untilGone(client: Client, c: ImmutableChange, deadline: number, signal: AbortSignal): Promise<void> {
   for (;;) {
     const live = await client.get(c.path);
     if (!live || (live.metadata as { uid?: string } | undefined)?.uid !== c.uid) return;

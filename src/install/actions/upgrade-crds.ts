@@ -1,20 +1,27 @@
-// Action step "CRDs", before helm's install or upgrade, under the Lease (src/crds/ says what and
-// why). A render without a CRD loads none of it and asks the cluster nothing.
+// Actions "crds" and "finish-crds", around helm's install or upgrade, under the Lease (src/crds/
+// says what and why). Helm never updates crds/ and cannot drop a stored version, so the CRDs go
+// first (--crds) and their refusal changes nothing; the versions a new CRD drops are dropped only
+// once helm's upgrade succeeded. A render without a CRD asks the cluster nothing. The CRD step is
+// the first of the upgrade path, so it names the path's reason in the log.
 import type { CrdOutcome } from '../../crds/upgrade-crds.js';
-import type { ReleaseLease } from '../../cluster/release-lease.js';
-import type { ClusterRun, InstallRun } from '../run-context.js';
+import type { ActionRun, Narration } from './action.js';
 
-export async function upgradeChartCrds(run: InstallRun, cluster: ClusterRun, manifests: string, lease: ReleaseLease): Promise<CrdOutcome | undefined> {
-  if (!manifests.includes('CustomResourceDefinition')) return undefined;
-  run.stage('CRDs');
-  const { upgradeCrds } = await import('../../crds/upgrade-crds.js');
-  return upgradeCrds({
-    kube: cluster.kube,
-    manifests,
-    policy: run.o.crds,
-    release: { name: run.release, namespace: cluster.namespace },
-    skipPreflight: run.o.skipPreflight,
-    logger: run.logger,
-    signal: AbortSignal.any([run.signal, lease.lost]),
-  });
+export interface CrdsPort extends Narration {
+  /** The chart as this run renders it, crds/ included. */
+  manifests: string;
+  /** src/crds' upgradeCrds with the run's --crds policy (loaded only when the render has a CRD). */
+  upgradeCrds(): Promise<CrdOutcome>;
 }
+
+export const applyChartCrds: ActionRun<'crds', CrdsPort> = async (p, step) => {
+  const { goal } = step;
+  p.logger.info({ release: p.release, reason: goal.reason }, `${goal.kind === 'upgrade' ? 'upgrading' : 'installing'}: ${goal.reason}`);
+  if (!p.manifests.includes('CustomResourceDefinition')) return { crds: { outcome: undefined, finished: false } };
+  p.stage('CRDs');
+  return { crds: { outcome: await p.upgradeCrds(), finished: false } };
+};
+
+export const finishChartCrds: ActionRun<'finish-crds', unknown> = async (_p, step) => {
+  await step.crds.finish();
+  return { crds: { outcome: step.crds, finished: true } };
+};

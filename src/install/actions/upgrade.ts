@@ -2,55 +2,54 @@
 // intervals; a stop when a pod cannot become ready), its failure mapped to its cause. On helm 4
 // the release's own fields win over whoever changed them since (--force-conflicts): a field set
 // by hand (`kubectl set image`) would otherwise make every later upgrade, and its rollback, fail
-// on a server-side apply conflict.
-import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../../cluster/wait-diagnosis.js';
-import type { ReleaseLease } from '../../cluster/release-lease.js';
+// on a server-side apply conflict. Install and upgrade are one helm call, so one file: only the
+// stage's name and --take-ownership's first-install differ.
+import { describeProblems, type Problem, type WaitWatch } from '../../cluster/wait-diagnosis.js';
 import { HelmOperationError } from '../../common/errors.js';
-import { annotateReleaseRecords } from './annotate-records.js';
-import type { ClusterRun, InstallRun } from '../run-context.js';
-import type { RunPlan } from '../../run/run-plan.js';
+import type { ActionRun, Narration, Stoppable } from './action.js';
 
-export interface UpgradeRequest {
-  everDeployed: boolean;
-  revisions: number;
-  labels: Record<string, string>;
-  lease: ReleaseLease;
+export interface UpgradePort extends Narration, Stoppable {
+  takeOwnership: 'always' | 'first-install' | 'never';
+  /** --fail-fast-after in ms (0: never). */
+  failFastAfter: number;
+  /** The release labels of this revision (the digests, a release plan's marks). */
+  labels(): Promise<Record<string, string>>;
+  /** helm upgrade --install with the run's plan (values, post-renderer, timeout); the revision it made. */
+  upgradeInstall(r: { takeOwnership: boolean; labels: Record<string, string> }, signal: AbortSignal): Promise<{ revision?: number }>;
+  /** Reads the release's pods while helm waits (progress lines; onHopeless when one cannot become ready). */
+  watch(o: { failFastMs: number; onHopeless: () => void }): WaitWatch;
+  /** Helm's failure with what was not ready and why (read now, or the last seen while waiting). */
+  withCauses(error: HelmOperationError, lastSeen: Problem[]): Promise<HelmOperationError>;
+  /** The KOTS app slug on the records helm wrote (best effort). */
+  annotateRecords(): Promise<void>;
 }
 
-/** Runs helm upgrade --install; returns the revision helm made. */
-export async function upgradeRelease(run: InstallRun, cluster: ClusterRun, plan: RunPlan, p: UpgradeRequest): Promise<number | undefined> {
-  const { o, logger, release, helm } = run;
-  const takeOwnership = o.takeOwnership === 'always' || (o.takeOwnership === 'first-install' && !p.everDeployed);
-  run.stage(p.everDeployed ? 'upgrade' : 'install');
-  const action = run.state.progress.action;
-  logger.info({ release, action, takeOwnership, revisions: p.revisions }, 'running helm upgrade --install');
+/** The loop's `install` and `upgrade` steps; returns the revision helm made. */
+export const upgradeRelease: ActionRun<'install' | 'upgrade', UpgradePort> = async (p, step) => {
+  const { logger, release } = p;
+  const everDeployed = step.kind === 'upgrade';
+  const takeOwnership = p.takeOwnership === 'always' || (p.takeOwnership === 'first-install' && !everDeployed);
+  const labels = await p.labels();
+  p.stage(step.kind);
+  logger.info({ release, action: step.kind, takeOwnership }, 'running helm upgrade --install');
   const failFast = new AbortController();
-  const scope = { kube: cluster.kube, namespace: cluster.namespace, release, since: run.started };
-  const watch = watchWhileHelmWaits(scope, {
-    intervalMs: o.progressInterval,
-    failFastMs: o.failFastAfter > 0 ? o.failFastAfter : Number.POSITIVE_INFINITY,
-    logger,
-    onHopeless: () => failFast.abort(),
-  });
+  const watch = p.watch({ failFastMs: p.failFastAfter > 0 ? p.failFastAfter : Number.POSITIVE_INFINITY, onHopeless: () => failFast.abort() });
   try {
-    const { revision } = await helm.upgradeInstall(
-      { ...plan.upgradeArguments(cluster.namespace), takeOwnership, labels: p.labels, dryRun: false },
-      // Stopped too if another installer takes the Lease (this run stalled past its duration).
-      { signal: AbortSignal.any([run.signal, p.lease.lost, failFast.signal]), env: plan.airgap.env },
-    );
-    return revision;
+    // Stopped too if another installer takes the Lease (this run stalled past its duration).
+    const { revision } = await p.upgradeInstall({ takeOwnership, labels }, AbortSignal.any([p.signal, p.leaseLost, failFast.signal]));
+    return { upgraded: { revision } };
   } catch (err) {
-    if (p.lease.lost.aborted) throw p.lease.lost.reason;
-    if (watch.failedFast) throw failedFastError(release, action, watch.failedFast, o.failFastAfter);
-    if (err instanceof HelmOperationError) throw await withCauses(err, scope, watch.lastSeen);
+    if (p.leaseLost.aborted) throw p.leaseLost.reason;
+    if (watch.failedFast) throw failedFastError(release, step.kind, watch.failedFast, p.failFastAfter);
+    if (err instanceof HelmOperationError) throw await p.withCauses(err, watch.lastSeen);
     throw err;
   } finally {
     watch.stop();
     // Helm wrote records whatever the outcome (a failed revision, its rollback); not once the
     // Lease is another installer's, nor while the run is being stopped.
-    if (!p.lease.lost.aborted && !run.signal.aborted) await annotateReleaseRecords(run, cluster);
+    if (!p.leaseLost.aborted && !p.signal.aborted) await p.annotateRecords();
   }
-}
+};
 
 function failedFastError(release: string, action: string, problems: Problem[], boundMs: number): HelmOperationError {
   const first = problems[0]!;
@@ -67,13 +66,4 @@ function failedFastError(release: string, action: string, problems: Problem[], b
           : 'Make the image available (push it to the registry, fix the name or the pull secret), then run again; --fail-fast-after (HELM_INSTALLER_FAIL_FAST_AFTER) sets the bound.',
     },
   );
-}
-
-/** Helm's failure plus what was not ready and why (read now, or the last seen while waiting). */
-async function withCauses(err: HelmOperationError, scope: DiagnosisScope, lastSeen: Problem[]): Promise<HelmOperationError> {
-  const now = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
-  const problems = now.length > 0 ? now : lastSeen;
-  if (problems.length === 0) return err;
-  const [first = '', ...rest] = err.message.split('\n');
-  return new HelmOperationError([first, 'not ready:', ...describeProblems(problems).map((l) => `  ${l}`), ...rest].join('\n'), { hint: err.hint, cause: err });
 }
