@@ -2,7 +2,7 @@
 // - the Capabilities as `helm upgrade` sees them: the API server's version and every
 //   group/version and group/version/Kind it serves (helm's GetVersionSet). A plain `helm template`
 //   uses helm's built-in defaults instead (helm 3.17: v1.32 and no kinds; helm 4.1: v1.35), so the
-//   install's own render (image plan, preflights) would differ from helm's install for a chart
+//   install's own render (image catalog, preflights) would differ from helm's install for a chart
 //   with a kubeVersion constraint, semverCompare on .Capabilities.KubeVersion, or a gate on
 //   .Capabilities.APIVersions.Has;
 // - each kind's resource (plural) and scope, which the RBAC preflight needs to name what it asks
@@ -185,7 +185,7 @@ export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { re
 }
 
 /**
- * The `helm template` flags that make the install's own renders (image plan, render check, RBAC
+ * The `helm template` flags that make the install's own renders (image catalog, render check, RBAC
  * preflight) see the cluster helm upgrade will see. When the cluster cannot tell (not reachable
  * within the bound), helm's defaults are used, with a warning: helm upgrade itself then stops
  * on an unreachable cluster anyway.

@@ -8,12 +8,12 @@
 import type { ExportRelease, ImageRewrite } from './export-release.js';
 import type { FluxSource, GitSource } from './flux-files.js';
 import type { RenderedObject } from './manifest-documents.js';
-import type { OverlayPlan } from './overlay-plan.js';
-import { isTestHook } from './overlay-plan.js';
+import type { OverlaySplit } from './overlay-split.js';
+import { isTestHook } from './overlay-split.js';
 
 export interface ReleaseOutcome {
   release: ExportRelease;
-  plan: OverlayPlan;
+  plan: OverlaySplit;
   vendorFailure?: string;
   /** The vendor's render's airgap rewrites and helm test hooks (base/README.md names them). */
   vendor: { rewrites: ImageRewrite[]; tests: RenderedObject[] };

@@ -1,5 +1,5 @@
 // `export --format rendered`, the orchestrator: settle the releases, render each twice
-// (render-release.ts), split each into base, overlay and secrets (overlay-plan.ts), refuse a
+// (render-release.ts), split each into base, overlay and secrets (overlay-split.ts), refuse a
 // secret that would sit in clear, then write every file at once (write-folder.ts).
 import type { CommonOptions } from '../options/config.js';
 import { InvalidInputError } from '../common/errors.js';
@@ -11,7 +11,7 @@ import type { RunState } from '../run/run-state.js';
 import { baseReadme, exportReadme, overlayReadme, type ReleaseOutcome } from './export-readme.js';
 import { exportTarget, type ExportTarget } from './export-target.js';
 import { fluxFolder, type FluxSource } from './flux-files.js';
-import { isSecret, isTestHook, planOverlay } from './overlay-plan.js';
+import { isSecret, isTestHook, splitOverlay } from './overlay-split.js';
 import { releaseFiles } from './release-files.js';
 import { renderRelease } from './render-release.js';
 import { exportScope } from './places.js';
@@ -46,7 +46,7 @@ export async function exportRendered(o: ExportOptions, state: RunState, input: A
   // The releases are independent here (no cluster, each its own renders): a few side by side.
   const outcomes: ReleaseOutcome[] = await mapBounded(scope.releases, EXPORT_PARALLEL, async ({ options, place, key }) => {
     const renders = await renderRelease(options, key ? memberState(state, key) : state, place);
-    const plan = planOverlay(renders.vendor ?? [], renders.customer);
+    const plan = splitOverlay(renders.vendor ?? [], renders.customer);
     refuseSecretsInClear(renders.release.folder, [...renders.customer, ...(renders.vendor ?? [])], state);
     const vendor = { rewrites: renders.vendorRewrites ?? [], tests: (renders.vendor ?? []).filter(isTestHook) };
     return { release: renders.release, plan, vendorFailure: renders.vendorFailure, vendor };

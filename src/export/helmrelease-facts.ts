@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { CommonOptions } from '../options/config.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun, type RunContext } from '../run/run-context.js';
-import { withRunPlan, type RunPlan } from '../run/run-plan.js';
+import { withRenderSetup, type RenderSetup } from '../run/render-setup.js';
 import type { ExportRelease } from './export-release.js';
 import type { ValuePath, Values } from './helmrelease/input.js';
 import { secretValuePaths } from './helmrelease/values-split.js';
@@ -26,7 +26,7 @@ export async function helmReleaseFacts(o: CommonOptions & { helmArgs: string[] }
   const run = await startRun({ ...o, namespace: place.namespace }, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   run.stage('rendering');
-  return withRunPlan(run, async (plan) => {
+  return withRenderSetup(run, async (plan) => {
     // Rendered as install renders it: a reference the rewrite refuses fails here as it would there.
     await plan.render(place.namespace);
     const values = await layerValues(run, plan);
@@ -41,7 +41,7 @@ export async function helmReleaseFacts(o: CommonOptions & { helmArgs: string[] }
  * --set after every -f file, the registry hints included: so a hint the customer's --set also
  * sets is left out of the generated layer, and the merge gives what helm gives.
  */
-async function layerValues(run: RunContext, plan: RunPlan): Promise<HelmReleaseFacts['values']> {
+async function layerValues(run: RunContext, plan: RenderSetup): Promise<HelmReleaseFacts['values']> {
   const { helm, resolved } = run;
   const hints = plan.airgap.generated.map((g) => g.file);
   // Each merge is a helm process of its own: side by side.

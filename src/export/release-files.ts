@@ -3,7 +3,7 @@
 // reviewable diff stays one file wide; kustomization.yaml lists them in order, CRDs first.
 import { stringify } from 'yaml';
 import { groupOf, versionOf, type RenderedObject } from './manifest-documents.js';
-import type { OverlayPlan } from './overlay-plan.js';
+import type { OverlaySplit } from './overlay-split.js';
 
 export type Files = Map<string, string>;
 
@@ -34,7 +34,7 @@ export function fileNames(objects: RenderedObject[]): Map<RenderedObject, string
   return names;
 }
 
-export function releaseFiles(plan: OverlayPlan): Files {
+export function releaseFiles(plan: OverlaySplit): Files {
   const files: Files = new Map();
   addFolder(files, 'base', plan.base, []);
   if (plan.secrets.length > 0) addFolder(files, 'secrets', plan.secrets, []);

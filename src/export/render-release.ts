@@ -1,4 +1,4 @@
-// One release rendered twice, exactly as `render` does (the run plan's render: same layers, same
+// One release rendered twice, exactly as `render` does (the render setup's render: same layers, same
 // airgap rewrite): with every value layer (what install applies: the overlay's target) and with
 // the vendor's layers only (base/: the chart's defaults and the vendor's values, plus the
 // customer's secrets, see secret-values.ts). The registry and its rewrite are in both, so a new
@@ -7,7 +7,7 @@ import type { CommonOptions } from '../options/config.js';
 import { InstallerError } from '../common/errors.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun, type RunContext } from '../run/run-context.js';
-import { withRunPlan, type RunPlan } from '../run/run-plan.js';
+import { withRenderSetup, type RenderSetup } from '../run/render-setup.js';
 import { withTempDir } from '../common/temp-dir.js';
 import type { ExportRelease, ImageRewrite } from './export-release.js';
 import { renderedObjects, type RenderedObject } from './manifest-documents.js';
@@ -41,7 +41,7 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
   const customerFiles = layerFiles(run, 'customer');
   // The two renders are independent (each its own plan and temporary directory): side by side.
   const [{ customer, imageRewrites }, vendor] = await Promise.all([
-    withRunPlan(run, async (plan) => ({ customer: await renderObjects(plan, place.namespace), imageRewrites: rewritesOf(plan) })),
+    withRenderSetup(run, async (plan) => ({ customer: await renderObjects(plan, place.namespace), imageRewrites: rewritesOf(plan) })),
     renderVendor(o, state, place.namespace, { release: run.release, vendorFiles, customerFiles, sets: run.resolved.sets }),
   ]);
   const release = exportRelease(run, place, imageRewrites);
@@ -81,7 +81,7 @@ async function renderVendor(
     try {
       const run = await startRun(vendorOptions, state, 2);
       run.helm.setRenderFlags(o.helmArgs);
-      return await withRunPlan(run, async (plan) => ({ vendor: await renderObjects(plan, namespace), vendorRewrites: rewritesOf(plan) }));
+      return await withRenderSetup(run, async (plan) => ({ vendor: await renderObjects(plan, namespace), vendorRewrites: rewritesOf(plan) }));
     } catch (error) {
       // A chart that needs a customer's value (`required`) has no vendor-only render: the
       // release goes to its overlay in full (the README says why). Anything else is a failure.
@@ -91,13 +91,13 @@ async function renderVendor(
   });
 }
 
-async function renderObjects(plan: RunPlan, namespace: string): Promise<RenderedObject[]> {
+async function renderObjects(plan: RenderSetup, namespace: string): Promise<RenderedObject[]> {
   const { output } = await plan.render(namespace);
   return renderedObjects([...output].join(''));
 }
 
 /** Every reference the run's airgap rewrite changes, where it sits (and in what string, `via`). */
-export function rewritesOf(plan: RunPlan): ImageRewrite[] {
+export function rewritesOf(plan: RenderSetup): ImageRewrite[] {
   const images = plan.airgap.plan?.images ?? [];
   return images
     .filter((i) => i.target !== undefined && i.target !== i.source)

@@ -1,5 +1,5 @@
 // Stage "images": everything --registry (and --image-pull-secret, --image-path) changes, for one
-// run: the image plan (from the chart's own rendering), a values layer of registry hints checked
+// run: the image catalog (from the chart's own rendering), a values layer of registry hints checked
 // against that plan, the post-renderer that rewrites every image (the guarantee), and the
 // registry preflight on the plan's local names.
 import { writeFile } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { type InstallerError, InvalidInputError, PreflightError, UsageError } fr
 import type { HelmClient } from '../helm/helm-client.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 import { parseImageReference, parseRegistryAddress, pullsKotsImage, type LocalRegistry } from '../common/image-reference.js';
-import { buildImagePlan, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImagePlan } from './image-plan.js';
+import { buildImageCatalog, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImageCatalog } from './image-catalog.js';
 import { splitManifestStream } from './manifest-stream.js';
 import { prepareRewrite } from './rewrite-manifests.js';
 import type { RewritePlan } from './rewrite-plan.js';
@@ -50,8 +50,8 @@ export interface AirgapSetup {
   postRenderFailure?: () => InstallerError | undefined;
   /** Stops serving helm's post-renders: once the run's last helm has ended. */
   dispose?: () => void;
-  /** The run's image plan (with --registry): what the chart deploys and each image's local name. */
-  plan?: ImagePlan;
+  /** The run's image catalog (with --registry): what the chart deploys and each image's local name. */
+  plan?: ImageCatalog;
   /**
    * The one render of the run with --registry: the chart with the chosen values layers (hints or
    * none), hooks and CRDs included, not yet rewritten. `render` prints it rewritten and `install`
@@ -85,11 +85,11 @@ export async function planChartImages(
   ctx: Omit<AirgapContext, 'logger'>,
   values: ValuesArguments,
   registry: LocalRegistry | undefined,
-): Promise<{ plan: ImagePlan; occurrences: ImageOccurrence[]; manifests: string }> {
+): Promise<{ plan: ImageCatalog; occurrences: ImageOccurrence[]; manifests: string }> {
   const manifests = await ctx.helm.template({ release: ctx.release, chart: ctx.chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
   const located = collectAll(manifests, o.imagePaths.map(parseImagePath));
   const occurrences = located.images;
-  return { plan: buildImagePlan({ occurrences, registries: located.registries, annotated: ctx.chart.annotatedImages, registry }), occurrences, manifests };
+  return { plan: buildImageCatalog({ occurrences, registries: located.registries, annotated: ctx.chart.annotatedImages, registry }), occurrences, manifests };
 }
 
 /**
@@ -101,7 +101,7 @@ export function rewriteRendered(manifests: string, rewrite: RewritePlan): Genera
   return prepareRewrite(splitManifestStream(manifests), rewrite).output();
 }
 
-/** With --registry or --image-pull-secret only: withRunPlan (src/run/run-plan.ts) sets up a run that rewrites nothing without loading this module. */
+/** With --registry or --image-pull-secret only: withRenderSetup (src/run/render-setup.ts) sets up a run that rewrites nothing without loading this module. */
 export async function prepareAirgap(
   o: AirgapOptions,
   ctx: AirgapContext,
@@ -123,7 +123,7 @@ export async function prepareAirgap(
   };
 
   const generated: AirgapSetup['generated'] = [];
-  let plan: ImagePlan | undefined;
+  let plan: ImageCatalog | undefined;
   let rendered: AirgapSetup['rendered'];
   let unrewrittenHooks: ImageOccurrence[] = [];
   if (registry && options.imagesOnly) {
@@ -161,7 +161,7 @@ export async function prepareAirgap(
 }
 
 /**
- * The image plan, from what the chart deploys WITHOUT hints (the truth every rewrite must keep),
+ * The image catalog, from what the chart deploys WITHOUT hints (the truth every rewrite must keep),
  * and the first set of registry hints that keeps every image: its values file and its render.
  */
 async function planWithHints(
@@ -170,7 +170,7 @@ async function planWithHints(
   userValues: ValuesArguments,
   registry: LocalRegistry,
   workDir: string,
-): Promise<{ plan: ImagePlan; occurrences: ImageOccurrence[]; manifests: string; hintsFile?: string }> {
+): Promise<{ plan: ImageCatalog; occurrences: ImageOccurrence[]; manifests: string; hintsFile?: string }> {
   // The first hinted render does not depend on the plain one: both run at once.
   const plainRender = planChartImages(o, ctx, userValues, registry);
   plainRender.catch(() => undefined); // awaited below; a failure there is reported there
@@ -281,7 +281,7 @@ async function chooseHints(
 }
 
 async function checkRegistry(
-  plan: ImagePlan,
+  plan: ImageCatalog,
   unrewrittenHooks: ImageOccurrence[],
   registry: LocalRegistry,
   logger: Logger,

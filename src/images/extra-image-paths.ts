@@ -1,6 +1,6 @@
 // --image-path specs (validated as options in config.ts) as the image reader uses them. Apart from
 // airgap.ts so that a run without --registry or --image-pull-secret, which rewrites nothing, need
-// not load the airgap stage's modules to know that (src/run/run-plan.ts).
+// not load the airgap stage's modules to know that (src/run/render-setup.ts).
 import { UsageError } from '../common/errors.js';
 import type { ExtraImagePath } from './manifest-images.js';
 

@@ -3,7 +3,7 @@
 // entry per line of `--format list`, in the same order: the reference listed, the chart's
 // spelling, its local name (with a registry), whether only an OCI artifact goes by it, every
 // place it comes from, and the releases that need it (with a release plan).
-import { describeOccurrence, listedImages, type ImagePlan, type PlannedImage } from './image-plan.js';
+import { describeOccurrence, listedImages, type ImageCatalog, type CatalogImage } from './image-catalog.js';
 
 export const IMAGES_JSON_SCHEMA_VERSION = 1;
 
@@ -29,8 +29,8 @@ export interface ImagesJson {
 }
 
 /** Pure: the JSON document for a plan (callers print it with a final newline). */
-export function imagesJson(plan: ImagePlan): ImagesJson {
-  const byReference = new Map<string, PlannedImage[]>();
+export function imagesJson(plan: ImageCatalog): ImagesJson {
+  const byReference = new Map<string, CatalogImage[]>();
   for (const image of plan.images) {
     if (image.nameOf) continue;
     const reference = plan.registry ? (image.target ?? image.source) : image.spellings[0]!;

@@ -6,7 +6,7 @@ import { MiB, readInputFile } from '../common/read-input.js';
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { InvalidInputError } from '../common/errors.js';
 import { parseImageReference, type ImageReference } from '../common/image-reference.js';
-import type { ListedImage } from './image-plan.js';
+import type { ListedImage } from './image-catalog.js';
 
 export const KOTS_APPLICATION_API_VERSION = 'kots.io/v1beta1';
 

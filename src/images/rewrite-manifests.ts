@@ -10,7 +10,7 @@ import type { Scalar } from 'yaml';
 import { UsageError } from '../common/errors.js';
 import type { NamePart } from './embedded-images.js';
 import { namesTagOrDigest, withoutTag, type LocalRegistry } from '../common/image-reference.js';
-import { buildImagePlan, targetOf } from './image-plan.js';
+import { buildImageCatalog, targetOf } from './image-catalog.js';
 import type { ImageOccurrence } from './manifest-images.js';
 import { splitManifestStream, type PieceSource } from './manifest-stream.js';
 import { PinMatcher } from './pin-fields.js';
@@ -104,7 +104,7 @@ export function prepareRewrite(pieces: PieceSource, plan: RewritePlan, options: 
  * from an image): small whatever the stream's size.
  */
 function rewritesOf(found: FirstPass, registry: LocalRegistry | undefined): Map<string, string> {
-  const imagePlan = buildImagePlan({
+  const imagePlan = buildImageCatalog({
     occurrences: [...found.perImage.values()].flatMap(({ kinds }) => [...kinds.values()]),
     registries: found.registries,
     registry,

@@ -4,7 +4,7 @@
 // own rendering: each image of the hinted render must be the image the chart deploys without
 // hints, either unchanged or under its exact KOTS name. Pure: both renders are located already.
 import { isKotsLocalName, parseImageReference, rewriteImageReference, type LocalRegistry } from '../common/image-reference.js';
-import { describeOccurrence } from './image-plan.js';
+import { describeOccurrence } from './image-catalog.js';
 import type { ImageOccurrence } from './manifest-images.js';
 
 export interface HintMismatch {

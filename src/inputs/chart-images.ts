@@ -1,5 +1,5 @@
 // The images a chart declares itself, read with the chart: Chart.yaml's `helm.sh/images`
-// annotation (HIP-0015). The image plan (src/images/image-plan.ts) adds them to what the render finds.
+// annotation (HIP-0015). The image catalog (src/images/image-catalog.ts) adds them to what the render finds.
 import { InvalidInputError } from '../common/errors.js';
 
 /** An image a chart declares in its Chart.yaml `helm.sh/images` annotation (HIP-0015). */

@@ -11,7 +11,7 @@ import { findImmutableChanges } from '../drift/immutable-changes.js';
 import { objectClient } from '../cluster/object-client.js';
 import { HelmOperationError } from '../common/errors.js';
 import { digestLabels } from './release-digest.js';
-import type { RunPlan } from '../run/run-plan.js';
+import type { RenderSetup } from '../run/render-setup.js';
 import { recordOutcome } from '../run/record.js';
 import type { Narration, Stoppable } from './actions/action.js';
 import { annotateReleaseRecords } from './actions/annotate-records.js';
@@ -25,12 +25,12 @@ import type { CrdsPort } from './actions/upgrade-crds.js';
 import type { UpgradePort } from './actions/upgrade.js';
 import type { InstallInputs } from './install-inputs.js';
 import { revisionManifest, type StateReader } from './read-state.js';
-import type { ClusterRun, InstallRun } from './run-context.js';
+import { ignoreRules, type ClusterRun, type InstallRun } from './install-run.js';
 
 export interface UnderLease {
   run: InstallRun;
   cluster: ClusterRun;
-  plan: RunPlan;
+  plan: RenderSetup;
   lease: ReleaseLease;
   reader: StateReader;
   inputs: InstallInputs;
@@ -79,7 +79,7 @@ function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<RecreatePort> {
   const release = run.release;
   return {
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
-    correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: run.ignore }),
+    correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
     recreateImmutable: run.o.recreateImmutable,
     immutableChanges: async (previous, signal) => {
       const previousManifest = await revisionManifest(kube, records, previous);

@@ -5,17 +5,17 @@
 // the cluster, so a run that cannot reach it yet asks it once the Lease has waited for the
 // cluster (and before the Lease creates a namespace).
 import type { ClusterDiscovery } from '../cluster/capabilities.js';
-import { describeOccurrence } from '../images/image-plan.js';
+import { describeOccurrence } from '../images/image-catalog.js';
 import { awaitInOrder } from '../run/overlap.js';
 import type { RbacQueries } from '../rbac/rbac-preflight.js';
-import type { RunPlan } from '../run/run-plan.js';
+import type { RenderSetup } from '../run/render-setup.js';
 import { untilAborted } from '../run/run-control.js';
 import type { ClusterRun } from '../run/run-context.js';
 import { eventNamespace } from '../tell/events.js';
-import type { InstallRun } from './run-context.js';
+import type { InstallRun } from './install-run.js';
 
 /** The render and the registry preflight; returns the rendered chart. */
-export async function checkWithoutCluster(run: InstallRun, plan: RunPlan, namespace: string | undefined): Promise<string> {
+export async function checkWithoutCluster(run: InstallRun, plan: RenderSetup, namespace: string | undefined): Promise<string> {
   const { o, logger, state } = run;
   run.stage('render check');
   const rendered = plan.render(namespace).then((r) => r.manifests);
@@ -62,7 +62,7 @@ export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promi
 }
 
 /** With --skip-preflight the hook images helm 3 does not post-render are still named. */
-function warnUnrewrittenHooks(run: InstallRun, plan: RunPlan): void {
+function warnUnrewrittenHooks(run: InstallRun, plan: RenderSetup): void {
   if (!run.o.skipPreflight) return;
   for (const h of plan.airgap.unrewrittenHooks) {
     run.logger.warn(

@@ -7,8 +7,8 @@ import { ReleaseBusyError } from '../common/errors.js';
 import { isPending } from '../helm/helm-results.js';
 import { successSummary, writeSummary } from '../run/report.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
-import { withRunPlan } from '../run/run-plan.js';
-import { applySettings, chartLabel, type InstallRun } from './run-context.js';
+import { withRenderSetup } from '../run/render-setup.js';
+import { applySettings, chartLabel, type InstallRun } from './install-run.js';
 
 export async function dryRun(run: InstallRun): Promise<number> {
   const { o, logger, release, helm } = run;
@@ -18,7 +18,7 @@ export async function dryRun(run: InstallRun): Promise<number> {
   const discovery = kube && readClusterDiscovery(kube.config).read();
   discovery?.catch(() => undefined);
   helm.setRenderFlags(clusterRenderFlags(discovery, logger));
-  return withRunPlan(run, async (plan) => {
+  return withRenderSetup(run, async (plan) => {
     const manifests = await checkWithoutCluster(run, plan, o.namespace);
     const cluster = kube ?? (await connectKube());
     const namespace = o.namespace ?? helmDefaultNamespace(cluster.config);

@@ -13,7 +13,7 @@ import { driftApiError, mapBounded } from '../drift/detect-drift.js';
 import type { FieldPin, PinPlan } from '../images/pin-fields.js';
 import type { ReleaseState } from './decide.js';
 import { revisionManifest } from './read-state.js';
-import type { ClusterRun, InstallRun } from './run-context.js';
+import { ignoreRules, type ClusterRun, type InstallRun } from './install-run.js';
 
 const CONCURRENCY = 8;
 
@@ -48,8 +48,8 @@ export async function readPins(
  */
 export async function ignoredFieldPins(run: InstallRun, cluster: ClusterRun, before: ReleaseState | undefined, discovery: Promise<ClusterDiscovery> | undefined): Promise<PinPlan | undefined> {
   const last = before?.records.at(-1);
-  if (run.ignore.length === 0 || !last || !discovery) return undefined;
+  if (ignoreRules(run).length === 0 || !last || !discovery) return undefined;
   const manifest = await revisionManifest(cluster.kube, cluster.records, last.revision);
   const { resources } = await discovery;
-  return readPins(cluster.kube, manifest, { release: run.release, releaseNamespace: cluster.namespace, rules: run.ignore, resources, signal: run.signal });
+  return readPins(cluster.kube, manifest, { release: run.release, releaseNamespace: cluster.namespace, rules: ignoreRules(run), resources, signal: run.signal });
 }

@@ -14,7 +14,7 @@ import { valuesAsWritten } from '../inputs/values-as-written.js';
 import { toValuesArguments, type ResolvedValues } from '../inputs/values.js';
 import { installerVersion } from '../common/version.js';
 import type { InputsCompared } from './decide.js';
-import type { InstallRun } from './run-context.js';
+import type { InstallRun } from './install-run.js';
 
 export interface InstallInputs {
   known: InputDigests;

@@ -18,12 +18,12 @@ import { decide, type ReleaseState } from './decide.js';
 import { dryRun } from './dry-run.js';
 import { runInputs } from './install-inputs.js';
 import type { InstallOptions } from './install-options.js';
-import { withRunPlan } from '../run/run-plan.js';
+import { withRenderSetup } from '../run/render-setup.js';
 import { startRun } from '../run/run-context.js';
 import { ignoredFieldPins } from './ignored-fields.js';
 import { readReleaseState, type StateReader } from './read-state.js';
 import { reportSkip } from './report.js';
-import { applySettings, chartLabel, installRun, type ClusterRun, type InstallRun, type PlanMember } from './run-context.js';
+import { applySettings, chartLabel, ignoreRules, installRun, type ClusterRun, type InstallRun, type PlanMember } from './install-run.js';
 
 /** One release, alone (one chart) or as a `member` of a release plan (src/releases/run-graph.ts). */
 export async function installRelease(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {
@@ -42,7 +42,7 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
   // Discovery (the cluster's Capabilities for the render, each kind's resource for the RBAC
   // preflight) is asked now, so its round trips overlap the release read; given up by a skip.
   const discovering = readClusterDiscovery(cluster.kube.config);
-  const reader: StateReader = { ...cluster, inputs, drift: o.drift, ignore: run.ignore, forceUpgrade: o.forceUpgrade, discovery: discovering.read, logger, signal: run.signal };
+  const reader: StateReader = { ...cluster, inputs, drift: o.drift, ignore: ignoreRules(run), forceUpgrade: o.forceUpgrade, discovery: discovering.read, logger, signal: run.signal };
   let lease: ReleaseLease | undefined;
   try {
     run.stage('reading release state');
@@ -58,7 +58,7 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
     const pins = await ignoredFieldPins(run, cluster, before, discovery);
-    return await withRunPlan(run, async (plan) => {
+    return await withRenderSetup(run, async (plan) => {
       const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
       const rbac = rbacCheck(run, cluster, discovery);
       // Before the Lease when the cluster answered; else once the Lease has waited for it, and
@@ -78,7 +78,7 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
 async function connectCluster(run: InstallRun): Promise<ClusterRun> {
   const kube = await connectKube().catch(async (error: unknown) => {
     // Bad values (3) and missing images (6) are named before a kubeconfig problem.
-    if (error instanceof UsageError) await withRunPlan(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
+    if (error instanceof UsageError) await withRenderSetup(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
     throw error;
   });
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);

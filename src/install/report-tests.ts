@@ -6,7 +6,7 @@ import { HelmOperationError, InstallerError } from '../common/errors.js';
 import { recordOutcome } from '../run/record.js';
 import { firstLine } from './actions/action.js';
 import type { Step } from './decide.js';
-import type { ClusterRun, InstallRun } from './run-context.js';
+import type { ClusterRun, InstallRun } from './install-run.js';
 
 type TestsFailed = Extract<Step, { kind: 'tests-failed' }>;
 

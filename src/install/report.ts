@@ -10,7 +10,7 @@ import type { OutcomeReason } from '../run/outcome.js';
 import { recordOutcome } from '../run/record.js';
 import { objectName } from './actions/correct-drift.js';
 import type { Action } from './decide.js';
-import { chartLabel, type ClusterRun, type InstallRun } from './run-context.js';
+import { chartLabel, type ClusterRun, type InstallRun } from './install-run.js';
 
 type Told = { reason: OutcomeReason; note: string };
 

@@ -1,5 +1,5 @@
 // The cluster side of a plan: what each object of the release would become, against what is live.
-// The chart as install would apply it (the run plan's render, rewritten) against the live objects
+// The chart as install would apply it (the render setup's render, rewritten) against the live objects
 // (read-live.ts: one list per kind and namespace), and the last deployed manifest for what helm
 // would prune. An object that already holds every field the chart sets, as written, is unchanged
 // without a request; any other is asked of a server-side apply dry run with helm's field manager

@@ -1,6 +1,6 @@
 // `helm-installer plan` (and `install` with HELM_INSTALLER_PLAN_ONLY=true): what install would do
 // and why, and every object it would create, change or delete. The install's own pieces, read
-// only: the run plan's render (run-plan.ts), the release state and the decision table
+// only: the render setup's render (render-setup.ts), the release state and the decision table
 // (install/read-state.ts, install/decide.ts), the live objects compared as the drift check
 // compares them (compare-live.ts). No Lease, no write: the dry runs persist nothing.
 import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
@@ -13,8 +13,8 @@ import { decide, everDeployed, type Action, type ReleaseState } from '../install
 import { ignoredFieldPins } from '../install/ignored-fields.js';
 import { runInputs } from '../install/install-inputs.js';
 import { readReleaseState, revisionManifest } from '../install/read-state.js';
-import { applySettings, chartLabel, type ClusterRun, type InstallRun } from '../install/run-context.js';
-import { withRunPlan } from '../run/run-plan.js';
+import { applySettings, chartLabel, ignoreRules, type ClusterRun, type InstallRun } from '../install/install-run.js';
+import { withRenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
 import { planEntries } from './plan-entries.js';
@@ -38,11 +38,11 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
   const inputs = runInputs(run);
   run.stage('reading release state');
   // Drift is read below from the same live objects the plan compares, not object by object.
-  const reading = readReleaseState({ ...cluster, inputs, drift: 'off', ignore: run.ignore, forceUpgrade: o.forceUpgrade, discovery: () => discovery, logger, signal: run.signal });
+  const reading = readReleaseState({ ...cluster, inputs, drift: 'off', ignore: ignoreRules(run), forceUpgrade: o.forceUpgrade, discovery: () => discovery, logger, signal: run.signal });
   reading.then(() => inputs.stop(), () => inputs.stop());
   // Without ignore rules the render needs nothing of the release: it runs beside the read.
-  const pins = run.ignore.length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
-  return withRunPlan(run, async (plan) => {
+  const pins = ignoreRules(run).length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
+  return withRenderSetup(run, async (plan) => {
     const [state] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
     const { manifests, output } = await plan.render(namespace);
     const rendered = [...output].join('');
@@ -58,7 +58,7 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
       resources,
       releaseNamespace: namespace,
       release,
-      rules: run.ignore,
+      rules: ignoreRules(run),
     });
     // The drift the decision needs is what the comparison found, when install would look for it.
     const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;

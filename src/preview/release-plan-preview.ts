@@ -4,7 +4,7 @@
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../common/errors.js';
-import { installRun } from '../install/run-context.js';
+import { installRun } from '../install/install-run.js';
 import { planJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatText, useColor } from './format-text.js';

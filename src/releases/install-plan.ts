@@ -23,7 +23,7 @@ import { planSummary, type ReleaseOutcome } from './plan-summary.js';
 import { pruneRelease } from './prune-releases.js';
 import { runGraph, type InstallOne } from './run-graph.js';
 
-interface PlanRun {
+interface AppRun {
   o: InstallOptions;
   state: RunState;
   kube: KubeClients;
@@ -37,7 +37,7 @@ export async function installPlan(o: InstallOptions, state: RunState, { plan, sh
   const { logger } = createBaseContext(o, 1, state);
   if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
-  const run: PlanRun = { o, state, kube, namespace, graph, logger };
+  const run: AppRun = { o, state, kube, namespace, graph, logger };
   for (const d of graph.ignoredDeps) logger.info(d, `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`);
   logger.info({ plan: plan.file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
   state.progress.action = 'installing the releases of the plan';
@@ -76,7 +76,7 @@ interface After {
 }
 
 /** A good app revision: what the plan dropped is uninstalled now, and the revision recorded as deployed. */
-async function afterSuccess(run: PlanRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
+async function afterSuccess(run: AppRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
   const installed = installedEntries(run.graph);
   const { results, kept } = await prune(run, previous.releases, installed).catch((error: unknown) => ({
     results: [{ key: `${run.namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }],
@@ -91,7 +91,7 @@ async function afterSuccess(run: PlanRun, previous: Inventory, outcomes: Release
  * every release of the plan goes back to the last good app revision; never keeps what the run
  * left, as before app revisions.
  */
-async function afterFailure(run: PlanRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
+async function afterFailure(run: AppRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
   const keys = keysOf(run.graph);
   const current = await deployedRevisions(run.kube, keys, run.graph.app);
   const foreign = [...current].filter(([, d]) => d.ours === false).map(([key]) => key);
@@ -140,7 +140,7 @@ function installedEntries(graph: PlanGraph): InventoryEntry[] {
 const entryKey = (e: InventoryEntry) => `${e.namespace}/${e.name}`;
 
 /** Uninstalls the inventory's releases that the plan no longer installs; a release kept (pruning off, or its uninstall failed) stays listed. */
-async function prune(run: PlanRun, previous: InventoryEntry[], installed: InventoryEntry[]): Promise<{ results: ReleaseOutcome[]; kept: InventoryEntry[] }> {
+async function prune(run: AppRun, previous: InventoryEntry[], installed: InventoryEntry[]): Promise<{ results: ReleaseOutcome[]; kept: InventoryEntry[] }> {
   const candidates = pruneOrder(previous, new Set(installed.map(entryKey)));
   if (candidates.length === 0) return { results: [], kept: [] };
   if (!run.o.pruneReleases) {

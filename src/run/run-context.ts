@@ -2,7 +2,7 @@
 // options, the logger and the secrets to mask, cancellation and the progress the failure summary
 // reads, the chart, the value layers and the helm adapter, and the cluster's clients once
 // connected. Every step takes it instead of a list of loose parameters. The run's temporary
-// directory belongs to its plan (run-plan.ts): it lives exactly as long as the plan.
+// directory belongs to its plan (render-setup.ts): it lives exactly as long as the plan.
 import { loadChart, type ChartInfo } from '../inputs/chart.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import type { ReleaseRecords } from '../cluster/release-secrets.js';
@@ -29,6 +29,18 @@ export interface RunContext<O extends CommonOptions = CommonOptions> {
   release: string;
   resolved: ResolvedValues;
   helm: HelmClient;
+  /** Set when the run is one release of a release plan (src/releases/run-graph.ts). */
+  member?: PlanMember;
+}
+
+/** A release installed as one of a release plan's: what the scheduler and the release share. */
+export interface PlanMember {
+  /** Awaited after the checks, before the Lease: the plan's order and its all-checks-first rule. */
+  gate(): Promise<void>;
+  /** Release labels that mark the release as the app's (helm --labels). */
+  labels: Record<string, string>;
+  /** What the release's summary said: filled by install/report.ts. */
+  outcome?: { action: string; revision?: number; chart?: string };
 }
 
 /** The cluster's clients, once connected, with the release's namespace and records. */

@@ -16,7 +16,7 @@ import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { runPostRender } from '../../src/images/post-render-run.js';
 import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
 import { loadChart } from '../../src/inputs/chart.js';
-import { withRunPlan, type PlanRun } from '../../src/run/run-plan.js';
+import { withRenderSetup, type SetupRun } from '../../src/run/render-setup.js';
 import { createHelmClient } from '../../src/run/base-context.js';
 import type { CommonOptions } from '../../src/options/config.js';
 import { createLogger } from '../../src/common/logger.js';
@@ -433,7 +433,7 @@ describe.each([4, 3] as const)('helm %i template with a pins-only post-renderer'
     expect(setup.reports).toMatchObject([{ ok: true, pinned: major === 4 ? 3 : 2 }]);
   });
 
-  it('withRunPlan serves the pins without a registry: helm template runs through it', async () => {
+  it('withRenderSetup serves the pins without a registry: helm template runs through it', async () => {
     const dir = join(tmp, `airgap-${major}`);
     const { setup, stdout } = await templateThroughWithAirgap(major, dir, {});
     expect(setup.postRendererArgs[0]).toBe('--post-renderer');
@@ -445,7 +445,7 @@ describe.each([4, 3] as const)('helm %i template with a pins-only post-renderer'
   });
 });
 
-it('withRunPlan with a registry: the pins join the image rewrite (helm 4)', async () => {
+it('withRenderSetup with a registry: the pins join the image rewrite (helm 4)', async () => {
   const dir = join(tmp, 'airgap-registry');
   const { setup, stdout } = await templateThroughWithAirgap(4, dir, { registry: 'registry.local:5000/app' });
   expect(setup.rewrite?.pins).toBe(PLAN);
@@ -456,7 +456,7 @@ it('withRunPlan with a registry: the pins join the image rewrite (helm 4)', asyn
   expect(docs.find((d) => d.kind === 'Job')!.spec).toMatchObject({ backoffLimit: 6, template: { spec: { containers: [{ image: 'registry.local:5000/app/migrate:2.0' }] } } });
 });
 
-it('withRunPlan refuses a pin that is not a JSON pointer before helm runs', async () => {
+it('withRenderSetup refuses a pin that is not a JSON pointer before helm runs', async () => {
   const o: CommonOptions = { chart, appDir: '/nonexistent', baseValues: [], values: [], sets: [], namespace: 'shop', imagePaths: [], helmBin: helm4, logFormat: 'json', logLevel: 'silent' };
   const secrets = new SecretRegistry();
   const logger = createLogger({ format: 'json', level: 'silent', secrets, destination: 2 });
@@ -464,7 +464,7 @@ it('withRunPlan refuses a pin that is not a JSON pointer before helm runs', asyn
   let called = false;
   const bad: PinPlan = { releaseNamespace: 'shop', objects: [{ kind: 'Deployment', name: 'web', fields: [{ path: 'spec.replicas', value: 5 }] }] };
   await expect(
-    withRunPlan(planRun(o, await loadChart({ chart, appDir: o.appDir }), helm, logger), async () => (called = true), { pins: bad }),
+    withRenderSetup(planRun(o, await loadChart({ chart, appDir: o.appDir }), helm, logger), async () => (called = true), { pins: bad }),
   ).rejects.toThrow(/Pinned path "spec.replicas" \(Deployment web\) is not a JSON pointer/);
   expect(called).toBe(false);
 });
@@ -478,7 +478,7 @@ async function templateThroughWithAirgap(major: 3 | 4, dir: string, extra: Parti
   const loaded = await loadChart({ chart, appDir: o.appDir });
   const values = { files: [], sets: [] };
   const homes = helmHomes(dir);
-  return withRunPlan(
+  return withRenderSetup(
     planRun(o, loaded, helm, logger),
     async ({ airgap: setup }) => ({
       setup,
@@ -489,6 +489,6 @@ async function templateThroughWithAirgap(major: 3 | 4, dir: string, extra: Parti
 }
 
 /** What the run plan reads of a run: the options, chart, helm and logger, and no value layers. */
-function planRun(o: CommonOptions, loaded: Awaited<ReturnType<typeof loadChart>>, helm: Awaited<ReturnType<typeof createHelmClient>>, logger: ReturnType<typeof createLogger>): PlanRun {
+function planRun(o: CommonOptions, loaded: Awaited<ReturnType<typeof loadChart>>, helm: Awaited<ReturnType<typeof createHelmClient>>, logger: ReturnType<typeof createLogger>): SetupRun {
   return { o, chart: loaded, helm, release: 'demo', logger, resolved: { layers: [], sets: [] }, signal: new AbortController().signal };
 }

@@ -166,7 +166,7 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
         error: { message: expect.stringMatching(/"Acme\/Web:1".*lowercase/), file: 'demo/templates/deployment.yaml' },
       },
     ]);
-    // What withRunPlan throws instead of helm's own failure.
+    // What withRenderSetup throws instead of helm's own failure.
     expect(setup.failure()).toMatchObject({ exitCode: 3, file: 'demo/templates/deployment.yaml' });
     expect(workFiles(join(tmp, `bad-${major}`))).toEqual(major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests']);
   });

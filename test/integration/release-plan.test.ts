@@ -15,12 +15,12 @@ const namespace = namespacesDeletedAfterAll();
 const identity = serviceAccountsDeletedAfterAll();
 const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
 
-interface PlanRun extends CliResult {
+interface PlanCliRun extends CliResult {
   termination: string;
   logs: Record<string, any>[];
 }
 
-async function installPlan(ns: string, args: string[] = [], env: Record<string, string> = {}, appDir = fixtureApp): Promise<PlanRun> {
+async function installPlan(ns: string, args: string[] = [], env: Record<string, string> = {}, appDir = fixtureApp): Promise<PlanCliRun> {
   const termination = join(tempDir('plan-term'), 'termination-log');
   writeFileSync(termination, '');
   const r = await runCli(['install', '--app-dir', appDir, '--namespace', ns, '--timeout', '60s', ...args], {

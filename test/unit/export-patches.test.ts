@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { diffObjects } from '../../src/export/json-patch.js';
 import { renderedObjects } from '../../src/export/manifest-documents.js';
-import { planOverlay } from '../../src/export/overlay-plan.js';
+import { splitOverlay } from '../../src/export/overlay-split.js';
 import { fileNames, releaseFiles } from '../../src/export/release-files.js';
 import { secretFields } from '../../src/export/secret-fields.js';
 import { secretPaths, secretSubtree } from '../../src/export/secret-values.js';
@@ -33,7 +33,7 @@ describe('diffObjects', () => {
 
 const doc = (kind: string, name: string, extra = '') => `---\n# Source: c/templates/${name}.yaml\napiVersion: ${kind === 'Deployment' ? 'apps/v1' : 'v1'}\nkind: ${kind}\nmetadata:\n  name: ${name}\n${extra}`;
 
-describe('planOverlay', () => {
+describe('splitOverlay', () => {
   const vendor = renderedObjects(
     [doc('ConfigMap', 'settings', 'data:\n  level: info\n'), doc('Deployment', 'web', 'spec:\n  replicas: 2\n'), doc('Service', 'old'), doc('Secret', 'db', 'data:\n  p: eA==\n')].join(''),
   );
@@ -46,7 +46,7 @@ describe('planOverlay', () => {
       doc('Pod', 'web-test', '  annotations:\n    helm.sh/hook: test\n'),
     ].join(''),
   );
-  const plan = planOverlay(vendor, customer);
+  const plan = splitOverlay(vendor, customer);
 
   it('puts each object in its place', () => {
     expect(plan.base.map((o) => `${o.kind}/${o.name}`)).toEqual(['ConfigMap/settings', 'Deployment/web', 'Service/old']);
@@ -99,7 +99,7 @@ describe('planOverlay', () => {
   it('an apiVersion change is written in full and left out of the base', () => {
     const v = renderedObjects('apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t\n');
     const c = renderedObjects('apiVersion: example.com/v2\nkind: Thing\nmetadata:\n  name: t\n');
-    const p = planOverlay(v, c);
+    const p = splitOverlay(v, c);
     expect([p.base.length, p.added.map((o) => o.apiVersion), p.inFull.map((f) => f.reason)]).toEqual([
       0,
       ['example.com/v2'],

@@ -5,7 +5,7 @@
 // a release plan, the images of all its releases (src/releases/app-images.ts; one chart is an app of one).
 import { InvalidInputError, PreflightError } from '../../common/errors.js';
 import type { ValuesArguments } from '../../helm/helm-args.js';
-import { buildImagePlan, describeRegistryOnly, listedImages, registryWarningLabel, sourceImages, whyImage, type ImagePlan, type ImagePlanInput } from '../../images/image-plan.js';
+import { buildImageCatalog, describeRegistryOnly, listedImages, registryWarningLabel, sourceImages, whyImage, type ImageCatalog, type ImageCatalogInput } from '../../images/image-catalog.js';
 import { imagesJson } from '../../images/images-json.js';
 import { checkKotsApplication, formatImages } from '../../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../../images/manifest-images.js';
@@ -16,7 +16,7 @@ import type { RunState } from '../../run/run-state.js';
 import { expandValuesPath, readValuesFile } from '../../inputs/values.js';
 import { maskSetArgument, setExpression } from '../../options/set-expressions.js';
 import { startRun } from '../../run/run-context.js';
-import { withRunPlan, type RunPlan } from '../../run/run-plan.js';
+import { withRenderSetup, type RenderSetup } from '../../run/render-setup.js';
 import { resolveInput } from '../../inputs/app-input.js';
 import { appImageInput } from '../../releases/app-images.js';
 
@@ -63,25 +63,25 @@ export const imagesDefinition = defineCommand({
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
   // Every release the app lists (one chart: one); `--format json` names the releases of a plan's images.
   const input = resolveInput(o, state.progress);
-  return printImages(o, state, buildImagePlan(await appImageInput(o, state, input, chartImages)));
+  return printImages(o, state, buildImageCatalog(await appImageInput(o, state, input, chartImages)));
 }
 
 /** One chart's images, over the user's values and each union pass. */
-async function chartImages(o: ImagesOptions, state: RunState): Promise<ImagePlanInput> {
+async function chartImages(o: ImagesOptions, state: RunState): Promise<ImageCatalogInput> {
   const run = await startRun(o, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   const unionFiles = o.unionValues.flatMap(expandValuesPath);
   for (const f of unionFiles) readValuesFile(f);
   run.stage('rendering');
-  return withRunPlan(run, (runPlan) => unionInput(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages), { imagesOnly: true });
+  return withRenderSetup(run, (runPlan) => unionInput(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages), { imagesOnly: true });
 }
 
 /**
- * One image plan over every pass (the user's values, then each union file or --union-set on
+ * One image catalog over every pass (the user's values, then each union file or --union-set on
  * top): the same function the post-renderer and the preflight use. The first pass is the run
- * plan's own (with --registry, the render its image plan already made).
+ * plan's own (with --registry, the render its image catalog already made).
  */
-async function unionInput(runPlan: RunPlan, unionFiles: string[], unionSets: string[], annotated: ImagePlanInput['annotated']): Promise<ImagePlanInput> {
+async function unionInput(runPlan: RenderSetup, unionFiles: string[], unionSets: string[], annotated: ImageCatalogInput['annotated']): Promise<ImageCatalogInput> {
   const main = runPlan.userValues;
   const passes: ValuesArguments[] = [
     main,
@@ -98,7 +98,7 @@ async function unionInput(runPlan: RunPlan, unionFiles: string[], unionSets: str
   return { occurrences, registries, annotated, registry: runPlan.airgap.registry };
 }
 
-async function printImages(o: ImagesOptions, state: RunState, plan: ImagePlan): Promise<number> {
+async function printImages(o: ImagesOptions, state: RunState, plan: ImageCatalog): Promise<number> {
   const registry = plan.registry;
   for (const r of plan.registries) process.stderr.write(`warning: ${registryWarningLabel(r)}: ${describeRegistryOnly(r, registry)}\n`);
   for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);

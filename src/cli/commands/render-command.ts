@@ -1,5 +1,5 @@
 // `helm-installer render`: the final manifests, exactly what install would apply (helm template
-// with the same layers and the same image rewrite), with no cluster: the run plan's one render,
+// with the same layers and the same image rewrite), with no cluster: the render setup's one render,
 // rewritten in this process by the post-renderer's own code, hooks included (helm 3's
 // post-renderer never sees hooks).
 import { once } from 'node:events';
@@ -8,7 +8,7 @@ import { type CommonOptions, commonOptionTable, renderHelmArgs, toCommonOptions 
 import type { RunState } from '../../run/run-state.js';
 import { oneChart, resolveInput } from '../../inputs/app-input.js';
 import { startRun } from '../../run/run-context.js';
-import { withRunPlan } from '../../run/run-plan.js';
+import { withRenderSetup } from '../../run/render-setup.js';
 
 export const renderDefinition = defineCommand({
   name: 'render',
@@ -22,7 +22,7 @@ export async function renderCommand(o: CommonOptions & { helmArgs: string[] }, s
   const run = await startRun(o, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   run.stage('rendering');
-  return withRunPlan(run, async (plan) => {
+  return withRenderSetup(run, async (plan) => {
     const { output } = await plan.render(o.namespace);
     for (const chunk of output) {
       if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');

@@ -10,7 +10,7 @@ import { maskSetExpression } from '../../options/set-expressions.js';
 import { explainLeaves, readLayerValues } from '../../inputs/values-explain.js';
 import { oneChart, resolveInput } from '../../inputs/app-input.js';
 import { startRun } from '../../run/run-context.js';
-import { withRunPlan } from '../../run/run-plan.js';
+import { withRenderSetup } from '../../run/render-setup.js';
 
 export interface ValuesCommandOptions extends CommonOptions {
   explain: boolean;
@@ -34,7 +34,7 @@ export async function valuesCommand(o: ValuesCommandOptions, state: RunState): P
   oneChart(resolveInput(o, state.progress));
   const run = await startRun(o, state, 2);
   const { resolved, helm, secrets } = run;
-  return withRunPlan(run, async (plan) => {
+  return withRenderSetup(run, async (plan) => {
     const { generated } = plan.airgap;
     const merged = await helm.mergedValues(plan.values);
     // Secrets are masked unless asked for: this output often lands in a log or a ticket.

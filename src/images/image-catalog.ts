@@ -1,4 +1,4 @@
-// The one image plan of a run: every image the rendered chart deploys, where each came from, and
+// The one image catalog of a run: every image the rendered chart deploys, where each came from, and
 // the name it has in the local registry. `images`, `render`, the install preflight and the
 // post-renderer all build it with this function from the same inputs (rendered manifests, the
 // registry, the extra paths, the chart's `helm.sh/images` annotation), so they cannot disagree on
@@ -8,11 +8,11 @@ import type { AnnotatedImage } from '../inputs/chart-images.js';
 import { isKotsLocalName, namesTagOrDigest, parseImageReference, planImageRewrites, rewriteImageReference, withoutTag, type LocalRegistry } from '../common/image-reference.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from './manifest-images.js';
 
-// Read with the chart (src/inputs/chart-images.ts); named here too, where the image plan uses them.
+// Read with the chart (src/inputs/chart-images.ts); named here too, where the image catalog uses them.
 export { parseImagesAnnotation, type AnnotatedImage } from '../inputs/chart-images.js';
 
 
-export interface PlannedImage {
+export interface CatalogImage {
   /** Normalised source reference (`docker.io/library/nginx:latest`). */
   source: string;
   /** Every spelling the chart used for it. */
@@ -39,26 +39,26 @@ export interface PlannedImage {
   nameOf?: { image: string; reason: 'collision' | 'untagged' };
 }
 
-export interface ImagePlan {
+export interface ImageCatalog {
   registry?: LocalRegistry;
   /** Sorted by source; names of other images (`nameOf`) included. */
-  images: PlannedImage[];
+  images: CatalogImage[];
   /** Values naming only a registry that operators build image names from (report only). */
   registries: RegistryOnlyOccurrence[];
   /** One line per place of a `collision` name: what was kept, what is left as written. */
   warnings: string[];
 }
 
-export interface ImagePlanInput {
+export interface ImageCatalogInput {
   occurrences: ImageOccurrence[];
   registries?: RegistryOnlyOccurrence[];
   annotated?: AnnotatedImage[];
   registry?: LocalRegistry;
 }
 
-export function buildImagePlan(input: ImagePlanInput): ImagePlan {
-  const byImage = new Map<string, PlannedImage>();
-  const entry = (spelling: string, where: () => string, file?: string, key?: string): PlannedImage => {
+export function buildImageCatalog(input: ImageCatalogInput): ImageCatalog {
+  const byImage = new Map<string, CatalogImage>();
+  const entry = (spelling: string, where: () => string, file?: string, key?: string): CatalogImage => {
     let source: string;
     try {
       source = parseImageReference(spelling).normalized;
@@ -112,8 +112,8 @@ export function buildImagePlan(input: ImagePlanInput): ImagePlan {
 const ANY_REGISTRY: LocalRegistry = { host: 'local-registry.invalid', address: 'local-registry.invalid' };
 
 /** Placed where a container runs it: an image field, not a string it is part of. */
-const runsInContainer = (image: PlannedImage) => image.occurrences.some((o) => o.embedded === undefined);
-const onlyInFlagsOrEnv = (image: PlannedImage) =>
+const runsInContainer = (image: CatalogImage) => image.occurrences.some((o) => o.embedded === undefined);
+const onlyInFlagsOrEnv = (image: CatalogImage) =>
   image.annotations.length === 0 && image.occurrences.length > 0 && image.occurrences.every((o) => o.embedded === 'arg' || o.embedded === 'env');
 
 /**
@@ -122,7 +122,7 @@ const onlyInFlagsOrEnv = (image: PlannedImage) =>
  * the app reads elsewhere. Listing it as `:latest` would put an image in the airgap bundle that
  * nothing pulls, and maybe one that does not exist.
  */
-function markUntaggedNames(images: PlannedImage[]): void {
+function markUntaggedNames(images: CatalogImage[]): void {
   for (const image of images) {
     if (image.annotations.length > 0 || image.occurrences.some((o) => o.embedded === undefined) || image.spellings.some(namesTagOrDigest)) continue;
     const repository = sourceRepository(image);
@@ -137,8 +137,8 @@ function markUntaggedNames(images: PlannedImage[]): void {
  * naming it as published elsewhere). Anything else (two images that run, a ConfigMap reference)
  * is left to planImageRewrites, which refuses it.
  */
-function markCollisionNames(images: PlannedImage[], registry: LocalRegistry): void {
-  const byName = new Map<string, PlannedImage[]>();
+function markCollisionNames(images: CatalogImage[], registry: LocalRegistry): void {
+  const byName = new Map<string, CatalogImage[]>();
   for (const image of images) {
     if (image.nameOf) continue;
     const ref = parseImageReference(image.spellings[0]!);
@@ -159,12 +159,12 @@ function markCollisionNames(images: PlannedImage[], registry: LocalRegistry): vo
   }
 }
 
-function sourceRepository(image: PlannedImage): string {
+function sourceRepository(image: CatalogImage): string {
   const ref = parseImageReference(image.spellings[0]!);
   return `${ref.registry}/${ref.repository}`;
 }
 
-function nameWarnings(images: PlannedImage[], registry: LocalRegistry | undefined): string[] {
+function nameWarnings(images: CatalogImage[], registry: LocalRegistry | undefined): string[] {
   const lines = new Set<string>();
   for (const image of images) {
     if (image.nameOf?.reason !== 'collision') continue;
@@ -180,7 +180,7 @@ function nameWarnings(images: PlannedImage[], registry: LocalRegistry | undefine
 }
 
 /** The KOTS name of one reference under the plan's registry; undefined when it stays as it is. */
-export function targetOf(plan: ImagePlan, reference: string): string | undefined {
+export function targetOf(plan: ImageCatalog, reference: string): string | undefined {
   if (!plan.registry) return undefined;
   const ref = parseImageReference(reference);
   if (plan.images.some((i) => i.nameOf?.reason === 'collision' && i.source === ref.normalized)) return undefined;
@@ -188,12 +188,12 @@ export function targetOf(plan: ImagePlan, reference: string): string | undefined
 }
 
 /** The names the local registry must hold (sorted, unique): every image, artifacts included, no name of another. */
-export function requiredLocalImages(plan: ImagePlan): string[] {
+export function requiredLocalImages(plan: ImageCatalog): string[] {
   return [...new Set(plan.images.filter((i) => !i.nameOf).map((i) => i.target ?? i.source))].sort();
 }
 
 /** Every image as the chart spells it (its first spelling), sorted: what an Application must list. */
-export function sourceImages(plan: ImagePlan): string[] {
+export function sourceImages(plan: ImageCatalog): string[] {
   return plan.images.filter((i) => !i.nameOf).map((i) => i.spellings[0]!).sort();
 }
 
@@ -204,7 +204,7 @@ export interface ListedImage {
 }
 
 /** What `images` lists: each image as the chart spells it or, with a registry, its local name. */
-export function listedImages(plan: ImagePlan): ListedImage[] {
+export function listedImages(plan: ImageCatalog): ListedImage[] {
   const listed = new Map<string, boolean>();
   for (const image of plan.images) {
     if (image.nameOf) continue;
@@ -215,7 +215,7 @@ export function listedImages(plan: ImagePlan): ListedImage[] {
 }
 
 /** Every place a reference (as written, normalised, or its local name) came from. */
-export function whyImage(plan: ImagePlan, reference: string): string[] {
+export function whyImage(plan: ImageCatalog, reference: string): string[] {
   let normalized: string | undefined;
   try {
     normalized = parseImageReference(reference).normalized;

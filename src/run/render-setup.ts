@@ -1,5 +1,5 @@
 // One plan per run, for every command: the values helm gets (the user's layers plus the generated
-// registry hints), the image plan and its rewrite (--registry, --image-pull-secret, pinned
+// registry hints), the image catalog and its rewrite (--registry, --image-pull-secret, pinned
 // fields), the post-renderer helm runs through, helm upgrade's arguments, and the chart rendered
 // as install applies it. `values`, `render`, `images`, `install`, `install --dry-run` and `plan`
 // all take it from here; none assembles its own. The plan owns the run's temporary directory
@@ -15,8 +15,8 @@ import type { RunContext } from './run-context.js';
 
 export type { AirgapSetup };
 
-export interface RunPlan {
-  /** The user's value layers only: what the image plan is built from (hints must not change it). */
+export interface RenderSetup {
+  /** The user's value layers only: what the image catalog is built from (hints must not change it). */
   userValues: ValuesArguments;
   /** What helm gets: the user's layers with the generated ones (registry hints) in their place. */
   values: ValuesArguments;
@@ -41,9 +41,9 @@ export interface Rendered {
   output: Iterable<string>;
 }
 
-export type PlanRun = Pick<RunContext, 'o' | 'chart' | 'helm' | 'release' | 'logger' | 'resolved' | 'signal'>;
+export type SetupRun = Pick<RunContext, 'o' | 'chart' | 'helm' | 'release' | 'logger' | 'resolved' | 'signal'>;
 
-export interface PlanOptions {
+export interface RenderSetupOptions {
   /** helm upgrade's own settings (install and plan): its wait, its history, the args after `--`. */
   apply?: { timeout: string; historyMax: number; helmArgs: string[] };
   /** The plan is only read for its images (`images`): no registry hints, no post-renderer. */
@@ -54,7 +54,7 @@ export interface PlanOptions {
   runsTests?: boolean;
 }
 
-export async function withRunPlan<T>(run: PlanRun, fn: (plan: RunPlan) => Promise<T>, options: PlanOptions = {}): Promise<T> {
+export async function withRenderSetup<T>(run: SetupRun, fn: (plan: RenderSetup) => Promise<T>, options: RenderSetupOptions = {}): Promise<T> {
   const userValues = toValuesArguments(run.resolved);
   const pins = options.pins && options.pins.objects.length > 0 ? options.pins : undefined;
   // The chart's values.yaml files, if startRun deferred them: read and checked (exit 3 naming the
@@ -74,7 +74,7 @@ export async function withRunPlan<T>(run: PlanRun, fn: (plan: RunPlan) => Promis
   });
 }
 
-function planOf(run: PlanRun, airgap: AirgapSetup, userValues: ValuesArguments, options: PlanOptions): RunPlan {
+function planOf(run: SetupRun, airgap: AirgapSetup, userValues: ValuesArguments, options: RenderSetupOptions): RenderSetup {
   const { o, chart, release } = run;
   const values = toValuesArguments(run.resolved, airgap.generated.map((g) => g.file));
   const renders: Record<string, Promise<Rendered>> = {};
@@ -84,7 +84,7 @@ function planOf(run: PlanRun, airgap: AirgapSetup, userValues: ValuesArguments, 
     airgap,
     upgradeArguments: (namespace) => {
       const apply = options.apply;
-      if (!apply) throw new Error('internal: this plan was built without helm upgrade\'s settings (PlanOptions.apply)');
+      if (!apply) throw new Error('internal: this plan was built without helm upgrade\'s settings (RenderSetupOptions.apply)');
       return { release, chart: chart.path, namespace, values, timeout: apply.timeout, historyMax: apply.historyMax, postRendererArgs: airgap.postRendererArgs, extraArgs: apply.helmArgs };
     },
     // Once per namespace: the checks and the command that prints or compares it share one render.
@@ -98,9 +98,9 @@ function planOf(run: PlanRun, airgap: AirgapSetup, userValues: ValuesArguments, 
   };
 }
 
-async function renderOnce(run: PlanRun, airgap: AirgapSetup, values: ValuesArguments, namespace: string | undefined): Promise<Rendered> {
+async function renderOnce(run: SetupRun, airgap: AirgapSetup, values: ValuesArguments, namespace: string | undefined): Promise<Rendered> {
   const { chart, helm, release } = run;
-  // With --registry the image plan already rendered the chart with these very values.
+  // With --registry the image catalog already rendered the chart with these very values.
   const manifests =
     airgap.rendered?.manifests ??
     (await helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: [], includeCrds: true }, undefined, run.signal).catch((error: unknown) => {
@@ -115,10 +115,10 @@ async function renderOnce(run: PlanRun, airgap: AirgapSetup, values: ValuesArgum
 
 /**
  * Without --registry, --image-pull-secret, pins or --app-slug nothing is rewritten and there is nothing to set up:
- * the airgap stage's modules (image plan, rewrite, registry client; about 8 ms to load) are not
+ * the airgap stage's modules (image catalog, rewrite, registry client; about 8 ms to load) are not
  * loaded. Otherwise loaded here, not at start: an unchanged redeploy never gets this far.
  */
-async function prepareImages(run: PlanRun, userValues: ValuesArguments, workDir: string, options: { pins?: PinPlan; imagesOnly?: boolean; runsTests?: boolean }): Promise<AirgapSetup> {
+async function prepareImages(run: SetupRun, userValues: ValuesArguments, workDir: string, options: { pins?: PinPlan; imagesOnly?: boolean; runsTests?: boolean }): Promise<AirgapSetup> {
   const { o } = run;
   const { pins } = options;
   // `images` applies nothing: no annotation to set.

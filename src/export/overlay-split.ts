@@ -17,7 +17,7 @@ export interface ObjectPatch {
   operations: JsonPatchOperation[];
 }
 
-export interface OverlayPlan {
+export interface OverlaySplit {
   /** What base/ lists, CRDs first, then in helm's order. */
   base: RenderedObject[];
   patches: ObjectPatch[];
@@ -43,10 +43,10 @@ export function crdsFirst(objects: RenderedObject[]): RenderedObject[] {
   return [...objects.filter(isCrd), ...objects.filter((o) => !isCrd(o))];
 }
 
-export function planOverlay(vendor: RenderedObject[], customer: RenderedObject[]): OverlayPlan {
+export function splitOverlay(vendor: RenderedObject[], customer: RenderedObject[]): OverlaySplit {
   const vendorById = new Map(vendor.filter(exported).map((o) => [o.id, o]));
   const customerIds = new Set(customer.map((o) => o.id));
-  const plan: OverlayPlan = { base: [], patches: [], added: [], removed: [], inFull: [], secrets: customer.filter((o) => isSecret(o) && !isTestHook(o)), tests: customer.filter(isTestHook) };
+  const plan: OverlaySplit = { base: [], patches: [], added: [], removed: [], inFull: [], secrets: customer.filter((o) => isSecret(o) && !isTestHook(o)), tests: customer.filter(isTestHook) };
   const notInBase = new Set<string>();
   for (const object of crdsFirst(customer.filter(exported))) {
     const theirs = vendorById.get(object.id);

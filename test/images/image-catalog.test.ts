@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../src/common/errors.js';
 import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/common/image-reference.js';
-import { buildImagePlan, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, targetOf, whyImage } from '../../src/images/image-plan.js';
+import { buildImageCatalog, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, targetOf, whyImage } from '../../src/images/image-catalog.js';
 import { collectImages } from '../../src/images/manifest-images.js';
 
 const registry = parseRegistryAddress('registry.local:5000/acme');
@@ -41,9 +41,9 @@ describe('isKotsLocalName', () => {
   });
 });
 
-describe('buildImagePlan', () => {
+describe('buildImageCatalog', () => {
   it('plans every image, embedded ones included, with its exact KOTS name and every place it came from', () => {
-    const plan = buildImagePlan({ occurrences: collectImages(STREAM), registry });
+    const plan = buildImageCatalog({ occurrences: collectImages(STREAM), registry });
     expect(plan.images.map((i) => [i.source, i.target])).toEqual([
       ['quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0', 'registry.local:5000/acme/prometheus-config-reloader:v0.81.0'],
       ['quay.io/prometheus-operator/prometheus-operator:v0.81.0', 'registry.local:5000/acme/prometheus-operator:v0.81.0'],
@@ -71,9 +71,9 @@ apiVersion: v1
 metadata: {name: p}
 spec: {containers: [{name: a, image: "bitnami/redis:7"}, {name: b, image: "redis:7"}]}
 `);
-    expect(() => buildImagePlan({ occurrences, registry })).toThrow(/"bitnami\/redis:7" and "redis:7".*registry.local:5000\/acme\/redis:7/);
+    expect(() => buildImageCatalog({ occurrences, registry })).toThrow(/"bitnami\/redis:7" and "redis:7".*registry.local:5000\/acme\/redis:7/);
     // Without a registry there is nothing to collide.
-    expect(buildImagePlan({ occurrences }).images).toHaveLength(2);
+    expect(buildImageCatalog({ occurrences }).images).toHaveLength(2);
   });
 
   it('counts a hinted <registry>/<org>/<name> as NOT local: it gets its KOTS name', () => {
@@ -82,7 +82,7 @@ apiVersion: v1
 metadata: {name: p}
 spec: {containers: [{name: a, image: "registry.local:5000/acme/grafana/grafana:11.0.0"}, {name: b, image: "registry.local:5000/acme/redis:7"}]}
 `);
-    const plan = buildImagePlan({ occurrences, registry });
+    const plan = buildImageCatalog({ occurrences, registry });
     expect(plan.images.map((i) => [i.source, i.target, i.local])).toEqual([
       ['registry.local:5000/acme/grafana/grafana:11.0.0', 'registry.local:5000/acme/grafana:11.0.0', false],
       ['registry.local:5000/acme/redis:7', 'registry.local:5000/acme/redis:7', true],
@@ -91,7 +91,7 @@ spec: {containers: [{name: a, image: "registry.local:5000/acme/grafana/grafana:1
 
   it('adds the images of the helm.sh/images annotation', () => {
     const annotated = parseImagesAnnotation('- name: worker\n  image: ghcr.io/acme/worker:2.0\n- image: busybox:1.36\n', 'demo', (t) => parse(t));
-    const plan = buildImagePlan({ occurrences: [], annotated, registry });
+    const plan = buildImageCatalog({ occurrences: [], annotated, registry });
     expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/busybox:1.36', 'registry.local:5000/acme/worker:2.0']);
     expect(whyImage(plan, 'ghcr.io/acme/worker:2.0')).toEqual(['helm.sh/images annotation of chart demo (worker)']);
     expect(() => parseImagesAnnotation('name: x', 'demo', (t) => parse(t))).toThrow(InvalidInputError);
@@ -100,7 +100,7 @@ spec: {containers: [{name: a, image: "registry.local:5000/acme/grafana/grafana:1
 
   it('names the place of an invalid reference', () => {
     const occurrences = collectImages('kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {containers: [{name: a, image: "Bad:Image"}]}\n');
-    expect(() => buildImagePlan({ occurrences, registry })).toThrow(/document 1: Pod "p", spec.containers\[0\].image, line 4 of the rendered manifests/);
+    expect(() => buildImageCatalog({ occurrences, registry })).toThrow(/document 1: Pod "p", spec.containers\[0\].image, line 4 of the rendered manifests/);
   });
 
   it('a reference found only in flags or env values that shares its KOTS name with an image a container runs only names it: kept out, left as written, warned', () => {
@@ -117,7 +117,7 @@ spec:
           env: [{name: USAGE_REPORT_IMAGE, value: "acme/ingest:3.1.0"}]
 `);
     for (const r of [registry, undefined]) {
-      const plan = buildImagePlan({ occurrences, registry: r });
+      const plan = buildImageCatalog({ occurrences, registry: r });
       expect(plan.images.map((i) => [i.source, i.nameOf?.reason ?? 'image'])).toEqual([
         ['docker.io/acme/ingest:3.1.0', 'collision'],
         ['quay.io/acme/ingest:3.1.0', 'image'],
@@ -129,7 +129,7 @@ spec:
         expect.stringMatching(/^image name only: acme\/ingest:3\.1\.0 \(Deployment ingest, spec\.template\.spec\.containers\[0\]\.env\[0\]\.value, via env USAGE_REPORT_IMAGE, line 11 /),
       ]);
     }
-    const plan = buildImagePlan({ occurrences, registry });
+    const plan = buildImageCatalog({ occurrences, registry });
     expect(requiredLocalImages(plan)).toEqual(['registry.local:5000/acme/ingest:3.1.0']);
     expect(targetOf(plan, 'acme/ingest:3.1.0')).toBeUndefined();
     expect(targetOf(plan, 'quay.io/acme/ingest:3.1.0')).toBe('registry.local:5000/acme/ingest:3.1.0');
@@ -147,7 +147,7 @@ ${data ? `---\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: c}\ndata: {imag
       pod('{name: a, image: "quay.io/acme/ingest:3"}', 'ghcr.io/acme/ingest:3'),
       pod('{name: a, image: "busybox:1", args: [--a-image=quay.io/acme/ingest:3, --b-image=ghcr.io/acme/ingest:3]}'),
     ];
-    for (const stream of cases) expect(() => buildImagePlan({ occurrences: collectImages(stream), registry }), stream).toThrow(/would both be pushed to "registry\.local:5000\/acme\/ingest:3"/);
+    for (const stream of cases) expect(() => buildImageCatalog({ occurrences: collectImages(stream), registry }), stream).toThrow(/would both be pushed to "registry\.local:5000\/acme\/ingest:3"/);
   });
 
   // (With its tag under a `tag` key, the name and the tag are one reference: name-tag-pairs.ts.)
@@ -168,7 +168,7 @@ apiVersion: v1
 metadata: {name: p}
 spec: {containers: [{name: a, image: "ghcr.io/acme/collector:2.4.1"}]}
 `);
-    const plan = buildImagePlan({ occurrences, registry });
+    const plan = buildImageCatalog({ occurrences, registry });
     expect(plan.images.map((i) => [i.source, i.target, i.nameOf?.reason ?? 'image'])).toEqual([
       ['ghcr.io/acme/collector:2.4.1', 'registry.local:5000/acme/collector:2.4.1', 'image'],
       ['ghcr.io/acme/collector:latest', 'registry.local:5000/acme/collector', 'untagged'],
@@ -196,7 +196,7 @@ apiVersion: v1
 metadata: {name: p}
 spec: {containers: [{name: a, image: "ghcr.io/acme/tools/shell:1.0"}]}
 `);
-    const plan = buildImagePlan({ occurrences, registry });
+    const plan = buildImageCatalog({ occurrences, registry });
     expect(listedImages(plan)).toEqual([
       { reference: 'registry.local:5000/acme/addon:0.3.0', artifact: true },
       { reference: 'registry.local:5000/acme/geoip:1.4.0', artifact: true },
