@@ -90,6 +90,10 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
   };
 
   if (context.where === 'env' && LABEL_SETTING_NAME.test(context.name)) return found; // labels or a selector: never an image
+  if (context.where === 'data' && value === '' && isEmptyRegistryDataKey(context.key)) {
+    found.registries.push({ start: 0, end: 0, reference: '', via: context.key });
+    return found;
+  }
   if (context.where === 'data' && (isOneLineJson(value) || /\s/.test(value.trim()))) {
     scanData(value, context.key, found, considerData);
     return found;
@@ -304,6 +308,16 @@ const EMPTY_REGISTRY_NAME = /(?:^|_)REGISTRY(?:_(?:URL|HOST|ADDRESS|PREFIX|SERVE
 /** Is an env var of this name, set to "", a registry left to the workload's default? */
 export function isEmptyRegistrySetting(name: string): boolean {
   return EMPTY_REGISTRY_NAME.test(name);
+}
+
+// The same setting as a key of ConfigMap (or Secret) data that the workload reads as an env var
+// (`envFrom`, `configMapKeyRef`): a data-integration chart keeps its env in a ConfigMap,
+// `JOB_KUBE_CONNECTOR_IMAGE_REGISTRY: ""`. Only an env-style key (upper case, `_`) counts: a
+// lower-case `registry` key is some file's setting, not a variable the workload pulls with.
+const ENV_STYLE_KEY = /^[A-Z][A-Z0-9_]*$/;
+
+function isEmptyRegistryDataKey(key: string): boolean {
+  return ENV_STYLE_KEY.test(key) && isEmptyRegistrySetting(key);
 }
 
 // Every character a reference can hold: anything else is refused here, before parseImageReference

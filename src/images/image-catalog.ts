@@ -254,7 +254,7 @@ export function describeRegistryOnly(r: RegistryOnlyOccurrence, registry?: Local
     return `${r.kind} ${r.name}, ${r.path}${r.source ? `, from ${r.source}` : ''}: ${r.unreadable}; left untouched, and no image in it is listed or rewritten`;
   }
   if (r.value === '') {
-    // An env var naming the registry the workload pulls from, set to "" (embedded-images.ts).
+    // An env var (or an env-style ConfigMap key) naming the registry the workload pulls from, set to "" (embedded-images.ts).
     return (
       `${r.kind} ${r.name}, ${r.path} (${r.via}) is empty${r.source ? `, from ${r.source}` : ''}: ` +
       `the workload pulls images from its default registry (Docker Hub) at run time, which an airgapped cluster cannot reach; ` +

@@ -142,8 +142,9 @@ const FIXTURES: Record<string, Fixture> = {
       /ClusterPolicy registry-only-gpu, spec\.driver\.repository \(repository\) = nvcr\.io\/nvidia, from registry-only\/templates\/operator\.yaml/,
       /ClusterPolicy registry-only-gpu, spec\.toolkit\.repository \(repository\) = nvcr\.io\/nvidia\/k8s, from registry-only\/templates\/operator\.yaml/,
       /StatefulSet registry-only-operator, spec\.template\.spec\.containers\[0\]\.env\[2\]\.value \(env CONNECTOR_IMAGE_REGISTRY\) is empty, from registry-only\/templates\/operator\.yaml: the workload pulls images from its default registry \(Docker Hub\) at run time/,
+      /ConfigMap registry-only-env, data\.JOB_KUBE_CONNECTOR_IMAGE_REGISTRY \(JOB_KUBE_CONNECTOR_IMAGE_REGISTRY\) is empty, from registry-only\/templates\/operator\.yaml: the workload pulls images from its default registry \(Docker Hub\) at run time/,
     ],
-    noWarnings: [/spawner_class|KubeSpawner|authenticator_class/],
+    noWarnings: [/spawner_class|KubeSpawner|authenticator_class|data\.registry|CONNECTOR_REGISTRY_SEED_PROVIDER/],
     // The ClusterPolicy's names, joined with the reported registries by the operator.
     nameComponents: ['driver', 'container-toolkit'],
   },

@@ -135,6 +135,17 @@ describe('findEmbeddedReferences', () => {
     }
   });
 
+  it('reports the same setting as an env-style key of ConfigMap data set to "" (a chart that keeps its env in a ConfigMap), not a lower-case key', () => {
+    expect(findEmbeddedReferences('', { where: 'data', key: 'JOB_KUBE_CONNECTOR_IMAGE_REGISTRY' }).registries).toEqual([
+      { start: 0, end: 0, reference: '', via: 'JOB_KUBE_CONNECTOR_IMAGE_REGISTRY' },
+    ]);
+    for (const key of ['registry', 'imageRegistry', 'REGISTRY_PASSWORD', 'IMAGE_TAG', 'HUB_URL']) {
+      expect(findEmbeddedReferences('', { where: 'data', key }).registries, key).toEqual([]);
+    }
+    // Set, it is no empty registry (a whole value naming only a registry is reported as before).
+    expect(findEmbeddedReferences('registry.local:5000', { where: 'data', key: 'JOB_KUBE_CONNECTOR_IMAGE_REGISTRY' }).registries.map((r) => r.reference)).not.toContain('');
+  });
+
   it('finds full references among list items of ConfigMap data (YAML block and flow lists, JSON arrays, oci://) as artifacts, unless the list says image', () => {
     const value = [
       'plugins:',

@@ -177,7 +177,7 @@ describe('a shim killed with SIGKILL leaves nothing of the stream', () => {
 
 describe("the installer's run directory", () => {
   it('is removed on process.exit inside withTempDir (a second signal, an uncaught exception)', async () => {
-    const module = join(repoRoot, 'dist', 'src', 'temp-dir.js');
+    const module = join(repoRoot, 'dist', 'src', 'common', 'temp-dir.js');
     const script = `const { withTempDir } = await import(process.env.TEMP_MODULE);
       await withTempDir('helm-installer', async (d) => { process.stdout.write(d); process.exit(7); });`;
     const r = await execa(process.execPath, ['--input-type=module', '-e', script], {
