@@ -1,7 +1,7 @@
 // The plan command's options: install's own (a plan answers "what would this install do", so it
 // takes exactly install's inputs, env vars included) and how to print the answer.
 import { oneOf } from '../options/config.js';
-import { installOptionTable, type InstallOptions } from '../install/install-options.js';
+import { installOptionTable, type InstallOptions } from '../reconcile/install-options.js';
 import { switchOption, value } from '../options/options.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';

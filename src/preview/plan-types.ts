@@ -1,6 +1,6 @@
 // The plan's data, shared by the cluster side (which fills PlanObjectInput from the dry run and
 // the live objects) and the pure side (src/preview/*: entries, masking, diffs, output formats).
-// The names are a contract with src/cli/commands/ and src/install/: change them in both at once.
+// The names are a contract with src/cli/commands/ and src/reconcile/: change them in both at once.
 
 export type Obj = Record<string, unknown>;
 export type PlanAction = 'create' | 'change' | 'delete' | 'unchanged';

@@ -4,7 +4,7 @@
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../common/errors.js';
-import { installRun } from '../install/install-run.js';
+import { installRun } from '../reconcile/install-run.js';
 import { planJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatText, useColor } from './format-text.js';
@@ -15,7 +15,7 @@ import { countLine } from './summary.js';
 import { fitSummary, writeSummary } from '../run/report.js';
 import { startRun } from '../run/run-context.js';
 import type { RunState } from '../run/run-state.js';
-import type { AppRollback } from '../install/install-options.js';
+import type { AppRollback } from '../reconcile/install-options.js';
 import { lastGood, nextRevision, type AppRevision } from '../releases/app-revision.js';
 import { pruneOrder, readInventory, type InventoryEntry } from '../releases/inventory.js';
 import type { OpenedPlan } from '../inputs/app-input.js';

@@ -4,7 +4,7 @@
 // termination message, and exits 0: a preview is not a failed Job.
 import { kubeModule } from '../cluster/kube-client.js';
 import { ExitCode } from '../common/errors.js';
-import { installRun } from '../install/install-run.js';
+import { installRun } from '../reconcile/install-run.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun } from '../run/run-context.js';
 import type { AppInput } from '../inputs/app-input.js';

@@ -7,7 +7,7 @@ import type { KubeClients } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { toInstallerError } from '../run/report.js';
 import type { InstallerError } from '../common/errors.js';
-import { INPUT_DIGEST_LABEL } from '../install/release-digest.js';
+import { INPUT_DIGEST_LABEL } from '../reconcile/release-digest.js';
 import type { Deployed, RollbackStep } from './app-revision.js';
 import { OWNER_LABEL } from './inventory.js';
 import { underReleaseLease, type PruneContext } from './prune-releases.js';

@@ -8,7 +8,7 @@
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext, createHelmClient } from '../run/base-context.js';
 import { ExitCode, UsageError } from '../common/errors.js';
-import type { InstallOptions } from '../install/install-options.js';
+import type { InstallOptions } from '../reconcile/install-options.js';
 import type { Logger } from '../common/logger.js';
 import { toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';

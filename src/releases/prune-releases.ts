@@ -6,7 +6,7 @@ import type { KubeClients } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import type { HelmClient } from '../helm/helm-client.js';
-import type { InstallOptions } from '../install/install-options.js';
+import type { InstallOptions } from '../reconcile/install-options.js';
 import type { Logger } from '../common/logger.js';
 import { OWNER_LABEL, type InventoryEntry } from './inventory.js';
 

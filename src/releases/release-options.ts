@@ -1,7 +1,7 @@
 // Each release of a plan is installed as a single chart is: install's options with the release's
 // chart, name, namespace, vendor values and timeout, and the customer's values shared out to it
 // by name (src/inputs/app-input.ts).
-import type { InstallOptions } from '../install/install-options.js';
+import type { InstallOptions } from '../reconcile/install-options.js';
 import { chartOptions, type SharedValues } from '../inputs/app-input.js';
 import type { CommonOptions } from '../options/config.js';
 import type { PlannedRelease } from '../inputs/plan-file.js';

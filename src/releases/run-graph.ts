@@ -5,8 +5,8 @@
 // and until each of its dependencies is deployed and ready (helm --wait, or unchanged and
 // healthy). A release whose dependency failed is not attempted; unrelated ones go on.
 // `maxParallel` bounds both the releases checking at once and those changing the cluster.
-import type { InstallOptions } from '../install/install-options.js';
-import type { PlanMember } from '../install/install-run.js';
+import type { InstallOptions } from '../reconcile/install-options.js';
+import type { PlanMember } from '../reconcile/install-run.js';
 import { failureSummary, toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordFailure } from '../run/record.js';

@@ -12,8 +12,8 @@ import type { AppInput } from '../inputs/app-input.js';
 import { planGraph } from './plan-graph.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
-import type { InstallOptions } from '../install/install-options.js';
-import { suspendedNext, suspendedNote } from '../install/pause-preview.js';
+import type { InstallOptions } from '../reconcile/install-options.js';
+import { suspendedNext, suspendedNote } from '../reconcile/pause-preview.js';
 
 export async function suspendedRun(o: InstallOptions, state: RunState, input: AppInput): Promise<number> {
   const started = Date.now();

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ResourceIndex } from '../../src/cluster/capabilities.js';
 import { changedImmutableFields, immutableCandidates, isImmutableRefusal, recreateHow } from '../../src/drift/immutable-fields.js';
 import { manifestObjects, placeObjects } from '../../src/drift/manifest-objects.js';
-import { deleteCommand, propagation } from '../../src/install/actions/recreate-immutable.js';
+import { deleteCommand, propagation } from '../../src/reconcile/actions/recreate-immutable.js';
 import { markRecreated } from '../../src/preview/recreate-entries.js';
 import { recreateLine } from '../../src/preview/summary.js';
 

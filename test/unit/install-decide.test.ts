@@ -1,7 +1,7 @@
-// The install decision, row by row of the table in src/install/decide.ts, without a cluster.
+// The install decision, row by row of the table in src/reconcile/decide.ts, without a cluster.
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../src/drift/detect-drift.js';
-import { decide, everDeployed, nextStep, releaseStatus, type DecideOptions, type LoopOptions, type ReleaseState, type SoFar, type Step, type TestsFound } from '../../src/install/decide.js';
+import { decide, everDeployed, nextStep, releaseStatus, type DecideOptions, type LoopOptions, type ReleaseState, type SoFar, type Step, type TestsFound } from '../../src/reconcile/decide.js';
 
 const rev = (revision: number, status: string) => ({ revision, status, labels: {} });
 const deployed = [rev(3, 'deployed')];

@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../src/drift/detect-drift.js';
 import { HelmOperationError } from '../../src/common/errors.js';
-import type { Found } from '../../src/install/actions/action.js';
-import { MAX_ROUNDS, reconcile, type Actions, type Ending, type Loop } from '../../src/install/act.js';
-import type { Ports } from '../../src/install/act-ports.js';
-import type { LoopOptions, ReleaseState } from '../../src/install/decide.js';
+import type { Found } from '../../src/reconcile/actions/action.js';
+import { MAX_ROUNDS, reconcile, type Actions, type Ending, type Loop } from '../../src/reconcile/act.js';
+import type { Ports } from '../../src/reconcile/act-ports.js';
+import type { LoopOptions, ReleaseState } from '../../src/reconcile/decide.js';
 
 const rev = (revision: number, status: string) => ({ revision, status, labels: {} });
 const options: LoopOptions = { drift: 'correct', forceUpgrade: false, test: true, testFailure: 'rollback' };

@@ -11,7 +11,7 @@ const LAYERS: string[][] = [
   ['cli'], // main, program, the commands: options wired, the app's input resolved once
   ['preview', 'export'], // read what install would do, never imported back
   ['releases'], // the scheduler: a release plan's releases, the app revision, prune
-  ['install'], // reconcile one release: read, decide, act
+  ['reconcile'], // one release: read, decide, act (install's run)
   ['tell', 'crds'], // telling the admin; the CRD step of an upgrade
   ['run', 'drift', 'rbac'], // the run context and render setup; drift; the RBAC preflight
   ['images'], // image plan, rewrite, post-render, registry

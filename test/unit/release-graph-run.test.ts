@@ -5,8 +5,8 @@
 // install under the scheduler is test/integration/release-plan.test.ts.
 import { describe, expect, it } from 'vitest';
 import { HelmOperationError, PreflightError } from '../../src/common/errors.js';
-import type { InstallOptions } from '../../src/install/install-options.js';
-import type { PlanMember } from '../../src/install/install-run.js';
+import type { InstallOptions } from '../../src/reconcile/install-options.js';
+import type { PlanMember } from '../../src/reconcile/install-run.js';
 import type { GraphRelease, PlanGraph } from '../../src/releases/plan-graph.js';
 import { runGraph } from '../../src/releases/run-graph.js';
 import type { RunState } from '../../src/run/run-state.js';

@@ -12,9 +12,9 @@ import { workloadUnready } from '../../src/cluster/workload-health.js';
 import { durationMs, parseDurationMs } from '../../src/options/config.js';
 import { labelsArgs, rollbackArgs, uninstallArgs } from '../../src/helm/helm-args.js';
 import type { HistoryEntry } from '../../src/helm/helm-results.js';
-import { canonicalJson, chartDigest, decideNoOp, inputDigest, sameInputs } from '../../src/install/release-digest.js';
+import { canonicalJson, chartDigest, decideNoOp, inputDigest, sameInputs } from '../../src/reconcile/release-digest.js';
 import { tempDir } from '../helpers.js';
-import { planRecovery } from '../../src/install/actions/recover.js';
+import { planRecovery } from '../../src/reconcile/actions/recover.js';
 
 const rev = (revision: number, status: string): HistoryEntry =>
   ({ revision, status, chart: 'shop-1.0.0', appVersion: '1', description: '', updated: '' }) as HistoryEntry;

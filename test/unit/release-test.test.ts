@@ -6,9 +6,9 @@ import { installOptionTable } from '../../src/cli/commands/install-command.js';
 import { ExitCode } from '../../src/common/errors.js';
 import { testArgs } from '../../src/helm/helm-args.js';
 import { parseTestSuite } from '../../src/helm/helm-results.js';
-import { testProblem } from '../../src/install/actions/test-diagnosis.js';
-import { testFailedNote } from '../../src/install/report-tests.js';
-import { lastGoodRevision } from '../../src/install/decide.js';
+import { testProblem } from '../../src/reconcile/actions/test-diagnosis.js';
+import { testFailedNote } from '../../src/reconcile/report-tests.js';
+import { lastGoodRevision } from '../../src/reconcile/decide.js';
 import { resolveOptions, type GivenValue } from '../../src/options/options.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/install/release-digest.js';
+import { canonicalJson } from '../../src/reconcile/release-digest.js';
 import { valuesAsWritten } from '../../src/inputs/values-as-written.js';
 import { helm3, helm4, tempDir } from '../helpers.js';
 

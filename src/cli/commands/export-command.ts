@@ -5,7 +5,7 @@ import { commonOptionTable, oneOf, parseNamespace, parsePath, parseRegistry, par
 import { OptionValueError, UsageError } from '../../common/errors.js';
 import { switchOption, value } from '../../options/options.js';
 import type { RunState } from '../../run/run-state.js';
-import { installOptionTable } from '../../install/install-options.js';
+import { installOptionTable } from '../../reconcile/install-options.js';
 import { resolveInput } from '../../inputs/app-input.js';
 import { maskGitUrl, parseGitBranch, parseGitPath, parseGitUrl } from '../../export/git-options.js';
 

@@ -1,7 +1,7 @@
 // --drift and its ignore rules as Flux's `spec.driftDetection`: the same modes under other names,
 // the same JSON pointer paths, a target selector for Kind/namespace/name.
 import type { IgnoreRule } from '../../drift/ignore-rules.js';
-import type { DriftMode } from '../../install/decide.js';
+import type { DriftMode } from '../../reconcile/decide.js';
 
 const MODES: Record<DriftMode, 'enabled' | 'warn' | 'disabled'> = { correct: 'enabled', warn: 'warn', off: 'disabled' };
 

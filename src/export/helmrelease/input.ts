@@ -2,8 +2,8 @@
 // works out (values layers, secret paths, drift and test options, the airgap rewrite), gathered by
 // the export command and handed over as plain data, so that writing the files stays pure.
 import type { IgnoreRule } from '../../drift/ignore-rules.js';
-import type { DriftMode } from '../../install/decide.js';
-import type { CrdPolicy, TestFailureAction } from '../../install/install-options.js';
+import type { DriftMode } from '../../reconcile/decide.js';
+import type { CrdPolicy, TestFailureAction } from '../../reconcile/install-options.js';
 import type { ImageRewrite } from '../export-release.js';
 
 export type { ImageRewrite };

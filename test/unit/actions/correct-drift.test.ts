@@ -2,8 +2,8 @@
 // server refused is found (and logged), never acted on here: the decision picks the upgrade.
 import { describe, expect, it } from 'vitest';
 import type { ObjectDrift } from '../../../src/drift/detect-drift.js';
-import { correctReleaseDrift, type CorrectDriftPort } from '../../../src/install/actions/correct-drift.js';
-import type { NotPutBack } from '../../../src/install/decide.js';
+import { correctReleaseDrift, type CorrectDriftPort } from '../../../src/reconcile/actions/correct-drift.js';
+import type { NotPutBack } from '../../../src/reconcile/decide.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
 const image: ObjectDrift = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', missing: false, fields: [{ path: '/spec/replicas', live: '3', desired: '1' }] };

@@ -1,6 +1,6 @@
 // A fake of what every action's port shares: each call it gets is one line of `calls`, in order,
 // so a test states the exact calls an action made (log lines by their message).
-import type { Narration, Stoppable } from '../../../src/install/actions/action.js';
+import type { Narration, Stoppable } from '../../../src/reconcile/actions/action.js';
 
 export interface Recorder {
   calls: string[];

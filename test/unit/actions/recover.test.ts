@@ -2,7 +2,7 @@
 // remediated (rolled back or uninstalled) and the Recovered outcome told; the exact calls.
 import { describe, expect, it } from 'vitest';
 import type { HistoryEntry } from '../../../src/helm/helm-results.js';
-import { recoverRelease, type RecoverPort } from '../../../src/install/actions/recover.js';
+import { recoverRelease, type RecoverPort } from '../../../src/reconcile/actions/recover.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
 const rev = (revision: number, status: string): HistoryEntry => ({ revision, status, chart: 'shop-1.0.0', appVersion: '1', description: '', updated: '2026-11-27T08:00:00Z' }) as HistoryEntry;

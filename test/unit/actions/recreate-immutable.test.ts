@@ -3,7 +3,7 @@
 // and a lost Lease or a signal ending it with their own errors.
 import { describe, expect, it } from 'vitest';
 import type { ImmutableChange } from '../../../src/drift/immutable-changes.js';
-import { recreateImmutable, type RecreatePort } from '../../../src/install/actions/recreate-immutable.js';
+import { recreateImmutable, type RecreatePort } from '../../../src/reconcile/actions/recreate-immutable.js';
 import { HelmOperationError, TransientError } from '../../../src/common/errors.js';
 import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 

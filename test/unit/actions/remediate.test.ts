@@ -1,8 +1,8 @@
 // The one remediation (rollback or uninstall), for a stuck release and for failed tests: the exact
 // helm calls and log lines for each, what it says it did, and its failure found, not thrown.
 import { describe, expect, it } from 'vitest';
-import type { Remedy } from '../../../src/install/decide.js';
-import { remediate, remediateTested, type Cause, type RemediatePort } from '../../../src/install/actions/remediate.js';
+import type { Remedy } from '../../../src/reconcile/decide.js';
+import { remediate, remediateTested, type Cause, type RemediatePort } from '../../../src/reconcile/actions/remediate.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
 function port(r: Recorder, o: { fail?: Error; stopped?: boolean } = {}): RemediatePort {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../../src/cluster/wait-diagnosis.js';
 import type { TestRun } from '../../../src/helm/helm-results.js';
-import { testRelease, type TestPort } from '../../../src/install/actions/test-release.js';
+import { testRelease, type TestPort } from '../../../src/reconcile/actions/test-release.js';
 import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 
 function port(r: Recorder, result: { runs: TestRun[]; failure?: string }, problems: Problem[] = []): TestPort {

@@ -2,8 +2,8 @@
 // kept to be finished after helm; the path's reason named first.
 import { describe, expect, it } from 'vitest';
 import type { CrdOutcome } from '../../../src/crds/upgrade-crds.js';
-import type { Action } from '../../../src/install/decide.js';
-import { applyChartCrds, finishChartCrds, type CrdsPort } from '../../../src/install/actions/upgrade-crds.js';
+import type { Action } from '../../../src/reconcile/decide.js';
+import { applyChartCrds, finishChartCrds, type CrdsPort } from '../../../src/reconcile/actions/upgrade-crds.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
 const withCrd = 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n';

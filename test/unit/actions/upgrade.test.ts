@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../../src/cluster/wait-diagnosis.js';
 import { HelmOperationError } from '../../../src/common/errors.js';
-import { upgradeRelease, type UpgradePort } from '../../../src/install/actions/upgrade.js';
-import type { Action } from '../../../src/install/decide.js';
+import { upgradeRelease, type UpgradePort } from '../../../src/reconcile/actions/upgrade.js';
+import type { Action } from '../../../src/reconcile/decide.js';
 
 type Goal = Extract<Action, { kind: 'install' | 'upgrade' }>;
 import { narration, recorder, stoppable, type Recorder } from './fake-port.js';

@@ -62,12 +62,12 @@ export const installOptionTable = {
   driftIgnore: value(
     '--drift-ignore <rules>',
     'DRIFT_IGNORE',
-    'fields that something else owns, never drift and never taken back: JSON pointers, optionally Kind/name: first (see src/install/README.md)',
+    'fields that something else owns, never drift and never taken back: JSON pointers, optionally Kind/name: first (see src/reconcile/README.md)',
     parseDriftIgnore,
     [],
     'none',
   ),
-  driftIgnoreFile: value('--drift-ignore-file <file>', 'DRIFT_IGNORE_FILE', 'the same rules as a YAML list of {paths, target} (see src/install/README.md)', parseDriftIgnoreFile, [], 'none'),
+  driftIgnoreFile: value('--drift-ignore-file <file>', 'DRIFT_IGNORE_FILE', 'the same rules as a YAML list of {paths, target} (see src/reconcile/README.md)', parseDriftIgnoreFile, [], 'none'),
   crds: value(
     '--crds <policy>',
     'CRDS',
