@@ -11,7 +11,7 @@ import type { RbacQueries } from '../rbac/rbac-preflight.js';
 import type { RenderSetup } from '../run/render-setup.js';
 import { untilAborted } from '../run/run-control.js';
 import type { ClusterRun } from '../run/run-context.js';
-import { eventNamespace } from '../tell/events.js';
+import { eventNamespace } from '../run/event-place.js';
 import type { InstallRun } from './install-run.js';
 
 /** The render and the registry preflight; returns the rendered chart. */

@@ -8,7 +8,7 @@ import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-
 import { parseCaFile, parsePullSecretFile } from '../options/input-file-options.js';
 import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options/options.js';
 import { OptionValueError } from '../common/errors.js';
-import { boundedDurationMs, hideUrl, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../tell/notify-options.js';
+import { boundedDurationMs, hideUrl, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../options/notify-options.js';
 
 function parseParallel(raw: string): number {
   const n = Number(raw.trim());
@@ -91,7 +91,7 @@ export const installOptionTable = {
     90_000,
     '90s',
   ),
-  // The URL is a secret: never echoed, in errors either (see src/tell/notify-options.ts).
+  // The URL is a secret: never echoed, in errors either (see src/options/notify-options.ts).
   notifyUrl: { ...value('--notify-url <url>', 'NOTIFY_URL', 'a webhook POSTed one JSON body per outcome once the run has ended (the URL is a secret: never logged)', parseNotifyUrl), echo: hideUrl },
   notifyUrlFile: value('--notify-url-file <file>', 'NOTIFY_URL_FILE', 'a file holding the webhook URL (a mounted Secret key); empty = no webhook', parseNotifyUrlFile),
   notifyFormat: value('--notify-format <format>', 'NOTIFY_FORMAT', 'the webhook body: json (every fact, keyed) or slack ({"text": ...}, an incoming webhook)', parseNotifyFormat, 'json'),

@@ -3,6 +3,10 @@
 // not be written. Pure; src/tell/events.ts writes them.
 import { apiMessage, apiStatus, networkCode } from '../cluster/kube-errors.js';
 import type { Outcome, OutcomeReason } from '../run/outcome.js';
+import type { EventPlace, ObjectReference } from '../run/event-place.js';
+
+// Where an Event goes is the run's to know (the RBAC preflight asks for `create events` there).
+export { jobOf, placeOf, type EventPlace, type JobOptions, type JobRef, type ObjectReference } from '../run/event-place.js';
 
 /** Who reports (a qualified name, as the API requires): `kubectl get events -o wide` shows it. */
 export const REPORTING_CONTROLLER = 'helm-installer.io/installer';
@@ -13,29 +17,6 @@ const INSTANCE_LIMIT = 128;
 /** On every Event, so that `kubectl get events -l helm-installer.io/release=shop` finds a release's. */
 export const RELEASE_LABEL = 'helm-installer.io/release';
 export const RELEASE_NAMESPACE_LABEL = 'helm-installer.io/release-namespace';
-
-/** What the Event is about (its `regarding`): `kubectl describe` matches kind, name, namespace and uid. */
-export interface ObjectReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace: string;
-  uid?: string;
-}
-
-/** The Job the installer runs in (HELM_INSTALLER_JOB_NAME, _UID, _NAMESPACE: the downward API). */
-export interface JobRef {
-  name: string;
-  namespace: string;
-  /** Without it `kubectl get events` still shows the Event, `kubectl describe job` does not. */
-  uid?: string;
-}
-
-export interface EventPlace {
-  /** Where the Event object is created (the `create events` permission is needed there). */
-  namespace: string;
-  regarding: ObjectReference;
-}
 
 /** An events.k8s.io/v1 Event, as the API takes it. */
 export interface EventBody {
@@ -68,43 +49,6 @@ const ACTION: Record<OutcomeReason, string> = {
 };
 
 export const eventAction = (reason: OutcomeReason): string => ACTION[reason];
-
-/** The Job a run is in, as its options name it (install's --job-name, --job-uid, --job-namespace). */
-export interface JobOptions {
-  jobName?: string;
-  jobUid?: string;
-  jobNamespace?: string;
-}
-
-/**
- * The Job from the options, or undefined outside a Job. Its namespace, when not given, is the
- * pod's own (a Job's pods run in its namespace): POD_NAMESPACE, the service account's, else the
- * kubeconfig context's.
- */
-export function jobOf(
-  o: JobOptions,
-  env: NodeJS.ProcessEnv,
-  podNamespace: () => string | undefined,
-  contextNamespace: string | undefined,
-): JobRef | undefined {
-  if (!o.jobName) return undefined;
-  const namespace = o.jobNamespace ?? (env.POD_NAMESPACE || podNamespace() || contextNamespace || 'default');
-  return { name: o.jobName, namespace, ...(o.jobUid ? { uid: o.jobUid } : {}) };
-}
-
-/**
- * Where an outcome's Event goes: on the Job, in the Job's namespace (a release plan's releases
- * elsewhere included); outside a Job on the release's namespace, kept in that namespace. A
- * Namespace is cluster-scoped, and the API keeps an Event about a cluster-scoped object in
- * `default` unless its reference names a namespace: naming the namespace itself keeps the Event
- * where `kubectl get events -n <release namespace>` shows it.
- */
-export function placeOf(outcome: Pick<Outcome, 'namespace'>, job: JobRef | undefined): EventPlace {
-  if (job) {
-    return { namespace: job.namespace, regarding: { apiVersion: 'batch/v1', kind: 'Job', name: job.name, namespace: job.namespace, ...(job.uid ? { uid: job.uid } : {}) } };
-  }
-  return { namespace: outcome.namespace, regarding: { apiVersion: 'v1', kind: 'Namespace', name: outcome.namespace, namespace: outcome.namespace } };
-}
 
 export interface BodyOptions {
   now: Date;

@@ -10,7 +10,8 @@ import { connectKube, kubeModule, readPodNamespace, type KubeClients } from '../
 import { apiMessage, isTransientApiError } from '../cluster/kube-errors.js';
 import type { Logger } from '../common/logger.js';
 import type { RunState } from '../run/run-state.js';
-import { eventBody, eventFailureCause, jobOf, placeOf, type EventBody, type JobOptions, type JobRef } from './event-body.js';
+import { eventBody, eventFailureCause, type EventBody, type JobOptions, type JobRef } from './event-body.js';
+import { placeOf, runJob } from '../run/event-place.js';
 import type { Outcome } from '../run/outcome.js';
 
 export interface EventBounds {
@@ -29,16 +30,6 @@ interface TellContext {
 const BOUNDS: EventBounds = { perEventMs: 5000, overallMs: 12_000 };
 /** Events written at once (a release plan has one or more per release). */
 const PARALLEL = 8;
-
-/** The Job from the run's options (undefined outside a Job). */
-export function runJob(o: TellContext['o'], config: Pick<KubeConfig, 'getContextObject' | 'getCurrentContext'>, env = process.env): JobRef | undefined {
-  return jobOf(o, env, readPodNamespace, config.getContextObject(config.getCurrentContext())?.namespace);
-}
-
-/** The namespace a release's Events go to: the RBAC preflight names `create events` there. */
-export function eventNamespace(o: TellContext['o'], config: Pick<KubeConfig, 'getContextObject' | 'getCurrentContext'>, releaseNamespace: string): string {
-  return placeOf({ namespace: releaseNamespace }, runJob(o, config)).namespace;
-}
 
 export async function writeEvents(outcomes: Outcome[], c: TellContext, bounds: EventBounds = BOUNDS): Promise<void> {
   const deadline = Date.now() + bounds.overallMs;

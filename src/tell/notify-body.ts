@@ -3,7 +3,7 @@
 // Slack's incoming-webhook form, `{"text": ...}`, which Mattermost, Rocket.Chat and most chat
 // tools also accept. Pure; the outcome's texts were masked when it was recorded.
 import type { Outcome, OutcomeReason } from '../run/outcome.js';
-import type { NotifyFormat } from './notify-options.js';
+import type { NotifyFormat } from '../options/notify-options.js';
 
 export interface JsonBody {
   source: 'helm-installer';

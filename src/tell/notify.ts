@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../common/logger.js';
 import type { SecretRegistry } from '../common/secrets.js';
 import { notifyBody } from './notify-body.js';
-import { notifyUrlOf, type NotifyFormat } from './notify-options.js';
+import { notifyUrlOf, type NotifyFormat } from '../options/notify-options.js';
 import type { Outcome } from '../run/outcome.js';
 
 export interface NotifySettings {

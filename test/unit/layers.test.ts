@@ -9,10 +9,10 @@ import { repoRoot } from '../helpers.js';
 /** Top to bottom; a folder may import the folders of any layer below its own, none of its own layer or above. */
 const LAYERS: string[][] = [
   ['cli'], // main, program, the commands: options wired, the app's input resolved once
-  ['preview', 'export'], // read what install would do, never imported back
+  ['preview', 'export', 'tell'], // read what install would do or did, never imported back
   ['releases'], // the scheduler: a release plan's releases, the app revision, prune
   ['reconcile'], // one release: read, decide, act (install's run)
-  ['tell', 'crds'], // telling the admin; the CRD step of an upgrade
+  ['crds'], // the CRD step of an upgrade
   ['run', 'drift', 'rbac'], // the run context and render setup; drift; the RBAC preflight
   ['images'], // image plan, rewrite, post-render, registry
   ['inputs'], // chart, values, the release plan file

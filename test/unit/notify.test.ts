@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { OptionValueError, UsageError } from '../../src/common/errors.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 import { jsonBody, notifyBody, slackBody } from '../../src/tell/notify-body.js';
-import { boundedDurationMs, notifyUrlOf, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../../src/tell/notify-options.js';
+import { boundedDurationMs, notifyUrlOf, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../../src/options/notify-options.js';
 import { requestTarget } from '../../src/tell/notify.js';
 import type { Outcome } from '../../src/run/outcome.js';
 import { tempDir } from '../helpers.js';

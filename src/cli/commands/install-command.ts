@@ -8,7 +8,7 @@ import { installRelease } from '../../reconcile/install.js';
 import { installOptionTable } from '../../reconcile/install-options.js';
 import { tellsOutcomes } from '../../reconcile/pause-preview.js';
 import { resolveInput } from '../../inputs/app-input.js';
-import { notifyUrlOf } from '../../tell/notify-options.js';
+import { notifyUrlOf } from '../../options/notify-options.js';
 import { tell } from '../../tell/tell.js';
 
 export { installOptionTable };

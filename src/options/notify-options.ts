@@ -1,9 +1,9 @@
 // The webhook options' parsers. The URL is a secret (Slack's, and most receivers', carry their
 // token in the path or the query): it is registered with the run's SecretRegistry before it is
 // checked, and no message here quotes it, so a bad URL is named by its flag and variable only.
-import { parseDurationMs, parsePath } from '../options/config.js';
+import { parseDurationMs, parsePath } from './config.js';
 import { OptionValueError, UsageError } from '../common/errors.js';
-import type { ParseContext } from '../options/options.js';
+import type { ParseContext } from './options.js';
 import { readInputFile } from '../common/read-input.js';
 import type { SecretRegistry } from '../common/secrets.js';
 
