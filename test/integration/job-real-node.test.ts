@@ -16,19 +16,12 @@ import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
 import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
 import { history, releaseRecord } from './cluster-helpers.js';
-import { kotsRender } from './kots-render.js';
-import { finishedJob, jobEvents, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';
+import { kotsRender, type ConfigValue } from './kots-render.js';
+import { finishedJob, jobEvents, jobPods, kotsOnRealNode, onRealNode, ranDigest, registryDigest, terminatedOf, type K8sObject } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
 const registry = inject('registry');
 const apiServerPort = inject('apiServerPort');
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  [key: string]: any;
-}
 
 function shippedManifests(): K8sObject[] {
   const text = readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8');
@@ -517,15 +510,101 @@ describe('the installer Job on the real node', () => {
     expect(await history(release, namespace)).toEqual([]);
   });
 
+  it('KOTS Job, the app upgraded from one KOTS deploy to the next fails half way: exit 4, the cache it installed is removed, the app is at app revision 1; the next good deploy is app revision 3', async () => {
+    // kots/ rendered as KOTS renders it for each deploy (its own sequence, so its own Job name),
+    // applied as KOTS applies it (the previous deploy's Job removed: the new one no longer has it).
+    const kotsNs = await createNamespace('kots-app-rollback', { kubeconfig });
+    const o: KubectlOptions = { kubeconfig, namespace: kotsNs };
+    let previous: string | undefined;
+    const deploy = async (sequence: number, values: Record<string, ConfigValue>) => {
+      const r = await kotsRender({ namespace: kotsNs, sequence, values: { database_password: { valuePlaintext: 'pw-1' }, ...values } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.dropped).toEqual([]);
+      const docs = kotsOnRealNode(r, apiServerPort, image);
+      const name = docs.find((d) => d.kind === 'Job')!.metadata.name;
+      if (previous) await kubectl(['delete', 'job', previous, '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=90s'], o);
+      previous = name;
+      await kubectl(['apply', '-f', '-'], { ...o, input: docs.map((d) => stringify(d)).join('---\n') });
+      const done = await finishedJob(name, o, 300_000);
+      const [pod] = await jobPods(name, o);
+      return { done, pod, term: terminatedOf(pod), logs: (await kubectl(['logs', pod.metadata.name], o)).stdout };
+    };
+    const revisions = async (name: string) => (await history(name, kotsNs)).map((r) => `${r.revision} ${r.status}`);
+    const appRevisions = async () => JSON.parse((await getJson(['get', 'configmap', 'helm-installer-storefront-releases'], o)).data.appRevisions) as any[];
+    const started = Date.now();
+    try {
+      // First deploy: an evaluation without the Redis cache (the box cleared): the operator and the storefront.
+      const first = await deploy(1, { enable_cache: { value: '0' } });
+      expect(first.term.exitCode, first.logs.slice(-4000)).toBe(0);
+      expect(first.done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+      expect(await revisions('promotions-operator')).toEqual(['1 deployed']);
+      expect(await revisions(release)).toEqual(['1 deployed']);
+      expect(await history('storefront-cache', kotsNs)).toEqual([]);
+
+      // Second deploy: the admin ticks "Enable the Redis cache", so the cache is installed (beside
+      // the unchanged operator) and the storefront upgraded to point at it; the storefront's
+      // pre-upgrade migration fails. On a real cluster a migration fails on its own (its
+      // database); here the simulated node fails the migration pod carrying the annotation, which
+      // the admin's "Helm values override" (Advanced) puts on it.
+      const failing = await deploy(2, {
+        enable_cache: { value: '1' },
+        values_override: { value: `migrations:\n  podAnnotations:\n    ${KWOK_PHASE_ANNOTATION}: Failed\n` },
+      });
+      expect(failing.done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
+      expect(failing.term.exitCode, failing.logs.slice(-4000)).toBe(4);
+      expect(await jobPods(failing.done.metadata.name, o)).toHaveLength(1);
+      // The termination message, as `kubectl get pod` and `describe` show it: the app revision the
+      // cluster is left at, each release's revision, and the rollback's step.
+      const lines = failing.term.message.trimEnd().split('\n');
+      expect(lines[0]).toBe('helm-installer FAILED (exit 4: helm operation failed): 2 of 3 releases done, 1 failed; app revision 2 failed; every release it changed went back: the app is at app revision 1');
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s$`)));
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/storefront-cache: installed, revision 1, [\\d.]+s$`)));
+      expect(lines.find((l: string) => l.startsWith(`  ${kotsNs}/storefront: FAILED (exit 4)`)), failing.term.message).toMatch(/pre-upgrade hooks failed|storefront-migrations/);
+      expect(lines.at(-1)).toBe(`  app rollback: ${kotsNs}/storefront-cache: uninstalled (new in the failed app revision)`);
+      // Every release at app revision 1: the cache gone, the storefront put back by helm with
+      // revision 1's values (no cache address, no override), the operator untouched.
+      expect(await history('storefront-cache', kotsNs)).toEqual([]);
+      expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...o, reject: false })).exitCode).not.toBe(0);
+      expect(await revisions(release)).toEqual(['1 superseded', '2 failed', '3 deployed']);
+      const restored = await releaseRecord(release, kotsNs);
+      expect(restored.config.migrations).not.toHaveProperty('podAnnotations');
+      expect(restored.config).toMatchObject({ cache: { enabled: false } });
+      expect((await getJson(['get', 'configmap', `${release}-web`], o)).data.STOREFRONT_CACHE_URL).toBe('');
+      expect(await revisions('promotions-operator')).toEqual(['1 deployed']);
+      const afterFailure = await appRevisions();
+      expect(afterFailure.map((r) => [r.revision, r.status, r.rolledBackTo])).toEqual([[1, 'deployed', undefined], [2, 'rolled back', 1]]);
+      // What the failed app revision left: the storefront's revision 3 is revision 1 again.
+      expect(afterFailure[1].releases.map((r: any) => [r.key, r.revision])).toEqual([[`${kotsNs}/promotions-operator`, 1], [`${kotsNs}/storefront`, 3]]);
+      expect(afterFailure[1].releases.map((r: any) => r.digest)).toEqual(afterFailure[0].releases.map((r: any) => r.digest));
+      // The RolledBack Event on the failed Job, as `kubectl describe job` lists it.
+      const rolledBack = (await jobEvents(failing.done, o)).filter((e) => e.reason === 'RolledBack');
+      expect(rolledBack.map((e) => [e.type, e.note])).toEqual([
+        ['Warning', `release ${kotsNs}/storefront-cache: app revision 2 failed; the app goes back to app revision 1: uninstalled (new in the failed app revision)`],
+      ]);
+
+      // Third deploy: the override cleared (the cache still ticked): one new app revision, exit 0.
+      const good = await deploy(3, { enable_cache: { value: '1' } });
+      expect(good.term.exitCode, good.logs.slice(-4000)).toBe(0);
+      expect(good.done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+      expect(summaryLines(good.logs)).toMatch(new RegExp(`helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\\d.]+s\n {2}${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s\n {2}${kotsNs}/storefront: upgraded, revision 4, [\\d.]+s\n {2}${kotsNs}/storefront-cache: installed, revision 1, [\\d.]+s`));
+      expect((await appRevisions()).map((r) => [r.revision, r.status])).toEqual([[1, 'deployed'], [2, 'rolled back'], [3, 'deployed']]);
+      expect(await revisions('storefront-cache')).toEqual(['1 deployed']);
+      expect((await getJson(['get', 'configmap', `${release}-web`], o)).data.STOREFRONT_CACHE_URL).toBe('redis://storefront-cache:6379/0');
+      process.stderr.write(`[figure] three KOTS deploys of the bundled app on the real node (first, failed half way and rolled back, good): ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    } finally {
+      await deleteNamespace(kotsNs, { kubeconfig });
+      for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${kotsNs}`, '--ignore-not-found'], { kubeconfig });
+    }
+  }, 900_000);
+
   it('KOTS Job, its password Secret without the expected key: exit 3 naming the missing file, the Job fails at once, nothing installed', async () => {
     const kotsNs = await createNamespace('kots-secret-key', { kubeconfig });
     try {
       const r = await kotsRender({ namespace: kotsNs, values: { database_password: { valuePlaintext: 'pw-1' } } });
       expect(r.exitCode, r.stderr).toBe(0);
-      const docs = r.documents.map((d) => parseAllDocuments(d.content)[0]!.toJS() as K8sObject);
+      const docs = kotsOnRealNode(r, apiServerPort, image);
       const kotsJob = docs.find((d) => d.kind === 'Job')!;
       const applied = docs
-        .map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort, image) : d))
         // The Secret as an admin might have re-created it by hand: the password under another key.
         .map((d) => (d.kind === 'Secret' && d.metadata.name === 'storefront-customer-secrets' ? { ...d, stringData: { 'password.yaml': d.stringData['storefront.yaml'] } } : d));
       await kubectl(['apply', '-f', '-'], { kubeconfig, namespace: kotsNs, input: applied.map((d) => stringify(d)).join('---\n') });
