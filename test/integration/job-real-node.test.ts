@@ -510,7 +510,7 @@ describe('the installer Job on the real node', () => {
     expect(await history(release, namespace)).toEqual([]);
   });
 
-  it('KOTS Job, the app upgraded from one KOTS deploy to the next fails half way: exit 4, the cache it installed is removed, the app is at app revision 1; the next good deploy is app revision 3', async () => {
+  it('KOTS Job, the next KOTS deploy fails half way (a larger cache upgraded, then the storefront\'s migration fails): exit 4, the cache goes back, the app is at app revision 1; the next good deploy is app revision 3', async () => {
     // kots/ rendered as KOTS renders it for each deploy (its own sequence, so its own Job name),
     // applied as KOTS applies it (the previous deploy's Job removed: the new one no longer has it).
     const kotsNs = await createNamespace('kots-app-rollback', { kubeconfig });
@@ -531,65 +531,71 @@ describe('the installer Job on the real node', () => {
     };
     const revisions = async (name: string) => (await history(name, kotsNs)).map((r) => `${r.revision} ${r.status}`);
     const appRevisions = async () => JSON.parse((await getJson(['get', 'configmap', 'helm-installer-storefront-releases'], o)).data.appRevisions) as any[];
+    const byKey = (releases: any[]) => Object.fromEntries(releases.map((r) => [r.key, r]));
+    const cacheMemory = async () => {
+      const d = await getJson(['get', 'deployment', 'storefront-cache'], o);
+      const c = await getJson(['get', 'configmap', 'storefront-cache'], o);
+      return [d.spec.template.spec.containers[0].resources.limits.memory, /maxmemory (\S+)/.exec(c.data['redis.conf'])?.[1]];
+    };
     const started = Date.now();
     try {
-      // First deploy: an evaluation without the Redis cache (the box cleared): the operator and the storefront.
-      const first = await deploy(1, { enable_cache: { value: '0' } });
+      // First deploy: the Config screen's defaults (the cache on, "Cache size" medium).
+      const first = await deploy(1, {});
       expect(first.term.exitCode, first.logs.slice(-4000)).toBe(0);
       expect(first.done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
-      expect(await revisions('promotions-operator')).toEqual(['1 deployed']);
-      expect(await revisions(release)).toEqual(['1 deployed']);
-      expect(await history('storefront-cache', kotsNs)).toEqual([]);
+      for (const name of planReleases) expect(await revisions(name), name).toEqual(['1 deployed']);
+      expect(await cacheMemory()).toEqual(['512Mi', '400mb']);
 
-      // Second deploy: the admin ticks "Enable the Redis cache", so the cache is installed (beside
-      // the unchanged operator) and the storefront upgraded to point at it; the storefront's
-      // pre-upgrade migration fails. On a real cluster a migration fails on its own (its
-      // database); here the simulated node fails the migration pod carrying the annotation, which
-      // the admin's "Helm values override" (Advanced) puts on it.
+      // Second deploy: the admin picks the large cache, so the cache is upgraded (beside the
+      // unchanged operator), and the storefront's pre-upgrade migration fails. On a real cluster a
+      // migration fails on its own (its database, its data); here the simulated node fails the
+      // migration pod that carries the annotation, which the admin's "Helm values override"
+      // (Advanced) puts on it: the Config screen's own way to a chart value.
       const failing = await deploy(2, {
-        enable_cache: { value: '1' },
+        cache_size: { value: 'large' },
         values_override: { value: `migrations:\n  podAnnotations:\n    ${KWOK_PHASE_ANNOTATION}: Failed\n` },
       });
       expect(failing.done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
       expect(failing.term.exitCode, failing.logs.slice(-4000)).toBe(4);
       expect(await jobPods(failing.done.metadata.name, o)).toHaveLength(1);
-      // The termination message, as `kubectl get pod` and `describe` show it: the app revision the
-      // cluster is left at, each release's revision, and the rollback's step.
+      // The termination message (`kubectl get pod`, `describe`): the app revision the cluster is
+      // left at, each release with its revision, and the rollback's step.
       const lines = failing.term.message.trimEnd().split('\n');
       expect(lines[0]).toBe('helm-installer FAILED (exit 4: helm operation failed): 2 of 3 releases done, 1 failed; app revision 2 failed; every release it changed went back: the app is at app revision 1');
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s$`)));
-      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/storefront-cache: installed, revision 1, [\\d.]+s$`)));
-      expect(lines.find((l: string) => l.startsWith(`  ${kotsNs}/storefront: FAILED (exit 4)`)), failing.term.message).toMatch(/pre-upgrade hooks failed|storefront-migrations/);
-      expect(lines.at(-1)).toBe(`  app rollback: ${kotsNs}/storefront-cache: uninstalled (new in the failed app revision)`);
-      // Every release at app revision 1: the cache gone, the storefront put back by helm with
-      // revision 1's values (no cache address, no override), the operator untouched.
-      expect(await history('storefront-cache', kotsNs)).toEqual([]);
-      expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...o, reject: false })).exitCode).not.toBe(0);
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/storefront-cache: upgraded, revision 2, [\\d.]+s$`)));
+      expect(lines.find((l: string) => l.startsWith(`  ${kotsNs}/storefront: FAILED (exit 4)`)), failing.term.message).toMatch(/: pre-upgrade hooks failed: resource Job\//);
+      expect(lines.at(-1)).toBe(`  app rollback: ${kotsNs}/storefront-cache: rolled back from revision 2 to 1 (now revision 3)`);
+      // Every release at app revision 1: the cache medium again (helm's record and the live
+      // objects), the storefront put back by helm without the override, the operator untouched.
+      expect(await revisions('storefront-cache')).toEqual(['1 superseded', '2 superseded', '3 deployed']);
+      expect((await releaseRecord('storefront-cache', kotsNs)).config).toMatchObject({ maxmemory: '400mb', resources: { limits: { memory: '512Mi' } } });
+      expect(await cacheMemory()).toEqual(['512Mi', '400mb']);
       expect(await revisions(release)).toEqual(['1 superseded', '2 failed', '3 deployed']);
-      const restored = await releaseRecord(release, kotsNs);
-      expect(restored.config.migrations).not.toHaveProperty('podAnnotations');
-      expect(restored.config).toMatchObject({ cache: { enabled: false } });
-      expect((await getJson(['get', 'configmap', `${release}-web`], o)).data.STOREFRONT_CACHE_URL).toBe('');
+      expect((await releaseRecord(release, kotsNs)).config.migrations).not.toHaveProperty('podAnnotations');
       expect(await revisions('promotions-operator')).toEqual(['1 deployed']);
       const afterFailure = await appRevisions();
       expect(afterFailure.map((r) => [r.revision, r.status, r.rolledBackTo])).toEqual([[1, 'deployed', undefined], [2, 'rolled back', 1]]);
-      // What the failed app revision left: the storefront's revision 3 is revision 1 again.
-      expect(afterFailure[1].releases.map((r: any) => [r.key, r.revision])).toEqual([[`${kotsNs}/promotions-operator`, 1], [`${kotsNs}/storefront`, 3]]);
-      expect(afterFailure[1].releases.map((r: any) => r.digest)).toEqual(afterFailure[0].releases.map((r: any) => r.digest));
+      // What the failed app revision left: new revisions of the two releases that moved, each the
+      // very inputs of its revision in app revision 1 (a rollback keeps the input digest).
+      const [good1, left2] = [byKey(afterFailure[0].releases), byKey(afterFailure[1].releases)];
+      const key = (name: string) => `${kotsNs}/${name}`;
+      expect(Object.fromEntries(Object.entries(left2).map(([k, r]: [string, any]) => [k, r.revision]))).toEqual({ [key('promotions-operator')]: 1, [key(release)]: 3, [key('storefront-cache')]: 3 });
+      for (const name of planReleases) expect(left2[key(name)].digest, name).toBe(good1[key(name)].digest);
       // The RolledBack Event on the failed Job, as `kubectl describe job` lists it.
       const rolledBack = (await jobEvents(failing.done, o)).filter((e) => e.reason === 'RolledBack');
       expect(rolledBack.map((e) => [e.type, e.note])).toEqual([
-        ['Warning', `release ${kotsNs}/storefront-cache: app revision 2 failed; the app goes back to app revision 1: uninstalled (new in the failed app revision)`],
+        ['Warning', `release ${kotsNs}/storefront-cache: app revision 2 failed; the app goes back to app revision 1: rolled back from revision 2 to 1 (now revision 3)`],
       ]);
 
-      // Third deploy: the override cleared (the cache still ticked): one new app revision, exit 0.
-      const good = await deploy(3, { enable_cache: { value: '1' } });
+      // Third deploy: the override cleared, the large cache kept: one new app revision, exit 0.
+      const good = await deploy(3, { cache_size: { value: 'large' } });
       expect(good.term.exitCode, good.logs.slice(-4000)).toBe(0);
       expect(good.done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
-      expect(summaryLines(good.logs)).toMatch(new RegExp(`helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\\d.]+s\n {2}${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s\n {2}${kotsNs}/storefront: upgraded, revision 4, [\\d.]+s\n {2}${kotsNs}/storefront-cache: installed, revision 1, [\\d.]+s`));
+      expect(summaryLines(good.logs)).toMatch(new RegExp(`helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\\d.]+s\n {2}${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s\n {2}${kotsNs}/storefront: unchanged, revision 3, [\\d.]+s\n {2}${kotsNs}/storefront-cache: upgraded, revision 4, [\\d.]+s`));
       expect((await appRevisions()).map((r) => [r.revision, r.status])).toEqual([[1, 'deployed'], [2, 'rolled back'], [3, 'deployed']]);
-      expect(await revisions('storefront-cache')).toEqual(['1 deployed']);
-      expect((await getJson(['get', 'configmap', `${release}-web`], o)).data.STOREFRONT_CACHE_URL).toBe('redis://storefront-cache:6379/0');
+      expect(await revisions('storefront-cache')).toEqual(['1 superseded', '2 superseded', '3 superseded', '4 deployed']);
+      expect(await cacheMemory()).toEqual(['1Gi', '800mb']);
       process.stderr.write(`[figure] three KOTS deploys of the bundled app on the real node (first, failed half way and rolled back, good): ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     } finally {
       await deleteNamespace(kotsNs, { kubeconfig });
