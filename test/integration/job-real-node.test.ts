@@ -81,6 +81,36 @@ const finishedInstaller = () => finishedJob(job.metadata.name, ns);
 const summaryLines = (logs: string) => logs.split('\n').filter((l) => !l.startsWith('{')).join('\n');
 const installerPods = () => jobPods(job.metadata.name, ns);
 
+/**
+ * One KOTS deploy of kots/: rendered with the answers (the password given), the earlier deploy's
+ * Job removed (KOTS deletes an object the new release no longer has), applied, and waited for.
+ */
+async function kotsDeploy(kotsNs: string, sequence: number, values: Record<string, ConfigValue>) {
+  const o: KubectlOptions = { kubeconfig, namespace: kotsNs };
+  const r = await kotsRender({ namespace: kotsNs, sequence, values: { database_password: { valuePlaintext: 'pw-1' }, ...values } });
+  expect(r.exitCode, r.stderr).toBe(0);
+  expect(r.dropped).toEqual([]);
+  const docs = kotsOnRealNode(r, apiServerPort, image);
+  const name = docs.find((d) => d.kind === 'Job')!.metadata.name;
+  await kubectl(['delete', 'jobs', '--all', '--cascade=foreground', '--wait=true', '--timeout=90s'], o);
+  await kubectl(['apply', '-f', '-'], { ...o, input: docs.map((d) => stringify(d)).join('---\n') });
+  // A Job that never finishes says why: its pod as `describe` shows it, and the installer's last lines.
+  const done = await finishedJob(name, o, 300_000).catch(async (error: unknown) => {
+    const pods = (await kubectl(['describe', 'pods', '-l', `job-name=${name}`], { ...o, reject: false })).stdout;
+    const logs = (await kubectl(['logs', `job/${name}`, '--tail=40'], { ...o, reject: false })).stdout;
+    throw new Error(`${(error as Error).message}\n${pods.slice(-3000)}\n${logs}`);
+  });
+  const [pod] = await jobPods(name, o);
+  return { done, pod, term: terminatedOf(pod), logs: (await kubectl(['logs', pod.metadata.name], o)).stdout };
+}
+
+/** The cache release's size as deployed: its container's memory limit and Redis's maxmemory. */
+async function cacheSize(o: KubectlOptions): Promise<[string, string | undefined]> {
+  const d = await getJson(['get', 'deployment', 'storefront-cache'], o);
+  const c = await getJson(['get', 'configmap', 'storefront-cache'], o);
+  return [d.spec.template.spec.containers[0].resources.limits.memory, /maxmemory (\S+)/.exec(c.data['redis.conf'])?.[1]];
+}
+
 let unlock: (() => void) | undefined;
 
 beforeAll(async () => {
@@ -515,28 +545,11 @@ describe('the installer Job on the real node', () => {
     // applied as KOTS applies it (the previous deploy's Job removed: the new one no longer has it).
     const kotsNs = await createNamespace('kots-app-rollback', { kubeconfig });
     const o: KubectlOptions = { kubeconfig, namespace: kotsNs };
-    let previous: string | undefined;
-    const deploy = async (sequence: number, values: Record<string, ConfigValue>) => {
-      const r = await kotsRender({ namespace: kotsNs, sequence, values: { database_password: { valuePlaintext: 'pw-1' }, ...values } });
-      expect(r.exitCode, r.stderr).toBe(0);
-      expect(r.dropped).toEqual([]);
-      const docs = kotsOnRealNode(r, apiServerPort, image);
-      const name = docs.find((d) => d.kind === 'Job')!.metadata.name;
-      if (previous) await kubectl(['delete', 'job', previous, '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=90s'], o);
-      previous = name;
-      await kubectl(['apply', '-f', '-'], { ...o, input: docs.map((d) => stringify(d)).join('---\n') });
-      const done = await finishedJob(name, o, 300_000);
-      const [pod] = await jobPods(name, o);
-      return { done, pod, term: terminatedOf(pod), logs: (await kubectl(['logs', pod.metadata.name], o)).stdout };
-    };
+    const deploy = (sequence: number, values: Record<string, ConfigValue>) => kotsDeploy(kotsNs, sequence, values);
     const revisions = async (name: string) => (await history(name, kotsNs)).map((r) => `${r.revision} ${r.status}`);
     const appRevisions = async () => JSON.parse((await getJson(['get', 'configmap', 'helm-installer-storefront-releases'], o)).data.appRevisions) as any[];
     const byKey = (releases: any[]) => Object.fromEntries(releases.map((r) => [r.key, r]));
-    const cacheMemory = async () => {
-      const d = await getJson(['get', 'deployment', 'storefront-cache'], o);
-      const c = await getJson(['get', 'configmap', 'storefront-cache'], o);
-      return [d.spec.template.spec.containers[0].resources.limits.memory, /maxmemory (\S+)/.exec(c.data['redis.conf'])?.[1]];
-    };
+    const cacheMemory = () => cacheSize(o);
     const started = Date.now();
     try {
       // First deploy: the Config screen's defaults (the cache on, "Cache size" medium).
