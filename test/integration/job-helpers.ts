@@ -1,8 +1,17 @@
 // Running the installer Job on the real node: the one change a test makes to a shipped (or
 // KOTS-rendered) Job, and reading how it ended.
+import { parseAllDocuments } from 'yaml';
 import { httpRequest } from '../../src/images/registry-http.js';
 import { getJson, waitFor, type KubectlOptions } from '../cluster/kube.js';
 import { realNodePlacement } from '../cluster/real-node.js';
+import type { KotsRenderResult } from './kots-render.js';
+
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [key: string]: any };
+  [key: string]: any;
+}
 
 /**
  * What this cluster needs and a customer's does not: no kube-proxy and no pod network (so
@@ -17,6 +26,13 @@ export function onRealNode<T extends { kind: string; spec?: any }>(job: T, apiSe
   if (image) pod.containers[0].image = image;
   pod.containers[0].env = [...(pod.containers[0].env ?? []), ...env];
   return copy;
+}
+
+/** What KOTS would apply from a rendering of kots/, as objects, its Job on the real node (onRealNode). */
+export function kotsOnRealNode(r: KotsRenderResult, apiServerPort: number, image: string): K8sObject[] {
+  return r.documents
+    .map((d) => parseAllDocuments(d.content)[0]!.toJS() as K8sObject)
+    .map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort, image) : d));
 }
 
 export async function finishedJob(name: string, o: KubectlOptions, timeoutMs = 240_000): Promise<any> {

@@ -16,19 +16,12 @@ import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
 import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
 import { history, releaseRecord } from './cluster-helpers.js';
-import { kotsRender } from './kots-render.js';
-import { finishedJob, jobEvents, jobPods, onRealNode, ranDigest, registryDigest, terminatedOf } from './job-helpers.js';
+import { kotsRender, type ConfigValue } from './kots-render.js';
+import { finishedJob, jobEvents, jobPods, kotsOnRealNode, onRealNode, ranDigest, registryDigest, terminatedOf, type K8sObject } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
 const registry = inject('registry');
 const apiServerPort = inject('apiServerPort');
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  [key: string]: any;
-}
 
 function shippedManifests(): K8sObject[] {
   const text = readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8');
@@ -87,6 +80,36 @@ const finishedInstaller = () => finishedJob(job.metadata.name, ns);
  */
 const summaryLines = (logs: string) => logs.split('\n').filter((l) => !l.startsWith('{')).join('\n');
 const installerPods = () => jobPods(job.metadata.name, ns);
+
+/**
+ * One KOTS deploy of kots/: rendered with the answers (the password given), the earlier deploy's
+ * Job removed (KOTS deletes an object the new release no longer has), applied, and waited for.
+ */
+async function kotsDeploy(kotsNs: string, sequence: number, values: Record<string, ConfigValue>) {
+  const o: KubectlOptions = { kubeconfig, namespace: kotsNs };
+  const r = await kotsRender({ namespace: kotsNs, sequence, values: { database_password: { valuePlaintext: 'pw-1' }, ...values } });
+  expect(r.exitCode, r.stderr).toBe(0);
+  expect(r.dropped).toEqual([]);
+  const docs = kotsOnRealNode(r, apiServerPort, image);
+  const name = docs.find((d) => d.kind === 'Job')!.metadata.name;
+  await kubectl(['delete', 'jobs', '--all', '--cascade=foreground', '--wait=true', '--timeout=90s'], o);
+  await kubectl(['apply', '-f', '-'], { ...o, input: docs.map((d) => stringify(d)).join('---\n') });
+  // A Job that never finishes says why: its pod as `describe` shows it, and the installer's last lines.
+  const done = await finishedJob(name, o, 300_000).catch(async (error: unknown) => {
+    const pods = (await kubectl(['describe', 'pods', '-l', `job-name=${name}`], { ...o, reject: false })).stdout;
+    const logs = (await kubectl(['logs', `job/${name}`, '--tail=40'], { ...o, reject: false })).stdout;
+    throw new Error(`${(error as Error).message}\n${pods.slice(-3000)}\n${logs}`);
+  });
+  const [pod] = await jobPods(name, o);
+  return { done, pod, term: terminatedOf(pod), logs: (await kubectl(['logs', pod.metadata.name], o)).stdout };
+}
+
+/** The cache release's size as deployed: its container's memory limit and Redis's maxmemory. */
+async function cacheSize(o: KubectlOptions): Promise<[string, string | undefined]> {
+  const d = await getJson(['get', 'deployment', 'storefront-cache'], o);
+  const c = await getJson(['get', 'configmap', 'storefront-cache'], o);
+  return [d.spec.template.spec.containers[0].resources.limits.memory, /maxmemory (\S+)/.exec(c.data['redis.conf'])?.[1]];
+}
 
 let unlock: (() => void) | undefined;
 
@@ -517,15 +540,90 @@ describe('the installer Job on the real node', () => {
     expect(await history(release, namespace)).toEqual([]);
   });
 
+  it('KOTS Job, the next KOTS deploy fails half way (a larger cache upgraded, then the storefront\'s migration fails): exit 4, the cache goes back, the app is at app revision 1; the next good deploy is app revision 3', async () => {
+    // kots/ rendered as KOTS renders it for each deploy (its own sequence, so its own Job name),
+    // applied as KOTS applies it (the previous deploy's Job removed: the new one no longer has it).
+    const kotsNs = await createNamespace('kots-app-rollback', { kubeconfig });
+    const o: KubectlOptions = { kubeconfig, namespace: kotsNs };
+    const deploy = (sequence: number, values: Record<string, ConfigValue>) => kotsDeploy(kotsNs, sequence, values);
+    const revisions = async (name: string) => (await history(name, kotsNs)).map((r) => `${r.revision} ${r.status}`);
+    const appRevisions = async () => JSON.parse((await getJson(['get', 'configmap', 'helm-installer-storefront-releases'], o)).data.appRevisions) as any[];
+    const byKey = (releases: any[]) => Object.fromEntries(releases.map((r) => [r.key, r]));
+    const cacheMemory = () => cacheSize(o);
+    const started = Date.now();
+    try {
+      // First deploy: the Config screen's defaults (the cache on, "Cache size" medium).
+      const first = await deploy(1, {});
+      expect(first.term.exitCode, first.logs.slice(-4000)).toBe(0);
+      expect(first.done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+      for (const name of planReleases) expect(await revisions(name), name).toEqual(['1 deployed']);
+      expect(await cacheMemory()).toEqual(['512Mi', '400mb']);
+
+      // Second deploy: the admin picks the large cache, so the cache is upgraded (beside the
+      // unchanged operator), and the storefront's pre-upgrade migration fails. On a real cluster a
+      // migration fails on its own (its database, its data); here the simulated node fails the
+      // migration pod that carries the annotation, which the admin's "Helm values override"
+      // (Advanced) puts on it: the Config screen's own way to a chart value.
+      const failing = await deploy(2, {
+        cache_size: { value: 'large' },
+        values_override: { value: `migrations:\n  podAnnotations:\n    ${KWOK_PHASE_ANNOTATION}: Failed\n` },
+      });
+      expect(failing.done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
+      expect(failing.term.exitCode, failing.logs.slice(-4000)).toBe(4);
+      expect(await jobPods(failing.done.metadata.name, o)).toHaveLength(1);
+      // The termination message (`kubectl get pod`, `describe`): the app revision the cluster is
+      // left at, each release with its revision, and the rollback's step.
+      const lines = failing.term.message.trimEnd().split('\n');
+      expect(lines[0]).toBe('helm-installer FAILED (exit 4: helm operation failed): 2 of 3 releases done, 1 failed; app revision 2 failed; every release it changed went back: the app is at app revision 1');
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s$`)));
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  ${kotsNs}/storefront-cache: upgraded, revision 2, [\\d.]+s$`)));
+      expect(lines.find((l: string) => l.startsWith(`  ${kotsNs}/storefront: FAILED (exit 4)`)), failing.term.message).toMatch(/: pre-upgrade hooks failed: resource Job\//);
+      expect(lines.at(-1)).toBe(`  app rollback: ${kotsNs}/storefront-cache: rolled back from revision 2 to 1 (now revision 3)`);
+      // Every release at app revision 1: the cache medium again (helm's record and the live
+      // objects), the storefront put back by helm without the override, the operator untouched.
+      expect(await revisions('storefront-cache')).toEqual(['1 superseded', '2 superseded', '3 deployed']);
+      expect((await releaseRecord('storefront-cache', kotsNs)).config).toMatchObject({ maxmemory: '400mb', resources: { limits: { memory: '512Mi' } } });
+      expect(await cacheMemory()).toEqual(['512Mi', '400mb']);
+      expect(await revisions(release)).toEqual(['1 superseded', '2 failed', '3 deployed']);
+      expect((await releaseRecord(release, kotsNs)).config.migrations).not.toHaveProperty('podAnnotations');
+      expect(await revisions('promotions-operator')).toEqual(['1 deployed']);
+      const afterFailure = await appRevisions();
+      expect(afterFailure.map((r) => [r.revision, r.status, r.rolledBackTo])).toEqual([[1, 'deployed', undefined], [2, 'rolled back', 1]]);
+      // What the failed app revision left: new revisions of the two releases that moved, each the
+      // very inputs of its revision in app revision 1 (a rollback keeps the input digest).
+      const [good1, left2] = [byKey(afterFailure[0].releases), byKey(afterFailure[1].releases)];
+      const key = (name: string) => `${kotsNs}/${name}`;
+      expect(Object.fromEntries(Object.entries(left2).map(([k, r]: [string, any]) => [k, r.revision]))).toEqual({ [key('promotions-operator')]: 1, [key(release)]: 3, [key('storefront-cache')]: 3 });
+      for (const name of planReleases) expect(left2[key(name)].digest, name).toBe(good1[key(name)].digest);
+      // The RolledBack Event on the failed Job, as `kubectl describe job` lists it.
+      const rolledBack = (await jobEvents(failing.done, o)).filter((e) => e.reason === 'RolledBack');
+      expect(rolledBack.map((e) => [e.type, e.note])).toEqual([
+        ['Warning', `release ${kotsNs}/storefront-cache: app revision 2 failed; the app goes back to app revision 1: rolled back from revision 2 to 1 (now revision 3)`],
+      ]);
+
+      // Third deploy: the override cleared, the large cache kept: one new app revision, exit 0.
+      const good = await deploy(3, { cache_size: { value: 'large' } });
+      expect(good.term.exitCode, good.logs.slice(-4000)).toBe(0);
+      expect(good.done.status.conditions.find((c: any) => c.type === 'Complete')?.status).toBe('True');
+      expect(summaryLines(good.logs)).toMatch(new RegExp(`helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\\d.]+s\n {2}${kotsNs}/promotions-operator: unchanged, revision 1, [\\d.]+s\n {2}${kotsNs}/storefront: unchanged, revision 3, [\\d.]+s\n {2}${kotsNs}/storefront-cache: upgraded, revision 4, [\\d.]+s`));
+      expect((await appRevisions()).map((r) => [r.revision, r.status])).toEqual([[1, 'deployed'], [2, 'rolled back'], [3, 'deployed']]);
+      expect(await revisions('storefront-cache')).toEqual(['1 superseded', '2 superseded', '3 superseded', '4 deployed']);
+      expect(await cacheMemory()).toEqual(['1Gi', '800mb']);
+      process.stderr.write(`[figure] three KOTS deploys of the bundled app on the real node (first, failed half way and rolled back, good): ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    } finally {
+      await deleteNamespace(kotsNs, { kubeconfig });
+      for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${kotsNs}`, '--ignore-not-found'], { kubeconfig });
+    }
+  }, 900_000);
+
   it('KOTS Job, its password Secret without the expected key: exit 3 naming the missing file, the Job fails at once, nothing installed', async () => {
     const kotsNs = await createNamespace('kots-secret-key', { kubeconfig });
     try {
       const r = await kotsRender({ namespace: kotsNs, values: { database_password: { valuePlaintext: 'pw-1' } } });
       expect(r.exitCode, r.stderr).toBe(0);
-      const docs = r.documents.map((d) => parseAllDocuments(d.content)[0]!.toJS() as K8sObject);
+      const docs = kotsOnRealNode(r, apiServerPort, image);
       const kotsJob = docs.find((d) => d.kind === 'Job')!;
       const applied = docs
-        .map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort, image) : d))
         // The Secret as an admin might have re-created it by hand: the password under another key.
         .map((d) => (d.kind === 'Secret' && d.metadata.name === 'storefront-customer-secrets' ? { ...d, stringData: { 'password.yaml': d.stringData['storefront.yaml'] } } : d));
       await kubectl(['apply', '-f', '-'], { kubeconfig, namespace: kotsNs, input: applied.map((d) => stringify(d)).join('---\n') });

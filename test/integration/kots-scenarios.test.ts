@@ -109,11 +109,40 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(install.exitCode, install.stderr).toBe(0);
     const claims = await kinds(ns, 'pvc');
     expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage])).toEqual([['data-storefront-db-0', '20Gi']]);
+    // "Cache size" medium, the default: the cache release's own file, as app/plan/cache.yaml ships it.
+    const cache = await getJson(['get', 'deployment', 'storefront-cache'], { namespace: ns, ...opts() });
+    expect(cache.spec.template.spec.containers[0].resources.limits.memory).toBe('512Mi');
+    expect((await getJson(['get', 'configmap', 'storefront-cache'], { namespace: ns, ...opts() })).data['redis.conf']).toContain('maxmemory 400mb\n');
     expect(r.stderr).toBe('');
     // Each informer (kind/name, in the namespace KOTS deploys to) names a workload the install created.
     const informers = (await kotsRender({ namespace: ns, values: required() })).statusInformers;
     expect(informers).toEqual(['deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db', 'deployment/storefront-cache']);
     for (const informer of informers) await getJson(['get', informer], { namespace: ns, ...opts() });
+  });
+
+  it('"Cache size": the cache release gets its own values file, Redis\'s maxmemory with the memory limit above it', async () => {
+    const ns = await namespace('kots-cache-size');
+    const cacheFile = async (values: Record<string, ConfigValue>) => {
+      const r = await renderAndDryRun({ namespace: ns, values: required(values) });
+      const volumes = find(r, 'Job').spec.template.spec.volumes;
+      expect(volumes.find((v: any) => v.name === 'customer-values').configMap.items).toContainEqual({ key: 'storefront-cache.yaml', path: 'storefront-cache.yaml' });
+      return parse(find(r, 'ConfigMap', 'storefront-customer-values').data['storefront-cache.yaml']);
+    };
+    const sized = (maxmemory: string, memory: string) => ({ maxmemory, resources: { limits: { memory } } });
+    expect(await cacheFile({})).toEqual(sized('400mb', '512Mi'));
+    expect(await cacheFile({ cache_size: { value: 'small' } })).toEqual(sized('200mb', '256Mi'));
+    expect(await cacheFile({ cache_size: { value: 'large' } })).toEqual(sized('800mb', '1Gi'));
+    // The item hidden with the cache off: the file still parses (it goes to no installed release).
+    expect(await cacheFile({ enable_cache: { value: '0' }, cache_size: { value: 'large' } })).toMatchObject({ maxmemory: expect.stringMatching(/^\d+mb$/) });
+    // The installer gives the file to the cache release, and only to it.
+    const r = await renderAndDryRun({ namespace: ns, values: required({ cache_size: { value: 'small' } }) });
+    const install = await runAsJob(r, 'install');
+    expect(install.exitCode, install.stderr).toBe(0);
+    expect(await userValues('storefront-cache', ns)).toMatchObject(sized('200mb', '256Mi'));
+    expect(await userValues('storefront', ns)).not.toHaveProperty('maxmemory');
+    const cache = await getJson(['get', 'deployment', 'storefront-cache'], { namespace: ns, ...opts() });
+    expect(cache.spec.template.spec.containers[0].resources.limits.memory).toBe('256Mi');
+    expect((await getJson(['get', 'configmap', 'storefront-cache'], { namespace: ns, ...opts() })).data['redis.conf']).toContain('maxmemory 200mb\n');
   });
 
   it('the Redis cache box unticked: the Job KOTS renders leaves the cache release out of the plan, and the next deploy uninstalls it', async () => {
