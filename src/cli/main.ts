@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommanderError } from 'commander';
 import { loadCommands } from './commands/catalog.js';
-import { ExitCode, TransientError, UsageError } from '../common/errors.js';
+import { ExitCode, TransientError, UsageError, type InstallerError } from '../common/errors.js';
 import { packageRoot } from '../common/package-root.js';
 import { buildProgram } from './program.js';
 import { failureSummary, terminationLogPath, toInstallerError, writeSummary } from '../run/report.js';
@@ -18,26 +18,6 @@ import { recordFailure } from '../run/record.js';
 export async function main(argv: string[]): Promise<number> {
   const started = Date.now();
   const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals === 1) {
-      // Forwarded to helm (execa's cancelSignal) and awaited: helm marks the release failed or
-      // rolls it back instead of leaving it pending. Between stages the run stops at the next.
-      state.logger?.warn({ signal, action: state.progress.action }, 'signal received: stopping cleanly (a second signal forces exit)');
-      controller.abort();
-      return;
-    }
-    // A second signal: the admin wants out now. Whatever helm was doing may be left pending;
-    // the release Lease expires on its own and the next run recovers the release.
-    const error = new TransientError(`forced exit on a second ${signal} during ${state.progress.action}; an operation in flight may be left pending`, {
-      hint: 'Run the installer again: it recovers a release left pending once the Lease of this run has expired.',
-    });
-    const summary = failureSummary(error, state.progress, state.secrets);
-    state.logger?.error({ signal, action: state.progress.action }, 'second signal: exiting now');
-    writeSummary(state.terminationLog, { summary, terminationMessage: summary });
-    process.exit(error.exitCode);
-  };
   const state: RunState = {
     signal: controller.signal,
     secrets: new SecretRegistry(),
@@ -46,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
     terminationLog: terminationLogPath(argv.slice(2), process.env),
     outcomes: [],
   };
+  const onSignal = signalHandler(state, controller);
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   // An exception thrown in a callback or a promise rejected with no one awaiting it escapes the
@@ -54,10 +35,8 @@ export async function main(argv: string[]): Promise<number> {
   process.on('uncaughtException', (err, origin) => {
     const error = toInstallerError(err);
     const what = origin === 'unhandledRejection' ? 'unhandled rejection' : 'uncaught exception';
-    const summary = failureSummary(error, state.progress, state.secrets);
     state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, origin, stack: err instanceof Error ? err.stack : undefined }, `${what}: ${error.message.split('\n')[0]}`);
-    writeSummary(state.terminationLog, { summary, terminationMessage: summary });
-    process.exit(error.exitCode);
+    exitNow(state, error);
   });
   try {
     // Only the command argv names is loaded (see commands/catalog.ts): startup stays light.
@@ -80,6 +59,38 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/**
+ * The first SIGTERM/SIGINT is forwarded to helm (execa's cancelSignal) and awaited: helm marks
+ * the release failed or rolls it back instead of leaving it pending; between stages the run stops
+ * at the next. A second one is the admin wanting out now: whatever helm was doing may be left
+ * pending; the release Lease expires on its own and the next run recovers the release.
+ */
+function signalHandler(state: RunState, controller: AbortController): (signal: NodeJS.Signals) => void {
+  let signals = 0;
+  return (signal) => {
+    signals += 1;
+    if (signals === 1) {
+      state.logger?.warn({ signal, action: state.progress.action }, 'signal received: stopping cleanly (a second signal forces exit)');
+      controller.abort();
+      return;
+    }
+    state.logger?.error({ signal, action: state.progress.action }, 'second signal: exiting now');
+    exitNow(
+      state,
+      new TransientError(`forced exit on a second ${signal} during ${state.progress.action}; an operation in flight may be left pending`, {
+        hint: 'Run the installer again: it recovers a release left pending once the Lease of this run has expired.',
+      }),
+    );
+  };
+}
+
+/** The two ways out that cannot wait for the command: its summary and termination message, then exit. */
+function exitNow(state: RunState, error: InstallerError): never {
+  const summary = failureSummary(error, state.progress, state.secrets);
+  writeSummary(state.terminationLog, { summary, terminationMessage: summary });
+  process.exit(error.exitCode);
 }
 
 /** Commander's complaint (unknown option, missing value, unknown command) as a usage error. */
