@@ -6,9 +6,10 @@
 // resources; user-configured paths. Works on the `yaml` Document tree of one document at a time
 // (see manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit
 // the exact source ranges of what it finds and leave every other byte alone.
-import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Document, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../common/errors.js';
 import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference, type NamePart } from './embedded-images.js';
+import { at, get, getScalar, resolve, stringAt, walkSegments, type Segment } from './yaml-nodes.js';
 import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
 import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
 import { isSecretKey } from '../common/secrets.js';
@@ -94,7 +95,6 @@ export interface PodSpecLocation {
 /** One document of the stream, parsed: node ranges index into `text`. */
 export type ManifestStream = ParsedPiece;
 
-export type Segment = { key: string; each: boolean } | { key: '*'; each: true };
 
 // Where the pod spec sits, per built-in kind, and the API groups that own the kind ('' = core).
 const WORKLOADS: Record<string, { groups: string[]; specPath: string[] }> = {
@@ -467,12 +467,6 @@ function podSpecOf(obj: YAMLMap, ctx: ObjectContext): { node: YAMLMap; path: str
   return undefined;
 }
 
-function at(obj: YAMLMap, path: string[], doc: Document.Parsed): unknown {
-  let node: unknown = obj;
-  for (const key of path) node = isMap(node) ? get(node, key, doc) : undefined;
-  return node;
-}
-
 function occurrenceOf(node: Scalar, path: string, ctx: ObjectContext, stream: ManifestStream): Omit<ImageOccurrence, 'image'> {
   return {
     kind: ctx.kind,
@@ -529,80 +523,6 @@ function addImage(found: ImageLocation[], node: Scalar, path: string, ctx: Objec
     ...(ctx.hook !== undefined ? { hook: ctx.hook } : {}),
     node,
   });
-}
-
-function walkSegments(
-  node: unknown,
-  segments: Segment[],
-  path: string,
-  doc: Document.Parsed,
-  fn: (node: unknown, path: string) => void,
-): void {
-  const [segment, ...rest] = segments;
-  const current = resolve(node, doc);
-  if (!segment) {
-    fn(node, path);
-    return;
-  }
-  const join = (key: string) => (path ? `${path}.${key}` : key);
-  if (segment.key === '*') {
-    if (isSeq(current)) current.items.forEach((item, i) => walkSegments(item, rest, `${path}[${i}]`, doc, fn));
-    else if (isMap(current)) {
-      for (const pair of current.items) {
-        if (isScalar(pair.key) && typeof pair.key.value === 'string') walkSegments(pair.value, rest, join(pair.key.value), doc, fn);
-      }
-    }
-    return;
-  }
-  if (!isMap(current)) return;
-  const child = get(current, segment.key, doc);
-  if (child === undefined) return;
-  if (!segment.each) {
-    walkSegments(child, rest, join(segment.key), doc, fn);
-    return;
-  }
-  if (isSeq(child)) child.items.forEach((item, i) => walkSegments(item, rest, `${join(segment.key)}[${i}]`, doc, fn));
-}
-
-export function resolve(node: unknown, doc: Document.Parsed): Node | undefined {
-  if (isAlias(node)) return (node.resolve(doc) as Node | undefined) ?? undefined;
-  return (node ?? undefined) as Node | undefined;
-}
-
-/**
- * A map lookup that follows aliases and `<<` merge keys: explicit keys win over merged ones, and
- * of a repeated key the last one counts (go-yaml v2's behaviour).
- */
-export function get(map: YAMLMap, key: string, doc: Document.Parsed): Node | undefined {
-  const merges: unknown[] = [];
-  let explicit: { value: unknown } | undefined;
-  for (const pair of map.items) {
-    if (!isScalar(pair.key)) continue;
-    if (pair.key.value === key) explicit = { value: pair.value };
-    else if (pair.key.source === '<<' && typeof pair.key.value === 'symbol') merges.push(pair.value);
-  }
-  if (explicit) return resolve(explicit.value, doc);
-  for (const merge of merges) {
-    const target = resolve(merge, doc);
-    const sources = isSeq(target) ? target.items.map((item) => resolve(item, doc)) : [target];
-    for (const source of sources) {
-      if (!isMap(source)) continue;
-      const found = get(source, key, doc);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
-}
-
-function getScalar(map: YAMLMap, key: string, doc: Document.Parsed): Scalar | undefined {
-  const node = get(map, key, doc);
-  return isScalar(node) ? node : undefined;
-}
-
-function stringAt(map: YAMLMap, keys: string[], doc: Document.Parsed): string | undefined {
-  let node: unknown = map;
-  for (const key of keys) node = isMap(node) ? get(node, key, doc) : undefined;
-  return isScalar(node) && typeof node.value === 'string' ? node.value : undefined;
 }
 
 /** 1-based line of the node in the whole stream. */

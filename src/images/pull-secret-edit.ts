@@ -2,7 +2,8 @@
 // imagePullSecrets, as a text edit that keeps the rest of the document as helm wrote it.
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import { ExitCode, InstallerError, InvalidInputError } from '../common/errors.js';
-import { get, resolve, type ManifestStream, type PodSpecLocation } from './manifest-images.js';
+import type { ManifestStream, PodSpecLocation } from './manifest-images.js';
+import { get, resolve } from './yaml-nodes.js';
 import { rangeOf, type TextEdit } from './text-edits.js';
 
 /** The edit that lists `secret` in the pod spec's imagePullSecrets; undefined when it is already there. */
