@@ -5,7 +5,8 @@
 // record the same way.
 import { gunzipSync, gzipSync, constants as zlib } from 'node:zlib';
 import type { V1Secret } from '@kubernetes/client-node';
-import { InstallerError, ExitCode } from '../common/errors.js';
+import { InstallerError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import type { KubeClients } from './kube-client.js';
 import { toInstallerApiError, withCallTimeout } from './kube-errors.js';
 

@@ -1,20 +1,6 @@
 // Typed errors that carry the exit code they map to. Only src/cli/main.ts turns one into an exit
 // code; every stage throws these so that the cause, the place and the next step travel together.
-
-/** The documented exit codes (README "Exit codes"; manifests' podFailurePolicy uses them). */
-export const ExitCode = {
-  ok: 0,
-  internal: 1,
-  usage: 2,
-  invalidInput: 3,
-  helmFailed: 4,
-  transient: 5,
-  preflightFailed: 6,
-  releaseBusy: 7,
-  /** `plan`: the install would change something (like terraform's and helm-diff's --detailed-exitcode). Not an error. */
-  changesPlanned: 10,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+import { ExitCode } from './exit-codes.js';
 
 export interface ErrorDetails {
   /** What to do next, in one sentence an admin can act on. */

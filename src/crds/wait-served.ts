@@ -2,7 +2,8 @@
 // then each served version listed by discovery. Helm starts right after this step and reads
 // discovery once, so a custom resource of a version not served yet would fail its upgrade.
 import type { ObjectClient } from '../cluster/object-client.js';
-import { InstallerError, ExitCode } from '../common/errors.js';
+import { InstallerError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { type ChartCrd, crdNames, crdVersions, type Obj } from './chart-crds.js';
 import { CRD_PATH } from './migrate-storage.js';
 

@@ -1,7 +1,7 @@
 // Pure classification of a failed helm call into a typed error. Helm exits 1 for every failure,
 // so the cause is read from its words; the tests pin each pattern against real helm output.
+import { ExitCode } from '../common/exit-codes.js';
 import {
-  ExitCode,
   HelmNotFoundError,
   HelmOperationError,
   type InstallerError,

@@ -2,7 +2,7 @@
 // helm's (or the API server's) own words, with what it means and the way out. Without them the
 // summary said "Fix the cause above, then run again" and that the next run upgrades again, which
 // for these it does not.
-import { ExitCode } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 
 export interface KnownFailure {
   name: string;

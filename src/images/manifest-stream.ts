@@ -19,7 +19,8 @@
 // so reading it that way is exact. Only the quoted-scalar step of the lexer is replaced; the rest of
 // YAML stays the library's.
 import { Composer, LineCounter, Lexer, Parser, type Document } from 'yaml';
-import { ExitCode, InstallerError, InvalidInputError } from '../common/errors.js';
+import { InstallerError, InvalidInputError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { fastParseDocument } from './fast-yaml.js';
 
 /** One document's text, cut from the stream; the stream is the concatenation of these, in order. */

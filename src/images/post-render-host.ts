@@ -18,7 +18,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ExitCode, InstallerError } from '../common/errors.js';
+import { InstallerError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { SHIM_FDS, ShimRequest, type ServeRequest } from './post-render-request.js';
 
 export type { ServedRequest, ServeRequest } from './post-render-request.js';

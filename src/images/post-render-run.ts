@@ -4,7 +4,8 @@
 // passes it along as text, so the report is what reaches the installer's failure summary. It
 // stays small (counts and each distinct rewrite once), whatever the stream's size.
 import { join } from 'node:path';
-import { ExitCode, InstallerError, InvalidInputError, UsageError } from '../common/errors.js';
+import { InstallerError, InvalidInputError, UsageError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { ManifestSplitter, type ManifestPiece } from './manifest-stream.js';
 import { prepareRewrite, type RewriteSummary } from './rewrite-manifests.js';
 import type { RewritePlan } from './rewrite-plan.js';

@@ -1,7 +1,8 @@
 // The pull secret edit of the rewrite: adds the image pull secret to one pod spec's
 // imagePullSecrets, as a text edit that keeps the rest of the document as helm wrote it.
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
-import { ExitCode, InstallerError, InvalidInputError } from '../common/errors.js';
+import { InstallerError, InvalidInputError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import type { ManifestStream, PodSpecLocation } from './manifest-images.js';
 import { get, resolve } from './yaml-nodes.js';
 import { rangeOf, type TextEdit } from './text-edits.js';

@@ -8,7 +8,8 @@
 // finder hands a scalar node and the value it should have; `scalarEdit` writes that value in the
 // scalar's own style where the style can hold it, and `applyEdits` splices the edits in.
 import type { Scalar } from 'yaml';
-import { ExitCode, InstallerError } from '../common/errors.js';
+import { InstallerError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { readsAsString } from './fast-yaml.js';
 
 export interface TextEdit {

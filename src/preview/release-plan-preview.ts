@@ -3,7 +3,7 @@
 // exit code is 10 when any release would change or go, 0 when nothing would.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
-import { ExitCode } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { installRun } from '../reconcile/install-run.js';
 import { planJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';

@@ -3,7 +3,7 @@
 // HELM_INSTALLER_PLAN_ONLY=true (a Job) logs the plan as text, writes the count line to the
 // termination message, and exits 0: a preview is not a failed Job.
 import { kubeModule } from '../cluster/kube-client.js';
-import { ExitCode } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { installRun } from '../reconcile/install-run.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun } from '../run/run-context.js';

@@ -4,7 +4,8 @@
 // it found, and decide again, until a step ends the run (a summary or a failure) or the rounds run
 // out. The release is read again only after a recovery, which changed it behind the decision;
 // every other action's effect is what it found.
-import { InstallerError, ExitCode } from '../common/errors.js';
+import { InstallerError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { actionPorts, type Ports, type UnderLease } from './act-ports.js';

@@ -7,7 +7,8 @@
 // app revision the cluster is left at. The exit code is the most severe of the releases'.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext, createHelmClient } from '../run/base-context.js';
-import { ExitCode, UsageError } from '../common/errors.js';
+import { UsageError } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import type { InstallOptions } from '../reconcile/install-options.js';
 import type { Logger } from '../common/logger.js';
 import { toInstallerError, writeSummary } from '../run/report.js';

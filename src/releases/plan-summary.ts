@@ -1,7 +1,7 @@
 // The summary of a plan run, pure: one line per release with what happened to it, the exit code
 // (the most severe of the releases'), all within the kubelet's termination-message limits.
-import { ExitCode } from '../common/errors.js';
-import { EXIT_CODE_MEANING, fitSummary } from '../run/report.js';
+import { ExitCode, exitCodeMeaning, mostSevereExitCode } from '../common/exit-codes.js';
+import { fitSummary } from '../run/report.js';
 import type { SecretRegistry } from '../common/secrets.js';
 import type { AppRevision } from './app-revision.js';
 import type { ReleaseOutcome } from './release-outcome.js';
@@ -9,22 +9,8 @@ import { describeRollback, type RollbackResult } from './app-rollback.js';
 
 export type { ReleaseOutcome };
 
-/**
- * Most severe first: what no retry mends (a bug, bad input, missing RBAC or images) before what
- * a retry may (helm's own failure, a busy release, a cluster that did not answer).
- */
-export const SEVERITY: number[] = [
-  ExitCode.internal, ExitCode.usage, ExitCode.invalidInput, ExitCode.preflightFailed, ExitCode.helmFailed, ExitCode.releaseBusy, ExitCode.transient,
-];
-
 export function planExitCode(outcomes: ReleaseOutcome[]): number {
-  return mostSevere(outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])));
-}
-
-function mostSevere(codes: number[]): number {
-  const failures = codes.filter((c) => c !== ExitCode.ok);
-  if (failures.length === 0) return ExitCode.ok;
-  return SEVERITY.find((c) => failures.includes(c)) ?? failures[0]!;
+  return mostSevereExitCode(outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])));
 }
 
 export function describeOutcome(o: ReleaseOutcome): string[] {
@@ -69,7 +55,7 @@ export function appLine(r: AppRevision): string {
 
 export function planSummary(outcomes: ReleaseOutcome[], seconds: number, secrets: SecretRegistry, app?: AppSummary): { text: string; exitCode: number } {
   const rollbackFailed = (app?.rollback ?? []).filter((r) => !r.done);
-  const exitCode = rollbackFailed.length > 0 ? mostSevere([planExitCode(outcomes), ExitCode.helmFailed]) : planExitCode(outcomes);
+  const exitCode = rollbackFailed.length > 0 ? mostSevereExitCode([planExitCode(outcomes), ExitCode.helmFailed]) : planExitCode(outcomes);
   const count = (s: ReleaseOutcome['status']) => outcomes.filter((o) => o.status === s).length;
   const installed = outcomes.filter((o) => o.status !== 'pruned' && o.status !== 'prune failed').length;
   const tally = [`${count('done')} of ${installed} releases done`, count('failed') && `${count('failed')} failed`, count('not attempted') && `${count('not attempted')} not attempted`, count('pruned') && `${count('pruned')} removed from the plan`]
@@ -79,7 +65,7 @@ export function planSummary(outcomes: ReleaseOutcome[], seconds: number, secrets
   const head =
     exitCode === ExitCode.ok
       ? [`helm-installer: release plan done${app ? `, ${appLine(app.revision)}` : ''}: ${tally}, ${seconds.toFixed(1)}s`]
-      : [`helm-installer FAILED (exit ${exitCode}: ${EXIT_CODE_MEANING[exitCode] ?? 'error'}): ${tally}${app ? `; ${appLine(app.revision)}` : ''}`];
+      : [`helm-installer FAILED (exit ${exitCode}: ${exitCodeMeaning(exitCode)}): ${tally}${app ? `; ${appLine(app.revision)}` : ''}`];
   const rollbackLines = (app?.rollback ?? []).map((r) => `app rollback: ${describeRollback(r)}`);
   const lines = [...outcomes.flatMap(describeOutcome), ...rollbackLines].map((l) => `  ${secrets.maskText(l)}`);
   return { text: fitSummary(head.map((l) => secrets.maskText(l)), lines, []), exitCode };

@@ -6,7 +6,7 @@
 import { loadChart } from '../inputs/chart.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
-import { ExitCode } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { writeSummary } from '../run/report.js';
 import type { AppInput } from '../inputs/app-input.js';
 import { planGraph } from './plan-graph.js';

@@ -1,6 +1,6 @@
 // Adding outcomes to the run's list (RunState.outcomes), masked as they are kept: whatever later
 // writes them (an Event, a webhook body) never sees a secret.
-import { ExitCode } from '../common/errors.js';
+import { ExitCode } from '../common/exit-codes.js';
 import { toInstallerError } from './report.js';
 import type { Progress, RunState } from './run-state.js';
 import { outcomeType, type Outcome, type OutcomeReason } from './outcome.js';

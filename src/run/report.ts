@@ -3,23 +3,12 @@
 // 2048 bytes / 80 lines of the log; so the summary is kept under both and is the last thing
 // written. Plain text, never a JSON blob cut in half.
 import { existsSync, writeFileSync, writeSync } from 'node:fs';
-import { ExitCode, InstallerError } from '../common/errors.js';
+import { InstallerError } from '../common/errors.js';
+import { ExitCode, exitCodeMeaning } from '../common/exit-codes.js';
 import type { SecretRegistry } from '../common/secrets.js';
 
 export const SUMMARY_MAX_BYTES = 2000;
 export const SUMMARY_MAX_LINES = 40;
-
-export const EXIT_CODE_MEANING: Record<number, string> = {
-  [ExitCode.ok]: 'success',
-  [ExitCode.internal]: 'internal error',
-  [ExitCode.usage]: 'usage error',
-  [ExitCode.invalidInput]: 'invalid input',
-  [ExitCode.helmFailed]: 'helm operation failed',
-  [ExitCode.transient]: 'cluster unreachable or interrupted; retrying may help',
-  [ExitCode.preflightFailed]: 'preflight check failed',
-  [ExitCode.releaseBusy]: 'release busy',
-  [ExitCode.changesPlanned]: 'the install would change something (plan only; not an error)',
-};
 
 export interface SuccessReport {
   release: string;
@@ -57,7 +46,7 @@ export function failureSummary(error: unknown, ctx: FailureContext, secrets: Sec
   const e = toInstallerError(error);
   const mask = (l: string) => secrets.maskText(l);
   const head = [
-    `helm-installer FAILED (exit ${e.exitCode}: ${EXIT_CODE_MEANING[e.exitCode] ?? 'error'})`,
+    `helm-installer FAILED (exit ${e.exitCode}: ${exitCodeMeaning(e.exitCode)})`,
     `release: ${ctx.release ?? '(not resolved)'}${ctx.namespace ? `  namespace: ${ctx.namespace}` : ''}  action: ${ctx.action}`,
   ].map(mask);
   const [first = '', ...rest] = e.message.split('\n');

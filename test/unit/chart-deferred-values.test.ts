@@ -6,7 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadChart } from '../../src/inputs/chart.js';
-import { ExitCode, InvalidInputError } from '../../src/common/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { tempDir } from '../helpers.js';
 
 function writeChart(values: string): string {

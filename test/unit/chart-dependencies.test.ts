@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkDependencies, requireVendoredDependencies } from '../../src/inputs/chart-dependencies.js';
 import type { DependencyFiles, LoadedChart } from '../../src/inputs/chart-subcharts.js';
-import { ExitCode, InvalidInputError } from '../../src/common/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 
 const chart = (dir: string, meta: Record<string, unknown>, subcharts: LoadedChart[] = [], dependencyFiles: DependencyFiles = {}): LoadedChart => ({
   chartFile: `${dir}/Chart.yaml`,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { commonOptionTable, parseAppSlug, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/options/config.js';
 import { installOptionTable } from '../../src/cli/commands/install-command.js';
-import { ExitCode, OptionValueError } from '../../src/common/errors.js';
+import { OptionValueError } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
 import { parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options/options.js';

@@ -2,7 +2,8 @@
 // out by hand, and the secret split checked by merging the files back as Flux and helm merge.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ExitCode, InvalidInputError } from '../../src/common/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { helmReleaseFiles } from '../../src/export/helmrelease/helmrelease-files.js';
 import type { HelmReleaseInput, HelmReleaseOptions } from '../../src/export/helmrelease/input.js';
 import { secretValuePaths, splitValues } from '../../src/export/helmrelease/values-split.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { classifyHelmFailure, extractCause, namedResources } from '../../src/helm/helm-errors.js';
 
 const base = { release: 'shop', action: 'install/upgrade', exitCode: 1 };

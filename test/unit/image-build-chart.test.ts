@@ -4,7 +4,8 @@
 import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExitCode, InvalidInputError } from '../../src/common/errors.js';
+import { InvalidInputError } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { buildImage } from '../image/image-build.js';
 import { repoRoot, tempDir } from '../helpers.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { ExitCode } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { repoRoot, runCli } from '../helpers.js';
 
 const schemaDir = join(repoRoot, 'test', 'fixtures', 'kots-schemas');

@@ -1,15 +1,12 @@
-// The Job manifest's podFailurePolicy must agree with the exit-code table: codes a retry cannot
-// fix fail the Job at once, the others (transient, busy) are retried.
+// The Job manifests: the summary shown by kubectl describe, disrupted pods retried, the grace
+// period. Their FailJob exit codes are checked against the exit-code table in
+// test/unit/common/exit-codes.test.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { ExitCode } from '../../src/common/errors.js';
 import { durationMs } from '../../src/options/config.js';
-import { EXIT_CODE_MEANING } from '../../src/run/report.js';
 import { repoRoot } from '../helpers.js';
-
-const retryable: number[] = [ExitCode.transient, ExitCode.releaseBusy];
 
 /** README "Signals and the grace period": the rollback after SIGTERM may wait the whole timeout. */
 const graceFor = (timeout: string): number => Math.ceil(durationMs(timeout) / 1000) + 60;
@@ -20,13 +17,6 @@ describe('manifests/installer.yaml', () => {
     return d.toJS() as { kind: string; spec?: any };
   });
   const job = docs.find((d) => d.kind === 'Job')!;
-
-  it('fails the Job at once on every non-retryable exit code, and on no retryable one', () => {
-    const failJob = job.spec.podFailurePolicy.rules.find((r: { action: string }) => r.action === 'FailJob').onExitCodes.values as number[];
-    const nonZero = Object.values(ExitCode).filter((c) => c !== 0);
-    expect([...failJob].sort()).toEqual(nonZero.filter((c) => !retryable.includes(c)).sort());
-    for (const c of retryable) expect(failJob).not.toContain(c);
-  });
 
   it('shows the summary in kubectl describe', () => {
     const pod = job.spec.template.spec;
@@ -60,15 +50,5 @@ describe('the grace period rule itself', () => {
     expect(graceFor('10m')).toBe(660);
     expect(graceFor('90s')).toBe(150);
     expect(graceFor('1h30m')).toBe(5460);
-  });
-});
-
-describe('README', () => {
-  it('the README documents every exit code', () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-    for (const code of Object.values(ExitCode)) {
-      expect(readme).toMatch(new RegExp(`^\\| ${code} \\|`, 'm'));
-      expect(EXIT_CODE_MEANING[code]).toBeTruthy();
-    }
   });
 });

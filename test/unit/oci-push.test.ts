@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode, InstallerError } from '../../src/common/errors.js';
+import { InstallerError } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { annotations, describe as describeBlob, manifestJson, pushArtifact, tarballOf } from '../../src/export/oci-push.js';
 import { tempDir } from '../helpers.js';
 

@@ -3,7 +3,7 @@
 // test rolls back to, and why a test pod did not succeed.
 import { describe, expect, it } from 'vitest';
 import { installOptionTable } from '../../src/cli/commands/install-command.js';
-import { ExitCode } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { testArgs } from '../../src/helm/helm-args.js';
 import { parseTestSuite } from '../../src/helm/helm-results.js';
 import { testProblem } from '../../src/reconcile/actions/test-diagnosis.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/common/errors.js';
+import { ExitCode } from '../../src/common/exit-codes.js';
 import { explainLeaves } from '../../src/inputs/values-explain.js';
 import { expandValuesPath, parseValuesText } from '../../src/inputs/values.js';
 import { archiveEntryProblem } from '../../src/inputs/chart-archive.js';
