@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type Options } from 'execa';
-import { packageRoot } from '../src/helm/helm-binary.js';
+import { packageRoot } from '../src/common/package-root.js';
 
 // The package root whether this runs from test/ (vitest) or dist/test/ (bench scripts).
 export const repoRoot = packageRoot();

@@ -13,7 +13,7 @@
 // read on its own).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { capabilitiesArgs, type RenderCapabilities } from '../helm/helm-args.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { kubeModule } from './kube-client.js';
 
 const AGGREGATED =

@@ -2,7 +2,7 @@
 // except for the sleep in withApiRetry.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InstallerError, PreflightError, TransientError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 
 /** The client's ApiException, by shape (the class lives in the lazily loaded module). */
 interface ApiFailure {

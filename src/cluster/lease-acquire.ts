@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Lease } from '@kubernetes/client-node';
 import { APP_SLUG_ANNOTATION } from '../common/app-slug.js';
 import { ReleaseBusyError, TransientError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { isConflict, isNotFound, toInstallerApiError, withApiRetry, withCallTimeout } from './kube-errors.js';
 import { kubeModule, type KubeClients } from './kube-client.js';
 import { decideLease, LEASE_DURATION_SECONDS, leaseName, leaseState, newHolderIdentity, type LeaseDecision, type LeaseState } from './lease-decision.js';

@@ -7,7 +7,7 @@
 // pending release safe: no live installer can be in the middle of that operation.
 import type { V1Lease } from '@kubernetes/client-node';
 import { ReleaseBusyError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { isConflict, isNotFound, withCallTimeout } from './kube-errors.js';
 import type { KubeClients } from './kube-client.js';
 import { acquireLease, microNow, type AcquireOptions } from './lease-acquire.js';

@@ -5,7 +5,7 @@
 // object, its reason, its latest Event, a crashing container's last log lines). Pure
 // classification; the reads are a few list calls per round.
 import type { CoreV1Event, V1Job, V1LabelSelector, V1Pod } from '@kubernetes/client-node';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { KubeClients } from './kube-client.js';
 import { withCallTimeout } from './kube-errors.js';
 import { ownedByRelease } from './workload-health.js';

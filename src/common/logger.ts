@@ -7,7 +7,6 @@ import type PinoPretty from 'pino-pretty';
 import type { SecretRegistry } from './secrets.js';
 
 export type LogFormat = 'json' | 'pretty';
-export type { Logger };
 
 export interface LoggerOptions {
   format: LogFormat;

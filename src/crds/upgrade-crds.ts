@@ -11,7 +11,7 @@ import { HELM_FIELD_MANAGER } from '../drift/detect-drift.js';
 import { ObjectApiError, objectClient, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from '../drift/refusal.js';
 import { InvalidInputError, PreflightError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { chartCrds, type ChartCrd, crdNames, type Obj } from './chart-crds.js';
 import { describeCrdChanges } from './crd-changes.js';
 import { type CrdDecision, type CrdPolicy, decideCrd, type Release } from './crd-decision.js';

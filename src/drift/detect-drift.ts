@@ -15,7 +15,6 @@ import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';
 import { describeObject, manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
 import { objectClient, type ObjectClient } from '../cluster/object-client.js';
 
-export type { DriftedField } from './compare-objects.js';
 
 export interface ObjectDrift {
   apiVersion: string;

@@ -15,7 +15,6 @@ import { describeObject, manifestObjects, placeObjects } from './manifest-object
 import { objectClient, type Obj, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from './refusal.js';
 
-export type { RecreateHow } from './immutable-fields.js';
 
 /** A candidate (immutable-fields.ts) the API server confirmed it refuses. */
 export interface ImmutableChange extends Omit<ImmutableCandidate, 'body'> {

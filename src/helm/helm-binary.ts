@@ -16,7 +16,6 @@ export interface HelmBinary {
   major: 3 | 4;
 }
 
-export { packageRoot };
 
 export function pinnedHelmPath(major: 3 | 4 = 4): string {
   return join(packageRoot(), 'node_modules', '.helm-installer', `helm${major}`);

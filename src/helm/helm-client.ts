@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import {
   clientRateArgs,
   historyArgs,

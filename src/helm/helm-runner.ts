@@ -3,7 +3,7 @@
 // (SIGTERM/SIGINT to us) is forwarded to helm and awaited: helm then marks the release failed
 // or rolls it back instead of leaving it pending.
 import { createInterface } from 'node:readline';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { HelmBinary } from './helm-binary.js';
 import { runProcess } from './run-process.js';
 

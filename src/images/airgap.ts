@@ -20,7 +20,7 @@ import { preparePostRenderer } from './post-renderer-setup.js';
 import { checkImagesExist } from './registry-preflight.js';
 import { buildHints, withoutGlobalRegistry } from './values-hints.js';
 import { compareHintedImages } from './verify-hints.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { MiB, readInputFile } from '../common/read-input.js';
 import { registerPullSecret, type SecretRegistry } from '../common/secrets.js';
 

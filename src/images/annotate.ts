@@ -11,7 +11,6 @@ import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Pair, t
 import { visitObjects, type ManifestStream } from './manifest-images.js';
 import { rangeOf, type TextEdit } from './text-edits.js';
 
-export { APP_SLUG_ANNOTATION } from '../common/app-slug.js';
 
 /**
  * The edits that give every object of one parsed piece `annotations[key] = value`. The value is

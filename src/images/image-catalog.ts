@@ -9,7 +9,6 @@ import { isKotsLocalName, namesTagOrDigest, parseImageReference, planImageRewrit
 import type { ImageOccurrence, RegistryOnlyOccurrence } from './manifest-images.js';
 
 // Read with the chart (src/inputs/chart-images.ts); named here too, where the image catalog uses them.
-export { parseImagesAnnotation, type AnnotatedImage } from '../inputs/chart-images.js';
 
 
 export interface CatalogImage {

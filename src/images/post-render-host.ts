@@ -22,7 +22,6 @@ import { InstallerError } from '../common/errors.js';
 import { ExitCode } from '../common/exit-codes.js';
 import { SHIM_FDS, ShimRequest, type ServeRequest } from './post-render-request.js';
 
-export type { ServedRequest, ServeRequest } from './post-render-request.js';
 
 /** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
 export const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';

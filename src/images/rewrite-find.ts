@@ -10,7 +10,8 @@ import { isCustomResourceDefinition, parsePiece, type ParsedPiece, type PieceSou
 import type { PinMatcher } from './pin-fields.js';
 import { addPullSecret } from './pull-secret-edit.js';
 import { rangeOf } from './text-edits.js';
-import { annotationEdits, APP_SLUG_ANNOTATION } from './annotate.js';
+import { annotationEdits } from './annotate.js';
+import { APP_SLUG_ANNOTATION } from '../common/app-slug.js';
 import type { RewritePlan } from './rewrite-plan.js';
 
 /**

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import type { SetArgument } from '../helm/helm-args.js';
-import { packageRoot } from '../helm/helm-binary.js';
+import { packageRoot } from '../common/package-root.js';
 import { parseRegistryAddress } from '../common/image-reference.js';
 import type { LogFormat } from '../common/logger.js';
 import { list, optionalList, type OptionsOf, rest, value } from './options.js';
@@ -13,7 +13,6 @@ import { OptionValueError } from '../common/errors.js';
 import { parseRenderFlags } from '../helm/render-flags.js';
 import { maskSetArgument, setExpression } from './set-expressions.js';
 
-export { splitWords } from './options.js';
 
 /** Go duration syntax, which is what helm's --timeout parses (`90s`, `5m`, `1h30m`). */
 const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;

@@ -1,7 +1,7 @@
 // `helm-installer plan` (and `install` with HELM_INSTALLER_PLAN_ONLY=true): what install would do
 // and why, and every object it would create, change or delete. The install's own pieces, read
 // only: the render setup's render (render-setup.ts), the release state and the decision table
-// (install/read-state.ts, install/decide.ts), the live objects compared as the drift check
+// (reconcile/read-state.ts, reconcile/decide.ts), the live objects compared as the drift check
 // compares them (compare-live.ts). No Lease, no write: the dry runs persist nothing.
 import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
@@ -13,7 +13,8 @@ import { decide, everDeployed, type Action, type ReleaseState } from '../reconci
 import { ignoredFieldPins } from '../reconcile/ignored-fields.js';
 import { runInputs } from '../reconcile/install-inputs.js';
 import { readReleaseState, revisionManifest } from '../reconcile/read-state.js';
-import { applySettings, chartLabel, ignoreRules, type ClusterRun, type InstallRun } from '../reconcile/install-run.js';
+import { applySettings, ignoreRules, type InstallRun } from '../reconcile/install-run.js';
+import { chartLabel, type ClusterRun } from '../run/run-context.js';
 import { withRenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';

@@ -8,13 +8,11 @@
 // rules review is asked while helm renders (RbacQueries).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuthorizationV1Api, KubeConfig, V1APIResource } from '@kubernetes/client-node';
-import type { ResourceIndex } from '../cluster/capabilities.js';
+import type { ResourceIndex, ResourceInfo } from '../cluster/capabilities.js';
 import { kubeModule } from '../cluster/kube-client.js';
 import { PreflightError, TransientError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import {
-  crdResources, describePermission, renderedObjects, requiredPermissions, type Permission, type RenderedObject, type ResourceInfo,
-} from './required-permissions.js';
+import type { Logger } from 'pino';
+import { crdResources, describePermission, renderedObjects, requiredPermissions, type Permission, type RenderedObject } from './required-permissions.js';
 import { decideByRules, type RulesReview } from './rules-review.js';
 
 export interface RbacPreflightInput {

@@ -5,7 +5,7 @@
 // Per rendered object helm reads it (get), creates it, changes it on upgrade (patch: server-side
 // apply in helm 4, a merge patch in helm 3), deletes it when a new version drops it or a rollback
 // undoes it, and watches it while it waits (list, watch). The installer's own recreate of an
-// object whose field cannot change (install/actions/recreate-immutable.ts) is a get, a patch dry
+// object whose field cannot change (reconcile/actions/recreate-immutable.ts) is a get, a patch dry
 // run and a delete of a rendered object: covered by the same verbs, so nothing is added for it. Its own release records are Secrets in
 // the release namespace (get, list, create, update, delete). CRDs from crds/ are never deleted
 // or upgraded by helm, but helm 4 installs them by server-side apply (patch), helm 3 by create.
@@ -52,7 +52,6 @@ export interface RenderedObject {
 
 import type { ResourceInfo } from '../cluster/capabilities.js';
 
-export type { ResourceInfo };
 
 export interface Permission {
   group: string;

@@ -25,7 +25,8 @@ import type { CrdsPort } from './actions/upgrade-crds.js';
 import type { UpgradePort } from './actions/upgrade.js';
 import type { InstallInputs } from './install-inputs.js';
 import { revisionManifest, type StateReader } from './read-state.js';
-import { ignoreRules, type ClusterRun, type InstallRun } from './install-run.js';
+import { ignoreRules, type InstallRun } from './install-run.js';
+import { type ClusterRun } from '../run/run-context.js';
 
 export interface UnderLease {
   run: InstallRun;

@@ -22,7 +22,6 @@ import { readReleaseState, sameRevisions } from './read-state.js';
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import { testsFailed } from './report-tests.js';
 
-export type { UnderLease } from './act-ports.js';
 
 /** The steps that act; the others end the run. A new action is a row here and its kind in decide.ts's Step. */
 export type Actions = { [K in Acting['kind']]: (port: Ports, step: Extract<Step, { kind: K }>) => Promise<Found> };

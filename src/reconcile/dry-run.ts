@@ -8,7 +8,8 @@ import { isPending } from '../helm/helm-results.js';
 import { successSummary, writeSummary } from '../run/report.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
 import { withRenderSetup } from '../run/render-setup.js';
-import { applySettings, chartLabel, type InstallRun } from './install-run.js';
+import { applySettings, type InstallRun } from './install-run.js';
+import { chartLabel } from '../run/run-context.js';
 
 export async function dryRun(run: InstallRun): Promise<number> {
   const { o, logger, release, helm } = run;

@@ -13,7 +13,8 @@ import { driftApiError, mapBounded } from '../drift/detect-drift.js';
 import type { FieldPin, PinPlan } from '../images/pin-fields.js';
 import type { ReleaseState } from './decide.js';
 import { revisionManifest } from './read-state.js';
-import { ignoreRules, type ClusterRun, type InstallRun } from './install-run.js';
+import { ignoreRules, type InstallRun } from './install-run.js';
+import { type ClusterRun } from '../run/run-context.js';
 
 const CONCURRENCY = 8;
 

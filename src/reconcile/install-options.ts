@@ -20,7 +20,6 @@ function parseParallel(raw: string): number {
 export type TestFailureAction = 'rollback' | 'keep';
 export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 
-export type { CrdPolicy };
 export const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
 
 /** A release plan's run that fails: every release it changed goes back to the last good app revision, or not. */

@@ -4,8 +4,6 @@ import type { IgnoreRule } from '../drift/ignore-rules.js';
 import type { PlanMember, RunContext } from '../run/run-context.js';
 import type { InstallOptions } from './install-options.js';
 
-export type { ClusterRun, PlanMember } from '../run/run-context.js';
-export { chartLabel } from '../run/run-context.js';
 
 export type InstallRun = RunContext<InstallOptions>;
 

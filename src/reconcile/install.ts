@@ -19,11 +19,11 @@ import { dryRun } from './dry-run.js';
 import { runInputs } from './install-inputs.js';
 import type { InstallOptions } from './install-options.js';
 import { withRenderSetup } from '../run/render-setup.js';
-import { startRun } from '../run/run-context.js';
 import { ignoredFieldPins } from './ignored-fields.js';
 import { readReleaseState, type StateReader } from './read-state.js';
 import { reportSkip } from './report.js';
-import { applySettings, chartLabel, ignoreRules, installRun, type ClusterRun, type InstallRun, type PlanMember } from './install-run.js';
+import { applySettings, ignoreRules, installRun, type InstallRun } from './install-run.js';
+import { chartLabel, type ClusterRun, type PlanMember, startRun } from '../run/run-context.js';
 
 /** One release, alone (one chart) or as a `member` of a release plan (src/releases/run-graph.ts). */
 export async function installRelease(o: InstallOptions, state: RunState, member?: PlanMember): Promise<number> {

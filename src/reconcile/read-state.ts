@@ -12,7 +12,7 @@ import type { ClusterDiscovery } from '../cluster/capabilities.js';
 import { detectDrift, type ObjectDrift } from '../drift/detect-drift.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
 import { PreflightError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { DriftMode, ReleaseState } from './decide.js';
 import { compareInputs, type InstallInputs } from './install-inputs.js';
 

@@ -6,7 +6,8 @@ import { HelmOperationError, InstallerError } from '../common/errors.js';
 import { recordOutcome } from '../run/record.js';
 import { firstLine } from './actions/action.js';
 import type { Step } from './decide.js';
-import type { ClusterRun, InstallRun } from './install-run.js';
+import type { InstallRun } from './install-run.js';
+import type { ClusterRun } from '../run/run-context.js';
 
 type TestsFailed = Extract<Step, { kind: 'tests-failed' }>;
 

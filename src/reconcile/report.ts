@@ -10,7 +10,8 @@ import type { OutcomeReason } from '../run/outcome.js';
 import { recordOutcome } from '../run/record.js';
 import { objectName } from './actions/correct-drift.js';
 import type { Action } from './decide.js';
-import { chartLabel, type ClusterRun, type InstallRun } from './install-run.js';
+import { type InstallRun } from './install-run.js';
+import { chartLabel, type ClusterRun } from '../run/run-context.js';
 
 type Told = { reason: OutcomeReason; note: string };
 

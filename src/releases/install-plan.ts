@@ -10,7 +10,7 @@ import { createBaseContext, createHelmClient } from '../run/base-context.js';
 import { UsageError } from '../common/errors.js';
 import { ExitCode } from '../common/exit-codes.js';
 import type { InstallOptions } from '../reconcile/install-options.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
@@ -20,7 +20,8 @@ import { OWNER_LABEL, listedAfterFailure, readInventory, writeInventory, pruneOr
 import type { OpenedPlan } from '../inputs/app-input.js';
 import { planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
-import { planSummary, type ReleaseOutcome } from './plan-summary.js';
+import { planSummary } from './plan-summary.js';
+import { type ReleaseOutcome } from './release-outcome.js';
 import { pruneRelease } from './prune-releases.js';
 import { runGraph, type InstallOne } from './run-graph.js';
 

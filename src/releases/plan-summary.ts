@@ -7,7 +7,6 @@ import type { AppRevision } from './app-revision.js';
 import type { ReleaseOutcome } from './release-outcome.js';
 import { describeRollback, type RollbackResult } from './app-rollback.js';
 
-export type { ReleaseOutcome };
 
 export function planExitCode(outcomes: ReleaseOutcome[]): number {
   return mostSevereExitCode(outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])));

@@ -7,7 +7,7 @@ import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import type { InstallOptions } from '../reconcile/install-options.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import { OWNER_LABEL, type InventoryEntry } from './inventory.js';
 
 export type PruneResult = 'uninstalled' | 'not ours' | 'already gone';

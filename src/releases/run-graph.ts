@@ -6,13 +6,13 @@
 // healthy). A release whose dependency failed is not attempted; unrelated ones go on.
 // `maxParallel` bounds both the releases checking at once and those changing the cluster.
 import type { InstallOptions } from '../reconcile/install-options.js';
-import type { PlanMember } from '../reconcile/install-run.js';
+import type { PlanMember } from '../run/run-context.js';
 import { failureSummary, toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordFailure } from '../run/record.js';
 import { OWNER_LABEL } from './inventory.js';
 import type { PlanGraph } from './plan-graph.js';
-import type { ReleaseOutcome } from './plan-summary.js';
+import type { ReleaseOutcome } from './release-outcome.js';
 import type { SharedValues } from '../inputs/app-input.js';
 import { releaseOptions } from './release-options.js';
 

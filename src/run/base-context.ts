@@ -1,6 +1,7 @@
 // What every command needs once: the secret registry, the logger, and the helm adapter bound to
 // the detected helm binary.
-import { createLogger, type Logger } from '../common/logger.js';
+import { createLogger } from '../common/logger.js';
+import { type Logger } from 'pino';
 import type { CommonOptions } from '../options/config.js';
 import { detectHelm } from '../helm/helm-binary.js';
 import { HelmClient } from '../helm/helm-client.js';

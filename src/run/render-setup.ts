@@ -13,7 +13,6 @@ import { withTempDir } from '../common/temp-dir.js';
 import { toValuesArguments } from '../inputs/values.js';
 import type { RunContext } from './run-context.js';
 
-export type { AirgapSetup };
 
 export interface RenderSetup {
   /** The user's value layers only: what the image catalog is built from (hints must not change it). */

@@ -9,7 +9,7 @@ import type { ReleaseRecords } from '../cluster/release-secrets.js';
 import type { CommonOptions } from '../options/config.js';
 import { createBaseContext, createHelmClient } from './base-context.js';
 import type { HelmClient } from '../helm/helm-client.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { RunState } from './run-state.js';
 import type { SecretRegistry } from '../common/secrets.js';
 import { resolveValues, type ResolvedValues } from '../inputs/values.js';
@@ -39,7 +39,7 @@ export interface PlanMember {
   gate(): Promise<void>;
   /** Release labels that mark the release as the app's (helm --labels). */
   labels: Record<string, string>;
-  /** What the release's summary said: filled by install/report.ts. */
+  /** What the release's summary said: filled by reconcile/report.ts. */
   outcome?: { action: string; revision?: number; chart?: string };
 }
 

@@ -1,6 +1,6 @@
 // What the one process-ending place (main.ts) needs to know about a command in flight: where
 // it got to (for the failure summary), which secrets to mask, and how to cancel it.
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { SecretRegistry } from '../common/secrets.js';
 import type { Outcome } from './outcome.js';
 

@@ -6,7 +6,6 @@ import type { Outcome, OutcomeReason } from '../run/outcome.js';
 import type { EventPlace, ObjectReference } from '../run/event-place.js';
 
 // Where an Event goes is the run's to know (the RBAC preflight asks for `create events` there).
-export { jobOf, placeOf, type EventPlace, type JobOptions, type JobRef, type ObjectReference } from '../run/event-place.js';
 
 /** Who reports (a qualified name, as the API requires): `kubectl get events -o wide` shows it. */
 export const REPORTING_CONTROLLER = 'helm-installer.io/installer';

@@ -8,10 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConfigurationOptions, EventsV1Event, KubeConfig } from '@kubernetes/client-node';
 import { connectKube, kubeModule, readPodNamespace, type KubeClients } from '../cluster/kube-client.js';
 import { apiMessage, isTransientApiError } from '../cluster/kube-errors.js';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { RunState } from '../run/run-state.js';
-import { eventBody, eventFailureCause, type EventBody, type JobOptions, type JobRef } from './event-body.js';
-import { placeOf, runJob } from '../run/event-place.js';
+import { eventBody, eventFailureCause, type EventBody } from './event-body.js';
+import { type JobOptions, type JobRef, placeOf, runJob } from '../run/event-place.js';
 import type { Outcome } from '../run/outcome.js';
 
 export interface EventBounds {

@@ -5,7 +5,7 @@
 // the POSTs of a run together stop at --notify-max-time: a receiver that hangs adds at most that to
 // the run. Nothing here throws, and nothing logged names the URL (it is a registered secret too).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../common/logger.js';
+import type { Logger } from 'pino';
 import type { SecretRegistry } from '../common/secrets.js';
 import { notifyBody } from './notify-body.js';
 import { notifyUrlOf, type NotifyFormat } from '../options/notify-options.js';

@@ -2,7 +2,7 @@
 // every teller (an Event on the Job, a webhook). Tellers run side by side, each bounded in time
 // by itself, and none can fail the run or change its exit code: a failure to tell is a warning
 // in the log, never a second failure.
-import type { JobOptions } from './event-body.js';
+import type { JobOptions } from '../run/event-place.js';
 import type { NotifyOptions } from './notify.js';
 import type { RunState } from '../run/run-state.js';
 import { writeEvents } from './events.js';

@@ -2,7 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../src/common/errors.js';
 import { isKotsLocalName, parseImageReference, parseRegistryAddress } from '../../src/common/image-reference.js';
-import { buildImageCatalog, listedImages, parseImagesAnnotation, requiredLocalImages, sourceImages, targetOf, whyImage } from '../../src/images/image-catalog.js';
+import { buildImageCatalog, listedImages, requiredLocalImages, sourceImages, targetOf, whyImage } from '../../src/images/image-catalog.js';
+import { parseImagesAnnotation } from '../../src/inputs/chart-images.js';
 import { collectImages } from '../../src/images/manifest-images.js';
 
 const registry = parseRegistryAddress('registry.local:5000/acme');

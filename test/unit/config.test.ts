@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commonOptionTable, parseAppSlug, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/options/config.js';
-import { installOptionTable } from '../../src/cli/commands/install-command.js';
+import { installOptionTable } from '../../src/reconcile/install-options.js';
 import { OptionValueError } from '../../src/common/errors.js';
 import { ExitCode } from '../../src/common/exit-codes.js';
 import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';

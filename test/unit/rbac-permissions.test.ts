@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { groupDenied } from '../../src/rbac/rbac-preflight.js';
-import {
-  crdResources, describePermission, renderedObjects, requiredPermissions, type RenderedObject, type ResourceInfo,
-} from '../../src/rbac/required-permissions.js';
+import { crdResources, describePermission, renderedObjects, requiredPermissions, type RenderedObject } from '../../src/rbac/required-permissions.js';
+import { type ResourceInfo } from '../../src/cluster/capabilities.js';
 import { appDir, chartDir, helm4, repoRoot } from '../helpers.js';
 
 // Built-in kinds as the API server's discovery names them (written out here, not derived).

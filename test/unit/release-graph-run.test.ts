@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { HelmOperationError, PreflightError } from '../../src/common/errors.js';
 import type { InstallOptions } from '../../src/reconcile/install-options.js';
-import type { PlanMember } from '../../src/reconcile/install-run.js';
+import type { PlanMember } from '../../src/run/run-context.js';
 import type { GraphRelease, PlanGraph } from '../../src/releases/plan-graph.js';
 import { runGraph } from '../../src/releases/run-graph.js';
 import type { RunState } from '../../src/run/run-state.js';

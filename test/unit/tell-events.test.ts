@@ -12,9 +12,8 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { kubeModule } from '../../src/cluster/kube-client.js';
 import { eventPermission } from '../../src/rbac/required-permissions.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
-import {
-  cutBytes, eventAction, eventBody, eventFailureCause, eventName, jobOf, microTime, NOTE_LIMIT_BYTES, placeOf, REPORTING_CONTROLLER,
-} from '../../src/tell/event-body.js';
+import { cutBytes, eventAction, eventBody, eventFailureCause, eventName, microTime, NOTE_LIMIT_BYTES, REPORTING_CONTROLLER } from '../../src/tell/event-body.js';
+import { jobOf, placeOf } from '../../src/run/event-place.js';
 import { writeEvents } from '../../src/tell/events.js';
 import { outcomeType, type Outcome, type OutcomeReason } from '../../src/run/outcome.js';
 import { tell } from '../../src/tell/tell.js';

@@ -1,5 +1,5 @@
-// `helm-installer install`: the CLI's wiring only. The options live in install/install-options.ts,
-// the run in install/install.ts (read state -> decide -> act -> report).
+// `helm-installer install`: the CLI's wiring only. The options live in reconcile/install-options.ts,
+// the run in reconcile/install.ts (read state -> decide -> act -> report).
 import { defineCommand } from '../command.js';
 import { toCommonOptions } from '../../options/config.js';
 import { UsageError } from '../../common/errors.js';
@@ -11,7 +11,6 @@ import { resolveInput } from '../../inputs/app-input.js';
 import { notifyUrlOf } from '../../options/notify-options.js';
 import { tell } from '../../tell/tell.js';
 
-export { installOptionTable };
 
 export const installDefinition = defineCommand({
   name: 'install',

@@ -2,7 +2,7 @@
 // rewrites the `image` field of `containers[]` and `initContainers[]`, in any kind at any path,
 // by image name: every other reference our rewrite changed (an env value, a flag, ConfigMap data,
 // a custom resource's own field) is named in the notes, never silently lost.
-import type { ImageRewrite } from './input.js';
+import type { ImageRewrite } from '../export-release.js';
 
 export interface KustomizeImage {
   name: string;

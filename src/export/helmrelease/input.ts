@@ -3,10 +3,10 @@
 // the export command and handed over as plain data, so that writing the files stays pure.
 import type { IgnoreRule } from '../../drift/ignore-rules.js';
 import type { DriftMode } from '../../reconcile/decide.js';
-import type { CrdPolicy, TestFailureAction } from '../../reconcile/install-options.js';
+import type { TestFailureAction } from '../../reconcile/install-options.js';
+import type { CrdPolicy } from '../../crds/crd-decision.js';
 import type { ImageRewrite } from '../export-release.js';
 
-export type { ImageRewrite };
 
 /** A values tree as helm reads it: a map at the top. */
 export type Values = Record<string, unknown>;

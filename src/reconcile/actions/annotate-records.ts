@@ -3,7 +3,8 @@
 // leave them behind, and with them a release whose objects are gone. Helm has no way to annotate
 // its own records, so they are patched after each helm run that writes them.
 import { APP_SLUG_ANNOTATION } from '../../common/app-slug.js';
-import type { ClusterRun, InstallRun } from '../install-run.js';
+import type { InstallRun } from '../install-run.js';
+import type { ClusterRun } from '../../run/run-context.js';
 
 /** Best effort: a failure is a warning (the release itself is done); the next helm run tries again. */
 export async function annotateReleaseRecords(run: InstallRun, cluster: ClusterRun): Promise<void> {

@@ -6,7 +6,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, withCallTimeout } from '../../cluster/kube-errors.js';
 import { podProblem, tail, type Problem } from '../../cluster/wait-diagnosis.js';
 import type { TestRun } from '../../helm/helm-results.js';
-import type { ClusterRun, InstallRun } from '../install-run.js';
+import type { InstallRun } from '../install-run.js';
+import type { ClusterRun } from '../../run/run-context.js';
 
 export const TEST_TIMEOUT_REASON = 'TestTimeout';
 
