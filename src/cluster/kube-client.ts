@@ -28,7 +28,7 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
 let clientModule: Promise<KubeModule> | undefined;
 
 /** The client's entry in the bundle `npm run build` writes (test/tools/bundle-cli.mjs): what the CLI loads. */
-export function kubeClientBundlePath(): string {
+function kubeClientBundlePath(): string {
   return join(packageRoot(), 'dist', 'bundle', 'kubernetes-client.js');
 }
 

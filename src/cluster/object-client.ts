@@ -9,7 +9,7 @@ import { withCallTimeout } from './kube-errors.js';
 
 export type Obj = Record<string, unknown>;
 
-export interface ApplyOptions {
+interface ApplyOptions {
   fieldManager: string;
   dryRun: boolean;
 }
@@ -59,7 +59,7 @@ export function objectPath(apiVersion: string, info: ResourceInfo, name: string,
 }
 
 /** The REST path of a kind's objects in a namespace (or the cluster): `/apis/apps/v1/namespaces/ns/deployments`. */
-export function collectionPath(apiVersion: string, info: ResourceInfo, namespace: string | undefined): string {
+function collectionPath(apiVersion: string, info: ResourceInfo, namespace: string | undefined): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
   const scope = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   return `${base}${scope}/${info.resource}`;

@@ -11,7 +11,7 @@ import { withCallTimeout } from './kube-errors.js';
 import { ownedByRelease } from './workload-health.js';
 
 /** Waiting reasons that more waiting does not fix. */
-export const HOPELESS_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError']);
+const HOPELESS_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError']);
 
 export interface Problem {
   /** `Pod/name` or `Job/name`. */

@@ -198,9 +198,6 @@ export function pullsKotsImage(ref: ImageReference, registry: LocalRegistry): bo
   return ref.digest !== undefined && isKotsLocalName({ ...ref, tag: undefined }, registry);
 }
 
-/** @deprecated name kept for callers outside the images stage: exact KOTS form only. */
-export const isInLocalRegistry = isKotsLocalName;
-
 function lastComponent(repository: string): string {
   return repository.slice(repository.lastIndexOf('/') + 1);
 }

@@ -10,6 +10,7 @@ let semver: Semver | undefined;
 // In the bundle (npm run build) esbuild bundles the `require` call and runs semver's code on the
 // first call only; tsc's output and the tests from the sources have no `require` in scope, and
 // load the package through createRequire.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's require, see above
 const load = (): Semver => (semver ??= (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver);
 
 /**

@@ -10,7 +10,7 @@ import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus, toInstallerApiError } from '../cluster/kube-errors.js';
 import { InstallerError, PreflightError } from '../common/errors.js';
 import { HELM_FIELD_MANAGER, mapBounded } from './detect-drift.js';
-import { immutableCandidates, isImmutableRefusal, type ImmutableCandidate, type RecreateHow } from './immutable-fields.js';
+import { immutableCandidates, isImmutableRefusal, type ImmutableCandidate } from './immutable-fields.js';
 import { describeObject, manifestObjects, placeObjects } from './manifest-objects.js';
 import { objectClient, type Obj, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from './refusal.js';

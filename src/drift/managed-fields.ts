@@ -4,7 +4,7 @@
 // `kubectl set image` leaves "kubectl-set" owning the container's image; the summary names it.
 // Pure.
 
-export interface ManagedFieldsEntry {
+interface ManagedFieldsEntry {
   manager?: string;
   operation?: string;
   time?: string;

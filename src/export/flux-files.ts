@@ -17,7 +17,7 @@ interface SourceCommon {
   namespace: string;
 }
 
-export interface OciSource extends SourceCommon {
+interface OciSource extends SourceCommon {
   kind: 'OCIRepository';
   /** `host[:port]/path`, without `oci://`. */
   repository: string;
@@ -36,7 +36,7 @@ export interface GitSource extends SourceCommon {
 export type FluxSource = OciSource | GitSource;
 
 /** The source object: what Flux fetches the export from. */
-export function sourceObject(source: FluxSource): string {
+function sourceObject(source: FluxSource): string {
   const spec =
     source.kind === 'OCIRepository'
       ? { interval: '10m', url: `oci://${source.repository}`, ref: { tag: source.tag }, ...(source.insecure ? { insecure: true } : {}) }
@@ -49,7 +49,7 @@ function pathOf(source: FluxSource, folder: string): string {
   return source.kind === 'GitRepository' ? inRepository(source.path, folder) : `./${folder}`;
 }
 
-export function kustomizations(releases: ExportRelease[], source: FluxSource, withSecrets: Set<string>): string {
+function kustomizations(releases: ExportRelease[], source: FluxSource, withSecrets: Set<string>): string {
   return releases.map((r) => stringify(kustomization(r, source, withSecrets.has(r.folder)), { lineWidth: 0 })).join('---\n');
 }
 
@@ -74,7 +74,7 @@ function kustomization(r: ExportRelease, source: FluxSource, hasSecrets: boolean
 }
 
 /** The Kustomization of flux/ itself; its name cannot be a release's folder (a `-` then `flux`). */
-export function rootKustomization(source: FluxSource): string {
+function rootKustomization(source: FluxSource): string {
   return stringify(
     {
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',

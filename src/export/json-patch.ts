@@ -28,7 +28,7 @@ export function diffObjects(base: unknown, full: unknown, path = ''): JsonPatchO
 }
 
 /** Deep equality of two parsed YAML values (maps compared by key, not by order). */
-export function sameValue(a: unknown, b: unknown): boolean {
+function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
   if (isMap(a) && isMap(b)) {

@@ -11,9 +11,9 @@ import * as tar from 'tar';
 import { type InstallerError, TransientError, UsageError } from '../common/errors.js';
 import { httpRequest, type HttpResponse } from '../images/registry-http.js';
 
-export const FLUX_CONTENT_MEDIA_TYPE = 'application/vnd.cncf.flux.content.v1.tar+gzip';
-export const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';
-export const OCI_MANIFEST_MEDIA_TYPE = 'application/vnd.oci.image.manifest.v1+json';
+const FLUX_CONTENT_MEDIA_TYPE = 'application/vnd.cncf.flux.content.v1.tar+gzip';
+const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';
+const OCI_MANIFEST_MEDIA_TYPE = 'application/vnd.oci.image.manifest.v1+json';
 
 export interface PushArtifactOptions {
   /** host[:port] of the registry, e.g. 127.0.0.1:5000 */

@@ -12,7 +12,7 @@
 import { diffObjects, type JsonPatchOperation } from './json-patch.js';
 import { versionOf, type RenderedObject } from './manifest-documents.js';
 
-export interface ObjectPatch {
+interface ObjectPatch {
   object: RenderedObject;
   operations: JsonPatchOperation[];
 }
@@ -39,7 +39,7 @@ const isCrd = (o: RenderedObject) => o.kind === 'CustomResourceDefinition';
 const exported = (o: RenderedObject) => !isSecret(o) && !isTestHook(o);
 
 /** CRDs first (their custom resources need them), otherwise the order given. */
-export function crdsFirst(objects: RenderedObject[]): RenderedObject[] {
+function crdsFirst(objects: RenderedObject[]): RenderedObject[] {
   return [...objects.filter(isCrd), ...objects.filter((o) => !isCrd(o))];
 }
 

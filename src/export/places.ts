@@ -6,7 +6,7 @@ import { chartOptions, type AppInput, type OpenedPlan } from '../inputs/app-inpu
 import { planGraph } from '../releases/plan-graph.js';
 import type { ReleasePlace } from './render-release.js';
 
-export interface PlacedRelease<O> {
+interface PlacedRelease<O> {
   options: O;
   place: ReleasePlace;
   /** The run state of this release (a plan's releases each log with their own key). */
@@ -24,13 +24,13 @@ export function exportScope<O extends CommonOptions & { timeout: string }>(o: O,
   return input.plan ? planReleases(o, input) : singleChart(o);
 }
 
-export function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
+function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
   const namespace = o.namespace ?? 'default';
   // The folder '' is the release's name, settled once the chart is read (render-release.ts).
   return { releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }] };
 }
 
-export function planReleases<O extends CommonOptions & { timeout: string }>(o: O, { plan, shared }: OpenedPlan): ExportScope<O> {
+function planReleases<O extends CommonOptions & { timeout: string }>(o: O, { plan, shared }: OpenedPlan): ExportScope<O> {
   const graph = planGraph(plan, o.namespace ?? 'default', process.env);
   // A folder is the release's name, or namespace-name where two namespaces share a name.
   const names = graph.enabled.map((r) => r.name);

@@ -14,7 +14,7 @@ import { checkOut, writeFiles } from './write-folder.js';
 const OWN_FILES = ['README.md', 'flux'];
 
 /** The top-level paths an earlier export in `out` wrote; undefined when `out` holds none. */
-export function earlierExport(out: string): string[] | undefined {
+function earlierExport(out: string): string[] | undefined {
   const file = join(out, 'flux', 'kustomizations.yaml');
   if (!existsSync(file)) return undefined;
   const names = parseAllDocuments(readFileSync(file, 'utf8'))
@@ -38,7 +38,7 @@ export function checkWorkTreeOut(out: string, force: boolean): void {
 }
 
 /** A file SOPS encrypted: a top-level `sops:` key (the metadata SOPS adds to YAML it encrypts). */
-export function isSopsEncrypted(text: string): boolean {
+function isSopsEncrypted(text: string): boolean {
   return /^sops:\s*$/m.test(text);
 }
 

@@ -28,11 +28,11 @@ export interface UpgradeArguments {
   labels?: Record<string, string>;
 }
 
-export function valuesArgs(values: ValuesArguments): string[] {
+function valuesArgs(values: ValuesArguments): string[] {
   return [...values.files.flatMap((f) => ['-f', f]), ...values.sets.flatMap((s) => [`--${s.kind}`, s.expression])];
 }
 
-export function namespaceArgs(namespace?: string): string[] {
+function namespaceArgs(namespace?: string): string[] {
   return namespace ? ['--namespace', namespace] : [];
 }
 
@@ -219,7 +219,7 @@ export function uninstallArgs(a: UninstallArguments, helmMajor: 3 | 4): string[]
  * priority and fairness still protects it. HELM_QPS / HELM_BURST_LIMIT in the environment win,
  * and so does a --qps or --burst-limit after `--` (it comes later on helm's command line).
  */
-export const CLIENT_RATE = { qps: '50', burst: '300' } as const;
+const CLIENT_RATE = { qps: '50', burst: '300' } as const;
 
 export function clientRateArgs(env: Record<string, string | undefined>): string[] {
   return [

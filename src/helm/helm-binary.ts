@@ -17,11 +17,11 @@ export interface HelmBinary {
 }
 
 
-export function pinnedHelmPath(major: 3 | 4 = 4): string {
+function pinnedHelmPath(major: 3 | 4 = 4): string {
   return join(packageRoot(), 'node_modules', '.helm-installer', `helm${major}`);
 }
 
-export function chooseHelmPath(explicit?: string): string {
+function chooseHelmPath(explicit?: string): string {
   if (explicit) return explicit.includes('/') ? resolve(explicit) : explicit;
   const pinned = pinnedHelmPath(4);
   return existsSync(pinned) ? pinned : 'helm';

@@ -14,7 +14,7 @@ export interface KnownFailure {
   hint: string;
 }
 
-export const KNOWN_FAILURES: readonly KnownFailure[] = [
+const KNOWN_FAILURES: readonly KnownFailure[] = [
   {
     name: 'stale CRD',
     match: /field not declared in schema|strict decoding error: unknown field/,

@@ -34,7 +34,7 @@ const REFUSED: [RegExp, string][] = [
   [/^(--version|--repo|--devel|--verify|--keyring|--dependency-update|--username|--password|--ca-file|--cert-file|--key-file|--plain-http|--pass-credentials|--insecure-skip-tls-verify)$/, 'the chart comes from --chart (a directory or .tgz), not from a repository'],
 ];
 
-export const RENDER_FLAGS_ALLOWED = '--kube-version, --api-versions (-a), --skip-tests, --is-upgrade, --skip-schema-validation, --enable-dns, --include-crds (always on)';
+const RENDER_FLAGS_ALLOWED = '--kube-version, --api-versions (-a), --skip-tests, --is-upgrade, --skip-schema-validation, --enable-dns, --include-crds (always on)';
 
 /**
  * Checks the helm arguments given to render or images and returns them as helm template takes

@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChartInfo } from '../inputs/chart.js';
-import { type InstallerError, InvalidInputError, PreflightError, UsageError } from '../common/errors.js';
+import { type InstallerError, InvalidInputError, PreflightError } from '../common/errors.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
 import { parseImageReference, parseRegistryAddress, pullsKotsImage, type LocalRegistry } from '../common/image-reference.js';

@@ -306,7 +306,7 @@ function lastKeyComponent(key: string): string {
 const EMPTY_REGISTRY_NAME = /(?:^|_)REGISTRY(?:_(?:URL|HOST|ADDRESS|PREFIX|SERVER))?$/i;
 
 /** Is an env var of this name, set to "", a registry left to the workload's default? */
-export function isEmptyRegistrySetting(name: string): boolean {
+function isEmptyRegistrySetting(name: string): boolean {
   return EMPTY_REGISTRY_NAME.test(name);
 }
 

@@ -440,8 +440,13 @@ class Reader {
     const { s, n } = this;
     let h = w + 1;
     let chomp: 'clip' | 'strip' | 'keep' = 'clip';
-    if (s[h] === '-') (chomp = 'strip'), h++;
-    else if (s[h] === '+') (chomp = 'keep'), h++;
+    if (s[h] === '-') {
+      chomp = 'strip';
+      h++;
+    } else if (s[h] === '+') {
+      chomp = 'keep';
+      h++;
+    }
     const d = s.charCodeAt(h);
     if (d >= 48 && d <= 57) throw UNSUPPORTED; // an explicit indentation indicator
     this.expectLineRest(h);

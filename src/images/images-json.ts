@@ -5,9 +5,9 @@
 // place it comes from, and the releases that need it (with a release plan).
 import { describeOccurrence, listedImages, type ImageCatalog, type CatalogImage } from './image-catalog.js';
 
-export const IMAGES_JSON_SCHEMA_VERSION = 1;
+const IMAGES_JSON_SCHEMA_VERSION = 1;
 
-export interface ImagesJsonEntry {
+interface ImagesJsonEntry {
   /** The line `--format list` prints: the local name with a registry, else the chart's spelling. */
   reference: string;
   /** Normalised source reference(s) listed under it (two spellings of one image are one). */

@@ -19,7 +19,7 @@ export interface JsonString {
 }
 
 /** Over what any ConfigMap or Secret can hold (the API server's limit is about 1 MiB): a bound for hostile input. */
-export const MAX_JSON = 8 * 1024 * 1024;
+const MAX_JSON = 8 * 1024 * 1024;
 const MAX_DEPTH = 32;
 const TOKEN = /"((?:[^"\\]|\\.)*)"|([{}[\]:,])|[^\s{}[\]:,"]+/g;
 

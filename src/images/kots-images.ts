@@ -8,10 +8,10 @@ import { InvalidInputError } from '../common/errors.js';
 import { parseImageReference, type ImageReference } from '../common/image-reference.js';
 import type { ListedImage } from './image-catalog.js';
 
-export const KOTS_APPLICATION_API_VERSION = 'kots.io/v1beta1';
+const KOTS_APPLICATION_API_VERSION = 'kots.io/v1beta1';
 
 /** The mark `images --format kots` puts after an OCI artifact (a YAML comment: the list stays a list of strings). */
-export const ARTIFACT_MARK = ' # OCI artifact';
+const ARTIFACT_MARK = ' # OCI artifact';
 
 /**
  * The `additionalImages` key and its list, indented by two spaces so that it pastes as is under

@@ -122,7 +122,7 @@ const HELM4_SOURCE_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
  * The documents of a whole stream that may hold images, parsed one at a time (only one tree alive
  * at a time).
  */
-export function* manifestDocuments(text: string, extraPaths: ExtraImagePath[] = []): Generator<ManifestStream> {
+function* manifestDocuments(text: string, extraPaths: ExtraImagePath[] = []): Generator<ManifestStream> {
   for (const piece of splitManifestStream(text)) if (mayHoldImages(piece, extraPaths)) yield parsePiece(piece);
 }
 
@@ -137,7 +137,7 @@ export function mayHoldImages(piece: ManifestPiece, extraPaths: ExtraImagePath[]
 }
 
 /** Validates an extra path's syntax; a bad one is a configuration mistake. */
-export function parseExtraImagePath(extra: ExtraImagePath): Segment[] {
+function parseExtraImagePath(extra: ExtraImagePath): Segment[] {
   const hint = 'Write it as dot-separated keys with `[]` or `*` for list items, e.g. spec.containers[].image.';
   if (!extra || typeof extra.kind !== 'string' || extra.kind === '' || typeof extra.path !== 'string') {
     throw new UsageError(`Extra image path ${JSON.stringify(extra)} needs a kind and a path`, { hint });
@@ -153,10 +153,6 @@ export function parseExtraImagePath(extra: ExtraImagePath): Segment[] {
 export interface LocatedImages {
   images: ImageLocation[];
   registries: RegistryOnlyOccurrence[];
-}
-
-export function locateImages(stream: ManifestStream, extraPaths: ExtraImagePath[] = []): ImageLocation[] {
-  return locateAll(stream, extraPaths).images;
 }
 
 /** Every image location, and every registry-only value, of the stream. */
@@ -526,7 +522,7 @@ function addImage(found: ImageLocation[], node: Scalar, path: string, ctx: Objec
 }
 
 /** 1-based line of the node in the whole stream. */
-export function lineOf(stream: ManifestStream, node: { range?: [number, number, number] | null }): number {
+function lineOf(stream: ManifestStream, node: { range?: [number, number, number] | null }): number {
   return node.range ? stream.lineAt(node.range[0]) : 0;
 }
 

@@ -6,7 +6,7 @@
 import { closeSync, constants, createReadStream, ftruncateSync, openSync, readlinkSync, writeSync, type ReadStream } from 'node:fs';
 
 /** What a request's rewrite returns: the shim's exit code, and what it prints on stderr when not 0. */
-export interface ServedRequest {
+interface ServedRequest {
   exitCode: number;
   stderr: string;
 }

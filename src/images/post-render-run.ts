@@ -31,7 +31,7 @@ export interface PostRenderOutcome {
  * Splits a byte stream into documents as it arrives (UTF-8 decoded across chunk edges), handing
  * each to `sink` (an array, or the spill file) as soon as it is complete.
  */
-export async function readPieces<S extends { push(piece: ManifestPiece): unknown }>(
+async function readPieces<S extends { push(piece: ManifestPiece): unknown }>(
   input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   sink: S,
 ): Promise<S> {

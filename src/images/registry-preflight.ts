@@ -2,7 +2,7 @@
 // API v2: HEAD /v2/<repository>/manifests/<tag|digest>). A missing image otherwise surfaces as
 // ImagePullBackOff minutes into a helm --wait, far from its cause.
 import { MiB, readInputFile } from '../common/read-input.js';
-import { InvalidInputError, PreflightError, UsageError } from '../common/errors.js';
+import { PreflightError, UsageError } from '../common/errors.js';
 import { parseDockerConfigJson, type Credentials } from '../common/docker-config.js';
 import { DOCKER_HUB, parseImageReference, type ImageReference } from '../common/image-reference.js';
 import { httpRequest, type HttpResponse } from './registry-http.js';
@@ -19,7 +19,7 @@ export interface PreflightOptions {
   concurrency?: number;
 }
 
-export interface MissingImage {
+interface MissingImage {
   image: string;
   /** HTTP status of the last answer. */
   status: number;

@@ -20,7 +20,7 @@ import type { RewritePlan } from './rewrite-plan.js';
  * An image edit's text is its image (the new reference is known only after the plan); a pull
  * secret edit's text is final (and shared: it only varies with the indentation).
  */
-export class PendingEdits {
+class PendingEdits {
   readonly piece: number[] = [];
   readonly start: number[] = [];
   readonly end: number[] = [];

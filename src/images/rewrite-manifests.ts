@@ -19,7 +19,7 @@ import type { RewritePlan } from './rewrite-plan.js';
 import { encodeSecretValue } from './secret-data.js';
 import { applyEdits, scalarEdit, type TextEdit } from './text-edits.js';
 
-export interface ImageRewrite {
+interface ImageRewrite {
   from: string;
   to: string;
   kind: string;

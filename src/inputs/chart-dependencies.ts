@@ -95,7 +95,7 @@ export function requireVendoredDependencies(tree: LoadedChart): DependencyCheck[
 }
 
 /** One line: the chart, the dependency, the version wanted and what charts/ holds instead. */
-export function dependencyProblem(c: DependencyCheck, root: LoadedChart): string {
+function dependencyProblem(c: DependencyCheck, root: LoadedChart): string {
   const label = c.alias ? `${c.name} (alias ${c.alias})` : c.name;
   const wanted = c.pinned !== undefined ? `${c.pinned} (pinned in ${c.pinnedIn})` : c.range !== '' ? c.range : '(any version)';
   if (c.vendored.length === 0) {
@@ -142,7 +142,7 @@ function vendorHint(chart: string): string {
 }
 
 /** A chart's directory (or archive path) from the Chart.yaml it was read from. */
-export function chartLocation(chartFile: string): string {
+function chartLocation(chartFile: string): string {
   return chartFile.replace(/[/:]Chart\.yaml$/, '');
 }
 

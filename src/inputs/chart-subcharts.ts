@@ -53,7 +53,7 @@ export function annotatedImagesOfTree(chart: LoadedChart): AnnotatedImage[] {
   return [annotatedImagesOf(chart.meta, chart.chartFile), ...chart.subcharts.map(annotatedImagesOfTree)].flat();
 }
 
-export function annotatedImagesOf(meta: Record<string, unknown>, file: string): AnnotatedImage[] {
+function annotatedImagesOf(meta: Record<string, unknown>, file: string): AnnotatedImage[] {
   const annotations = meta.annotations as Record<string, unknown> | undefined;
   const name = typeof meta.name === 'string' ? meta.name : file;
   try {

@@ -66,7 +66,7 @@ async function loadChartLazily(input: ChartInput): Promise<ChartInfo> {
 }
 
 /** The one chart under app/: a directory holding Chart.yaml, or a .tgz file. */
-export function findBundledChart(appDir: string): string {
+function findBundledChart(appDir: string): string {
   const dir = resolve(appDir);
   if (!existsSync(dir)) {
     throw new InvalidInputError(`no chart given and the app directory ${dir} does not exist`, {

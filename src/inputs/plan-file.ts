@@ -10,14 +10,14 @@ import { parseNamespace, parseReleaseName, parseTimeout } from '../options/confi
 import { InvalidInputError, OptionValueError } from '../common/errors.js';
 import { MiB, readInputFile } from '../common/read-input.js';
 
-export const PLAN_FILE_NAME = 'releases.yaml';
-export const PLAN_API_VERSION = 'helm-installer/v1';
-export const PLAN_KIND = 'ReleasePlan';
+const PLAN_FILE_NAME = 'releases.yaml';
+const PLAN_API_VERSION = 'helm-installer/v1';
+const PLAN_KIND = 'ReleasePlan';
 /** More releases than this in one app is a mistake, and each is a helm process at run time. */
-export const MAX_RELEASES = 50;
+const MAX_RELEASES = 50;
 
 /** `enabled`: a constant, or an env var the Job sets from a KOTS Config item. */
-export type EnabledCondition = boolean | { env: string; default: boolean };
+type EnabledCondition = boolean | { env: string; default: boolean };
 
 export interface PlannedRelease {
   name: string;

@@ -13,7 +13,7 @@
 // caller then asks helm itself to merge the layers.
 import { isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from 'yaml';
 
-export type WrittenValue = string | WrittenValue[] | { [key: string]: WrittenValue };
+type WrittenValue = string | WrittenValue[] | { [key: string]: WrittenValue };
 type WrittenMap = { [key: string]: WrittenValue };
 
 /** Plain keys that are strings to go-yaml as well: no YAML 1.1 boolean, null or number. */

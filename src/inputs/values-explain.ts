@@ -55,6 +55,6 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
 }
 
 /** a.b["key.with.dots"] style, so a path can be pasted back into --set with care. */
-export function formatPath(path: string[]): string {
+function formatPath(path: string[]): string {
   return path.map((p, i) => (/^[A-Za-z0-9_-]+$/.test(p) ? (i === 0 ? p : `.${p}`) : `[${JSON.stringify(p)}]`)).join('');
 }

@@ -14,26 +14,26 @@ import { maskSetExpression } from '../options/set-expressions.js';
 import { kindOf, MiB, readInputFile } from '../common/read-input.js';
 
 /** A ConfigMap holds at most 1 MiB; vendor base values get room, but parsing stays well inside the Job's memory. */
-export const MAX_VALUES_FILE_BYTES = 4 * MiB;
+const MAX_VALUES_FILE_BYTES = 4 * MiB;
 /** Files read from one values directory (a ConfigMap mount). */
-export const MAX_VALUES_FILES = 200;
+const MAX_VALUES_FILES = 200;
 /** YAML aliases expanded per file: enough for real anchors, not for a "billion laughs". */
 export const MAX_ALIAS_COUNT = 1000;
 /** Nesting deeper than this is refused before parsing (a depth bomb exhausts the parser's stack). */
-export const MAX_VALUES_DEPTH = 256;
+const MAX_VALUES_DEPTH = 256;
 /**
  * YAML tokens per file. The yaml library's document model costs about 2 KB per node (100k list
  * items peak near 300 MB), so the node count is bounded by counting tokens with its lexer first,
  * which costs next to nothing. Real values files are far below (a 5000-line values.yaml is about
  * 20k tokens); a long block scalar (an embedded dashboard) is a single token.
  */
-export const MAX_YAML_TOKENS = 100_000;
+const MAX_YAML_TOKENS = 100_000;
 
 const VALUES_HINT = 'Check --values (HELM_INSTALLER_VALUES) / --base-values, and that the ConfigMap or Secret mounted there exists and has that key (kubectl describe pod: Volumes).';
 
-export type LayerSource = 'vendor' | 'customer' | 'generated';
+type LayerSource = 'vendor' | 'customer' | 'generated';
 
-export interface ValueLayer {
+interface ValueLayer {
   file: string;
   source: LayerSource;
 }
@@ -181,7 +181,7 @@ function parseValuesDocument(text: string, file: string): Record<string, unknown
  * parser's recursion meets it. Brackets inside quoted strings count too; the count restarts at
  * each top-level key, so a stray bracket in one value cannot add up over a file.
  */
-export function nestingDepth(text: string): number {
+function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
   for (let i = 0; i < text.length; i += 1) {

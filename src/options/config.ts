@@ -19,7 +19,7 @@ const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
 const UNIT_SECONDS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
 /** A wait beyond a day is a mistake (and Go's duration overflows near 292 years). */
-export const MAX_TIMEOUT_SECONDS = 24 * 3600;
+const MAX_TIMEOUT_SECONDS = 24 * 3600;
 
 export function parseTimeout(raw: string): string {
   const v = raw.trim();
@@ -55,13 +55,13 @@ export function parseHistoryMax(raw: string): number {
   return n;
 }
 
-export function parseLogFormat(raw: string): LogFormat {
+function parseLogFormat(raw: string): LogFormat {
   if (raw !== 'json' && raw !== 'pretty') throw new OptionValueError('expected json or pretty');
   return raw;
 }
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
-export function parseLogLevel(raw: string): string {
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+function parseLogLevel(raw: string): string {
   const v = raw.trim().toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new OptionValueError(`expected one of ${LOG_LEVELS.join(', ')}`);
   return v;
@@ -111,7 +111,7 @@ export function parseUid(raw: string): string {
   return v;
 }
 
-export function parseSecretName(raw: string): string {
+function parseSecretName(raw: string): string {
   if (raw.length > 253 || !DNS_SUBDOMAIN.test(raw)) {
     throw new OptionValueError("expected a Secret name: lowercase letters, digits, '-' and '.', at most 253 characters");
   }

@@ -6,7 +6,7 @@
 import { OptionValueError, UsageError } from '../common/errors.js';
 import type { SecretRegistry } from '../common/secrets.js';
 
-export const ENV_PREFIX = 'HELM_INSTALLER_';
+const ENV_PREFIX = 'HELM_INSTALLER_';
 
 /** What a parser may use: secrets found in a value are registered before anything is printed. */
 export interface ParseContext {
@@ -56,7 +56,7 @@ export interface RestSpec extends BaseSpec {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type OptionSpec = ValueSpec<any, any> | SwitchSpec | ListSpec<any, any> | RestSpec;
+type OptionSpec = ValueSpec<any, any> | SwitchSpec | ListSpec<any, any> | RestSpec;
 export type OptionTable = Record<string, OptionSpec>;
 
 export type OptionsOf<S extends OptionTable> = {
@@ -105,7 +105,7 @@ export function rest(envName: string, description: string, parse?: (args: string
 }
 
 /** Builds the flag name shown in messages: the long form of `flags`. */
-export function longFlag(spec: OptionSpec): string {
+function longFlag(spec: OptionSpec): string {
   return /--[a-z0-9-]+/.exec(spec.flags)?.[0] ?? '--';
 }
 
@@ -215,7 +215,7 @@ function echo(spec: OptionSpec, raw: string, ctx: ParseContext): string {
   return JSON.stringify(clipped);
 }
 
-export function splitWords(raw: string): string[] {
+function splitWords(raw: string): string[] {
   return raw.split(/\s+/).filter(Boolean);
 }
 

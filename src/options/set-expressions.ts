@@ -9,13 +9,13 @@ import { OptionValueError } from '../common/errors.js';
 import { isSecretKey, MASK, type SecretRegistry } from '../common/secrets.js';
 
 /** Past this an expression belongs in a values file (argv and env strings stop at 128 KiB anyway). */
-export const MAX_SET_EXPRESSION_BYTES = 64 * 1024;
+const MAX_SET_EXPRESSION_BYTES = 64 * 1024;
 /** Helm's own bound on a list index in --set (strvals' MaxIndex). */
-export const MAX_SET_INDEX = 65536;
+const MAX_SET_INDEX = 65536;
 /** JSON nesting beyond this is refused (a depth bomb would otherwise exhaust the stack). */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
-export interface SetPair {
+interface SetPair {
   key: string;
   value: string;
 }
@@ -25,7 +25,7 @@ export function setExpression(kind: SetKind) {
   return (raw: string, ctx: ParseContext): SetArgument => parseSetArgument(kind, raw, ctx.secrets);
 }
 
-export function parseSetArgument(kind: SetKind, expression: string, secrets: SecretRegistry): SetArgument {
+function parseSetArgument(kind: SetKind, expression: string, secrets: SecretRegistry): SetArgument {
   if (Buffer.byteLength(expression) > MAX_SET_EXPRESSION_BYTES) {
     throw new OptionValueError(`the expression is over ${MAX_SET_EXPRESSION_BYTES / 1024} KiB: put such values in a values file (--values)`);
   }
@@ -96,7 +96,7 @@ function lastSegment(key: string): string {
 }
 
 /** helm's --set: comma-separated key=value pairs; `\,` escapes, `{a,b}` is a list. */
-export function splitSetPairs(expression: string): SetPair[] {
+function splitSetPairs(expression: string): SetPair[] {
   const pairs: SetPair[] = [];
   let current = '';
   let depth = 0;
@@ -132,7 +132,7 @@ function toPair(text: string): SetPair {
 }
 
 /** helm's --set-json: key=<JSON>[,key=<JSON>...]; the end of each JSON value is found by scanning. */
-export function splitJsonPairs(expression: string): SetPair[] {
+function splitJsonPairs(expression: string): SetPair[] {
   const pairs: SetPair[] = [];
   let i = 0;
   while (i < expression.length) {

@@ -26,9 +26,9 @@
 import type { PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
 import { countActions, type ActionCounts } from './summary.js';
 
-export const PLAN_SCHEMA_VERSION = 1;
+const PLAN_SCHEMA_VERSION = 1;
 
-export interface PlanJsonObject {
+interface PlanJsonObject {
   apiVersion: string;
   kind: string;
   namespace?: string;

@@ -58,7 +58,7 @@ function details(e: PlanEntry): string[] {
  * backslash-escaped (emphasis, code, links, HTML, entities, strikethrough), `|` included so a
  * table cell cannot end early; line breaks become spaces (a table row is one line).
  */
-export function text(s: string): string {
+function text(s: string): string {
   return s.replace(/\s*[\r\n]+\s*/g, ' ').replace(/[\\`*_[\]<>|~&]/g, '\\$&');
 }
 

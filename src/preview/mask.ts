@@ -22,11 +22,11 @@ import { isSecretKey, isSecretReference } from '../common/secrets.js';
 import { isMap, LAST_APPLIED, own } from './clean-object.js';
 import type { Obj } from './plan-types.js';
 
-export const SECRET = '(secret)';
-export const SECRET_UNCHANGED = '(secret, unchanged)';
-export const SECRET_CHANGED = '(secret, changed)';
-export const SECRET_ADDED = '(secret, added)';
-export const SECRET_REMOVED = '(secret, removed)';
+const SECRET = '(secret)';
+const SECRET_UNCHANGED = '(secret, unchanged)';
+const SECRET_CHANGED = '(secret, changed)';
+const SECRET_ADDED = '(secret, added)';
+const SECRET_REMOVED = '(secret, removed)';
 
 interface Context {
   kind: string;

@@ -1,7 +1,7 @@
 // Whether a chart directory ships CRDs, read from its files before any render: helm passes crds/
 // through unrendered, so their presence is known at once. The RBAC preflight asks the CRD verbs
 // while helm renders instead of after (a guess: wrong, it costs those few reviews only).
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { CRD_VERBS, type Permission } from './required-permissions.js';
 

@@ -14,18 +14,18 @@
 import type { Document } from 'yaml';
 import { parsePiece, splitManifestStream } from '../images/manifest-stream.js';
 
-export const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
-export const RELEASE_STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
+const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
+const RELEASE_STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
 /** One installer at a time: a Lease per release in its namespace. */
-export const LEASE_VERBS = ['get', 'create', 'update', 'delete'] as const;
-export const NAMESPACE_VERBS = ['get', 'patch'] as const;
+const LEASE_VERBS = ['get', 'create', 'update', 'delete'] as const;
+const NAMESPACE_VERBS = ['get', 'patch'] as const;
 export const CRD_VERBS = ['get', 'list', 'watch', 'create', 'patch'] as const;
 /**
  * What the installer itself reads in the release namespace, whatever the chart: the workloads
  * (is an unchanged release healthy? what is helm waiting for?), hook Jobs, pods, their events and
  * a crashing container's log tail (src/cluster/workload-health.ts, wait-diagnosis.ts).
  */
-export const INSTALLER_READS: readonly { group: string; resource: string; verb: string }[] = [
+const INSTALLER_READS: readonly { group: string; resource: string; verb: string }[] = [
   ...['deployments', 'statefulsets', 'daemonsets'].map((resource) => ({ group: 'apps', resource, verb: 'list' })),
   { group: 'batch', resource: 'jobs', verb: 'list' },
   { group: '', resource: 'pods', verb: 'list' },
@@ -66,6 +66,7 @@ export interface Permission {
 /** Every object in a multi-document manifest stream (empty documents and Lists' items handled), parsed once. */
 export function renderedObjects(manifests: string): RenderedObject[] {
   const out: RenderedObject[] = [];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed YAML, each field checked before use
   const add = (o: any) => {
     if (!o || typeof o !== 'object' || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') return;
     if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.forEach(add);
@@ -88,6 +89,7 @@ function* manifestDocuments(manifests: string): Generator<Document.Parsed> {
   for (const piece of splitManifestStream(manifests)) yield* parsePiece(piece).docs;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed CRD, its fields read optionally
 function definedResources(o: any): Map<string, ResourceInfo> | undefined {
   if (!o.spec?.names?.kind) return undefined;
   const map = new Map<string, ResourceInfo>();

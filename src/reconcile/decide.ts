@@ -172,7 +172,7 @@ export interface LoopOptions extends DecideOptions {
 }
 
 /** A release pending again after this many recoveries is a fault, not a stuck helm. */
-export const MAX_RECOVERIES = 2;
+const MAX_RECOVERIES = 2;
 
 /** Pure: the next step for the release as read and what this run has done so far. */
 export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {

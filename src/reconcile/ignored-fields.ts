@@ -18,7 +18,7 @@ import { type ClusterRun } from '../run/run-context.js';
 
 const CONCURRENCY = 8;
 
-export async function readPins(
+async function readPins(
   kube: KubeClients,
   manifest: string,
   o: { release: string; releaseNamespace: string; rules: IgnoreRule[]; resources: ResourceIndex; signal?: AbortSignal },

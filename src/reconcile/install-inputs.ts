@@ -26,7 +26,7 @@ export interface InstallInputs {
   recorded(): Partial<ReleaseDigests>;
 }
 
-export interface InputsSource {
+interface InputsSource {
   chartPath: string;
   resolved: ResolvedValues;
   helm: HelmClient;
@@ -41,7 +41,7 @@ export function runInputs(run: InstallRun): InstallInputs {
   return installInputs({ chartPath: run.chart.path, resolved: run.resolved, helm: run.helm, settings, signal: run.signal });
 }
 
-export function installInputs(s: InputsSource): InstallInputs {
+function installInputs(s: InputsSource): InstallInputs {
   const settings: ApplySettings = { ...s.settings, installerVersion: installerVersion() };
   // Each values file read once, for both digests (the values were read and bounded before).
   const layers = s.resolved.layers.map((l) => ({ source: l.source, content: readFileSync(l.file) }));

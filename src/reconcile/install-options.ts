@@ -18,17 +18,17 @@ function parseParallel(raw: string): number {
 
 /** What a failed `--test` does to the release (Flux's `spec.test` remediates unless `ignoreFailures`). */
 export type TestFailureAction = 'rollback' | 'keep';
-export const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
+const parseTestFailure = oneOf<TestFailureAction>('rollback', 'keep');
 
-export const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
+const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
 
 /** A release plan's run that fails: every release it changed goes back to the last good app revision, or not. */
 export type AppRollback = 'on-failure' | 'never';
-export const parseAppRollback = oneOf<AppRollback>('on-failure', 'never');
+const parseAppRollback = oneOf<AppRollback>('on-failure', 'never');
 
 /** Objects whose change the API server refuses as immutable: recreated (auto) or left to fail (never). */
 export type RecreateImmutable = 'auto' | 'never';
-export const parseRecreateImmutable = oneOf<RecreateImmutable>('auto', 'never');
+const parseRecreateImmutable = oneOf<RecreateImmutable>('auto', 'never');
 
 export const installOptionTable = {
   ...commonOptionTable,

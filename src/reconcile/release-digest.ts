@@ -8,8 +8,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 
-export const CHART_DIGEST_LABEL = 'helm-installer/chart-digest';
-export const VALUES_DIGEST_LABEL = 'helm-installer/values-digest';
+const CHART_DIGEST_LABEL = 'helm-installer/chart-digest';
+const VALUES_DIGEST_LABEL = 'helm-installer/values-digest';
 /**
  * The inputs as given (each values file's bytes in order, the --set expressions, the settings).
  * KOTS re-renders the same ConfigMap byte for byte on most redeploys: equal inputs and an equal

@@ -74,7 +74,7 @@ export function withDriftNamed(error: unknown, notPutBack: { drift: ObjectDrift;
 }
 
 /** One line per object: missing, or the fields that differ and who changed them. */
-export function describeDrift(drift: ObjectDrift[]): string[] {
+function describeDrift(drift: ObjectDrift[]): string[] {
   return drift.map((d) => {
     if (d.missing) return `${objectName(d)}: missing`;
     const fields = d.fields.map((f) => `${f.path}${f.manager ? ` (changed by ${f.manager})` : ''}`);
@@ -93,7 +93,7 @@ function logDrift(run: InstallRun, drift: ObjectDrift[], message: string): void 
 }
 
 /** Pure: the drifted objects that the rendered chart still has. */
-export function stillInChart(drift: ObjectDrift[], manifests: string, releaseNamespace: string): ObjectDrift[] {
+function stillInChart(drift: ObjectDrift[], manifests: string, releaseNamespace: string): ObjectDrift[] {
   if (drift.length === 0) return drift;
   const keys = new Set<string>();
   for (const doc of parseAllDocuments(manifests)) {

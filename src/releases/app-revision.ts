@@ -8,7 +8,7 @@
 // The inventory keeps the revisions (inventory.ts), so a later run knows the last good one.
 import type { ReleaseOutcome } from './release-outcome.js';
 
-export interface AppRelease {
+interface AppRelease {
   /** `namespace/name`. */
   key: string;
   revision: number;

@@ -26,7 +26,7 @@ export interface PlanGraph {
 
 const HINT = 'Fix the release plan (see README "Several charts", src/releases/README.md).';
 
-export const releaseKey = (namespace: string, name: string) => `${namespace}/${name}`;
+const releaseKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
 export function planGraph(plan: ReleasePlan, defaultNamespace: string, env: NodeJS.ProcessEnv): PlanGraph {
   const fail = (why: string, line?: number): never => {
@@ -87,7 +87,7 @@ function isEnabled(r: GraphRelease, env: NodeJS.ProcessEnv, fail: (why: string, 
 }
 
 /** Kahn's algorithm, taking releases in the plan's order whenever several are free. */
-export function topologicalOrder(releases: GraphRelease[]): GraphRelease[] {
+function topologicalOrder(releases: GraphRelease[]): GraphRelease[] {
   const placed = new Set<string>();
   const order: GraphRelease[] = [];
   while (order.length < releases.length) {

@@ -12,7 +12,7 @@ export function planExitCode(outcomes: ReleaseOutcome[]): number {
   return mostSevereExitCode(outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])));
 }
 
-export function describeOutcome(o: ReleaseOutcome): string[] {
+function describeOutcome(o: ReleaseOutcome): string[] {
   switch (o.status) {
     case 'done':
       return [`${o.key}: ${o.action}${o.revision ? `, revision ${o.revision}` : ''}, ${o.seconds.toFixed(1)}s`];

@@ -3,8 +3,6 @@
 // by name (src/inputs/app-input.ts).
 import type { InstallOptions } from '../reconcile/install-options.js';
 import { chartOptions, type SharedValues } from '../inputs/app-input.js';
-import type { CommonOptions } from '../options/config.js';
-import type { PlannedRelease } from '../inputs/plan-file.js';
 import type { GraphRelease } from './plan-graph.js';
 
 

@@ -17,7 +17,7 @@ import type { SharedValues } from '../inputs/app-input.js';
 import { releaseOptions } from './release-options.js';
 
 /** Thrown at a gate: the release was never started, through no fault of its own. */
-export class NotAttempted extends Error {}
+class NotAttempted extends Error {}
 
 export type InstallOne = (o: InstallOptions, state: RunState, member: PlanMember) => Promise<number>;
 

@@ -3,7 +3,7 @@
 import { ExitCode } from '../common/exit-codes.js';
 import { toInstallerError } from './report.js';
 import type { Progress, RunState } from './run-state.js';
-import { outcomeType, type Outcome, type OutcomeReason } from './outcome.js';
+import { outcomeType, type Outcome } from './outcome.js';
 
 /** What a step knows of an outcome; its type, duration and masking are added here. */
 export type OutcomeFacts = Omit<Outcome, 'type' | 'durationSeconds' | 'exitCode'> & { started: number; exitCode?: number };

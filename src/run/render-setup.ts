@@ -28,7 +28,7 @@ export interface RenderSetup {
   imagesOf(values?: ValuesArguments): Promise<{ occurrences: ImageOccurrence[]; registries: RegistryOnlyOccurrence[] }>;
 }
 
-export interface Rendered {
+interface Rendered {
   /** helm's render, before the image rewrite (which changes no kind, name or namespace). */
   manifests: string;
   /**
@@ -66,7 +66,7 @@ export async function withRenderSetup<T>(run: SetupRun, fn: (plan: RenderSetup) 
     } catch (error) {
       // Helm only knows that its post-renderer failed; our post-renderer's report says why, and
       // helm stops before it touches a release when its post-renderer fails.
-      throw (await airgap.postRenderFailure?.()) ?? error;
+      throw airgap.postRenderFailure?.() ?? error;
     } finally {
       airgap.dispose?.();
     }

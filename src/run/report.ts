@@ -105,7 +105,7 @@ function writeTerminationMessage(path: string, text: string): boolean {
   }
 }
 
-export const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
+const DEFAULT_TERMINATION_LOG = '/dev/termination-log';
 
 /**
  * Where the termination message goes, read from argv and env before any option is parsed: a

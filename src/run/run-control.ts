@@ -34,6 +34,6 @@ export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal, wha
   }
 }
 
-export function interrupted(what: string): TransientError {
+function interrupted(what: string): TransientError {
   return new TransientError(`interrupted (SIGTERM/SIGINT) during ${what}; nothing was changed`, { hint: 'Run the installer again.' });
 }

@@ -14,8 +14,8 @@ export const NOTE_LIMIT_BYTES = 1024;
 /** ...and a reportingInstance over 128 characters. */
 const INSTANCE_LIMIT = 128;
 /** On every Event, so that `kubectl get events -l helm-installer.io/release=shop` finds a release's. */
-export const RELEASE_LABEL = 'helm-installer.io/release';
-export const RELEASE_NAMESPACE_LABEL = 'helm-installer.io/release-namespace';
+const RELEASE_LABEL = 'helm-installer.io/release';
+const RELEASE_NAMESPACE_LABEL = 'helm-installer.io/release-namespace';
 
 /** An events.k8s.io/v1 Event, as the API takes it. */
 export interface EventBody {

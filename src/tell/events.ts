@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ConfigurationOptions, EventsV1Event, KubeConfig } from '@kubernetes/client-node';
-import { connectKube, kubeModule, readPodNamespace, type KubeClients } from '../cluster/kube-client.js';
+import type { ConfigurationOptions, EventsV1Event } from '@kubernetes/client-node';
+import { connectKube, kubeModule, type KubeClients } from '../cluster/kube-client.js';
 import { apiMessage, isTransientApiError } from '../cluster/kube-errors.js';
 import type { Logger } from 'pino';
 import type { RunState } from '../run/run-state.js';

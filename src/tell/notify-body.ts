@@ -36,7 +36,7 @@ export function jsonBody(o: Outcome): JsonBody {
 }
 
 /** Slack reads `&`, `<` and `>` as markup (links, mentions): escaped as its docs ask. */
-export function slackEscape(text: string): string {
+function slackEscape(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }
 

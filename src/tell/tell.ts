@@ -15,7 +15,7 @@ export interface TellContext {
   state: RunState;
 }
 
-export type Teller = (outcomes: Outcome[], c: TellContext) => Promise<void>;
+type Teller = (outcomes: Outcome[], c: TellContext) => Promise<void>;
 
 const tellers: { name: string; teller: Teller }[] = [
   { name: 'events', teller: writeEvents },

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { appDir } from '../helpers.js';
 
-export const customerValues = join(appDir, 'examples', 'customer-values.yaml');
+const customerValues = join(appDir, 'examples', 'customer-values.yaml');
 
 /**
  * The bundled storefront chart alone with the customer's values. The app is a release plan

@@ -9,7 +9,7 @@ export interface Ports {
   apiserver: number;
 }
 
-export const SERVICE_CIDR = '10.96.0.0/12';
+const SERVICE_CIDR = '10.96.0.0/12';
 /** First address of SERVICE_CIDR: the in-cluster `kubernetes` Service, named in the serving cert. */
 export const KUBERNETES_SERVICE_IP = '10.96.0.1';
 const POD_CIDR = '10.244.0.0/16';

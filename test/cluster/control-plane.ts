@@ -24,7 +24,7 @@ import {
   binaryPaths, buildScriptPath, cacheRoot, pinnedVersions, statePaths, type BinaryPaths, type StatePaths,
 } from './paths.js';
 import {
-  isRunning, readPids, startDetached, stopProcesses, waitAlive, writePids, type ComponentProcess, type PidsFile,
+  isRunning, readPids, startDetached, stopProcesses, waitAlive, writePids, type PidsFile,
 } from './processes.js';
 
 export interface ClusterInfo {

@@ -24,7 +24,7 @@ export interface FluxPaths {
   helmReleaseCrdDir: string;
 }
 
-export function fluxPaths(versions: FluxVersions = pinnedFluxVersions()): FluxPaths {
+function fluxPaths(versions: FluxVersions = pinnedFluxVersions()): FluxPaths {
   const bin = join(cacheRoot(), 'bin');
   const crds = join(cacheRoot(), 'flux-crds');
   const helmReleaseCrdDir = join(crds, `helm-controller-api-${versions.helmControllerApi}`);

@@ -40,7 +40,7 @@ export function cacheRoot(): string {
   return process.env.HELM_INSTALLER_CACHE || join(homedir(), '.cache', 'helm-installer');
 }
 
-export function clusterStateDir(): string {
+function clusterStateDir(): string {
   return join(cacheRoot(), 'cluster');
 }
 
@@ -120,7 +120,7 @@ export function statePaths(stateDir: string = clusterStateDir()) {
 export type StatePaths = ReturnType<typeof statePaths>;
 
 /** The real node's state: registry storage, containerd's root and state, the kubelet's root dir. */
-export function realNodePaths(nodeDir: string) {
+function realNodePaths(nodeDir: string) {
   const containerd = join(nodeDir, 'containerd');
   const kubelet = join(nodeDir, 'kubelet');
   return {

@@ -21,7 +21,7 @@ export const REAL_NODE_NAME = 'localhost';
 /** Label and NoSchedule taint of the real node: only pods that select and tolerate it land there. */
 export const REAL_NODE_KEY = 'helm-installer.test/real-node';
 
-export const REGISTRY_BINARY = '/usr/bin/docker-registry';
+const REGISTRY_BINARY = '/usr/bin/docker-registry';
 const CONTAINERD = '/usr/bin/containerd';
 const CTR = '/usr/bin/ctr';
 const RUNC = '/usr/sbin/runc';

@@ -9,8 +9,8 @@ import { STORAGE_CLASS } from './bootstrap-objects.js';
 import { applyYaml, getJson } from './kube.js';
 import { PV_POOL_LABEL } from './kwok-stages.js';
 
-export const PV_POOL_SIZE = 100;
-export const PV_CAPACITY = '100Gi';
+const PV_POOL_SIZE = 100;
+const PV_CAPACITY = '100Gi';
 
 /** Retain, so a released volume waits for KWOK's recycle stage instead of a deleter that does not exist. */
 function poolVolume(index: number): object {

@@ -20,7 +20,7 @@ export interface BaseImage {
 }
 
 /** The Debian release of this machine (the image gets the same) and a mirror from its apt sources. */
-export function debianSource(): { suite: string; mirror: string } {
+function debianSource(): { suite: string; mirror: string } {
   const osRelease = readFileSync('/etc/os-release', 'utf8');
   const suite = /^VERSION_CODENAME=(\S+)/m.exec(osRelease)?.[1];
   if (!suite) throw new Error('/etc/os-release names no VERSION_CODENAME: the base image is built from this machine\'s Debian release');

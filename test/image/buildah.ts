@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { cacheRoot } from '../cluster/paths.js';
 
-export const BUILDAH = '/usr/bin/buildah';
+const BUILDAH = '/usr/bin/buildah';
 
-export function buildahStorage() {
+function buildahStorage() {
   const root = join(cacheRoot(), 'containers');
   return { root: join(root, 'storage'), runroot: join(root, 'run'), driver: process.env.STORAGE_DRIVER || 'overlay' };
 }
@@ -18,7 +18,7 @@ function globalArgs(): string[] {
   return ['--root', s.root, '--runroot', s.runroot, '--storage-driver', s.driver];
 }
 
-export function buildahEnv(): Record<string, string> {
+function buildahEnv(): Record<string, string> {
   return { BUILDAH_ISOLATION: 'chroot', STORAGE_DRIVER: buildahStorage().driver };
 }
 

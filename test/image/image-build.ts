@@ -18,8 +18,8 @@ import { repoRoot } from '../cluster/paths.js';
 import { buildah, buildahStreaming, checkBuildah } from './buildah.js';
 import { ensureBaseImage } from './base-image.js';
 
-export const LOCAL_IMAGE = 'localhost/helm-installer:build';
-export const REPOSITORY = 'helm-installer';
+const LOCAL_IMAGE = 'localhost/helm-installer:build';
+const REPOSITORY = 'helm-installer';
 
 export interface BuiltImage {
   /** `127.0.0.1:PORT/helm-installer:<version>-<id>` as pushed */
@@ -80,7 +80,7 @@ function proxyCa(): string[] {
 }
 
 /** Sum of the layer sizes in a manifest (uncompressed in buildah's storage, compressed as pushed). */
-export function layerBytes(manifest: string): number {
+function layerBytes(manifest: string): number {
   const parsed = JSON.parse(manifest) as { layers?: { size: number }[] };
   return (parsed.layers ?? []).reduce((sum, l) => sum + l.size, 0);
 }

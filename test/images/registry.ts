@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { httpRequest, type HttpResponse } from '../../src/images/registry-http.js';
 
 const run = promisify(execFile);
-export const REGISTRY_BINARY = '/usr/bin/docker-registry';
+const REGISTRY_BINARY = '/usr/bin/docker-registry';
 
 export interface TestRegistry {
   /** `http(s)://127.0.0.1:<port>` */

@@ -10,7 +10,7 @@ import { getJson } from '../cluster/kube.js';
 import { helm4 } from '../helpers.js';
 import { kubeconfig } from './cluster-helpers.js';
 
-export interface K8sObject {
+interface K8sObject {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown };
@@ -18,7 +18,7 @@ export interface K8sObject {
 }
 
 /** The release's objects as install applied them (helm's record), hooks apart. */
-export async function installed(release: string, ns: string): Promise<{ objects: K8sObject[]; hooks: K8sObject[] }> {
+async function installed(release: string, ns: string): Promise<{ objects: K8sObject[]; hooks: K8sObject[] }> {
   const read = async (what: string) => {
     const r = await execa(helm4, ['get', what, release, '--namespace', ns], { env: { KUBECONFIG: kubeconfig() } });
     return parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o?.kind);
@@ -33,7 +33,7 @@ export async function installed(release: string, ns: string): Promise<{ objects:
  * label helm adds when it applies (app.kubernetes.io/managed-by, unless the chart sets it) is
  * helm's, not the chart's; a node port the chart does not set is the API server's.
  */
-export function comparable(o: K8sObject, ns: string, rendered?: K8sObject): unknown {
+function comparable(o: K8sObject, ns: string, rendered?: K8sObject): unknown {
   const c = structuredClone(o);
   if (rendered && !rendered.metadata.labels?.['app.kubernetes.io/managed-by']) delete c.metadata.labels?.['app.kubernetes.io/managed-by'];
   // A pod template's checksum of another rendered object (the storefront's checksum/config) hashes
@@ -58,7 +58,7 @@ export function comparable(o: K8sObject, ns: string, rendered?: K8sObject): unkn
 }
 
 /** kubectl's name for the object's kind: `Deployment.apps`, `Promotion.storefront.example.com`, `ConfigMap`. */
-export function resourceOf(o: K8sObject): string {
+function resourceOf(o: K8sObject): string {
   const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
   return group ? `${o.kind}.${group}` : o.kind;
 }

@@ -50,7 +50,7 @@ export async function preferredNamespacedResources(client: ObjectClient): Promis
   return out;
 }
 
-export function collectionPath(r: Resource, namespace: string): string {
+function collectionPath(r: Resource, namespace: string): string {
   return `${r.group === '' ? '/api' : `/apis/${r.group}`}/${r.version}/namespaces/${namespace}/${r.resource}`;
 }
 

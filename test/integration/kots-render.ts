@@ -8,7 +8,7 @@ import { repoRoot, tempDir } from '../helpers.js';
 let built: Promise<string> | undefined;
 
 /** The renderer binary's path, built on first use (Go from the module proxy). */
-export function kotsRenderBinary(): Promise<string> {
+function kotsRenderBinary(): Promise<string> {
   built ??= execa(join(repoRoot, 'test', 'kots-render', 'build.sh'), { reject: false }).then((r) => {
     if (r.exitCode !== 0) throw new Error(`test/kots-render/build.sh failed (exit ${r.exitCode}):\n${r.stderr}`);
     const path = r.stdout.trim().split('\n').at(-1);
@@ -56,7 +56,7 @@ export interface KotsRenderResult {
 }
 
 /** The ConfigValues file kots-render (and `kots install --config-values`) reads. */
-export function configValuesFile(values: Record<string, ConfigValue>): string {
+function configValuesFile(values: Record<string, ConfigValue>): string {
   const file = join(tempDir('kots-config-values'), 'config-values.yaml');
   // JSON (which YAML reads) with U+2028/U+2029 escaped: go-yaml reads those raw as line breaks.
   const json = JSON.stringify({ apiVersion: 'kots.io/v1beta1', kind: 'ConfigValues', spec: { values } }, null, 2);

@@ -3,7 +3,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Received {
+interface Received {
   method: string;
   /** Path and query, as the request line gave them. */
   path: string;

@@ -10,10 +10,10 @@ import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
 import { cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
 import { kubeconfig } from './cluster-helpers.js';
 
-export const WAIT_CAUSES_CHART = join(repoRoot, 'test/fixtures/charts/wait-causes');
+const WAIT_CAUSES_CHART = join(repoRoot, 'test/fixtures/charts/wait-causes');
 
 /** Prints its arguments after the first, one per line, then exits with the first (a number). */
-export const SAY_AND_EXIT_SOURCE = `#include <stdio.h>
+const SAY_AND_EXIT_SOURCE = `#include <stdio.h>
 #include <stdlib.h>
 int main(int argc, char **argv) {
   for (int i = 2; i < argc; i++) { printf("%s\\n", argv[i]); fflush(stdout); }

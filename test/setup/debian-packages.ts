@@ -11,7 +11,7 @@ export interface DebianPackage {
   why: string;
 }
 
-export const DEBIAN_PACKAGES: readonly DebianPackage[] = [
+const DEBIAN_PACKAGES: readonly DebianPackage[] = [
   { name: 'openssl', provides: '/usr/bin/openssl', why: "the control plane's and the TLS registry's certificates" },
   { name: 'ca-certificates', provides: '/etc/ssl/certs/ca-certificates.crt', why: 'TLS trust store' },
   { name: 'docker-registry', provides: '/usr/bin/docker-registry', why: 'the real local registry (airgap tests, demo)' },
@@ -26,7 +26,7 @@ export const DEBIAN_PACKAGES: readonly DebianPackage[] = [
   { name: 'binutils', provides: '/usr/bin/strip', why: "strip: the Node binary of the image's base without its symbols and debug info (18 MB)" },
 ];
 
-export function missingPackages(packages: readonly DebianPackage[] = DEBIAN_PACKAGES): DebianPackage[] {
+function missingPackages(packages: readonly DebianPackage[] = DEBIAN_PACKAGES): DebianPackage[] {
   return packages.filter((p) => !existsSync(p.provides));
 }
 

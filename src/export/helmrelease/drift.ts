@@ -5,7 +5,7 @@ import type { DriftMode } from '../../reconcile/decide.js';
 
 const MODES: Record<DriftMode, 'enabled' | 'warn' | 'disabled'> = { correct: 'enabled', warn: 'warn', off: 'disabled' };
 
-export interface FluxIgnoreRule {
+interface FluxIgnoreRule {
   paths: string[];
   target?: { kind?: string; name?: string; namespace?: string };
 }

@@ -18,7 +18,7 @@ import type { KustomizePatch } from './pull-secret.js';
 import type { HelmReleaseInput, HelmReleaseOptions } from './input.js';
 import { chartTag, type ReleaseNames } from './names.js';
 
-export const HELM_CHART_MEDIA_TYPE = 'application/vnd.cncf.helm.chart.content.v1.tar+gzip';
+const HELM_CHART_MEDIA_TYPE = 'application/vnd.cncf.helm.chart.content.v1.tar+gzip';
 // Flux's duration pattern (the CRD's): Go durations without the us/ns units.
 const FLUX_DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
 

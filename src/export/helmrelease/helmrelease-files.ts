@@ -11,7 +11,7 @@ import { valuesObjects } from './values-objects.js';
 import { toYaml } from './yaml-text.js';
 
 export const FLUX_NAMESPACE = 'flux-system';
-export const DEFAULT_INTERVAL = '10m';
+const DEFAULT_INTERVAL = '10m';
 
 /** Pure: every file of the form, in a stable order, and what it cannot express. Throws exit 3. */
 export function helmReleaseFiles(releases: readonly HelmReleaseInput[], options: HelmReleaseOptions): HelmReleaseFiles {

@@ -14,12 +14,12 @@ export interface KustomizeImage {
 const CONTAINER_IMAGE = /(^|\.)(containers|initContainers)\[\d+\]\.image$/;
 
 /** A container's (or init container's) image field, written whole: what kustomize can rewrite. */
-export function inContainerField(r: ImageRewrite): boolean {
+function inContainerField(r: ImageRewrite): boolean {
   return r.via === undefined && CONTAINER_IMAGE.test(r.path);
 }
 
 /** `name[:tag][@digest]` split as kustomize matches it: by the name as written. */
-export function splitReference(ref: string): { name: string; tag?: string; digest?: string } {
+function splitReference(ref: string): { name: string; tag?: string; digest?: string } {
   const at = ref.indexOf('@');
   const digest = at >= 0 ? ref.slice(at + 1) : undefined;
   const rest = at >= 0 ? ref.slice(0, at) : ref;

@@ -6,7 +6,7 @@
 import type { SoFar, Step } from '../decide.js';
 
 /** The few logger calls actions make (pino's Logger is one). */
-export interface Log {
+interface Log {
   debug(fields: object, message: string): void;
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;

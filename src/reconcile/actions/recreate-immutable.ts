@@ -89,7 +89,7 @@ async function untilGone(client: Client, c: ImmutableChange, deadline: number, s
 }
 
 /** --recreate-immutable never: the upgrade would fail on these; named with both ways out (one line each: the summary clips long lines). */
-export function notRecreated(release: string, changes: ImmutableChange[]): HelmOperationError {
+function notRecreated(release: string, changes: ImmutableChange[]): HelmOperationError {
   const lines = changes.flatMap((c) => [`  ${describeObject(c)}: ${c.fields.join(', ')} (${c.reason})`, `    by hand: ${deleteCommand(c)}`]);
   return new HelmOperationError([`upgrade of release ${release} not started: it changes fields the API server refuses to change, and --recreate-immutable is never:`, ...lines].join('\n'), {
     hint: "Run again with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE=auto): it recreates them and keeps the pods' data (PVCs stay); or delete each as shown (by hand), then run again.",
