@@ -1,5 +1,6 @@
-// Pure argv builders for every helm command we run, one per operation, aware of the helm 3 / 4
-// flag differences (`--atomic` became `--rollback-on-failure`, `--wait` takes a strategy).
+// Pure argv builders for every helm command we run, one per operation; where helm 3 and 4
+// differ they take the flags from the helm's traits (helm-traits.ts).
+import type { HelmTraits } from './helm-traits.js';
 
 export type SetKind = 'set' | 'set-string' | 'set-json';
 export interface SetArgument {
@@ -36,12 +37,7 @@ function namespaceArgs(namespace?: string): string[] {
   return namespace ? ['--namespace', namespace] : [];
 }
 
-export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): string[] {
-  const safety =
-    helmMajor === 4
-      ? ['--wait=watcher', '--rollback-on-failure']
-      : // helm 3: boolean --wait, and --atomic (which implies --wait).
-        ['--wait', '--atomic'];
+export function upgradeInstallArgs(a: UpgradeArguments, helm: HelmTraits): string[] {
   return [
     'upgrade',
     '--install',
@@ -49,7 +45,7 @@ export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): strin
     a.chart,
     ...namespaceArgs(a.namespace),
     '--create-namespace',
-    ...safety,
+    ...helm.rollbackOnFailureArgs,
     '--timeout',
     a.timeout,
     '--history-max',
@@ -58,7 +54,7 @@ export function upgradeInstallArgs(a: UpgradeArguments, helmMajor: 3 | 4): strin
     // (empty layers) silently reuses the last release's, and a value the admin removed stays.
     '--reset-values',
     ...(a.takeOwnership ? ['--take-ownership'] : []),
-    ...forceConflictsArgs(helmMajor),
+    ...helm.applyArgs,
     ...(a.dryRun ? ['--dry-run=server'] : []),
     ...labelsArgs(a.labels),
     ...valuesArgs(a.values),
@@ -144,10 +140,6 @@ export function capabilitiesArgs(c: RenderCapabilities, maxChars = 60_000): stri
   return args;
 }
 
-function waitArgs(helmMajor: 3 | 4): string[] {
-  return helmMajor === 4 ? ['--wait=watcher'] : ['--wait'];
-}
-
 export interface RollbackArguments {
   release: string;
   namespace?: string;
@@ -157,35 +149,19 @@ export interface RollbackArguments {
 }
 
 /** Back to a known-good revision, waiting for it like an upgrade does. */
-export function rollbackArgs(a: RollbackArguments, helmMajor: 3 | 4): string[] {
+export function rollbackArgs(a: RollbackArguments, helm: HelmTraits): string[] {
   return [
     'rollback',
     a.release,
     String(a.revision),
     ...namespaceArgs(a.namespace),
-    ...waitArgs(helmMajor),
-    ...forceConflictsArgs(helmMajor),
+    ...helm.waitArgs,
+    ...helm.applyArgs,
     '--timeout',
     a.timeout,
     '--history-max',
     String(a.historyMax),
   ];
-}
-
-/**
- * Helm 4 applies server-side, always: `--server-side=true`, not helm's default `auto`, which
- * keeps a release that helm 3 (or KOTS, or any earlier tool) applied client-side on client-side
- * apply for good, where `--force-conflicts` is refused (`forceConflicts enabled when
- * serverSideApply disabled`) and a field a later chart drops is never removed. With `true` helm
- * moves the objects' field ownership to server-side apply (HIP-0023, client-go's csaupgrade).
- * Then a field someone else set since (`kubectl set image`, `kubectl edit`, or kubectl's own
- * manager on objects adopted with --take-ownership) would be a conflict that fails the upgrade
- * and its rollback alike, on every later run: the release's own fields win, as they do with
- * helm 3's three-way merge and in Flux's drift correction; fields that something else owns for
- * good are kept by the drift ignore rules (see drift-options.ts).
- */
-function forceConflictsArgs(helmMajor: 3 | 4): string[] {
-  return helmMajor === 4 ? ['--server-side=true', '--force-conflicts'] : [];
 }
 
 export interface TestArguments {
@@ -206,8 +182,8 @@ export interface UninstallArguments {
 }
 
 /** Removes a first install that never deployed, waiting until its objects are gone. */
-export function uninstallArgs(a: UninstallArguments, helmMajor: 3 | 4): string[] {
-  return ['uninstall', a.release, ...namespaceArgs(a.namespace), ...waitArgs(helmMajor), '--timeout', a.timeout];
+export function uninstallArgs(a: UninstallArguments, helm: HelmTraits): string[] {
+  return ['uninstall', a.release, ...namespaceArgs(a.namespace), ...helm.waitArgs, '--timeout', a.timeout];
 }
 
 /**

@@ -8,12 +8,15 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { HelmNotFoundError } from '../common/errors.js';
 import { packageRoot } from '../common/package-root.js';
+import { helmTraits, type HelmTraits } from './helm-traits.js';
 import { runProcess } from './run-process.js';
 
 export interface HelmBinary {
   path: string;
   version: string;
   major: 3 | 4;
+  /** What this helm does differently (how it takes a post-renderer, waits, applies). */
+  traits: HelmTraits;
 }
 
 
@@ -59,7 +62,7 @@ export function readVersionStamp(binary: string): { version: string; major: 3 | 
 export async function detectHelm(explicit?: string): Promise<HelmBinary> {
   const path = chooseHelmPath(explicit);
   const stamped = readVersionStamp(path);
-  if (stamped) return { path, ...stamped };
+  if (stamped) return { path, ...stamped, traits: helmTraits(stamped.major) };
   const result = await runProcess(path, ['version', '--short'], { env: { HELM_PLUGINS: '/nonexistent' } });
   if (result.spawnError) {
     throw new HelmNotFoundError(`helm not found: cannot run ${path} (${result.spawnError})`, {
@@ -72,5 +75,5 @@ export async function detectHelm(explicit?: string): Promise<HelmBinary> {
       hint: 'Point --helm-bin / HELM_BIN at a helm 4 (or 3.17+) binary.',
     });
   }
-  return { path, ...parsed };
+  return { path, ...parsed, traits: helmTraits(parsed.major) };
 }

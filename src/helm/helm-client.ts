@@ -22,6 +22,7 @@ import {
   type ValuesArguments,
 } from './helm-args.js';
 import type { HelmBinary } from './helm-binary.js';
+import type { HelmTraits } from './helm-traits.js';
 import { classifyHelmFailure } from './helm-errors.js';
 import { type HistoryEntry, parseHistory, parseProbeValues, parseTestSuite, parseUpgradeRevision, type TestRun } from './helm-results.js';
 import { HelmRunner } from './helm-runner.js';
@@ -53,8 +54,9 @@ export class HelmClient {
     this.rate = clientRateArgs({ ...process.env, ...options.env });
   }
 
-  get major(): 3 | 4 {
-    return this.options.binary.major;
+  /** What this helm does differently from the other major version. */
+  get traits(): HelmTraits {
+    return this.options.binary.traits;
   }
 
   get version(): string {
@@ -106,7 +108,7 @@ export class HelmClient {
 
   /** The revision made (none for a dry run): read from helm's own output, else from its history. */
   async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<{ revision?: number }> {
-    const out = await this.call(this.rateLimited(upgradeInstallArgs(a, this.major), a.extraArgs.length), {
+    const out = await this.call(this.rateLimited(upgradeInstallArgs(a, this.traits), a.extraArgs.length), {
       action: a.dryRun ? 'dry-run install/upgrade' : 'install/upgrade',
       release: a.release,
       stream: true,
@@ -117,11 +119,11 @@ export class HelmClient {
   }
 
   async rollback(a: RollbackArguments, opts: { signal?: AbortSignal }): Promise<void> {
-    await this.call(this.rateLimited(rollbackArgs(a, this.major)), { action: `rollback to revision ${a.revision}`, release: a.release, stream: true, ...opts });
+    await this.call(this.rateLimited(rollbackArgs(a, this.traits)), { action: `rollback to revision ${a.revision}`, release: a.release, stream: true, ...opts });
   }
 
   async uninstall(a: UninstallArguments, opts: { signal?: AbortSignal }): Promise<void> {
-    await this.call(this.rateLimited(uninstallArgs(a, this.major)), { action: 'uninstall', release: a.release, stream: true, ...opts });
+    await this.call(this.rateLimited(uninstallArgs(a, this.traits)), { action: 'uninstall', release: a.release, stream: true, ...opts });
   }
 
   /**

@@ -139,11 +139,11 @@ export async function prepareAirgap(
     // `helm test` hooks do not run at install unless --test asks; every other hook does,
     // un-post-rendered on helm 3 (helm test then runs the hook as the release stored it).
     const runsAtInstall = (hook: string) => hook.split(',').some((h) => options.runsTests || !h.trim().startsWith('test'));
-    if (helm.major === 3) {
+    if (!helm.traits.postRendersHooks) {
       unrewrittenHooks = chosen.occurrences.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry));
     }
   }
-  const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: helm.major });
+  const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helm: helm.traits });
   return {
     registry,
     extraPaths,

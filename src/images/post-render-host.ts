@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InstallerError } from '../common/errors.js';
 import { ExitCode } from '../common/exit-codes.js';
+import type { HelmTraits } from '../helm/helm-traits.js';
 import { SHIM_FDS, ShimRequest, type ServeRequest } from './post-render-request.js';
 
 
@@ -157,10 +158,10 @@ export interface HostedPostRenderer {
 }
 
 /** Serves helm's post-renderer slot in this process with `serve`, under the helm 4 plugin name `plugin`. */
-export async function hostPostRenderer(o: { workDir: string; helmMajor: 3 | 4; plugin: string }, serve: ServeRequest): Promise<HostedPostRenderer> {
+export async function hostPostRenderer(o: { workDir: string; helm: HelmTraits; plugin: string }, serve: ServeRequest): Promise<HostedPostRenderer> {
   await mkdir(o.workDir, { recursive: true });
   const host = await startPostRenderHost(o.workDir, serve);
-  if (o.helmMajor === 3) return { helmArgs: ['--post-renderer', host.shim], env: {}, shim: host.shim, dispose: host.dispose };
+  if (o.helm.postRenderer === 'executable') return { helmArgs: ['--post-renderer', host.shim], env: {}, shim: host.shim, dispose: host.dispose };
   const pluginsDir = join(o.workDir, 'plugins');
   const pluginDir = join(pluginsDir, o.plugin);
   await mkdir(pluginDir, { recursive: true });

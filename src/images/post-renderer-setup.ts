@@ -6,6 +6,7 @@
 // The plan comes in as the object the run built, and each render's report stays here in memory:
 // the rewrite runs in this process, so nothing of either needs a file.
 import type { InstallerError } from '../common/errors.js';
+import type { HelmTraits } from '../helm/helm-traits.js';
 import { hostPostRenderer, type HostedPostRenderer } from './post-render-host.js';
 import { postRenderFailure, runPostRender, type PostRenderReport } from './post-render-run.js';
 import type { RewritePlan } from './rewrite-plan.js';
@@ -16,7 +17,8 @@ export interface PostRendererOptions {
   /** A private directory for this run (plugin, shim, its request FIFO, the rewrite's spill files). */
   workDir: string;
   plan: RewritePlan;
-  helmMajor: 3 | 4;
+  /** The helm that will run it: how it takes a post-renderer. */
+  helm: HelmTraits;
 }
 
 export interface PostRendererSetup extends HostedPostRenderer {
@@ -28,7 +30,7 @@ export interface PostRendererSetup extends HostedPostRenderer {
 
 export async function preparePostRenderer(options: PostRendererOptions): Promise<PostRendererSetup> {
   const reports: PostRenderReport[] = [];
-  const hosted = await hostPostRenderer({ workDir: options.workDir, helmMajor: options.helmMajor, plugin: POST_RENDERER_PLUGIN }, async (input, write) => {
+  const hosted = await hostPostRenderer({ workDir: options.workDir, helm: options.helm, plugin: POST_RENDERER_PLUGIN }, async (input, write) => {
     const outcome = await runPostRender(options.plan, options.workDir, input, write);
     reports.push(outcome.report);
     return outcome;

@@ -129,7 +129,7 @@ async function prepareImages(run: SetupRun, userValues: ValuesArguments, workDir
   const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../images/pin-fields.js'), import('../images/post-renderer-setup.js')]);
   if (pins) checkPinPlan(pins); // a bad pointer is refused now, before helm runs
   const rewrite = { extraPaths: [], ...(pins ? { pins } : {}), ...(appSlug !== undefined ? { appSlug } : {}) };
-  const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helmMajor: run.helm.major });
+  const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helm: run.helm.traits });
   return {
     extraPaths,
     generated: [],

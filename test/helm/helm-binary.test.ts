@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectHelm, readVersionStamp, versionStampPath } from '../../src/helm/helm-binary.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const dir = tempDir('helm-binary');
 
@@ -35,24 +36,31 @@ describe('helm version stamp', () => {
   it('with a stamp for this binary, helm is not run', async () => {
     const spy = spyHelm('stamped-helm', helm3);
     writeFileSync(versionStampPath(spy.path), JSON.stringify({ version: 'v3.17.2+gcc0bbbd', size: statSync(spy.path).size }));
-    expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v3.17.2', major: 3 });
+    expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v3.17.2', major: 3, traits: helmTraits(3) });
     expect(spy.calls()).toEqual([]);
   });
 
   it('a stamp written for another binary (size differs) is ignored and helm is asked', async () => {
     const spy = spyHelm('restamped-helm', helm4);
     writeFileSync(versionStampPath(spy.path), JSON.stringify({ version: 'v3.17.2', size: statSync(spy.path).size + 1 }));
-    expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v4.1.4', major: 4 });
+    expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v4.1.4', major: 4, traits: helmTraits(4) });
     expect(spy.calls()).toEqual(['version --short']);
   });
 
   it('without a stamp helm is asked; a stamp naming helm 2 or garbage counts as none', async () => {
     const spy = spyHelm('plain-helm', helm4);
-    expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v4.1.4', major: 4 });
+    expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v4.1.4', major: 4, traits: helmTraits(4) });
     writeFileSync(versionStampPath(spy.path), JSON.stringify({ version: 'v2.16.0', size: statSync(spy.path).size }));
     expect(readVersionStamp(spy.path)).toBeUndefined();
     writeFileSync(versionStampPath(spy.path), '{not json');
     expect(readVersionStamp(spy.path)).toBeUndefined();
     expect(readVersionStamp('helm')).toBeUndefined();
+  });
+});
+
+describe('what each helm does differently (helm-traits.ts)', () => {
+  it('helm 4 takes a post-renderer plugin by name and post-renders hooks; helm 3 runs an executable and does not', () => {
+    expect(helmTraits(4)).toMatchObject({ postRenderer: 'plugin', postRendersHooks: true, waitArgs: ['--wait=watcher'] });
+    expect(helmTraits(3)).toMatchObject({ postRenderer: 'executable', postRendersHooks: false, waitArgs: ['--wait'] });
   });
 });

@@ -12,6 +12,7 @@ import { parsePiece, splitManifestStream } from '../../src/images/manifest-strea
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const CHART = join(repoRoot, 'test/fixtures/charts/go-yaml-strings');
 const HELM = { 3: helm3, 4: helm4 } as const;
@@ -100,7 +101,7 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer on go-ya
     const work = join(dir, `helm${major}`);
     const setup = await preparePostRenderer({
       workDir: work,
-      helmMajor: major,
+      helm: helmTraits(major),
       plan: { registry: parseRegistryAddress(L), extraPaths: [] },
     });
     const r = await execa(HELM[major], ['template', 'r', CHART, ...setup.helmArgs], { reject: false, env: { ...setup.env, ...helmEnv(work) } }).finally(setup.dispose);

@@ -22,6 +22,7 @@ import type { CommonOptions } from '../../src/options/config.js';
 import { createLogger } from '../../src/common/logger.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 import { helm3, helm4 } from '../helpers.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const DEPLOYMENT = `---
 # Source: demo/templates/deployment.yaml
@@ -409,7 +410,7 @@ afterAll(async () => {
 describe.each([4, 3] as const)('helm %i template with a pins-only post-renderer', (major) => {
   it('renders the live values at the pinned paths, and nothing else changed', async () => {
     const workDir = join(tmp, `helm-${major}`);
-    const setup = await preparePostRenderer({ workDir, helmMajor: major, plan: { extraPaths: [], pins: PLAN } });
+    const setup = await preparePostRenderer({ workDir, helm: helmTraits(major), plan: { extraPaths: [], pins: PLAN } });
     const result = await execa(HELM[major], ['template', 'demo', chart, '--namespace', 'shop', ...setup.helmArgs], {
       reject: false,
       env: { ...setup.env, ...helmHomes(workDir) },

@@ -10,6 +10,7 @@ import { postRenderFailure, runPostRender } from '../../src/images/post-render-r
 import { EMPTY_STREAM, pluginYaml, shimScript } from '../../src/images/post-render-host.js';
 import { POST_RENDERER_PLUGIN, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -151,7 +152,7 @@ describe('preparePostRenderer', () => {
     for (const d of disposers.splice(0)) d();
   });
   const prepare = async (helmMajor: 3 | 4) => {
-    const setup = await preparePostRenderer({ workDir: dir, plan, helmMajor });
+    const setup = await preparePostRenderer({ workDir: dir, plan, helm: helmTraits(helmMajor) });
     disposers.push(setup.dispose);
     return setup;
   };

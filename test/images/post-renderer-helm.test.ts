@@ -10,6 +10,7 @@ import { collectImages } from '../../src/images/manifest-images.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
 import { parseStream } from './manifest-fixtures.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const HELM = { 3: join(ROOT, 'node_modules/.helm-installer/helm3'), 4: join(ROOT, 'node_modules/.helm-installer/helm4') } as const;
@@ -86,7 +87,7 @@ spec:
 async function helmTemplate(major: 3 | 4, chartDir: string, workDir: string) {
   const setup = await preparePostRenderer({
     workDir,
-    helmMajor: major,
+    helm: helmTraits(major),
     plan: { registry: parseRegistryAddress(L), extraPaths: [], imagePullSecret: 'regcred' },
   });
   const result = await execa(HELM[major], ['template', 'demo', chartDir, ...setup.helmArgs], {

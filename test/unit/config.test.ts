@@ -7,6 +7,7 @@ import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js'
 import { parseHelmVersion } from '../../src/helm/helm-binary.js';
 import { parseBoolean, resolveOptions, unknownEnvVars, type GivenValue } from '../../src/options/options.js';
 import { MASK, SecretRegistry } from '../../src/common/secrets.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 describe('option parsers', () => {
   it('accepts Go durations and rejects the rest', () => {
@@ -130,19 +131,19 @@ describe('helm argv', () => {
     extraArgs: ['--debug'],
   };
   it('helm 4 uses --wait=watcher and --rollback-on-failure', () => {
-    expect(upgradeInstallArgs(args, 4)).toEqual([
+    expect(upgradeInstallArgs(args, helmTraits(4))).toEqual([
       'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
       '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--take-ownership', '--server-side=true', '--force-conflicts',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1', '--debug',
     ]);
   });
   it('helm 4 takes conflicting fields back on every upgrade, not only when adopting objects; helm 3 has no such flag', () => {
-    expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, 4)).toEqual([
+    expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, helmTraits(4))).toEqual([
       'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
       '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--server-side=true', '--force-conflicts',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
     ]);
-    expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, 3)).toEqual([
+    expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, helmTraits(3))).toEqual([
       'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
       '--wait', '--atomic', '--timeout', '5m', '--history-max', '5', '--reset-values',
       '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
@@ -156,7 +157,7 @@ describe('helm argv', () => {
     expect(clientRateArgs({ HELM_QPS: '' })).toEqual(['--qps', '50', '--burst-limit', '300']);
   });
   it('helm 3 uses --wait --atomic, and dry run is server-side', () => {
-    const v3 = upgradeInstallArgs({ ...args, dryRun: true }, 3);
+    const v3 = upgradeInstallArgs({ ...args, dryRun: true }, helmTraits(3));
     expect(v3).toContain('--atomic');
     expect(v3).toContain('--wait');
     expect(v3).not.toContain('--rollback-on-failure');

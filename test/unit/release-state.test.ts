@@ -15,6 +15,7 @@ import type { HistoryEntry } from '../../src/helm/helm-results.js';
 import { canonicalJson, chartDigest, decideNoOp, inputDigest, sameInputs } from '../../src/reconcile/release-digest.js';
 import { tempDir } from '../helpers.js';
 import { planRecovery } from '../../src/reconcile/actions/recover.js';
+import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const rev = (revision: number, status: string): HistoryEntry =>
   ({ revision, status, chart: 'shop-1.0.0', appVersion: '1', description: '', updated: '' }) as HistoryEntry;
@@ -188,13 +189,13 @@ describe('durations and helm argv', () => {
     for (const bad of ['soon', '5', '-1m', '']) expect(() => parseDurationMs(bad)).toThrow(/expected a duration/);
   });
   it('rollback and uninstall wait the helm 4 or helm 3 way; a helm 4 rollback takes conflicting fields back; labels are one --labels flag', () => {
-    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, 4)).toEqual([
+    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, helmTraits(4))).toEqual([
       'rollback', 'shop', '2', '--namespace', 'ns', '--wait=watcher', '--server-side=true', '--force-conflicts', '--timeout', '5m', '--history-max', '5',
     ]);
-    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, 3)).toEqual([
+    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, helmTraits(3))).toEqual([
       'rollback', 'shop', '2', '--namespace', 'ns', '--wait', '--timeout', '5m', '--history-max', '5',
     ]);
-    expect(uninstallArgs({ release: 'shop', namespace: 'ns', timeout: '5m' }, 3)).toEqual(['uninstall', 'shop', '--namespace', 'ns', '--wait', '--timeout', '5m']);
+    expect(uninstallArgs({ release: 'shop', namespace: 'ns', timeout: '5m' }, helmTraits(3))).toEqual(['uninstall', 'shop', '--namespace', 'ns', '--wait', '--timeout', '5m']);
     expect(labelsArgs({ 'helm-installer/chart-digest': 'abc', 'helm-installer/values-digest': 'def' })).toEqual([
       '--labels',
       'helm-installer/chart-digest=abc,helm-installer/values-digest=def',
