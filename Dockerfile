@@ -76,6 +76,6 @@ USER 65532:65532
 RUN --mount=type=bind,from=build,source=/src/test/tools/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs \
     node /tmp/warm-compile-cache.mjs /opt/helm-installer
 # A young generation of 1 MB (Node's default grows to 16 MB per semi-space): the installer hosts the
-# post-render rewrite (src/images/post-render-host.ts), and this keeps what it adds near its input.
+# post-render rewrite (src/post-render/post-render-host.ts), and this keeps what it adds near its input.
 ENTRYPOINT ["node", "--max-semi-space-size=1", "/opt/helm-installer/dist/bundle/cli.js"]
 CMD ["install"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 // (The flag, also in the image's ENTRYPOINT: a young generation of 1 MB, so the post-render
-// rewrite this process hosts adds little more than its input; see src/images/post-render-host.ts.)
+// rewrite this process hosts adds little more than its input; see src/post-render/post-render-host.ts.)
 // The bin entry: run and hand the exit code to Node, which flushes output before it exits.
 // `npm run build` bundles it (test/tools/bundle-cli.mjs) into dist/bundle/cli.js, the file both
 // the bin and the image run.

@@ -12,7 +12,7 @@ export const cliPath = join(repoRoot, 'dist', 'bundle', 'cli.js');
 /**
  * The Node flags the installer runs with, as the image's ENTRYPOINT and the bin's shebang give
  * them (test/unit/dockerfile.test.ts checks all three agree): a young generation of 1 MB, so the
- * post-render rewrite it hosts (src/images/post-render-host.ts) adds little more than its input.
+ * post-render rewrite it hosts (src/post-render/post-render-host.ts) adds little more than its input.
  */
 export const installerNodeArgs = ['--max-semi-space-size=1'];
 export const helm4 = join(repoRoot, 'node_modules', '.helm-installer', 'helm4');

@@ -3,7 +3,7 @@
 // out) in the stream with `# Source: <chart>/crds/<file>` (`<chart>/charts/<sub>/crds/<file>`);
 // a CRD a template renders has `<chart>/templates/...`. Helm installs the first kind once and
 // never again; the second it applies like any object of the release.
-import { type ManifestPiece, parsePiece, sourceComment, splitManifestStream } from '../images/manifest-stream.js';
+import { type ManifestPiece, parsePiece, sourceComment, splitManifestStream } from '../rendered/manifest-stream.js';
 
 export type Obj = Record<string, unknown>;
 

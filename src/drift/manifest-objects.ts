@@ -5,7 +5,7 @@
 // re-applying the object changes nothing the release itself set.
 import { parseDocument } from 'yaml';
 import type { ResourceIndex } from '../cluster/capabilities.js';
-import { parsePiece, splitManifestStream } from '../images/manifest-stream.js';
+import { parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
 import { objectPath, type Obj } from '../cluster/object-client.js';
 
 export interface PlacedObject {

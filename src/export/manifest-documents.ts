@@ -4,7 +4,7 @@
 // reader of helm's YAML (go-yaml's dialect), the one drift and the rewrite use.
 import { manifestObjects } from '../drift/manifest-objects.js';
 import type { Obj } from '../cluster/object-client.js';
-import { splitManifestStream } from '../images/manifest-stream.js';
+import { splitManifestStream } from '../rendered/manifest-stream.js';
 
 export interface RenderedObject {
   /** `group/Kind/namespace/name`: the same object in two renders, whatever its apiVersion's version. */

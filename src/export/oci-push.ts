@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import * as tar from 'tar';
 import { type InstallerError, TransientError, UsageError } from '../common/errors.js';
-import { httpRequest, type HttpResponse } from '../images/registry-http.js';
+import { httpRequest, type HttpResponse } from '../registry/registry-http.js';
 
 const FLUX_CONTENT_MEDIA_TYPE = 'application/vnd.cncf.flux.content.v1.tar+gzip';
 const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';

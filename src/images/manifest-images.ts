@@ -9,8 +9,8 @@
 import { isMap, isScalar, isSeq, type Document, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../common/errors.js';
 import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference, type NamePart } from './embedded-images.js';
-import { at, get, getScalar, resolve, stringAt, walkSegments, type Segment } from './yaml-nodes.js';
-import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
+import { at, get, getScalar, resolve, stringAt, walkSegments, type Segment } from '../rendered/yaml-nodes.js';
+import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from '../rendered/manifest-stream.js';
 import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
 import { isSecretKey } from '../common/secrets.js';
 

@@ -12,7 +12,7 @@
 // The installer passes --create-namespace, so the release namespace itself is read and applied.
 // The installer's own Lease and health reads come on top, whatever the chart.
 import type { Document } from 'yaml';
-import { parsePiece, splitManifestStream } from '../images/manifest-stream.js';
+import { parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
 
 const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
 const RELEASE_STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;

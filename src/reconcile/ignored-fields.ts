@@ -1,6 +1,6 @@
 // The fields under an ignore rule keep what their owner set through every upgrade: read here, from
 // the live objects of the last deployed revision, before any action changes them, and handed to
-// the post-render as pins (src/images/pin-fields.ts), so what helm applies there is what is live.
+// the post-render as pins (src/post-render/pin-fields.ts), so what helm applies there is what is live.
 // Read once per run, before the Lease's actions: a recovery's rollback takes them back to the
 // target revision's values, and the upgrade after it puts these back.
 import type { ClusterDiscovery, ResourceIndex } from '../cluster/capabilities.js';
@@ -10,7 +10,7 @@ import { getAt, parsePointer } from '../drift/json-pointer.js';
 import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
 import { objectClient } from '../cluster/object-client.js';
 import { driftApiError, mapBounded } from '../drift/detect-drift.js';
-import type { FieldPin, PinPlan } from '../images/pin-fields.js';
+import type { FieldPin, PinPlan } from '../post-render/pin-fields.js';
 import type { ReleaseState } from './decide.js';
 import { revisionManifest } from './read-state.js';
 import { ignoreRules, type InstallRun } from './install-run.js';

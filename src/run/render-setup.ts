@@ -4,11 +4,11 @@
 // as install applies it. `values`, `render`, `images`, `install`, `install --dry-run` and `plan`
 // all take it from here; none assembles its own. The plan owns the run's temporary directory
 // (generated values layers, the post-renderer's shim): both are removed when the callback ends.
-import type { AirgapSetup } from '../images/airgap.js';
+import type { AirgapSetup } from '../post-render/airgap.js';
 import type { UpgradeArguments, ValuesArguments } from '../helm/helm-args.js';
 import { parseImagePath } from '../images/extra-image-paths.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../images/manifest-images.js';
-import type { PinPlan } from '../images/pin-fields.js';
+import type { PinPlan } from '../post-render/pin-fields.js';
 import { withTempDir } from '../common/temp-dir.js';
 import { toValuesArguments } from '../inputs/values.js';
 import type { RunContext } from './run-context.js';
@@ -90,7 +90,7 @@ function planOf(run: SetupRun, airgap: AirgapSetup, userValues: ValuesArguments,
     render: (namespace) => (renders[namespace ?? ''] ??= renderOnce(run, airgap, values, namespace)),
     imagesOf: async (wanted = userValues) => {
       if (wanted === userValues && airgap.plan) return { occurrences: airgap.plan.images.flatMap((i) => i.occurrences), registries: airgap.plan.registries };
-      const { planChartImages } = await import('../images/airgap.js');
+      const { planChartImages } = await import('../post-render/airgap.js');
       const found = await planChartImages(o, run, wanted, undefined);
       return { occurrences: found.occurrences, registries: found.plan.registries };
     },
@@ -108,7 +108,7 @@ async function renderOnce(run: SetupRun, airgap: AirgapSetup, values: ValuesArgu
       throw error;
     }));
   if (!airgap.rewrite) return { manifests, output: [manifests] };
-  const { rewriteRendered } = await import('../images/airgap.js');
+  const { rewriteRendered } = await import('../post-render/airgap.js');
   return { manifests, output: rewriteRendered(manifests, airgap.rewrite) };
 }
 
@@ -122,11 +122,11 @@ async function prepareImages(run: SetupRun, userValues: ValuesArguments, workDir
   const { pins } = options;
   // `images` applies nothing: no annotation to set.
   const appSlug = options.imagesOnly ? undefined : o.appSlug;
-  if (o.registry || o.imagePullSecret) return (await import('../images/airgap.js')).prepareAirgap(o, run, userValues, workDir, { ...options, appSlug });
+  if (o.registry || o.imagePullSecret) return (await import('../post-render/airgap.js')).prepareAirgap(o, run, userValues, workDir, { ...options, appSlug });
   const extraPaths = o.imagePaths.map(parseImagePath);
   if (!pins && appSlug === undefined) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
   // A post-renderer that only pins fields or sets the app slug: the airgap stage stays unloaded.
-  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../images/pin-fields.js'), import('../images/post-renderer-setup.js')]);
+  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../post-render/pin-fields.js'), import('../post-render/post-renderer-setup.js')]);
   if (pins) checkPinPlan(pins); // a bad pointer is refused now, before helm runs
   const rewrite = { extraPaths: [], ...(pins ? { pins } : {}), ...(appSlug !== undefined ? { appSlug } : {}) };
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helm: run.helm.traits });

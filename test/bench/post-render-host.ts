@@ -11,12 +11,12 @@
 // (AirgapSetup.rendered). Without, the request is the process's first rewrite (cold).
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rewriteRendered } from '../../src/images/airgap.js';
+import { rewriteRendered } from '../../src/post-render/airgap.js';
 import { collectAll } from '../../src/images/manifest-images.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
-import { startPostRenderHost } from '../../src/images/post-render-host.js';
-import { runPostRender } from '../../src/images/post-render-run.js';
-import type { RewritePlan } from '../../src/images/rewrite-plan.js';
+import { startPostRenderHost } from '../../src/post-render/post-render-host.js';
+import { runPostRender } from '../../src/post-render/post-render-run.js';
+import type { RewritePlan } from '../../src/post-render/rewrite-plan.js';
 
 export interface HostStats {
   /** RSS of the process when the request came (MB): the installer's own, already paid. */

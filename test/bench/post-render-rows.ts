@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { splitManifestStream } from '../../src/images/manifest-stream.js';
+import { splitManifestStream } from '../../src/rendered/manifest-stream.js';
 import { cacheRoot, buildScriptPath } from '../cluster/paths.js';
 import { helm4, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
 import { alternate, median, timed, type Row, type Sample } from './measure.js';

@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { execa } from 'execa';
 import { parseDocument } from 'yaml';
-import { checkImagesExist } from '../../src/images/registry-preflight.js';
+import { checkImagesExist } from '../../src/registry/registry-preflight.js';
 import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from '../images/registry.js';
 import { ensureCluster } from './control-plane.js';
 import { getJson } from './kube.js';

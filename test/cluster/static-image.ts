@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import * as tar from 'tar';
-import { httpRequest } from '../../src/images/registry-http.js';
+import { httpRequest } from '../../src/registry/registry-http.js';
 import { cacheRoot } from './paths.js';
 
 /** The sandbox process: sleeps until signalled, reaps zombies (it is pid 1 of the pod's namespaces). */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { loadAppCharts } from '../../src/inputs/app-charts.js';
 import { resolveInput } from '../../src/inputs/app-input.js';
-import { httpRequest } from '../../src/images/registry-http.js';
+import { httpRequest } from '../../src/registry/registry-http.js';
 import { ensureCluster } from '../cluster/control-plane.js';
 import { repoRoot } from '../cluster/paths.js';
 import { buildah, buildahStreaming, checkBuildah } from './buildah.js';

@@ -1,9 +1,9 @@
-// The app slug annotation (src/images/annotate.ts) through the post-render's own rewrite, on
+// The app slug annotation (src/post-render/annotate.ts) through the post-render's own rewrite, on
 // streams written by hand: each expected text is the input with exactly the lines we mean to add.
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { prepareRewrite, rewriteManifests } from '../../src/images/rewrite-manifests.js';
-import { splitManifestStream } from '../../src/images/manifest-stream.js';
+import { prepareRewrite, rewriteManifests } from '../../src/post-render/rewrite-manifests.js';
+import { splitManifestStream } from '../../src/rendered/manifest-stream.js';
 
 const annotate = (text: string, appSlug = 'storefront') => rewriteManifests(text, { extraPaths: [], appSlug }).output;
 

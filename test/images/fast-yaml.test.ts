@@ -5,8 +5,8 @@ import { describe, it, expect } from 'vitest';
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
-import { fastParseDocument } from '../../src/images/fast-yaml.js';
-import { parseWithLibrary, splitManifestStream } from '../../src/images/manifest-stream.js';
+import { fastParseDocument } from '../../src/rendered/fast-yaml.js';
+import { parseWithLibrary, splitManifestStream } from '../../src/rendered/manifest-stream.js';
 import { chartDir, helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 
 /** Every difference between two trees that the rewriter or a finder could notice. */

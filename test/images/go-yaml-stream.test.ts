@@ -8,9 +8,9 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
-import { parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
+import { parsePiece, splitManifestStream } from '../../src/rendered/manifest-stream.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
-import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
+import { preparePostRenderer } from '../../src/post-render/post-renderer-setup.js';
 import { helm3, helm4, repoRoot, tempDir } from '../helpers.js';
 import { helmTraits } from '../../src/helm/helm-traits.js';
 

@@ -1,7 +1,7 @@
 // The stream reader on its own: where documents are cut (whole stream or chunk by chunk), and
 // go-yaml's quoted scalars read the way go-yaml reads them. Expected values are written by hand.
 import { describe, it, expect } from 'vitest';
-import { isCustomResourceDefinition, ManifestSplitter, parsePiece, splitManifestStream } from '../../src/images/manifest-stream.js';
+import { isCustomResourceDefinition, ManifestSplitter, parsePiece, splitManifestStream } from '../../src/rendered/manifest-stream.js';
 import { InvalidInputError } from '../../src/common/errors.js';
 
 const STREAM = `# leading comment

@@ -1,4 +1,4 @@
-// Pins (src/images/pin-fields.ts): fields of rendered objects set to their live values, so that
+// Pins (src/post-render/pin-fields.ts): fields of rendered objects set to their live values, so that
 // helm's upgrade changes nothing at paths something else owns. The pure function on fixture
 // streams, the same through the post-render's rewrite (with and without an image rewrite), then
 // through the real pinned helm 4 and helm 3 (`helm template` running our post-renderer).
@@ -10,11 +10,11 @@ import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { UsageError } from '../../src/common/errors.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
-import { splitManifestStream } from '../../src/images/manifest-stream.js';
-import { checkPinPlan, parsePointer, pinFields, type PinPlan } from '../../src/images/pin-fields.js';
-import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
-import { runPostRender } from '../../src/images/post-render-run.js';
-import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
+import { splitManifestStream } from '../../src/rendered/manifest-stream.js';
+import { checkPinPlan, parsePointer, pinFields, type PinPlan } from '../../src/post-render/pin-fields.js';
+import { preparePostRenderer } from '../../src/post-render/post-renderer-setup.js';
+import { runPostRender } from '../../src/post-render/post-render-run.js';
+import { rewriteManifests } from '../../src/post-render/rewrite-manifests.js';
 import { loadChart } from '../../src/inputs/chart.js';
 import { withRenderSetup, type SetupRun } from '../../src/run/render-setup.js';
 import { createHelmClient } from '../../src/run/base-context.js';

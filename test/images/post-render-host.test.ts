@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { startPostRenderHost, type PostRenderHost } from '../../src/images/post-render-host.js';
+import { startPostRenderHost, type PostRenderHost } from '../../src/post-render/post-render-host.js';
 import { installerNodeArgs, repoRoot } from '../helpers.js';
 
 const STREAM = 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: hunter2}\n';

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../src/common/errors.js';
-import { postRenderFailure, runPostRender } from '../../src/images/post-render-run.js';
-import { EMPTY_STREAM, pluginYaml, shimScript } from '../../src/images/post-render-host.js';
-import { POST_RENDERER_PLUGIN, preparePostRenderer } from '../../src/images/post-renderer-setup.js';
+import { postRenderFailure, runPostRender } from '../../src/post-render/post-render-run.js';
+import { EMPTY_STREAM, pluginYaml, shimScript } from '../../src/post-render/post-render-host.js';
+import { POST_RENDERER_PLUGIN, preparePostRenderer } from '../../src/post-render/post-renderer-setup.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { helmTraits } from '../../src/helm/helm-traits.js';
 

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { collectImages } from '../../src/images/manifest-images.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
-import { preparePostRenderer } from '../../src/images/post-renderer-setup.js';
+import { preparePostRenderer } from '../../src/post-render/post-renderer-setup.js';
 import { parseStream } from './manifest-fixtures.js';
 import { helmTraits } from '../../src/helm/helm-traits.js';
 

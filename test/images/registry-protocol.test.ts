@@ -3,7 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { parseDockerConfigJson } from '../../src/common/docker-config.js';
-import { checkImagesExist, parseChallenge } from '../../src/images/registry-preflight.js';
+import { checkImagesExist, parseChallenge } from '../../src/registry/registry-preflight.js';
 import { InvalidInputError, PreflightError } from '../../src/common/errors.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { httpRequest, type HttpResponse } from '../../src/images/registry-http.js';
+import { httpRequest, type HttpResponse } from '../../src/registry/registry-http.js';
 
 const run = promisify(execFile);
 const REGISTRY_BINARY = '/usr/bin/docker-registry';

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { collectAll, collectImages } from '../../src/images/manifest-images.js';
-import { rewriteManifests } from '../../src/images/rewrite-manifests.js';
+import { rewriteManifests } from '../../src/post-render/rewrite-manifests.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { InvalidInputError, UsageError } from '../../src/common/errors.js';
 import { parseStream, setAt, WORKLOADS } from './manifest-fixtures.js';

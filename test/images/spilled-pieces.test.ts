@@ -4,8 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { splitManifestStream } from '../../src/images/manifest-stream.js';
-import { SpilledPieces } from '../../src/images/spilled-pieces.js';
+import { splitManifestStream } from '../../src/rendered/manifest-stream.js';
+import { SpilledPieces } from '../../src/post-render/spilled-pieces.js';
 
 const STREAM = [
   '# Source: app/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {greeting: "grüße, 你好 🚀"}\n',

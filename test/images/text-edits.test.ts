@@ -2,7 +2,7 @@
 // other byte stays. Checked twice: the exact text (written by hand) and the value read back.
 import { describe, it, expect } from 'vitest';
 import { isMap, isScalar, parseDocument, type Scalar } from 'yaml';
-import { applyEdits, scalarEdit } from '../../src/images/text-edits.js';
+import { applyEdits, scalarEdit } from '../../src/rendered/text-edits.js';
 
 function edit(text: string, key: string, value: string): string {
   const doc = parseDocument(text, { version: '1.1' });

@@ -1,7 +1,7 @@
 // Running the installer Job on the real node: the one change a test makes to a shipped (or
 // KOTS-rendered) Job, and reading how it ended.
 import { parseAllDocuments } from 'yaml';
-import { httpRequest } from '../../src/images/registry-http.js';
+import { httpRequest } from '../../src/registry/registry-http.js';
 import { getJson, waitFor, type KubectlOptions } from '../cluster/kube.js';
 import { realNodePlacement } from '../cluster/real-node.js';
 import type { KotsRenderResult } from './kots-render.js';

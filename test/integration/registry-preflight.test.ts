@@ -1,7 +1,7 @@
 // The registry check against a real registry: Debian's docker-registry (Distribution 2.8) on
 // loopback, anonymous, behind htpasswd, and behind TLS with a private CA.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { checkImagesExist } from '../../src/images/registry-preflight.js';
+import { checkImagesExist } from '../../src/registry/registry-preflight.js';
 import { PreflightError } from '../../src/common/errors.js';
 import { pushTestImage, registryAvailable, startRegistry, type TestRegistry } from '../images/registry.js';
 

@@ -14,11 +14,13 @@ const LAYERS: string[][] = [
   ['reconcile'], // one release: read, decide, act (install's run)
   ['crds'], // the CRD step of an upgrade
   ['run', 'drift', 'rbac'], // the run context and render setup; drift; the RBAC preflight
-  ['images'], // image plan, rewrite, post-render, registry
+  ['post-render'], // rewriting helm's output: the airgap stage, the post-renderer's host and run, edits, pins
+  ['images'], // finding and naming images: the finders, the catalog, hints, KOTS lists
   ['inputs'], // chart, values, the release plan file
   ['options'], // option tables and parsers
-  ['cluster'], // Kubernetes API adapter
+  ['cluster', 'registry'], // the Kubernetes API adapter; the registry client and its preflight
   ['helm'], // the one helm adapter
+  ['rendered'], // helm's rendered output read as text: the stream, its YAML lexer, text edits
   ['common'], // errors, logger, secrets, bounded reads, image references
 ];
 

@@ -9,7 +9,7 @@
 // unlinked as soon as it is open, so it never outlives the process, even one killed by the OOM
 // killer.
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { isCustomResourceDefinition, type ManifestPiece, type PieceSource } from './manifest-stream.js';
+import { isCustomResourceDefinition, type ManifestPiece, type PieceSource } from '../rendered/manifest-stream.js';
 
 /** The size of the reads that copy a piece out unchanged (chunksOf). */
 const CHUNK = 64 * 1024;

@@ -8,16 +8,16 @@
 // largest document's tree and the edits, whatever the stream's size.
 import type { Scalar } from 'yaml';
 import { UsageError } from '../common/errors.js';
-import type { NamePart } from './embedded-images.js';
+import type { NamePart } from '../images/embedded-images.js';
 import { namesTagOrDigest, withoutTag, type LocalRegistry } from '../common/image-reference.js';
-import { buildImageCatalog, targetOf } from './image-catalog.js';
-import type { ImageOccurrence } from './manifest-images.js';
-import { splitManifestStream, type PieceSource } from './manifest-stream.js';
+import { buildImageCatalog, targetOf } from '../images/image-catalog.js';
+import type { ImageOccurrence } from '../images/manifest-images.js';
+import { splitManifestStream, type PieceSource } from '../rendered/manifest-stream.js';
 import { PinMatcher } from './pin-fields.js';
 import { FirstPass, SCALAR_TYPES, type EmbeddedEdit } from './rewrite-find.js';
 import type { RewritePlan } from './rewrite-plan.js';
-import { encodeSecretValue } from './secret-data.js';
-import { applyEdits, scalarEdit, type TextEdit } from './text-edits.js';
+import { encodeSecretValue } from '../images/secret-data.js';
+import { applyEdits, scalarEdit, type TextEdit } from '../rendered/text-edits.js';
 
 interface ImageRewrite {
   from: string;

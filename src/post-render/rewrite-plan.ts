@@ -1,7 +1,7 @@
 // What the rewrite of a rendered stream is asked to do (rewrite-manifests.ts), apart from it so
 // that its two passes can both name it.
 import type { LocalRegistry } from '../common/image-reference.js';
-import type { ExtraImagePath } from './manifest-images.js';
+import type { ExtraImagePath } from '../images/manifest-images.js';
 import type { PinPlan } from './pin-fields.js';
 
 export interface RewritePlan {

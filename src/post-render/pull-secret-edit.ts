@@ -3,9 +3,9 @@
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import { InstallerError, InvalidInputError } from '../common/errors.js';
 import { ExitCode } from '../common/exit-codes.js';
-import type { ManifestStream, PodSpecLocation } from './manifest-images.js';
-import { get, resolve } from './yaml-nodes.js';
-import { rangeOf, type TextEdit } from './text-edits.js';
+import type { ManifestStream, PodSpecLocation } from '../images/manifest-images.js';
+import { get, resolve } from '../rendered/yaml-nodes.js';
+import { rangeOf, type TextEdit } from '../rendered/text-edits.js';
 
 /** The edit that lists `secret` in the pod spec's imagePullSecrets; undefined when it is already there. */
 export function addPullSecret(stream: ManifestStream, spec: PodSpecLocation, secret: string): TextEdit | undefined {

@@ -10,8 +10,8 @@
 // printer (comments kept). Every other document is left to the caller, byte for byte.
 import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import { UsageError } from '../common/errors.js';
-import { get, resolve } from './yaml-nodes.js';
-import { parsePiece, parseWithLibrary, type ManifestPiece, type ParsedPiece } from './manifest-stream.js';
+import { get, resolve } from '../rendered/yaml-nodes.js';
+import { parsePiece, parseWithLibrary, type ManifestPiece, type ParsedPiece } from '../rendered/manifest-stream.js';
 
 /** One field of a pinned object. */
 export interface FieldPin {

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { InstallerError, InvalidInputError, UsageError } from '../common/errors.js';
 import { ExitCode } from '../common/exit-codes.js';
-import { ManifestSplitter, type ManifestPiece } from './manifest-stream.js';
+import { ManifestSplitter, type ManifestPiece } from '../rendered/manifest-stream.js';
 import { prepareRewrite, type RewriteSummary } from './rewrite-manifests.js';
 import type { RewritePlan } from './rewrite-plan.js';
 import { EMPTY_STREAM } from './post-render-host.js';

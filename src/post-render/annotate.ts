@@ -8,8 +8,8 @@
 // never a pod template's or a StatefulSet's volumeClaimTemplates': those fields are immutable
 // (volumeClaimTemplates) or restart pods, and KOTS matches the object's own annotation only.
 import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
-import { visitObjects, type ManifestStream } from './manifest-images.js';
-import { rangeOf, type TextEdit } from './text-edits.js';
+import { visitObjects, type ManifestStream } from '../images/manifest-images.js';
+import { rangeOf, type TextEdit } from '../rendered/text-edits.js';
 
 
 /**

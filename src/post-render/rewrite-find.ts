@@ -3,13 +3,13 @@
 // is parsed; what is kept is small and detached from the document's text.
 import type { Scalar } from 'yaml';
 import { InvalidInputError } from '../common/errors.js';
-import type { NamePart } from './embedded-images.js';
+import type { NamePart } from '../images/embedded-images.js';
 import { parseImageReference } from '../common/image-reference.js';
-import { locateAll, locatePodSpecs, mayHoldImages, type ImageLocation, type ImageOccurrence, type ManifestStream, type RegistryOnlyOccurrence } from './manifest-images.js';
-import { isCustomResourceDefinition, parsePiece, type ParsedPiece, type PieceSource } from './manifest-stream.js';
+import { locateAll, locatePodSpecs, mayHoldImages, type ImageLocation, type ImageOccurrence, type ManifestStream, type RegistryOnlyOccurrence } from '../images/manifest-images.js';
+import { isCustomResourceDefinition, parsePiece, type ParsedPiece, type PieceSource } from '../rendered/manifest-stream.js';
 import type { PinMatcher } from './pin-fields.js';
 import { addPullSecret } from './pull-secret-edit.js';
-import { rangeOf } from './text-edits.js';
+import { rangeOf } from '../rendered/text-edits.js';
 import { annotationEdits } from './annotate.js';
 import { APP_SLUG_ANNOTATION } from '../common/app-slug.js';
 import type { RewritePlan } from './rewrite-plan.js';
