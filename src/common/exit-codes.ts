@@ -1,7 +1,7 @@
 // The one table of exit codes. Everything else derives from it: the `ExitCode` names the code
 // throws, the meaning the summary prints, the order in which a plan's failures rank, and which
 // codes a Job retry can help (the manifests' podFailurePolicy and the README's table are checked
-// against it by test/unit/exit-codes.test.ts). A new code is one row here plus its README row.
+// against it by test/common/exit-codes.test.ts). A new code is one row here plus its README row.
 
 interface ExitCodeRow {
   code: number;

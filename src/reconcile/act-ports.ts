@@ -1,6 +1,6 @@
 // The real side of each action's port (actions/*.ts): the helm adapter, the cluster clients and
 // the run's options, bound to this release and its Lease. The actions see only the calls their
-// port names; their table tests give them fakes instead (test/unit/actions/).
+// port names; their table tests give them fakes instead (test/reconcile/actions/).
 import { clusterDiscovery } from '../cluster/capabilities.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';

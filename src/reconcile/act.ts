@@ -49,7 +49,7 @@ export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): 
   return reconcile(loop, before);
 }
 
-/** The loop's parts: the real ones above, fakes in test/unit/install-loop.test.ts. */
+/** The loop's parts: the real ones above, fakes in test/reconcile/act.test.ts. */
 export interface Loop {
   /** The release's state; `known` stands when its records have not changed since. */
   read(known: ReleaseState | undefined): Promise<ReleaseState>;

@@ -1,5 +1,5 @@
 // Decide: the release state as read from the cluster in, one action out. Pure, so the whole
-// table is unit-tested without a cluster (test/unit/install-decide.test.ts), after Flux's
+// table is unit-tested without a cluster (test/reconcile/decide.test.ts), after Flux's
 // helm-controller (`DetermineReleaseState` -> `actionForState`). `decide` is the release's own
 // table (what `plan` shows); `nextStep` is the loop's (act.ts): it also sees what this run's
 // actions found (`SoFar`), so the upgrade path, test-then-remediate and a drift correction that

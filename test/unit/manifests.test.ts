@@ -1,6 +1,6 @@
 // The Job manifests: the summary shown by kubectl describe, disrupted pods retried, the grace
 // period. Their FailJob exit codes are checked against the exit-code table in
-// test/unit/common/exit-codes.test.ts.
+// test/common/exit-codes.test.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

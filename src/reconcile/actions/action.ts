@@ -1,6 +1,6 @@
 // The one shape of an action (after Flux's internal/reconcile, where each action is a small type
 // behind one interface): a function of a narrow port (the helm and cluster calls it needs, and
-// nothing else, so its table test drives it against a fake: test/unit/actions/) and the step
+// nothing else, so its table test drives it against a fake: test/reconcile/actions/) and the step
 // decide.ts chose, returning what it found. The loop (act.ts) adds that to the run's `SoFar` and
 // decides again. An action never calls another one: what comes next is the decision's.
 import type { SoFar, Step } from '../decide.js';

@@ -11,8 +11,8 @@ import {
   ExitCode,
   exitCodeMeaning,
   mostSevereExitCode,
-} from '../../../src/common/exit-codes.js';
-import { repoRoot } from '../../helpers.js';
+} from '../../src/common/exit-codes.js';
+import { repoRoot } from '../helpers.js';
 
 /** 5 (transient) and 7 (busy) are the codes a later try can mend; 0 is no failure. */
 const FAIL_JOB_AT_ONCE = [1, 2, 3, 4, 6, 10];

@@ -3,7 +3,7 @@ import { collectAll, collectImages } from '../../src/images/manifest-images.js';
 import { rewriteManifests } from '../../src/post-render/rewrite-manifests.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { InvalidInputError, UsageError } from '../../src/common/errors.js';
-import { parseStream, setAt, WORKLOADS } from './manifest-fixtures.js';
+import { parseStream, setAt, WORKLOADS } from '../images/manifest-fixtures.js';
 
 const registry = parseRegistryAddress('registry.local:5000/app');
 const L = 'registry.local:5000/app';

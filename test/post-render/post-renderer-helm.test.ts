@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { collectImages } from '../../src/images/manifest-images.js';
 import { parseRegistryAddress } from '../../src/common/image-reference.js';
 import { preparePostRenderer } from '../../src/post-render/post-renderer-setup.js';
-import { parseStream } from './manifest-fixtures.js';
+import { parseStream } from '../images/manifest-fixtures.js';
 import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
