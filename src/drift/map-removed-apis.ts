@@ -54,7 +54,8 @@ export function unservedObjects(manifest: string, served: Served): ApiMapping[] 
 // Every version in the table is a beta one: a manifest with no `apiVersion: .../vNbetaM` has none.
 const ANY_REMOVABLE = /apiVersion:\s*["']?[\w.-]+\/v\d+beta\d/;
 
-function mentionsRemovable(manifest: string): boolean {
+/** Pure and cheap: whether a manifest names a version the table could map (every one is a beta). */
+export function mentionsRemovable(manifest: string): boolean {
   return ANY_REMOVABLE.test(manifest);
 }
 

@@ -16,6 +16,16 @@ export interface KnownFailure {
 
 export const KNOWN_FAILURES: readonly KnownFailure[] = [
   {
+    // Helm builds the objects of the release's current record before an upgrade or a rollback;
+    // "no matches for kind ... in version ..." there is the cluster's doing, not the values'.
+    name: 'removed API in the stored record',
+    match: /(?:unable to build kubernetes objects from current release manifest|current release manifest contains removed kubernetes api)/,
+    exitCode: ExitCode.helmFailed,
+    meaning:
+      "The release's stored record names an API version this cluster no longer serves (the cluster was upgraded since it was written); no value is at fault, and every run fails the same way until the record changes.",
+    hint: "The installer maps the removed APIs of its table in the record before helm (README, Removed APIs); this one is not in it (a custom resource whose CRD dropped the version?): rewrite the record with helm mapkubeapis, or serve the version again, then run again.",
+  },
+  {
     name: 'stale CRD',
     match: /field not declared in schema|strict decoding error: unknown field/,
     exitCode: ExitCode.invalidInput,

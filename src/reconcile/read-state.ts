@@ -8,12 +8,14 @@ import { releaseSecretName, type ReleaseRecords, type RevisionLabels } from '../
 import { releaseFromRecord } from '../drift/release-manifest.js';
 import { toInstallerApiError, withCallTimeout } from '../cluster/kube-errors.js';
 import { unreadyWorkloads } from '../cluster/workload-health.js';
-import type { ClusterDiscovery } from '../cluster/capabilities.js';
+import { clusterDiscovery, type ClusterDiscovery } from '../cluster/capabilities.js';
+import { mapRemovedApis, mentionsRemovable } from '../drift/map-removed-apis.js';
+import { servedFrom, type Served } from '../drift/removed-apis.js';
 import { detectDrift, type ObjectDrift } from '../drift/detect-drift.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
-import { PreflightError } from '../common/errors.js';
+import { PreflightError, TransientError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import type { DriftMode, ReleaseState } from './decide.js';
+import type { DriftMode, ReleaseState, RecordApis } from './decide.js';
 import { compareInputs, type InstallInputs } from './install-inputs.js';
 
 export interface StateReader {
@@ -32,17 +34,46 @@ export interface StateReader {
 /** Reads the state; `records` when the caller has just read them. */
 export async function readReleaseState(r: StateReader, records?: RevisionLabels[]): Promise<ReleaseState> {
   const now = records ?? (await r.records.current());
+  const removed = await readRemovedApis(r, now);
+  // Found: the loop maps them first (decide.ts); the rest of the state is read as the record will be.
+  const mapped = removed.found.length > 0 ? { removedApis: removed.found } : {};
   const last = now.at(-1);
-  if (!last || last.status !== 'deployed') return { records: now };
-  const drift = r.drift === 'off' ? undefined : readDrift(r, last.revision);
+  if (!last || last.status !== 'deployed') return { records: now, ...mapped };
+  const drift = r.drift === 'off' ? undefined : readDrift(r, last.revision, removed.served);
   drift?.catch(() => undefined);
   const inputs = await compareInputs(now, r.inputs);
   // An upgrade puts drift back whatever it is: the decision does not wait for the drift check,
   // which goes on beside the render and only names, after the upgrade, what had drifted.
-  if (!inputs.equal || r.forceUpgrade) return { records: now, inputs, driftNamed: drift };
+  if (!inputs.equal || r.forceUpgrade) return { records: now, inputs, driftNamed: drift, ...mapped };
   // Readiness only matters to a run that would otherwise skip.
   const [unready, found] = await Promise.all([unreadyWorkloads(r.kube, r.records.namespace, r.records.release), drift]);
-  return { records: now, inputs, unready, drift: found };
+  return { records: now, inputs, unready, drift: found, ...mapped };
+}
+
+/**
+ * The records helm reads as the current release (the last revision, and the last deployed one)
+ * that name an apiVersion the cluster no longer serves. Discovery is waited for only when a
+ * record names a version of the removals table at all (a beta one): most never do.
+ */
+async function readRemovedApis(r: StateReader, now: RevisionLabels[]): Promise<{ found: RecordApis[]; served?: Served }> {
+  const last = now.at(-1);
+  const deployed = now.findLast((x) => x.status === 'deployed');
+  const revisions = [...new Set([deployed?.revision, last?.revision])].filter((x): x is number => x !== undefined);
+  const manifests = await Promise.all(revisions.map(async (revision) => ({ revision, manifest: await revisionManifest(r.kube, r.records, revision) })));
+  const candidates = manifests.filter((m) => mentionsRemovable(m.manifest));
+  if (candidates.length === 0) return { found: [] };
+  const served = servedFrom((await servedApis(r)).capabilities.apiVersions);
+  const found = candidates.map((m) => ({ revision: m.revision, mappings: mapRemovedApis(m.manifest, served).mappings })).filter((m) => m.mappings.length > 0);
+  return { found, served };
+}
+
+/** The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease). */
+async function servedApis(r: StateReader): Promise<ClusterDiscovery> {
+  return r.discovery().catch(() =>
+    clusterDiscovery(r.kube.config).catch((error: unknown) => {
+      throw new TransientError(`cannot read which APIs the cluster serves: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`, { hint: 'Run the installer again once the cluster answers.' });
+    }),
+  );
 }
 
 /** Pure: the same revisions with the same statuses (the release untouched between two reads). */
@@ -50,9 +81,11 @@ export function sameRevisions(now: RevisionLabels[], before: RevisionLabels[]): 
   return now.length === before.length && now.every((r, i) => r.revision === before[i]!.revision && r.status === before[i]!.status);
 }
 
-async function readDrift(r: StateReader, revision: number): Promise<ObjectDrift[]> {
+async function readDrift(r: StateReader, revision: number, served: Served | undefined): Promise<ObjectDrift[]> {
   try {
-    const manifest = await revisionManifest(r.kube, r.records, revision);
+    const stored = await revisionManifest(r.kube, r.records, revision);
+    // A record naming removed APIs is compared as the loop's first step will have mapped it.
+    const manifest = served ? mapRemovedApis(stored, served).manifest : stored;
     const { resources } = await r.discovery();
     return await detectDrift(r.kube, manifest, { releaseNamespace: r.records.namespace, release: r.records.release, rules: r.ignore, resources, signal: r.signal });
   } catch (error) {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeMapping, mapRemovedApis, unservedObjects } from '../../src/drift/map-removed-apis.js';
 import { servedFrom, successorServed } from '../../src/drift/removed-apis.js';
+import { setReleaseManifest, topLevelValueSpan } from '../../src/cluster/record-rewrite.js';
 
 // What a Kubernetes 1.34 API server serves of these kinds (discovery's group/version/Kind).
 const K134 = servedFrom([
@@ -158,5 +159,20 @@ describe('mapRemovedApis', () => {
       'PodSecurityPolicy/shop-psp: policy/v1beta1 dropped from the record (removed in Kubernetes 1.25 with no successor)',
       'HorizontalPodAutoscaler/shop/web: autoscaling/v2beta2 -> autoscaling/v2 (autoscaling/v2beta2 removed in Kubernetes 1.26)',
     ]);
+  });
+});
+
+describe('setReleaseManifest', () => {
+  it('replaces only the top-level manifest (not a hook\'s, not a value named manifest) and keeps big numbers as written', () => {
+    const json = '{"name":"shop","info":{"status":"deployed"},"config":{"manifest":"x","big":12345678901234567890},"manifest":"---\\napiVersion: policy/v1beta1\\n","hooks":[{"manifest":"hook"}],"version":3}';
+    const out = setReleaseManifest(json, '---\napiVersion: policy/v1\n');
+    expect(out).toBe('{"name":"shop","info":{"status":"deployed"},"config":{"manifest":"x","big":12345678901234567890},"manifest":"---\\napiVersion: policy/v1\\n","hooks":[{"manifest":"hook"}],"version":3}');
+  });
+
+  it('finds the span of each top-level value', () => {
+    const json = '{"a":[1,{"manifest":2}],"manifest" : "m\\"x","b":{}}';
+    expect(topLevelValueSpan(json, 'manifest')).toEqual([json.indexOf('"m\\'), json.indexOf(',"b"')]);
+    expect(topLevelValueSpan(json, 'a')).toEqual([5, 23]);
+    expect(topLevelValueSpan(json, 'missing')).toBeUndefined();
   });
 });
