@@ -24,7 +24,8 @@ export interface MapApisPort extends Narration {
 export const mapRemovedApis: ActionRun<'map-apis', MapApisPort> = async (p, step) => {
   p.stage('mapping removed APIs in the release record');
   const mapped: MappedRecord[] = [];
-  for (const { revision } of step.records) {
+  for (const { revision, mappings: seen } of step.records) {
+    p.logger.info({ revision, objects: seen.length }, `rewriting release record revision ${revision}: it names APIs this cluster no longer serves`);
     const { mappings, copy } = await p.mapRecord(revision);
     mapped.push({ revision, mappings, copy });
     if (mappings.length === 0) continue;

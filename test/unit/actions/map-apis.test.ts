@@ -27,6 +27,7 @@ describe('map-apis', () => {
     expect(found).toEqual({ mapped: [{ revision: 3, mappings: [pdb, psp], copy: 'helm-installer.unmapped.shop.v3' }] });
     expect(r.calls).toEqual([
       'stage mapping removed APIs in the release record',
+      'info rewriting release record revision 3: it names APIs this cluster no longer serves',
       'map record 3',
       'warn removed API in the stored record: PodDisruptionBudget/web: policy/v1beta1 -> policy/v1 (policy/v1beta1 removed in Kubernetes 1.25)',
       'warn removed API in the stored record: PodSecurityPolicy/shop-psp: policy/v1beta1 dropped from the record (removed in Kubernetes 1.25 with no successor)',
@@ -38,7 +39,8 @@ describe('map-apis', () => {
     const r = recorder();
     const found = await mapRemovedApis(port(r, {}), { kind: 'map-apis', records: [{ revision: 2, mappings: [pdb] }, { revision: 3, mappings: [pdb] }] });
     expect(found).toEqual({ mapped: [{ revision: 2, mappings: [], copy: 'helm-installer.unmapped.shop.v2' }, { revision: 3, mappings: [], copy: 'helm-installer.unmapped.shop.v3' }] });
-    expect(r.calls).toEqual(['stage mapping removed APIs in the release record', 'map record 2', 'map record 3']);
+    const rewriting = (n: number) => `info rewriting release record revision ${n}: it names APIs this cluster no longer serves`;
+    expect(r.calls).toEqual(['stage mapping removed APIs in the release record', rewriting(2), 'map record 2', rewriting(3), 'map record 3']);
   });
 
   it('a failed rewrite ends the run with its error', async () => {
