@@ -18,7 +18,7 @@ import { testRelease } from './actions/test-release.js';
 import { applyChartCrds, finishChartCrds } from './actions/upgrade-crds.js';
 import { upgradeRelease } from './actions/upgrade.js';
 import { nextStep, type LoopOptions, type ReleaseState, type SoFar, type Step } from './decide.js';
-import { readReleaseState, sameRevisions } from './read-state.js';
+import { readReleaseState, readRemovedApis, sameRevisions } from './read-state.js';
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import { testsFailed } from './report-tests.js';
 
@@ -118,8 +118,12 @@ async function readUnderLease(c: UnderLease, known: ReleaseState | undefined): P
   const records = await c.cluster.records.current();
   if (known && sameRevisions(records, known.records)) return known;
   if (records.at(-1)?.status === 'deployed' || records.length === 0) return readReleaseState(c.reader, records);
-  const history = await c.run.helm.history(c.run.release, c.cluster.namespace, undefined, AbortSignal.any([c.run.signal, c.lease.lost]));
-  return { records: history.map((h): RevisionLabels => ({ revision: h.revision, status: h.status, labels: {} })) };
+  const [history, removed] = await Promise.all([
+    c.run.helm.history(c.run.release, c.cluster.namespace, undefined, AbortSignal.any([c.run.signal, c.lease.lost])),
+    // A stuck or failed record is built by helm too (the recovery's rollback, the upgrade).
+    readRemovedApis(c.reader, records),
+  ]);
+  return { records: history.map((h): RevisionLabels => ({ revision: h.revision, status: h.status, labels: {} })), ...(removed.found.length > 0 ? { removedApis: removed.found } : {}) };
 }
 
 /** What the drift check found before the upgrade, when it ran beside it; the upgrade stands either way. */

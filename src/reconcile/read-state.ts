@@ -55,7 +55,7 @@ export async function readReleaseState(r: StateReader, records?: RevisionLabels[
  * that name an apiVersion the cluster no longer serves. Discovery is waited for only when a
  * record names a version of the removals table at all (a beta one): most never do.
  */
-async function readRemovedApis(r: StateReader, now: RevisionLabels[]): Promise<{ found: RecordApis[]; served?: Served }> {
+export async function readRemovedApis(r: StateReader, now: RevisionLabels[]): Promise<{ found: RecordApis[]; served?: Served }> {
   const last = now.at(-1);
   const deployed = now.findLast((x) => x.status === 'deployed');
   const revisions = [...new Set([deployed?.revision, last?.revision])].filter((x): x is number => x !== undefined);
