@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { decodeReleasePayload, encodeReleasePayload } from '../../src/cluster/release-secrets.js';
 import { getJson, kubectl } from '../cluster/kube.js';
-import { helm3, helm4, repoRoot } from '../helpers.js';
+import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
 import { history, install, installerEvents, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'removed-apis');
@@ -81,6 +81,16 @@ describe.each([
     expect(plain.stderr).toMatch(/current release manifest/);
     expect(plain.stderr).toMatch(/no matches for kind "(PodDisruptionBudget|HorizontalPodAutoscaler)" in version "(policy\/v1beta1|autoscaling\/v2beta2)"/);
     expect((await history(release, ns, bin)).map((h) => h.revision)).toEqual([1]);
+
+    // plan names each mapping install would make, and changes nothing.
+    const plan = await runCli(['plan', '--release', release, '--namespace', ns, '--chart', chart, '--set', 'setting=2', '-o', 'json'], { env: { KUBECONFIG: kubeconfig(), HELM_BIN: bin } });
+    expect(plan.exitCode, plan.stderr).toBe(10);
+    expect(JSON.parse(plan.stdout).removedApis).toEqual([
+      { revision: 1, kind: 'PodDisruptionBudget', name: `${release}-web`, from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' },
+      { revision: 1, kind: 'HorizontalPodAutoscaler', name: `${release}-web`, from: 'autoscaling/v2beta2', to: 'autoscaling/v2', removedIn: '1.26' },
+      { revision: 1, kind: 'PodSecurityPolicy', name: `${release}-psp`, from: 'policy/v1beta1', to: null, removedIn: '1.25' },
+    ]);
+    expect((await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest).toBe(stale);
 
     const run = await installer(release, ns, bin, ['--set', 'setting=2']);
     expect(run.exitCode, run.stderr).toBe(0);
