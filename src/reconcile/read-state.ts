@@ -51,20 +51,32 @@ export async function readReleaseState(r: StateReader, records?: RevisionLabels[
 }
 
 /**
- * The records helm reads as the current release (the last revision, and the last deployed one)
- * that name an apiVersion the cluster no longer serves. Discovery is waited for only when a
- * record names a version of the removals table at all (a beta one): most never do.
+ * The records helm builds before it acts that name an apiVersion the cluster no longer serves:
+ * the last revision and the last deployed one (an upgrade's current release), and with none
+ * deployed, the newest superseded one (a recovery's or remediation's rollback target). Discovery
+ * is waited for only when a record names a version of the removals table at all (a beta one):
+ * most never do.
  */
 export async function readRemovedApis(r: StateReader, now: RevisionLabels[]): Promise<{ found: RecordApis[]; served?: Served }> {
-  const last = now.at(-1);
-  const deployed = now.findLast((x) => x.status === 'deployed');
-  const revisions = [...new Set([deployed?.revision, last?.revision])].filter((x): x is number => x !== undefined);
-  const manifests = await Promise.all(revisions.map(async (revision) => ({ revision, manifest: await revisionManifest(r.kube, r.records, revision) })));
+  const manifests = (await Promise.all(builtRevisions(now).map(async (revision) => ({ revision, manifest: await revisionManifest(r.kube, r.records, revision).catch(() => undefined) })))).filter(
+    (m): m is { revision: number; manifest: string } => m.manifest !== undefined,
+  );
   const candidates = manifests.filter((m) => mentionsRemovable(m.manifest));
   if (candidates.length === 0) return { found: [] };
   const served = servedFrom((await servedApis(r)).capabilities.apiVersions);
   const found = candidates.map((m) => ({ revision: m.revision, mappings: mapRemovedApis(m.manifest, served).mappings })).filter((m) => m.mappings.length > 0);
   return { found, served };
+}
+
+/** Pure: the revisions helm builds next, from the non-superseded records (superseded ones are the numbers missing below the last). */
+export function builtRevisions(now: RevisionLabels[]): number[] {
+  const last = now.at(-1);
+  if (!last) return [];
+  const deployed = now.findLast((x) => x.status === 'deployed');
+  const listed = new Set(now.map((x) => x.revision));
+  let superseded: number | undefined;
+  if (!deployed) for (let n = last.revision - 1; n >= 1 && superseded === undefined; n--) if (!listed.has(n)) superseded = n;
+  return [...new Set([deployed?.revision, superseded, last.revision])].filter((x): x is number => x !== undefined).sort((a, b) => a - b);
 }
 
 /** The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease). */

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeReleasePayload, encodeReleasePayload } from '../../src/cluster/release-secrets.js';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
-import { history, install, installerEvents, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
+import { history, install, installerEvents, kubeconfig, markPending, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'removed-apis');
 const fresh = namespacesDeletedAfterAll();
@@ -157,6 +157,26 @@ describe.each([
     expectMapped((await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest, release);
     expect((await readRecord(ns, `helm-installer.unmapped.${release}.v1`)).record.manifest).toBe(stale);
     expect((await history(release, ns, bin)).at(-1)).toMatchObject({ revision: 2, status: 'deployed' });
+  });
+
+  it('a stuck release whose records name removed APIs: both records are mapped before the recovery, whose rollback builds them', async () => {
+    const ns = await fresh(`${release}-stuck`);
+    expect((await installer(release, ns, bin, [])).exitCode).toBe(0);
+    expect((await installer(release, ns, bin, ['--set', 'setting=2'])).exitCode).toBe(0);
+    await makeStale(ns, release, 1);
+    await makeStale(ns, release, 2);
+    await markPending(ns, release, 2);
+
+    const run = await installer(release, ns, bin, ['--set', 'setting=3']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain('removed APIs mapped in the stored record of revision 2');
+    for (const revision of [1, 2]) expectMapped((await readRecord(ns, `sh.helm.release.v1.${release}.v${revision}`)).record.manifest, release);
+    expect((await history(release, ns, bin)).map((h) => [h.revision, h.status, h.description.startsWith('Rollback to 1')])).toEqual([
+      [1, 'superseded', false],
+      [2, 'failed', false],
+      [3, 'superseded', true],
+      [4, 'deployed', false],
+    ]);
   });
 
   it('a chart that renders an API the cluster does not serve: exit 3 before helm, naming the object, its apiVersion and what the cluster serves', async () => {

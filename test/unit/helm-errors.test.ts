@@ -100,6 +100,13 @@ describe('failures every run repeats: the meaning and the way out, never "fix th
       'helm mapkubeapis',
     ],
     [
+      'kind not served in a rollback target',
+      'Error: unable to build kubernetes objects from new release manifest: [resource mapping not found for name: "web" namespace: "" from "": no matches for kind "PodDisruptionBudget" in version "policy/v1beta1"\nensure CRDs are installed first]',
+      ExitCode.helmFailed,
+      'the target revision was recorded before the cluster was upgraded',
+      'helm mapkubeapis',
+    ],
+    [
       'release too large',
       'Error: UPGRADE FAILED: create: failed to create: Request entity too large: limit is 3145728',
       ExitCode.invalidInput,

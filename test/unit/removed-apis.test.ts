@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { describeMapping, mapRemovedApis, unservedObjects } from '../../src/drift/map-removed-apis.js';
 import { servedFrom, successorServed } from '../../src/drift/removed-apis.js';
 import { setReleaseManifest, topLevelValueSpan } from '../../src/cluster/record-rewrite.js';
+import { builtRevisions } from '../../src/reconcile/read-state.js';
 
 // What a Kubernetes 1.34 API server serves of these kinds (discovery's group/version/Kind).
 const K134 = servedFrom([
@@ -174,5 +175,19 @@ describe('setReleaseManifest', () => {
     expect(topLevelValueSpan(json, 'manifest')).toEqual([json.indexOf('"m\\'), json.indexOf(',"b"')]);
     expect(topLevelValueSpan(json, 'a')).toEqual([5, 23]);
     expect(topLevelValueSpan(json, 'missing')).toBeUndefined();
+  });
+});
+
+describe('builtRevisions: the records helm builds next', () => {
+  const r = (revision: number, status: string) => ({ revision, status, labels: {} });
+  it.each([
+    ['none', [], []],
+    ['deployed last', [r(3, 'deployed')], [3]],
+    ['a failed upgrade after the deployed one', [r(3, 'deployed'), r(4, 'failed')], [3, 4]],
+    ['stuck, its deployed one still deployed', [r(3, 'deployed'), r(4, 'pending-upgrade')], [3, 4]],
+    ['stuck, nothing deployed: the newest superseded (2) is the rollback target', [r(1, 'failed'), r(3, 'pending-upgrade')], [2, 3]],
+    ['a first install failed', [r(1, 'failed')], [1]],
+  ] as const)('%s', (_name, records, expected) => {
+    expect(builtRevisions([...records])).toEqual(expected);
   });
 });
