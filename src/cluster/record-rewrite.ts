@@ -45,12 +45,7 @@ export async function rewriteRecordManifest(
   const manifest = (JSON.parse(json) as { manifest?: unknown }).manifest;
   const edited = typeof manifest === 'string' ? edit(manifest) : undefined;
   if (edited === undefined || edited === manifest) return { rewritten: false, copy };
-  const encoded = encodeReleasePayload(setReleaseManifest(json, edited));
-  if (encoded.length > RECORD_LIMIT) {
-    throw new InstallerError(ExitCode.invalidInput, `the rewritten record ${namespace}/${name} would be ${encoded.length} bytes, over the 1 MiB a Secret holds; nothing was changed`, {
-      hint: 'Map the record by hand (helm mapkubeapis), or uninstall and install the release again.',
-    });
-  }
+  const encoded = rewrittenPayload(json, edited, `${namespace}/${name}`);
   await keepOriginal(kube, call, { namespace, release, revision, copy, payload });
   const body: V1Secret = {
     ...secret,
@@ -60,6 +55,17 @@ export async function rewriteRecordManifest(
   // resourceVersion from the read: a concurrent writer makes this fail instead of being lost.
   await call(`updating ${name}`, () => kube.core.replaceNamespacedSecret({ name, namespace, body }));
   return { rewritten: true, copy };
+}
+
+/** Pure: data.release for the record with `manifest`, refused (before any write) when a Secret could not hold it. */
+export function rewrittenPayload(json: string, manifest: string, record: string, limit = RECORD_LIMIT): Buffer {
+  const encoded = encodeReleasePayload(setReleaseManifest(json, manifest));
+  if (encoded.length > limit) {
+    throw new InstallerError(ExitCode.invalidInput, `the rewritten record ${record} would be ${encoded.length} bytes, over the ${limit} a Secret holds; nothing was changed`, {
+      hint: 'Map the record by hand (helm mapkubeapis), or uninstall and install the release again.',
+    });
+  }
+  return encoded;
 }
 
 type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;

@@ -3,12 +3,12 @@
 // as a 1.24 cluster left it: its PodDisruptionBudget at policy/v1beta1, its HPA at
 // autoscaling/v2beta2, and a PodSecurityPolicy. Plain helm fails on that record every time; the
 // installer maps it (the original kept beside it) and upgrades; the next same-input run is a no-op.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { decodeReleasePayload, encodeReleasePayload } from '../../src/cluster/release-secrets.js';
 import { getJson, kubectl } from '../cluster/kube.js';
-import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
+import { helm3, helm4, kubectlBin, repoRoot, runCli } from '../helpers.js';
 import { history, install, installerEvents, kubeconfig, markPending, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'removed-apis');
@@ -116,6 +116,11 @@ describe.each([
     expect(again.stderr).toContain('unchanged');
     expect(again.stderr).not.toContain('removed APIs mapped');
     expect((await history(release, ns, bin)).map((h) => h.revision)).toEqual([1, 2]);
+
+    // The restore command the copy carries (the README's) puts the original record back.
+    const restore = (await getJson(['get', 'secret', copy], opts(ns))).metadata.annotations['helm-installer/restore'] as string;
+    await execa('sh', ['-c', restore], { env: { KUBECONFIG: kubeconfig(), PATH: `${dirname(kubectlBin)}:${process.env.PATH}` } });
+    expect((await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest).toBe(stale);
   });
 
   it('SIGKILL during the rewrite: the next run finishes it', async () => {
@@ -123,14 +128,22 @@ describe.each([
     expect((await installer(release, ns, bin, [])).exitCode).toBe(0);
     const stale = await makeStale(ns, release, 1);
     const args = ['install', '--release', release, '--namespace', ns, '--chart', chart, '--timeout', '60s', '--set', 'setting=2'];
+    // Killed the moment its first write (the copy of the original) lands, as close to the record's
+    // rewrite as a test can reach from outside: the watch sees the copy appear.
+    const watch = execa(kubectlBin, ['get', 'secrets', '--namespace', ns, '--field-selector', `metadata.name=helm-installer.unmapped.${release}.v1`, '-w', '-o', 'name'], {
+      env: { KUBECONFIG: kubeconfig() },
+      reject: false,
+    });
     const killed = spawnCli(args, { HELM_BIN: bin });
-    await killed.logged('rewriting release record revision 1');
+    await new Promise<void>((resolve) => watch.stdout!.on('data', () => resolve()));
     killed.killGroup('SIGKILL');
     await killed.child;
+    watch.kill();
     // The kill left the record either as it was or rewritten (each write is one request), and no revision.
     const left = (await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest;
     if (left !== stale) expectMapped(left, release);
-    console.log(`${release}: the SIGKILL left the record ${left === stale ? 'as it was' : 'rewritten'}`);
+    expect((await readRecord(ns, `helm-installer.unmapped.${release}.v1`)).record.manifest).toBe(stale);
+    console.log(`${release}: the SIGKILL left the record ${left === stale ? 'as it was (the copy written)' : 'rewritten'}`);
     expect((await history(release, ns, bin)).map((h) => h.revision)).toEqual([1]);
 
     const next = await installer(release, ns, bin, ['--set', 'setting=2']);

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { describeMapping, mapRemovedApis, unservedObjects } from '../../src/drift/map-removed-apis.js';
 import { servedFrom, successorServed } from '../../src/drift/removed-apis.js';
-import { setReleaseManifest, topLevelValueSpan } from '../../src/cluster/record-rewrite.js';
+import { rewrittenPayload, setReleaseManifest, topLevelValueSpan } from '../../src/cluster/record-rewrite.js';
+import { decodeReleasePayload } from '../../src/cluster/release-secrets.js';
 import { builtRevisions } from '../../src/reconcile/read-state.js';
 
 // What a Kubernetes 1.34 API server serves of these kinds (discovery's group/version/Kind).
@@ -189,5 +190,19 @@ describe('builtRevisions: the records helm builds next', () => {
     ['a first install failed', [r(1, 'failed')], [1]],
   ] as const)('%s', (_name, records, expected) => {
     expect(builtRevisions([...records])).toEqual(expected);
+  });
+});
+
+describe('rewrittenPayload', () => {
+  const json = JSON.stringify({ name: 'shop', info: { status: 'deployed' }, manifest: 'apiVersion: policy/v1beta1\n', version: 1 });
+  it('encodes the record as helm does (gzip, base64) with the new manifest', () => {
+    const out = rewrittenPayload(json, 'apiVersion: policy/v1\n', 'shop/sh.helm.release.v1.shop.v1');
+    expect(JSON.parse(decodeReleasePayload(out))).toEqual({ name: 'shop', info: { status: 'deployed' }, manifest: 'apiVersion: policy/v1\n', version: 1 });
+  });
+  it('refuses a record a Secret cannot hold, exit 3, before any write', () => {
+    const size = rewrittenPayload(json, 'apiVersion: policy/v1\n', 'x').length;
+    expect(() => rewrittenPayload(json, 'apiVersion: policy/v1\n', 'shop/sh.helm.release.v1.shop.v1', size - 1)).toThrow(
+      expect.objectContaining({ exitCode: 3, message: `the rewritten record shop/sh.helm.release.v1.shop.v1 would be ${size} bytes, over the ${size - 1} a Secret holds; nothing was changed` }),
+    );
   });
 });
