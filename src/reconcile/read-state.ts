@@ -34,20 +34,22 @@ export interface StateReader {
 /** Reads the state; `records` when the caller has just read them. */
 export async function readReleaseState(r: StateReader, records?: RevisionLabels[]): Promise<ReleaseState> {
   const now = records ?? (await r.records.current());
-  const removed = await readRemovedApis(r, now);
+  // Beside the rest: it waits for discovery only when a record names a version of the table.
+  const removing = readRemovedApis(r, now);
+  removing.catch(() => undefined);
   // Found: the loop maps them first (decide.ts); the rest of the state is read as the record will be.
-  const mapped = removed.found.length > 0 ? { removedApis: removed.found } : {};
+  const mapped = (removed: { found: RecordApis[] }) => (removed.found.length > 0 ? { removedApis: removed.found } : {});
   const last = now.at(-1);
-  if (!last || last.status !== 'deployed') return { records: now, ...mapped };
-  const drift = r.drift === 'off' ? undefined : readDrift(r, last.revision, removed.served);
+  if (!last || last.status !== 'deployed') return { records: now, ...mapped(await removing) };
+  const drift = r.drift === 'off' ? undefined : removing.then((removed) => readDrift(r, last.revision, removed.served));
   drift?.catch(() => undefined);
-  const inputs = await compareInputs(now, r.inputs);
+  const [removed, inputs] = await Promise.all([removing, compareInputs(now, r.inputs)]);
   // An upgrade puts drift back whatever it is: the decision does not wait for the drift check,
   // which goes on beside the render and only names, after the upgrade, what had drifted.
-  if (!inputs.equal || r.forceUpgrade) return { records: now, inputs, driftNamed: drift, ...mapped };
+  if (!inputs.equal || r.forceUpgrade) return { records: now, inputs, driftNamed: drift, ...mapped(removed) };
   // Readiness only matters to a run that would otherwise skip.
   const [unready, found] = await Promise.all([unreadyWorkloads(r.kube, r.records.namespace, r.records.release), drift]);
-  return { records: now, inputs, unready, drift: found, ...mapped };
+  return { records: now, inputs, unready, drift: found, ...mapped(removed) };
 }
 
 /**
