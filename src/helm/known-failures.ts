@@ -16,6 +16,27 @@ export interface KnownFailure {
 
 const KNOWN_FAILURES: readonly KnownFailure[] = [
   {
+    // Helm builds the objects of the release's current record before an upgrade or a rollback;
+    // "no matches for kind ... in version ..." there is the cluster's doing, not the values'.
+    name: 'removed API in the stored record',
+    match: /(?:unable to build kubernetes objects from current release manifest|current release manifest contains removed kubernetes api)/,
+    exitCode: ExitCode.helmFailed,
+    meaning:
+      "The release's stored record names an API version this cluster no longer serves (the cluster was upgraded since it was written); no value is at fault, and every run fails the same way until the record changes.",
+    hint: "The installer maps the removed APIs of its table in the record before helm (README, Removed APIs); this one is not in it (a custom resource whose CRD dropped the version?): rewrite the record with helm mapkubeapis, or serve the version again, then run again.",
+  },
+  {
+    // A rollback builds its target's record the same way ("new release manifest"); an upgrade's
+    // render names such a kind only when its CRD is missing (the installer refuses a removed
+    // built-in version of its table before helm).
+    name: 'kind not served',
+    match: /unable to build kubernetes objects from new release manifest[\s\S]*no matches for kind/,
+    exitCode: ExitCode.helmFailed,
+    meaning:
+      'An object names a kind at an API version this cluster does not serve: for a rollback, the target revision was recorded before the cluster was upgraded; for an install or upgrade, a CRD the chart needs is not installed.',
+    hint: 'For a rollback target recorded on an older cluster: map that revision with helm mapkubeapis (the installer maps the records an upgrade reads, README, Removed APIs). For a missing CRD: install the operator or CRDs the chart needs first, then run again.',
+  },
+  {
     name: 'stale CRD',
     match: /field not declared in schema|strict decoding error: unknown field/,
     exitCode: ExitCode.invalidInput,

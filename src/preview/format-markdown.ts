@@ -1,7 +1,7 @@
 // The plan for a pull request or a support ticket (-o markdown, GitHub-flavoured): a summary
 // table, then each diff collapsed under <details>, so a long plan stays readable in a review.
 import type { PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, decisionLine, objectName, recreateLine, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, decisionLine, objectName, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 export function formatMarkdown(report: PlanReport): string {
   const out = [
@@ -10,6 +10,8 @@ export function formatMarkdown(report: PlanReport): string {
     `**${text(decisionLine(report.decision))}**`,
     '',
   ];
+  const removed = removedApiLines(report.removedApis ?? []);
+  if (removed.length > 0) out.push(text(removed[0]!), '', ...removed.slice(1).map((l) => `- ${text(l)}`), '');
   const crds = (report.crds ?? []).filter((c) => c.action !== 'unchanged' || c.migrate || c.adopt);
   if (crds.length > 0) out.push('CRDs (before helm runs; never deleted):', '', ...crds.map((c) => `- ${text(crdLine(c))}`), '');
   const listed = report.entries.filter((e) => e.action !== 'unchanged');

@@ -1,7 +1,7 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
@@ -24,6 +24,8 @@ export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): b
 export function formatText(report: PlanReport, o: { color: boolean }): string {
   const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
   const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
+  const removed = removedApiLines(report.removedApis ?? []);
+  if (removed.length > 0) lines.push(removed[0]!, ...removed.slice(1).map((l) => `${INDENT}${l}`), '');
   lines.push(...crdLines(report.crds ?? []));
   for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {

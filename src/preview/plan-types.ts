@@ -77,4 +77,17 @@ export interface PlanReport {
   hooks: PlanEntry[];
   /** The chart's CRDs when install would run helm; absent when there are none. */
   crds?: PlanCrd[];
+  /** Objects of the stored record whose apiVersion the cluster no longer serves: install maps them first. */
+  removedApis?: PlanApiMapping[];
+}
+
+/** One object of a stored record at a version the cluster no longer serves, and what install makes it (null: dropped). */
+export interface PlanApiMapping {
+  revision: number;
+  kind: string;
+  namespace?: string;
+  name: string;
+  from: string;
+  to: string | null;
+  removedIn: string;
 }

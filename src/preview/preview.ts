@@ -7,8 +7,10 @@ import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '..
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
+import { mapRemovedApis } from '../drift/map-removed-apis.js';
+import { servedFrom } from '../drift/removed-apis.js';
 import { objectClient } from '../cluster/object-client.js';
-import { checkWithoutCluster } from '../reconcile/checks.js';
+import { checkWithoutCluster, unservedApisCheck } from '../reconcile/checks.js';
 import { decide, everDeployed, type Action, type ReleaseState } from '../reconcile/decide.js';
 import { ignoredFieldPins } from '../reconcile/ignored-fields.js';
 import { runInputs } from '../reconcile/install-inputs.js';
@@ -19,7 +21,7 @@ import { withRenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
 import { planEntries } from './plan-entries.js';
-import type { PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
+import type { PlanApiMapping, PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
 import { markRecreated } from './recreate-entries.js';
 
 export interface PreviewOptions {
@@ -44,13 +46,17 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
   // Without ignore rules the render needs nothing of the release: it runs beside the read.
   const pins = ignoreRules(run).length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
   return withRenderSetup(run, async (plan) => {
-    const [state] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
+    const [state, checked] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
+    // What install would refuse before helm, plan refuses the same way.
+    await unservedApisCheck(checked, discovery);
     const { manifests, output } = await plan.render(namespace);
     const rendered = [...output].join('');
     run.stage('comparing with the cluster');
     const base = lastApplied(state);
-    const lastManifest = base === undefined ? undefined : await revisionManifest(kube, cluster.records, base);
-    const { resources } = await discovery;
+    const { resources, capabilities } = await discovery;
+    // Compared as install will have mapped it: the removed APIs of the record are named apart.
+    const stored = base === undefined ? undefined : await revisionManifest(kube, cluster.records, base);
+    const lastManifest = stored === undefined ? undefined : mapRemovedApis(stored, servedFrom(capabilities.apiVersions)).manifest;
     const client = await objectClient(kube, run.signal);
     const compared = await compareWithLive(kube, client, {
       rendered,
@@ -67,7 +73,8 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
     const crds = runsHooks(decision) ? await planCrdSection(client, manifests, o.crds, { name: release, namespace }) : undefined;
-    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}) };
+    const removedApis = planMappings(state);
+    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}), ...(removedApis.length > 0 ? { removedApis } : {}) };
   }, { pins, apply: applySettings(run) });
 }
 
@@ -76,6 +83,11 @@ function recreated(objects: PlanObjectInput[], r: { lastManifest?: string; rende
   if (!r.recreate || r.lastManifest === undefined) return objects;
   const place = (text: string) => placeObjects(manifestObjects(text), r.resources, { releaseNamespace: r.releaseNamespace, release: r.release });
   return markRecreated(objects, { previous: place(r.lastManifest), next: place(r.rendered) }, r);
+}
+
+/** Pure: the stored records' removed APIs, one row per object. */
+function planMappings(state: ReleaseState): PlanApiMapping[] {
+  return (state.removedApis ?? []).flatMap((r) => r.mappings.map((m) => ({ revision: r.revision, kind: m.kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name, from: m.from, to: m.to, removedIn: m.removedIn })));
 }
 
 /** The revision helm prunes against: the last deployed one (a stuck or failed one is recovered or replaced first). */

@@ -1,5 +1,5 @@
 // What every output format says the same way: the counts, an object's name, the decision.
-import type { PlanAction, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
+import type { PlanAction, PlanApiMapping, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -56,4 +56,16 @@ export function crdLine(c: PlanCrd): string {
 export function recreateLine(r: PlanRecreate): string {
   const how = r.how === 'orphan' ? 'deleted alone (its pods and PVCs stay; the new one adopts them)' : 'deleted with what it owns (PVCs stay)';
   return `recreated before the upgrade: ${r.fields.join(', ')} cannot change; ${how}, then helm creates it`;
+}
+
+/** The stored record's removed APIs, as install maps them before helm: a heading and one line each. */
+export function removedApiLines(mappings: readonly PlanApiMapping[]): string[] {
+  if (mappings.length === 0) return [];
+  return [
+    'Removed APIs in the stored record (the cluster no longer serves them; install rewrites the record first, keeping the original):',
+    ...mappings.map((m) => {
+      const object = `${m.kind}/${m.namespace ? `${m.namespace}/` : ''}${m.name}`;
+      return m.to === null ? `revision ${m.revision}: ${object}: ${m.from} dropped (removed in Kubernetes ${m.removedIn} with no successor)` : `revision ${m.revision}: ${object}: ${m.from} -> ${m.to} (removed in Kubernetes ${m.removedIn})`;
+    }),
+  ];
 }

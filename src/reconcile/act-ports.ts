@@ -16,6 +16,11 @@ import { recordOutcome } from '../run/record.js';
 import type { Narration, Stoppable } from './actions/action.js';
 import { annotateReleaseRecords } from './actions/annotate-records.js';
 import type { CorrectDriftPort } from './actions/correct-drift.js';
+import type { MapApisPort } from './actions/map-apis.js';
+import { restoreCommand, rewriteRecordManifest } from '../cluster/record-rewrite.js';
+import { mapRemovedApis } from '../drift/map-removed-apis.js';
+import { servedFrom } from '../drift/removed-apis.js';
+import type { ApiMapping } from '../drift/map-removed-apis.js';
 import type { RecoverPort } from './actions/recover.js';
 import type { RemediatePort } from './actions/remediate.js';
 import type { RecreatePort } from './actions/recreate-immutable.js';
@@ -40,7 +45,7 @@ export interface UnderLease {
 }
 
 /** Every action's port at once: each action reads only its own part. */
-export type Ports = RecoverPort & CorrectDriftPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
+export type Ports = MapApisPort & RecoverPort & CorrectDriftPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
   const { run, cluster, lease } = c;
@@ -54,7 +59,32 @@ export function actionPorts(c: UnderLease): Ports {
     stopped: () => either().aborted,
     annotateRecords: () => annotateReleaseRecords(run, cluster),
   };
-  return { ...shared, ...recoveryCalls(c, either), ...driftCalls(c), ...upgradeCalls(c, either), ...testCalls(c) };
+  return { ...shared, ...mapCalls(c), ...recoveryCalls(c, either), ...driftCalls(c), ...upgradeCalls(c, either), ...testCalls(c) };
+}
+
+/** map-apis */
+function mapCalls(c: UnderLease): Own<MapApisPort> {
+  const { run, cluster } = c;
+  const { kube, namespace, records } = cluster;
+  return {
+    namespace,
+    mapRecord: async (revision) => {
+      // Discovery as it is now, under the Lease (the run's, or read again if that one was given up).
+      const { capabilities } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+      const served = servedFrom(capabilities.apiVersions);
+      let mappings: ApiMapping[] = [];
+      const { copy } = await rewriteRecordManifest(kube, { namespace, release: run.release, revision }, (manifest) => {
+        const mapped = mapRemovedApis(manifest, served);
+        mappings = mapped.mappings;
+        return mappings.length > 0 ? mapped.manifest : undefined;
+      });
+      // The records' payloads as listed are the unmapped ones: list again, so what reads a
+      // revision's manifest later in the run (drift correction, recreate) reads the mapped one.
+      await records.current();
+      return { mappings, copy };
+    },
+    restoreCommand: (revision) => restoreCommand(namespace, run.release, revision),
+  };
 }
 
 type Own<P> = Omit<P, keyof Narration | keyof Stoppable | 'stopped' | 'annotateRecords'>;

@@ -11,6 +11,7 @@ import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { actionPorts, type Ports, type UnderLease } from './act-ports.js';
 import type { Found } from './actions/action.js';
 import { correctReleaseDrift } from './actions/correct-drift.js';
+import { mapRemovedApis } from './actions/map-apis.js';
 import { recoverRelease } from './actions/recover.js';
 import { recreateImmutable } from './actions/recreate-immutable.js';
 import { remediateTested } from './actions/remediate.js';
@@ -18,7 +19,7 @@ import { testRelease } from './actions/test-release.js';
 import { applyChartCrds, finishChartCrds } from './actions/upgrade-crds.js';
 import { upgradeRelease } from './actions/upgrade.js';
 import { nextStep, type LoopOptions, type ReleaseState, type SoFar, type Step } from './decide.js';
-import { readReleaseState, sameRevisions } from './read-state.js';
+import { readReleaseState, readRemovedApis, sameRevisions } from './read-state.js';
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import { testsFailed } from './report-tests.js';
 
@@ -27,6 +28,7 @@ import { testsFailed } from './report-tests.js';
 export type Actions = { [K in Acting['kind']]: (port: Ports, step: Extract<Step, { kind: K }>) => Promise<Found> };
 
 const ACTIONS: Actions = {
+  'map-apis': mapRemovedApis,
   recover: recoverRelease,
   'correct-drift': correctReleaseDrift,
   crds: applyChartCrds,
@@ -41,11 +43,11 @@ const ACTIONS: Actions = {
 export type Ending = Extract<Step, { kind: 'skip' | 'corrected' | 'upgraded' | 'tests-failed' | 'still-pending' }>;
 type Acting = Exclude<Step, Ending>;
 
-/** More than any path takes (two recoveries, a correction, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
-export const MAX_ROUNDS = 12;
+/** More than any path takes (removed APIs mapped, two recoveries, a correction, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
+export const MAX_ROUNDS = 13;
 
 export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
-  const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state) => end(c, step, state) };
+  const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state, so) => end(c, step, state, so) };
   return reconcile(loop, before);
 }
 
@@ -57,7 +59,7 @@ export interface Loop {
   actions: Actions;
   options: LoopOptions;
   /** Writes the summary and returns the exit code, or throws the run's error. */
-  end(step: Ending, state: ReleaseState): Promise<number>;
+  end(step: Ending, state: ReleaseState, so: SoFar): Promise<number>;
 }
 
 export async function reconcile(l: Loop, before: ReleaseState | undefined): Promise<number> {
@@ -65,7 +67,7 @@ export async function reconcile(l: Loop, before: ReleaseState | undefined): Prom
   let so: SoFar = { recoveries: 0 };
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const step = nextStep(state, so, l.options);
-    if (!(step.kind in l.actions)) return l.end(step as Ending, state);
+    if (!(step.kind in l.actions)) return l.end(step as Ending, state, so);
     const found = await act(l, step as Acting, so);
     so = { ...so, ...found };
     // A recovery changed the release behind the decision: read it again.
@@ -87,16 +89,17 @@ async function act(l: Loop, step: Acting, so: SoFar): Promise<Found> {
   }
 }
 
-async function end(c: UnderLease, step: Ending, state: ReleaseState): Promise<number> {
+async function end(c: UnderLease, step: Ending, state: ReleaseState, so: SoFar): Promise<number> {
+  const mapped = so.mapped ?? [];
   switch (step.kind) {
     case 'skip':
       c.inputs.stop();
-      return reportSkip(c.run, c.cluster, step, c.inputs.recorded());
+      return reportSkip(c.run, c.cluster, step, c.inputs.recorded(), mapped);
     case 'corrected':
-      return reportCorrected(c.run, c.cluster, step.revision, step.corrected);
+      return reportCorrected(c.run, c.cluster, step.revision, step.corrected, mapped);
     case 'upgraded': {
       const drift = step.drift.length > 0 ? step.drift : await driftNamed(c, state);
-      return reportUpgraded(c.run, c.cluster, { everDeployed: step.everDeployed, revision: step.revision, drift, manifests: c.manifests, recreated: step.recreated });
+      return reportUpgraded(c.run, c.cluster, { everDeployed: step.everDeployed, revision: step.revision, drift, manifests: c.manifests, recreated: step.recreated, mapped });
     }
     case 'tests-failed':
       throw testsFailed(c.run, c.cluster, step, c.run.signal.aborted || c.lease.lost.aborted);
@@ -115,8 +118,12 @@ async function readUnderLease(c: UnderLease, known: ReleaseState | undefined): P
   const records = await c.cluster.records.current();
   if (known && sameRevisions(records, known.records)) return known;
   if (records.at(-1)?.status === 'deployed' || records.length === 0) return readReleaseState(c.reader, records);
-  const history = await c.run.helm.history(c.run.release, c.cluster.namespace, undefined, AbortSignal.any([c.run.signal, c.lease.lost]));
-  return { records: history.map((h): RevisionLabels => ({ revision: h.revision, status: h.status, labels: {} })) };
+  const [history, removed] = await Promise.all([
+    c.run.helm.history(c.run.release, c.cluster.namespace, undefined, AbortSignal.any([c.run.signal, c.lease.lost])),
+    // A stuck or failed record is built by helm too (the recovery's rollback, the upgrade).
+    readRemovedApis(c.reader, records),
+  ]);
+  return { records: history.map((h): RevisionLabels => ({ revision: h.revision, status: h.status, labels: {} })), ...(removed.found.length > 0 ? { removedApis: removed.found } : {}) };
 }
 
 /** What the drift check found before the upgrade, when it ran beside it; the upgrade stands either way. */

@@ -13,6 +13,9 @@ import { untilAborted } from '../run/run-control.js';
 import type { ClusterRun } from '../run/run-context.js';
 import { eventNamespace } from '../run/event-place.js';
 import type { InstallRun } from './install-run.js';
+import { InvalidInputError } from '../common/errors.js';
+import { mentionsRemovable, unservedObjects, type ApiMapping } from '../drift/map-removed-apis.js';
+import { servedFrom } from '../drift/removed-apis.js';
 
 /** The render and the registry preflight; returns the rendered chart. */
 export async function checkWithoutCluster(run: InstallRun, plan: RenderSetup, namespace: string | undefined): Promise<string> {
@@ -70,4 +73,34 @@ function warnUnrewrittenHooks(run: InstallRun, plan: RenderSetup): void {
       `helm 3 does not post-render hooks: ${h.image} (${describeOccurrence(h)}) is pulled as it is (--skip-preflight)`,
     );
   }
+}
+
+/**
+ * A new render that names an apiVersion of the removals table that the cluster no longer serves
+ * (an old chart on an upgraded cluster) is bad input: named before helm, with what the cluster
+ * serves instead, exit 3. Helm would fail on it only after taking the release (and, for the
+ * release's current record, say "fix the values"). A cluster whose discovery did not answer is
+ * left to helm.
+ */
+export async function unservedApisCheck(manifests: string, discovery: Promise<ClusterDiscovery>): Promise<void> {
+  if (!mentionsRemovable(manifests)) return;
+  const found = await discovery.then(
+    ({ capabilities }) => ({ capabilities, unserved: unservedObjects(manifests, servedFrom(capabilities.apiVersions)) }),
+    () => undefined,
+  );
+  if (!found || found.unserved.length === 0) return;
+  const { capabilities, unserved } = found;
+  const lines = unserved.map((m) => `  ${unservedLine(m, capabilities.apiVersions)}`);
+  throw new InvalidInputError([`the chart renders APIs this cluster (Kubernetes ${capabilities.kubeVersion}) no longer serves:`, ...lines].join('\n'), {
+    file: unserved[0]!.source,
+    hint: 'The chart was written for an older Kubernetes: install a chart version made for this one (ask the vendor), or set the values that make the chart render the versions named above.',
+  });
+}
+
+/** Pure: one refused object: where, its apiVersion, and the versions of its kind the cluster serves. */
+export function unservedLine(m: ApiMapping, apiVersions: readonly string[]): string {
+  const object = `${m.kind}/${m.namespace ? `${m.namespace}/` : ''}${m.name}${m.source ? ` (${m.source})` : ''}`;
+  const instead = apiVersions.filter((v) => v.endsWith(`/${m.kind}`)).map((v) => v.slice(0, -m.kind.length - 1));
+  const serves = instead.length > 0 ? `the cluster serves ${m.kind} as ${instead.join(', ')}` : `the cluster serves no ${m.kind} (removed with no successor)`;
+  return `${object}: apiVersion ${m.from}, removed in Kubernetes ${m.removedIn}; ${serves}`;
 }

@@ -24,6 +24,7 @@ import type { RevisionLabels } from '../cluster/release-secrets.js';
 import type { Problem } from '../cluster/wait-diagnosis.js';
 import type { CrdOutcome } from '../crds/upgrade-crds.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
+import type { ApiMapping } from '../drift/map-removed-apis.js';
 import type { ImmutableChange } from '../drift/immutable-changes.js';
 import { isPending, type ReleaseStatus as HelmStatus } from '../helm/helm-results.js';
 
@@ -43,6 +44,23 @@ export interface ReleaseState {
   drift?: ObjectDrift[];
   /** With an upgrade ahead: the drift check still running, to name what the upgrade put back. */
   driftNamed?: Promise<ObjectDrift[]>;
+  /**
+   * The records helm reads as the current release that name APIs the cluster no longer serves
+   * (a cluster upgrade since), with what each becomes; the rest of the state is read as the
+   * records will be once mapped.
+   */
+  removedApis?: RecordApis[];
+}
+
+/** One record's objects whose apiVersion the cluster no longer serves. */
+export interface RecordApis {
+  revision: number;
+  mappings: ApiMapping[];
+}
+
+/** What mapping a record did: its mappings, and the Secret that keeps the original. */
+export interface MappedRecord extends RecordApis {
+  copy: string;
 }
 
 export type ReleaseStatus = 'absent' | 'pending' | 'failed' | 'out-of-date' | 'drifted' | 'unhealthy' | 'in-sync';
@@ -116,6 +134,7 @@ export function lastGoodRevision(records: { revision: number; status: string }[]
 //
 // | this run so far                            | next step                                        |
 // | ------------------------------------------ | ------------------------------------------------ |
+// | records name removed APIs, not mapped yet  | map-apis (before anything that runs helm)        |
 // | nothing, or a recovery                     | decide(state) (the table above)                  |
 // | pending again after 2 recoveries           | still-pending (exit 1)                           |
 // | drift corrected, all of it                 | corrected (the summary)                          |
@@ -140,6 +159,8 @@ export type TestsFound = { passed: true; names: string[] } | { passed: false; pr
 export interface SoFar {
   /** Stuck releases recovered (each followed by a fresh read). */
   recoveries: number;
+  /** The records whose removed APIs were mapped (none: nothing to map was left). */
+  mapped?: MappedRecord[];
   correction?: { revision: number; drift: ObjectDrift[]; corrected: ObjectDrift[]; notPutBack: NotPutBack[] };
   /** The CRD step ran; its outcome (none: the render has no CRD) is finished after helm. */
   crds?: { outcome: CrdOutcome | undefined; finished: boolean };
@@ -155,6 +176,7 @@ type Goal = Extract<Action, { kind: 'install' | 'upgrade' }>;
 
 export type Step =
   | Action
+  | { kind: 'map-apis'; records: RecordApis[] }
   | { kind: 'crds'; goal: Goal }
   | { kind: 'recreate'; previous: number }
   | { kind: 'finish-crds'; crds: CrdOutcome }
@@ -176,6 +198,9 @@ const MAX_RECOVERIES = 2;
 
 /** Pure: the next step for the release as read and what this run has done so far. */
 export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {
+  // Every helm step (a recovery's rollback too) builds the current record's objects first.
+  const unmapped = (s.removedApis ?? []).filter((r) => !so.mapped?.some((m) => m.revision === r.revision));
+  if (unmapped.length > 0) return { kind: 'map-apis', records: unmapped };
   const c = so.correction;
   if (c && c.notPutBack.length === 0) return { kind: 'corrected', revision: c.revision, corrected: c.corrected };
   // Some refused (an immutable field): helm's own upgrade is the next way; its failure names them.

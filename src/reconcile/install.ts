@@ -6,14 +6,14 @@
 // release is recovered, then decided again). Failures propagate as typed errors to main.ts,
 // which writes the summary and the exit code; a signal stops the run between stages, or is
 // forwarded to helm.
-import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import { clusterDiscovery, clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace, preloadKubeClient } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { TransientError, UsageError } from '../common/errors.js';
 import type { RunState } from '../run/run-state.js';
 import { actUnderLease } from './act.js';
-import { checkWithoutCluster, rbacCheck } from './checks.js';
+import { checkWithoutCluster, rbacCheck, unservedApisCheck } from './checks.js';
 import { decide, type ReleaseState } from './decide.js';
 import { dryRun } from './dry-run.js';
 import { runInputs } from './install-inputs.js';
@@ -48,7 +48,8 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
     run.stage('reading release state');
     const before = await readBeforeLease(run, reader);
     const first = before && decide(before, o);
-    if (first?.kind === 'skip') {
+    // A record naming removed APIs is mapped under the Lease even when nothing else is to do.
+    if (first?.kind === 'skip' && !before?.removedApis?.length) {
       discovering.stop();
       inputs.stop();
       return reportSkip(run, cluster, first, inputs.recorded());
@@ -60,6 +61,7 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
     const pins = await ignoredFieldPins(run, cluster, before, discovery);
     return await withRenderSetup(run, async (plan) => {
       const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
+      if (discovery) await unservedApisCheck(manifests, discovery);
       const rbac = rbacCheck(run, cluster, discovery);
       // Before the Lease when the cluster answered; else once the Lease has waited for it, and
       // before it creates a namespace: bad input never leaves a namespace behind.
@@ -67,6 +69,7 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
       await run.member?.gate();
       lease = await takeLease(run, cluster, () => rbac(manifests));
       await rbac(manifests);
+      if (!discovery) await unservedApisCheck(manifests, clusterDiscovery(cluster.kube.config));
       return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
     }, { pins, apply: applySettings(run), runsTests: o.test });
   } finally {

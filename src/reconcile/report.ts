@@ -9,13 +9,20 @@ import { successSummary, writeSummary, type SuccessReport } from '../run/report.
 import type { OutcomeReason } from '../run/outcome.js';
 import { recordOutcome } from '../run/record.js';
 import { objectName } from './actions/correct-drift.js';
-import type { Action } from './decide.js';
+import { describeMapping } from '../drift/map-removed-apis.js';
+import type { Action, MappedRecord } from './decide.js';
 import { type InstallRun } from './install-run.js';
 import { chartLabel, type ClusterRun } from '../run/run-context.js';
 
 type Told = { reason: OutcomeReason; note: string };
 
-function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>, told: Told): number {
+function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>, told: Told, mapped: MappedRecord[] = []): number {
+  // The records rewritten before helm: named in the summary and the Event whatever the run did next.
+  const lines = mappedLines(mapped, cluster.namespace);
+  if (lines.length > 0) {
+    r = { ...r, details: [...lines, ...(r.details ?? [])] };
+    told = { ...told, note: `${told.note}; removed APIs mapped in the stored record: ${mappedNote(mapped)}` };
+  }
   const seconds = (Date.now() - run.started) / 1000;
   if (run.member) run.member.outcome = { action: r.action, revision: r.revision, chart: chartLabel(run) };
   const { release, chart, started, state } = run;
@@ -25,28 +32,28 @@ function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'a
 }
 
 /** `recorded`: the digests the decision compared, logged with "unchanged". */
-export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'skip' }>, recorded: Record<string, string>): number {
+export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'skip' }>, recorded: Record<string, string>, mapped: MappedRecord[] = []): number {
   const { release } = run;
   if (action.status === 'drifted') {
     logDrift(run, action.drift, 'drift found (--drift warn: nothing changed)');
     const details = ['drift found, left as it is (--drift warn):', ...describeDrift(action.drift)];
-    return summary(run, cluster, { action: 'unchanged', revision: action.revision, details }, { reason: 'DriftFound', note: `${action.drift.length} object(s) drifted from revision ${action.revision}, left as they are (--drift warn): ${names(action.drift)}` });
+    return summary(run, cluster, { action: 'unchanged', revision: action.revision, details }, { reason: 'DriftFound', note: `${action.drift.length} object(s) drifted from revision ${action.revision}, left as they are (--drift warn): ${names(action.drift)}` }, mapped);
   }
   run.logger.info({ release, namespace: cluster.namespace, revision: action.revision, ...recorded }, `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`);
-  return summary(run, cluster, { action: 'unchanged', revision: action.revision }, { reason: 'Unchanged', note: `revision ${action.revision} is deployed and healthy, chart and values unchanged: nothing to do` });
+  return summary(run, cluster, { action: 'unchanged', revision: action.revision }, { reason: 'Unchanged', note: `revision ${action.revision} is deployed and healthy, chart and values unchanged: nothing to do` }, mapped);
 }
 
-export function reportCorrected(run: InstallRun, cluster: ClusterRun, revision: number, corrected: ObjectDrift[]): number {
+export function reportCorrected(run: InstallRun, cluster: ClusterRun, revision: number, corrected: ObjectDrift[], mapped: MappedRecord[] = []): number {
   logDrift(run, corrected, 'drift corrected');
   run.logger.info({ release: run.release, revision, objects: corrected.length }, `drift corrected: ${corrected.length} object(s) put back as revision ${revision} applied them`);
   const details = ['put back as the release applied them:', ...describeDrift(corrected)];
-  return summary(run, cluster, { action: 'drift corrected in', revision, details }, { reason: 'DriftCorrected', note: `${corrected.length} object(s) put back as revision ${revision} applied them: ${names(corrected)}` });
+  return summary(run, cluster, { action: 'drift corrected in', revision, details }, { reason: 'DriftCorrected', note: `${corrected.length} object(s) put back as revision ${revision} applied them: ${names(corrected)}` }, mapped);
 }
 
 export function reportUpgraded(
   run: InstallRun,
   cluster: ClusterRun,
-  r: { everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; manifests: string; recreated?: ImmutableChange[] },
+  r: { everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; manifests: string; recreated?: ImmutableChange[]; mapped?: MappedRecord[] },
 ): number {
   // Drift in an object the new chart no longer has is not drift: helm prunes the object.
   const drift = stillInChart(r.drift, r.manifests, cluster.namespace);
@@ -61,7 +68,24 @@ export function reportUpgraded(
   const told: Told = r.everDeployed
     ? { reason: 'Upgraded', note: `upgraded to revision ${r.revision} (chart ${chartLabel(run)})${alsoRecreated}${drift.length > 0 ? `; drift taken back: ${names(drift)}` : ''}` }
     : { reason: 'Installed', note: `installed as revision ${r.revision} (chart ${chartLabel(run)})` };
-  return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details }, told);
+  return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details }, told, r.mapped);
+}
+
+/** Pure: the summary's lines for the records mapped (each mapping, and where each original is kept). */
+export function mappedLines(mapped: MappedRecord[], namespace: string): string[] {
+  return mapped
+    .filter((m) => m.mappings.length > 0)
+    .flatMap((m) => [
+      `removed APIs mapped in the stored record of revision ${m.revision} (the cluster no longer serves them; the original is kept in Secret ${namespace}/${m.copy}):`,
+      ...m.mappings.map(describeMapping),
+    ]);
+}
+
+/** Pure: the mappings in one line, for an Event's note. */
+function mappedNote(mapped: MappedRecord[]): string {
+  const all = mapped.flatMap((m) => m.mappings);
+  const shown = all.slice(0, 5).map((m) => `${m.kind}/${m.name} ${m.from} -> ${m.to ?? 'dropped'}`);
+  return all.length > 5 ? `${shown.join(', ')} and ${all.length - 5} more` : shown.join(', ');
 }
 
 /** Helm's failure after a drift correction that failed: the objects and why are named. */

@@ -85,6 +85,28 @@ describe('failures every run repeats: the meaning and the way out, never "fix th
       '--recreate-immutable auto',
     ],
     [
+      // helm 4.1's words, and helm 3.17's on the same record (issue 36).
+      'removed API in the stored record (helm 4)',
+      'Error: UPGRADE FAILED: unable to build kubernetes objects from current release manifest: resource mapping not found for name: "web" namespace: "shop" from "": no matches for kind "PodDisruptionBudget" in version "policy/v1beta1"\nensure CRDs are installed first',
+      ExitCode.helmFailed,
+      'names an API version this cluster no longer serves',
+      'helm mapkubeapis',
+    ],
+    [
+      'removed API in the stored record (helm 3)',
+      'Error: UPGRADE FAILED: current release manifest contains removed kubernetes api(s) for this kubernetes version and it is therefore unable to build the kubernetes objects for performing the diff. error from kubernetes: [resource mapping not found for name: "web" namespace: "" from "": no matches for kind "HorizontalPodAutoscaler" in version "autoscaling/v2beta2"',
+      ExitCode.helmFailed,
+      'no value is at fault',
+      'helm mapkubeapis',
+    ],
+    [
+      'kind not served in a rollback target',
+      'Error: unable to build kubernetes objects from new release manifest: [resource mapping not found for name: "web" namespace: "" from "": no matches for kind "PodDisruptionBudget" in version "policy/v1beta1"\nensure CRDs are installed first]',
+      ExitCode.helmFailed,
+      'the target revision was recorded before the cluster was upgraded',
+      'helm mapkubeapis',
+    ],
+    [
       'release too large',
       'Error: UPGRADE FAILED: create: failed to create: Request entity too large: limit is 3145728',
       ExitCode.invalidInput,

@@ -249,3 +249,27 @@ Changed by kubectl-edit: the install reverts that edit.
     expect(formatMarkdown({ ...report, entries: [], hooks: [odd] })).toContain('<summary>- delete ConfigMap a (hook: &lt;b&gt;&amp;)</summary>');
   });
 });
+
+describe('removed APIs in the stored record', () => {
+  const removedApis = [
+    { revision: 3, kind: 'PodDisruptionBudget', namespace: 'shop', name: 'web', from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' },
+    { revision: 3, kind: 'PodSecurityPolicy', name: 'shop-psp', from: 'policy/v1beta1', to: null, removedIn: '1.25' },
+  ];
+  const withRemoved: PlanReport = { ...report, entries: [], hooks: [], removedApis };
+
+  it('text names each mapping under the decision', () => {
+    expect(formatText(withRemoved, { color: false }).split('\n').slice(0, 6)).toEqual([
+      'Plan for release shop in namespace shop, chart shop-1.2.0',
+      'Would upgrade: the values differ from revision 3',
+      '',
+      'Removed APIs in the stored record (the cluster no longer serves them; install rewrites the record first, keeping the original):',
+      '    revision 3: PodDisruptionBudget/shop/web: policy/v1beta1 -> policy/v1 (removed in Kubernetes 1.25)',
+      '    revision 3: PodSecurityPolicy/shop-psp: policy/v1beta1 dropped (removed in Kubernetes 1.25 with no successor)',
+    ]);
+  });
+
+  it('JSON lists them as removedApis, absent when there are none', () => {
+    expect(JSON.parse(formatJson(withRemoved)).removedApis).toEqual(removedApis);
+    expect(JSON.parse(formatJson(report))).not.toHaveProperty('removedApis');
+  });
+});

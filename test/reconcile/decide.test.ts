@@ -134,7 +134,13 @@ describe('nextStep: the loop, one step per round from the state and what the run
   const failedTests: Extract<TestsFound, { passed: false }> = { passed: false, problems: [{ object: 'Pod/shop-test', reason: 'Error', detail: 'container t exited 3' }], failure: 'pod shop-test failed', timedOut: false };
   const drifted: ReleaseState = { records: deployed, inputs: { equal: true }, unready: [], drift: [changedImage, missingService] };
 
+  const pdb = { kind: 'PodDisruptionBudget', name: 'web', from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' };
+  const stale = [{ revision: 3, mappings: [pdb] }];
   const rows: [string, ReleaseState, SoFar, LoopOptions, Step][] = [
+    ['record names removed APIs: map them before anything, even a skip', { records: deployed, inputs: { equal: true }, unready: [], drift: [], removedApis: stale }, fresh, loop, { kind: 'map-apis', records: stale }],
+    ['record names removed APIs, stuck: map them before the recovery (its rollback builds the record)', { records: [rev(2, 'deployed'), rev(3, 'pending-upgrade')], removedApis: stale }, fresh, loop, { kind: 'map-apis', records: stale }],
+    ['removed APIs mapped: the release table decides (skip)', { records: deployed, inputs: { equal: true }, unready: [], drift: [], removedApis: stale }, { recoveries: 0, mapped: [{ ...stale[0]!, copy: 'c' }] }, loop, { kind: 'skip', status: 'in-sync', revision: 3, drift: [] }],
+    ['removed APIs mapped, inputs changed: crds, then the upgrade', { ...outOfDate, removedApis: stale }, { recoveries: 0, mapped: [{ ...stale[0]!, copy: 'c' }] }, loop, { kind: 'crds', goal: upgradeGoal }],
     ['nothing done yet: the release table decides (skip)', { records: deployed, inputs: { equal: true }, unready: [], drift: [] }, fresh, loop, { kind: 'skip', status: 'in-sync', revision: 3, drift: [] }],
     ['stuck: recover', { records: [rev(2, 'deployed'), rev(3, 'pending-upgrade')] }, fresh, loop, { kind: 'recover', revision: 3, pendingStatus: 'pending-upgrade' }],
     ['stuck again after one recovery: recover again', { records: [rev(3, 'pending-upgrade')] }, { recoveries: 1 }, loop, { kind: 'recover', revision: 3, pendingStatus: 'pending-upgrade' }],
