@@ -37,14 +37,16 @@ export function classifyRefusal(message: string, ctx: RefusalContext): Refusal {
 
 /** `violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set ...), ...` */
 function podSecurity(m: string, ctx: RefusalContext): Refusal | undefined {
-  const found = /violate(?:s)? PodSecurity "([a-z]+)(?::([^"]+))?": (.*)$/.exec(m);
+  const found = /(would violate|violates) PodSecurity "([a-z]+)(?::([^"]+))?": (.*)$/.exec(m);
   if (!found) return undefined;
-  const [, level, version = 'latest', rest] = found;
+  const [, verb, level, version = 'latest', rest] = found;
   const violations = splitTopLevel(rest!).slice(0, 6);
+  // A namespace that only warns (or audits) answers "would violate"; one that enforces refuses.
+  const mode = verb === 'violates' ? 'enforce' : 'warn';
   return {
     kind: 'pod-security',
     wayOut: [
-      `namespace ${ctx.namespace} enforces Pod Security "${level}:${version}" (label pod-security.kubernetes.io/enforce=${level}); the pods must fix:`,
+      `namespace ${ctx.namespace} ${mode === 'enforce' ? 'enforces' : 'warns on'} Pod Security "${level}:${version}" (label pod-security.kubernetes.io/${mode}=${level}); the pods must fix:`,
       ...violations.map((v) => `  - ${v}`),
       'charts set these through values such as podSecurityContext (the pod) and securityContext or containerSecurityContext (each container)',
       `or, where the cluster admin allows it: kubectl label namespace ${ctx.namespace} pod-security.kubernetes.io/enforce=baseline --overwrite`,

@@ -1,0 +1,92 @@
+// Before any change, what the API server already says of the release's pods: the classes the chart
+// names that the cluster lacks (exit 3, listing those it has), and a server-side dry run of each
+// pod template as a Pod in its namespace, which Pod Security, a ResourceQuota, a LimitRange and a
+// ValidatingAdmissionPolicy or webhook judge as they will judge the controllers' creates. A read
+// the installer may not make (RBAC) or a namespace not created yet says nothing: the check is
+// skipped for it, the wait's fail-fast still names the refusal.
+import { apiMessage, apiStatus } from '../cluster/kube-errors.js';
+import { collectionPath, type Obj, type ObjectClient } from '../cluster/object-client.js';
+import { classifyRefusal, type RefusalKind } from '../cluster/refusal-cause.js';
+import type { Logger } from '../common/logger.js';
+import { manifestObjects } from '../drift/manifest-objects.js';
+import { CLASS_KINDS, classReferences, missingClasses, type ClassKind, type MissingClass } from './named-classes.js';
+import { isObj, podTemplates, type PodTemplate } from './pod-templates.js';
+
+export interface PodRefusal {
+  /** `Deployment/web`. */
+  owner: string;
+  /** The API server's words: a refusal (enforced) or a warning (Pod Security's warn mode). */
+  message: string;
+  enforced: boolean;
+  kind: RefusalKind;
+  wayOut: string[];
+}
+
+export interface ClusterFit {
+  missing: MissingClass[];
+  refusals: PodRefusal[];
+}
+
+export async function readClusterFit(client: ObjectClient, manifests: string, namespace: string, logger: Logger): Promise<ClusterFit> {
+  const objects = manifestObjects(manifests);
+  const [missing, refusals] = await Promise.all([readMissingClasses(client, objects, logger), dryRunPods(client, podTemplates(objects), namespace, logger)]);
+  return { missing, refusals };
+}
+
+async function readMissingClasses(client: ObjectClient, objects: Obj[], logger: Logger): Promise<MissingClass[]> {
+  const refs = classReferences(objects);
+  const kinds = [...new Set(refs.map((r) => r.kind))];
+  const existing: Partial<Record<ClassKind, string[]>> = {};
+  await Promise.all(
+    kinds.map(async (kind) => {
+      const k = CLASS_KINDS[kind];
+      try {
+        const list = await client.list(collectionPath(k.apiVersion, { group: '', resource: k.resource, namespaced: false }, undefined), {});
+        existing[kind] = (Array.isArray(list.items) ? list.items : []).filter(isObj).map(className).sort();
+      } catch (error) {
+        logger.debug({ kind, status: apiStatus(error), cause: apiMessage(error) }, 'cannot list the classes: not checked');
+      }
+    }),
+  );
+  const made = new Set(objects.map((o) => `${o.kind}/${String((o.metadata as Obj | undefined)?.name ?? '')}`));
+  return missingClasses(refs, existing, made);
+}
+
+/** `standard (default)` for the cluster's default class. */
+function className(o: Obj): string {
+  const metadata = isObj(o.metadata) ? o.metadata : {};
+  const annotations = isObj(metadata.annotations) ? metadata.annotations : {};
+  const isDefault =
+    annotations['storageclass.kubernetes.io/is-default-class'] === 'true' || annotations['ingressclass.kubernetes.io/is-default-class'] === 'true' || o.globalDefault === true;
+  return `${String(metadata.name)}${isDefault ? ' (default)' : ''}`;
+}
+
+async function dryRunPods(client: ObjectClient, templates: PodTemplate[], releaseNamespace: string, logger: Logger): Promise<PodRefusal[]> {
+  const out = await Promise.all(templates.map((t) => dryRunPod(client, t, t.namespace ?? releaseNamespace, logger)));
+  return out.flat();
+}
+
+async function dryRunPod(client: ObjectClient, t: PodTemplate, namespace: string, logger: Logger): Promise<PodRefusal[]> {
+  const base = t.owner.split('/')[1]!.slice(0, 40).toLowerCase();
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: `${base}-`, namespace, labels: t.metadata.labels, annotations: t.metadata.annotations }, spec: t.spec };
+  try {
+    const { warnings } = await client.createDryRun(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, pod);
+    return warnings.filter((w) => /PodSecurity/.test(w)).map((w) => refusal(t.owner, w, namespace, false));
+  } catch (error) {
+    const message = apiMessage(error);
+    const found = refusal(t.owner, message, namespace, true);
+    // Not a refusal of the pods' own: the namespace not there yet, a ServiceAccount the release
+    // creates, a webhook that cannot take a dry run.
+    if (found.kind === 'other') {
+      logger.debug({ object: t.owner, status: apiStatus(error), cause: message }, 'dry run of the pods said nothing of their admission');
+      return [];
+    }
+    return [found];
+  }
+}
+
+function refusal(owner: string, message: string, namespace: string, enforced: boolean): PodRefusal {
+  const m = message.replace(/\s+/g, ' ').trim();
+  const r = classifyRefusal(m, { namespace });
+  return { owner, message: m.length > 600 ? `${m.slice(0, 597)}...` : m, enforced, kind: r.kind, wayOut: r.wayOut };
+}
