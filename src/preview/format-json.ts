@@ -9,7 +9,11 @@
 //   "objects": [ Object, ... ],   every object of the release, unchanged ones included, in manifest order
 //   "hooks": [ Object, ... ]      the chart's hooks: always "create" (helm re-creates them)
 //   "crds": [ Crd, ... ]          the chart's CRDs, when install would run helm (absent without CRDs)
+//   "refusals": [ Refusal, ... ]  what the API server says of the pods before any change (absent when nothing)
 // }
+// Refusal: { "object": "Deployment/web" | "StorageClass/fast-ssd", "kind": "pod-security" | "resource-quota" |
+//   "limit-range" | "admission-policy" | "admission-webhook" | "missing-class", "blocks": true when install
+//   would stop on it, "message": the API server's words, "wayOut": [lines] }
 // Crd: { "name", "origin": "crds" | "templates", "action": "create" | "update" | "unchanged",
 //   "changes": "versions +v2; storage v1 -> v2; fields +v1: spec.color" (updates),
 //   "migrate": { "storage", "drop": [versions] } (objects rewritten first), "adopt": true (made this release's) }
@@ -23,7 +27,7 @@
 //   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
-import type { PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
+import type { PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
 import { countActions, type ActionCounts } from './summary.js';
 
 export const PLAN_SCHEMA_VERSION = 1;
@@ -52,6 +56,7 @@ export interface PlanJson {
   objects: PlanJsonObject[];
   hooks: PlanJsonObject[];
   crds?: PlanCrd[];
+  refusals?: PlanRefusal[];
 }
 
 export function planJson(report: PlanReport): PlanJson {
@@ -65,6 +70,7 @@ export function planJson(report: PlanReport): PlanJson {
     objects: report.entries.map(jsonObject),
     hooks: report.hooks.map(jsonObject),
     ...(report.crds ? { crds: report.crds } : {}),
+    ...(report.refusals && report.refusals.length > 0 ? { refusals: report.refusals } : {}),
   };
 }
 

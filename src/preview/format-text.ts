@@ -1,6 +1,6 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
-import type { PlanAction, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
+import type { PlanAction, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
 import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
@@ -25,6 +25,7 @@ export function formatText(report: PlanReport, o: { color: boolean }): string {
   const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
   const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
   lines.push(...crdLines(report.crds ?? []));
+  lines.push(...refusalLines(report.refusals ?? []));
   for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');
@@ -44,6 +45,17 @@ function crdLines(crds: readonly PlanCrd[]): string[] {
   for (const c of changing) lines.push(`${INDENT}${crdLine(c)}`);
   const unchanged = crds.length - changing.length;
   return [...lines, ...(unchanged > 0 ? [`${INDENT}${unchanged} unchanged`] : []), ''];
+}
+
+/** What the API server says of the pods before any change, each with its way out. */
+function refusalLines(refusals: readonly PlanRefusal[]): string[] {
+  if (refusals.length === 0) return [];
+  const lines = ['The cluster, asked before any change (server-side dry run of the pods, the classes named):'];
+  for (const r of refusals) {
+    lines.push(`${INDENT}${r.blocks ? 'refused' : 'warning'}: ${r.object}: ${oneLine(r.message)}`);
+    for (const w of r.wayOut) lines.push(`${INDENT}${INDENT}${w}`);
+  }
+  return [...lines, ''];
 }
 
 function entryLines(e: PlanEntry, paint: Paint): string[] {

@@ -77,4 +77,18 @@ export interface PlanReport {
   hooks: PlanEntry[];
   /** The chart's CRDs when install would run helm; absent when there are none. */
   crds?: PlanCrd[];
+  /** What the API server says of the release's pods before any change; absent when nothing. */
+  refusals?: PlanRefusal[];
+}
+
+/** A class the chart names that the cluster lacks, or a dry run of the pods refused or warned about. */
+export interface PlanRefusal {
+  /** `Deployment/web`; for a missing class, the class (`StorageClass/fast-ssd`). */
+  object: string;
+  /** pod-security, resource-quota, limit-range, admission-policy, admission-webhook, missing-class. */
+  kind: string;
+  /** True when install would stop on it (a missing class: exit 3; an enforced refusal: the pods never start). */
+  blocks: boolean;
+  message: string;
+  wayOut: string[];
 }

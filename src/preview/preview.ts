@@ -17,6 +17,7 @@ import { applySettings, chartLabel, ignoreRules, type ClusterRun, type InstallRu
 import { withRenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
+import { planRefusals } from './plan-refusals.js';
 import { planEntries } from './plan-entries.js';
 import type { PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
 import { markRecreated } from './recreate-entries.js';
@@ -65,8 +66,10 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const objects = recreated(compared.objects, { lastManifest, rendered, resources, release, releaseNamespace: namespace, recreate: o.recreateImmutable === 'auto' && everDeployed(state.records) });
     const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
-    const crds = runsHooks(decision) ? await planCrdSection(client, manifests, o.crds, { name: release, namespace }) : undefined;
-    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}) };
+    const [crds, refusals] = runsHooks(decision)
+      ? await Promise.all([planCrdSection(client, manifests, o.crds, { name: release, namespace }), planRefusals(client, manifests, namespace, logger)])
+      : [undefined, []];
+    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}), ...(refusals.length > 0 ? { refusals } : {}) };
   }, { pins, apply: applySettings(run) });
 }
 
