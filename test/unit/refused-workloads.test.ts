@@ -75,3 +75,12 @@ describe('the summary lines of a refusal', () => {
     expect(cleanMessage(`Error creating: a\n  b ${'x'.repeat(700)}`)).toBe(`a b ${'x'.repeat(593)}...`);
   });
 });
+
+describe('parseWarnings', () => {
+  it("reads the API server's Warning header, one or several", async () => {
+    const { parseWarnings } = await import('../../src/cluster/object-client.js');
+    expect(parseWarnings(undefined)).toEqual([]);
+    expect(parseWarnings('299 - "would violate PodSecurity \\"restricted:latest\\": runAsNonRoot != true"')).toEqual(['would violate PodSecurity "restricted:latest": runAsNonRoot != true']);
+    expect(parseWarnings('299 - "first, with a comma", 299 - "second"')).toEqual(['first, with a comma', 'second']);
+  });
+});
