@@ -221,6 +221,26 @@ for (const [major, bin] of [
       });
     }
 
+    it('an upgrade whose new pod the quota refuses: exit 4 within --fail-fast-after, helm rolls the release back to what ran', async () => {
+      const ns = await namespace(`refusedup${major}`);
+      const first = await installer(ns, valuesFile({}), bin);
+      expect(first.exitCode, first.stderr).toBe(0);
+      await applyYaml(stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'one-pod', namespace: ns }, spec: { hard: { pods: '1' } } }), { kubeconfig: kubeconfig() });
+      await waitFor('the quota to count the running pod', async () => (await getJson(['get', 'resourcequota', 'one-pod'], { kubeconfig: kubeconfig(), namespace: ns })).status?.used?.pods === '1', {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      });
+      // New pod labels: a new ReplicaSet, whose first pod (the surge) the quota has no room for.
+      const run = await installer(ns, valuesFile({ podLabels: { tier: 'next' } }), bin);
+      process.stderr.write(`[figure] helm ${major}, upgrade refused by a quota: installer exited ${run.exitCode} after ${run.seconds.toFixed(1)} s (fail-fast ${FAIL_FAST_S} s)\n`);
+      expect(run.exitCode, run.stderr).toBe(4);
+      expect(run.stderr).toMatch(new RegExp(`^cause: upgrade of release ${RELEASE} failed fast: the cluster refused to create the pods of ReplicaSet/${RELEASE}-app-[a-z0-9]+ for ${FAIL_FAST_S}s \\(resource-quota\\)`, 'm'));
+      expect(run.stderr).toMatch(/^ +way out: ResourceQuota one-pod has no room: requested pods=1, used pods=1, hard pods=1$/m);
+      expect((await history(RELEASE, ns, bin)).map((h) => `${h.revision} ${h.status}`)).toEqual(['1 superseded', '2 failed', '3 deployed']);
+      const deployment = await getJson(['get', 'deployment', `${RELEASE}-app`], { kubeconfig: kubeconfig(), namespace: ns });
+      expect(deployment.spec.template.metadata.labels.tier).toBeUndefined();
+    });
+
     it('a StorageClass that does not exist: exit 3 before any change, naming the classes the cluster has; plain helm waits its timeout', async () => {
       const [ns, plainNs] = await Promise.all([namespace(`noclass${major}`), namespace(`plainsc${major}`)]);
       const values = valuesFile({ storageClass: 'no-such-class' });
