@@ -78,7 +78,7 @@ async function fitCheck(run: InstallRun, cluster: ClusterRun, manifests: string)
   ]);
   const fit = await readClusterFit(await objectClient(cluster.kube, run.signal), manifests, cluster.namespace, run.logger);
   for (const r of fit.refusals) {
-    const what = r.enforced ? 'the cluster would refuse the pods of' : 'the cluster warns about the pods of';
+    const what = r.owner.startsWith('ResourceQuota/') ? 'the pods may not fit' : r.enforced ? 'the cluster would refuse the pods of' : 'the cluster warns about the pods of';
     run.logger.warn({ object: r.owner, refusal: r.kind, wayOut: r.wayOut }, `${what} ${r.owner}: ${r.message}`);
   }
   if (fit.missing.length > 0) {

@@ -1,7 +1,8 @@
 // Before any change, what the API server already says of the release's pods: the classes the chart
 // names that the cluster lacks (exit 3, listing those it has), and a server-side dry run of each
 // pod template as a Pod in its namespace, which Pod Security, a ResourceQuota, a LimitRange and a
-// ValidatingAdmissionPolicy or webhook judge as they will judge the controllers' creates. A read
+// ValidatingAdmissionPolicy or webhook judge as they will judge the controllers' creates, and the
+// namespace's ResourceQuotas against all the pods the chart asks for (quota-fit.ts). A read
 // the installer may not make (RBAC) or a namespace not created yet says nothing: the check is
 // skipped for it, the wait's fail-fast still names the refusal.
 import { apiMessage, apiStatus } from '../cluster/kube-errors.js';
@@ -11,6 +12,7 @@ import type { Logger } from '../common/logger.js';
 import { manifestObjects } from '../drift/manifest-objects.js';
 import { CLASS_KINDS, classReferences, missingClasses, type ClassKind, type MissingClass } from './named-classes.js';
 import { isObj, podTemplates, type PodTemplate } from './pod-templates.js';
+import { podDemand, quotaShortfalls } from './quota-fit.js';
 
 export interface PodRefusal {
   /** `Deployment/web`. */
@@ -29,8 +31,35 @@ export interface ClusterFit {
 
 export async function readClusterFit(client: ObjectClient, manifests: string, namespace: string, logger: Logger): Promise<ClusterFit> {
   const objects = manifestObjects(manifests);
-  const [missing, refusals] = await Promise.all([readMissingClasses(client, objects, logger), dryRunPods(client, podTemplates(objects), namespace, logger)]);
-  return { missing, refusals };
+  const [missing, refusals, quotas] = await Promise.all([
+    readMissingClasses(client, objects, logger),
+    dryRunPods(client, podTemplates(objects), namespace, logger),
+    readQuotaFit(client, objects, namespace, logger),
+  ]);
+  return { missing, refusals: [...refusals, ...quotas] };
+}
+
+/** The namespace's quotas the chart's pods do not fit in all (a dry run of one pod sees one pod). */
+async function readQuotaFit(client: ObjectClient, objects: Obj[], namespace: string, logger: Logger): Promise<PodRefusal[]> {
+  const demand = podDemand(objects);
+  if ((demand.get('pods') ?? 0) === 0) return [];
+  let items: Obj[];
+  try {
+    const list = await client.list(`/api/v1/namespaces/${encodeURIComponent(namespace)}/resourcequotas`, {});
+    items = (Array.isArray(list.items) ? list.items : []).filter(isObj);
+  } catch (error) {
+    logger.debug({ status: apiStatus(error), cause: apiMessage(error) }, 'cannot list the ResourceQuotas: not checked');
+    return [];
+  }
+  const strings = (v: unknown): Record<string, string> => (isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x)])) : {});
+  const quotas = items.map((q) => ({ name: String((q.metadata as Obj | undefined)?.name), hard: strings((q.spec as Obj | undefined)?.hard), used: strings((q.status as Obj | undefined)?.used) }));
+  return quotaShortfalls(demand, quotas).map((s) => ({
+    owner: `ResourceQuota/${s.quota}`,
+    message: `the chart's pods need ${s.needs} in all; ResourceQuota ${s.quota} has hard ${s.hard}, used ${s.used}${s.neverFits ? ': they cannot fit even when nothing else uses it' : ' (on an upgrade the release\'s running pods are in used until replaced)'}`,
+    enforced: false,
+    kind: 'resource-quota' as const,
+    wayOut: [`raise it (kubectl -n ${namespace} edit resourcequota ${s.quota}), free room in namespace ${namespace}, or lower the chart's replicas or resources`],
+  }));
 }
 
 async function readMissingClasses(client: ObjectClient, objects: Obj[], logger: Logger): Promise<MissingClass[]> {

@@ -40,6 +40,8 @@ interface Case {
   expected(ns: string): string[];
   /** A dry run of the pods is refused before helm runs. */
   warnedBefore: boolean;
+  /** Another warning logged before helm runs. */
+  alsoWarned?: string;
 }
 
 /** Until a server-side dry run of a pod like the chart's is refused with `words`. */
@@ -76,6 +78,7 @@ const CASES: Case[] = [
     values: {},
     kind: 'resource-quota',
     warnedBefore: true,
+    alsoWarned: "the pods may not fit ResourceQuota/tight: the chart's pods need pods=1 in all; ResourceQuota tight has hard pods=0, used pods=0: they cannot fit even when nothing else uses it",
     async setUp(ns) {
       await applyYaml(stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'tight', namespace: ns }, spec: { hard: { pods: '0' } } }), { kubeconfig: kubeconfig() });
       await refusing(ns, /exceeded quota: tight/);
@@ -215,6 +218,11 @@ for (const [major, bin] of [
           expect(warned).toBeLessThan(helmStarted);
           expect((logs[warned]!.wayOut as string[])[0]).toBe(c.expected(ns)[0]!.replace(/^way out: /, ''));
         } else expect(warned).toBe(-1);
+        if (c.alsoWarned) {
+          const also = logs.findIndex((l) => l.msg === c.alsoWarned);
+          expect(also).toBeGreaterThanOrEqual(0);
+          expect(also).toBeLessThan(helmStarted);
+        }
         // helm was stopped and removed the first install; nothing of it is left.
         expect(await history(RELEASE, ns, bin)).toEqual([]);
         expect((await k(['get', 'deployments,replicasets', '-o', 'name'], ns)).stdout).toBe('');
