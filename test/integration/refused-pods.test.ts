@@ -185,6 +185,26 @@ const logLines = (stdout: string) =>
 
 const lastLine = (s: string) => s.trim().split('\n').at(-1) ?? '';
 
+describe('plan: what the cluster says before any change', () => {
+  it('Pod Security refusing the pods and a StorageClass that does not exist, with the way out; nothing created', async () => {
+    const ns = await namespace('refusedplan');
+    await CASES[0]!.setUp(ns);
+    const values = valuesFile({ storageClass: 'no-such-class' });
+    const r = await timed(process.execPath, [...installerNodeArgs, cliPath, 'plan', '--chart', CHART, '--release', RELEASE, '--namespace', ns, '-f', values, '-o', 'json'], {
+      HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const refusals = JSON.parse(r.stdout).refusals as { object: string; kind: string; blocks: boolean; message: string; wayOut: string[] }[];
+    expect(refusals.map((x) => [x.object, x.kind, x.blocks])).toEqual([
+      ['StorageClass/no-such-class', 'missing-class', true],
+      [`Deployment/${RELEASE}-app`, 'pod-security', true],
+    ]);
+    expect(refusals[1]!.message).toMatch(/^pods "web-app-[a-z0-9]*" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/);
+    expect(refusals[1]!.wayOut[0]).toBe(CASES[0]!.expected(ns)[0]!.replace(/^way out: /, ''));
+    expect((await k(['get', 'all,persistentvolumeclaims', '-o', 'name'], ns)).stdout).toBe('');
+  });
+});
+
 for (const [major, bin] of [
   ['4', helm4],
   ['3', helm3],
