@@ -49,7 +49,7 @@ function podSecurity(m: string, ctx: RefusalContext): Refusal | undefined {
       `namespace ${ctx.namespace} ${mode === 'enforce' ? 'enforces' : 'warns on'} Pod Security "${level}:${version}" (label pod-security.kubernetes.io/${mode}=${level}); the pods must fix:`,
       ...violations.map((v) => `  - ${v}`),
       'charts set these through values such as podSecurityContext (the pod) and securityContext or containerSecurityContext (each container)',
-      `or, where the cluster admin allows it: kubectl label namespace ${ctx.namespace} pod-security.kubernetes.io/enforce=baseline --overwrite`,
+      `or, where the cluster admin allows it: kubectl label namespace ${ctx.namespace} pod-security.kubernetes.io/${mode}=baseline --overwrite`,
     ],
   };
 }
@@ -132,8 +132,12 @@ function scheduler(m: string, ctx: RefusalContext): Refusal | undefined {
       `no node has the labels the pods ask for${selector.length > 0 ? ` (nodeSelector ${selector.join(', ')})` : ' (their node affinity)'}: fix the chart's nodeSelector or affinity values, or label a node (kubectl get nodes --show-labels)`,
     );
   }
-  const taints = [...why.matchAll(/untolerated taint(?:\(s\))? (\{[^}]*\})/g)].map((x) => x[1]!);
-  if (taints.length > 0) out.push(`nodes carry taints the pods do not tolerate (${[...new Set(taints)].join(', ')}): add tolerations in the chart's values, or schedule elsewhere`);
+  // Before Kubernetes 1.33 the scheduler named the taint (`{key: value}`); since, only `taint(s)`.
+  const taints = [...why.matchAll(/untolerated taint(?:\(s\))?(?: (\{[^}]*\}))?/g)].map((x) => x[1]);
+  if (taints.length > 0) {
+    const named = [...new Set(taints.filter((t) => t !== undefined))];
+    out.push(`nodes carry taints the pods do not tolerate${named.length > 0 ? ` (${named.join(', ')})` : ' (kubectl describe nodes | grep Taints)'}: add tolerations in the chart's values, or schedule elsewhere`);
+  }
   const short = [...new Set([...why.matchAll(/Insufficient ([\w./-]*[\w/-])/g)].map((x) => x[1]!))];
   if (short.length > 0) out.push(`no node has room for the pods' requests of ${short.join(', ')}: lower the chart's resources.requests or replicas, or add capacity`);
   if (/unbound immediate PersistentVolumeClaims/.test(why)) {

@@ -1,6 +1,6 @@
 // The kind and way out of each refusal, from the messages the API server and the scheduler gave
-// on the test cluster (copied from a ReplicaSet's ReplicaFailure condition, a Job's FailedCreate
-// Event and a pod's PodScheduled condition).
+// on the test cluster (Kubernetes 1.34: a dry-run pod create refused by Pod Security, a quota and a
+// LimitRange; a pod's PodScheduled condition), and the older scheduler's and webhooks' forms.
 import { describe, expect, it } from 'vitest';
 import { classifyRefusal, splitTopLevel } from '../../src/cluster/refusal-cause.js';
 
@@ -22,6 +22,14 @@ describe('classifyRefusal', () => {
         'or, where the cluster admin allows it: kubectl label namespace shop pod-security.kubernetes.io/enforce=baseline --overwrite',
       ],
     });
+  });
+  it('Pod Security in a namespace that only warns (a dry run\'s Warning header): the warn label', () => {
+    const m =
+      'would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "app" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")';
+    const r = classifyRefusal(m, ns);
+    expect(r.kind).toBe('pod-security');
+    expect(r.wayOut[0]).toBe('namespace shop warns on Pod Security "restricted:latest" (label pod-security.kubernetes.io/warn=restricted); the pods must fix:');
+    expect(r.wayOut.at(-1)).toBe('or, where the cluster admin allows it: kubectl label namespace shop pod-security.kubernetes.io/warn=baseline --overwrite');
   });
   it('Pod Security baseline: host namespaces and privileged', () => {
     const m = 'pods "db-0" is forbidden: violates PodSecurity "baseline:v1.30": host namespaces (hostNetwork=true), privileged (container "db" must not set securityContext.privileged=true)';
@@ -96,6 +104,12 @@ describe('classifyRefusal', () => {
         "nodes carry taints the pods do not tolerate ({helm-installer.test/real-node: true}): add tolerations in the chart's values, or schedule elsewhere",
       ],
     });
+    // What the scheduler of Kubernetes 1.34 said on the test cluster (the real node is tainted).
+    const now = "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    expect(classifyRefusal(now, { namespace: 'shop', nodeSelector: { zone: 'nowhere' } }).wayOut).toEqual([
+      "no node has the labels the pods ask for (nodeSelector zone=nowhere): fix the chart's nodeSelector or affinity values, or label a node (kubectl get nodes --show-labels)",
+      "nodes carry taints the pods do not tolerate (kubectl describe nodes | grep Taints): add tolerations in the chart's values, or schedule elsewhere",
+    ]);
     expect(classifyRefusal('0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.', ns).wayOut).toEqual([
       "no node has room for the pods' requests of cpu, memory: lower the chart's resources.requests or replicas, or add capacity",
     ]);
