@@ -97,7 +97,10 @@ async function dryRunPods(client: ObjectClient, templates: PodTemplate[], releas
 
 async function dryRunPod(client: ObjectClient, t: PodTemplate, namespace: string, logger: Logger): Promise<PodRefusal[]> {
   const base = t.owner.split('/')[1]!.slice(0, 40).toLowerCase();
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: `${base}-`, namespace, labels: t.metadata.labels, annotations: t.metadata.annotations }, spec: t.spec };
+  // The namespace's default ServiceAccount: the chart's own is not there before a first install,
+  // and the ServiceAccount admission would refuse the pod before Pod Security or a policy judged it.
+  const { serviceAccountName: _name, serviceAccount: _legacy, ...spec } = t.spec;
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: `${base}-`, namespace, labels: t.metadata.labels, annotations: t.metadata.annotations }, spec };
   try {
     const { warnings } = await client.createDryRun(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, pod);
     return warnings.filter((w) => /PodSecurity/.test(w)).map((w) => refusal(t.owner, w, namespace, false));
