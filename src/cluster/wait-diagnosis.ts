@@ -6,7 +6,7 @@
 // and for the failure summary (each unready object, its reason, its latest Event, a crashing
 // container's last log lines, the way out of a refusal). Pure classification; the reads are a few
 // list calls per round.
-import type { CoreV1Event, V1DaemonSet, V1Deployment, V1Job, V1LabelSelector, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { CoreV1Event, V1DaemonSet, V1Deployment, V1Job, V1LabelSelector, V1Pod, V1ReplicaSet, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from '../common/logger.js';
 import type { KubeClients } from './kube-client.js';
 import { withCallTimeout } from './kube-errors.js';
@@ -171,8 +171,9 @@ export async function readProblems(
       apps.listNamespacedDaemonSet({ namespace }),
       batch.listNamespacedJob({ namespace }),
       core.listNamespacedPod({ namespace }),
-      apps.listNamespacedReplicaSet({ namespace }),
-      // Events are optional reading (RBAC may not grant them): without them only ReplicaSets say.
+      // ReplicaSets and Events are optional reading (a Role may not grant them): without them the
+      // pods still say what they say; only the refusals before any pod exists go unseen.
+      apps.listNamespacedReplicaSet({ namespace }).catch(() => ({ items: [] as V1ReplicaSet[] })),
       core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedCreate' }).catch(() => ({ items: [] as CoreV1Event[] })),
     ]),
   );
