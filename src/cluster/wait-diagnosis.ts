@@ -223,7 +223,8 @@ export async function readProblems(
   if (o.withEvents && problems.length > 0) {
     const events = await withCallTimeout(core.listNamespacedEvent({ namespace })).catch(() => undefined);
     const latest = latestEvents(events?.items ?? []);
-    for (const p of problems) p.event = latest.get(p.object);
+    // A refusal's Event repeats the message it already carries.
+    for (const p of problems) if (p.reason !== 'FailedCreate') p.event = latest.get(p.object);
   }
   if (o.withLogs) {
     for (const p of problems.filter((x) => x.object.startsWith('Pod/') && x.container && !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason))) {
