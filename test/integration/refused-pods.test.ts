@@ -3,7 +3,7 @@
 // `restricted` enforced, a ResourceQuota with no room, a LimitRange the pods exceed, a
 // ValidatingAdmissionPolicy that denies them and a nodeSelector no node has each stop the install
 // within --fail-fast-after (exit 4) with the cluster's words and the way out, the first install
-// removed; the refusals the API server gives a dry run are warned about before helm runs; a
+// removed (a StatefulSet's refusal read from its FailedCreate Event; an upgrade rolled back); the refusals the API server gives a dry run are warned about before helm runs; a
 // StorageClass that does not exist stops it before any change (exit 3), naming the classes the
 // cluster has. Plain helm waits for its whole --timeout; both times are printed, never asserted.
 import { writeFileSync } from 'node:fs';
@@ -267,6 +267,20 @@ for (const [major, bin] of [
       expect((await history(RELEASE, ns, bin)).map((h) => `${h.revision} ${h.status}`)).toEqual(['1 superseded', '2 failed', '3 deployed']);
       const deployment = await getJson(['get', 'deployment', `${RELEASE}-app`], { kubeconfig: kubeconfig(), namespace: ns });
       expect(deployment.spec.template.metadata.labels.tier).toBeUndefined();
+    });
+
+    it('a StatefulSet under Pod Security restricted: named from its FailedCreate Event within --fail-fast-after (exit 4), the first install removed', async () => {
+      const ns = await namespace(`refusedsts${major}`);
+      await CASES[0]!.setUp(ns);
+      const run = await installer(ns, valuesFile({ workload: 'StatefulSet' }), bin);
+      process.stderr.write(`[figure] helm ${major}, a StatefulSet under Pod Security: installer exited ${run.exitCode} after ${run.seconds.toFixed(1)} s (fail-fast ${FAIL_FAST_S} s)\n`);
+      expect(run.exitCode, run.stderr).toBe(4);
+      expect(run.stderr).toMatch(new RegExp(`^cause: install of release ${RELEASE} failed fast: the cluster refused to create the pods of StatefulSet/${RELEASE}-app for ${FAIL_FAST_S}s \\(pod-security\\), which waiting does not fix$`, 'm'));
+      // The StatefulSet controller's wrapping (`create Pod ... failed error: `) taken off.
+      expect(run.stderr).toContain(`\nStatefulSet/${RELEASE}-app: FailedCreate: pods "${RELEASE}-app-0" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`);
+      for (const line of CASES[0]!.expected(ns)) expect(run.stderr).toMatch(new RegExp(`^ +${escape(line)}$`, 'm'));
+      expect(await history(RELEASE, ns, bin)).toEqual([]);
+      expect((await k(['get', 'statefulsets', '-o', 'name'], ns)).stdout).toBe('');
     });
 
     it('a StorageClass that does not exist: exit 3 before any change, naming the classes the cluster has; plain helm waits its timeout', async () => {
