@@ -89,3 +89,18 @@ export function cleanMessage(message: string): string {
     .replace(/^create Pod \S+ in StatefulSet \S+ failed error: /, '');
   return m.length > 600 ? `${m.slice(0, 597)}...` : m;
 }
+
+/**
+ * Pure: the unschedulable pods a cluster autoscaler is adding a node for (its TriggeredScaleUp
+ * Event on the pod, in the last 10 minutes) wait for that node, not for someone's change: their
+ * reason becomes ScalingUp, which fail-fast does not stop on (--timeout still bounds the wait).
+ */
+export function markScalingUp<P extends { object: string; reason: string; detail: string }>(problems: P[], events: CoreV1Event[], now: number): P[] {
+  const at = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
+  const scaling = new Map<string, CoreV1Event>();
+  for (const e of events) if (e.reason === 'TriggeredScaleUp' && now - at(e) <= 600_000) scaling.set(`${e.involvedObject?.kind}/${e.involvedObject?.name}`, e);
+  return problems.map((p) => {
+    const e = p.reason === 'Unschedulable' ? scaling.get(p.object) : undefined;
+    return e ? { ...p, reason: 'ScalingUp', detail: `the cluster autoscaler is adding a node (${cleanMessage(e.message ?? '')}); the scheduler said: ${p.detail}` } : p;
+  });
+}

@@ -11,7 +11,7 @@ import type { Logger } from '../common/logger.js';
 import type { KubeClients } from './kube-client.js';
 import { withCallTimeout } from './kube-errors.js';
 import { classifyRefusal, type RefusalKind } from './refusal-cause.js';
-import { refusedWorkloads } from './refused-workloads.js';
+import { markScalingUp, refusedWorkloads } from './refused-workloads.js';
 import { ownedByRelease } from './workload-health.js';
 
 /**
@@ -187,7 +187,7 @@ export async function readProblems(
   const releaseJobs = jobs.items.filter(ours);
   found.objects = selectors.length + releaseJobs.length;
   const jobNames = new Set(releaseJobs.map((j) => j.metadata?.name));
-  const problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
+  let problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
   const failedJobs = new Set(problems.map((p) => p.object.slice('Job/'.length)));
   const mine = <T extends V1StatefulSet | V1DaemonSet | V1Deployment>(items: T[]) => items.filter((w) => ownedByRelease(w, s.release, namespace));
   problems.push(
@@ -219,6 +219,10 @@ export async function readProblems(
     const owner = pod.metadata?.ownerReferences?.find((r) => r.kind === 'Job')?.name ?? '';
     const p = podProblem(pod);
     if (p && (p.reason !== 'NotReady' || failedJobs.has(owner))) problems.push(p);
+  }
+  if (problems.some((p) => p.reason === 'Unschedulable')) {
+    const scaling = await withCallTimeout(core.listNamespacedEvent({ namespace, fieldSelector: 'reason=TriggeredScaleUp' })).catch(() => ({ items: [] as CoreV1Event[] }));
+    problems = markScalingUp(problems, scaling.items, Date.now());
   }
   if (o.withEvents && problems.length > 0) {
     const events = await withCallTimeout(core.listNamespacedEvent({ namespace })).catch(() => undefined);

@@ -84,3 +84,18 @@ describe('parseWarnings', () => {
     expect(parseWarnings('299 - "first, with a comma", 299 - "second"')).toEqual(['first, with a comma', 'second']);
   });
 });
+
+describe('markScalingUp', () => {
+  it('an unschedulable pod a cluster autoscaler is adding a node for waits for it (ScalingUp); others and old Events do not', async () => {
+    const { markScalingUp } = await import('../../src/cluster/refused-workloads.js');
+    const now = Date.parse('2026-11-28T10:20:00Z');
+    const unsched = (name: string) => ({ object: `Pod/${name}`, reason: 'Unschedulable', detail: '0/3 nodes are available: 3 Insufficient cpu.' });
+    const scaleUp = (name: string, at: string) =>
+      ({ reason: 'TriggeredScaleUp', involvedObject: { kind: 'Pod', name }, message: 'pod triggered scale-up: [{pool-a 3->4 (max: 10)}]', lastTimestamp: new Date(at) }) as never;
+    expect(markScalingUp([unsched('a'), unsched('b'), unsched('c')], [scaleUp('a', '2026-11-28T10:19:00Z'), scaleUp('b', '2026-11-28T10:05:00Z')], now)).toEqual([
+      { object: 'Pod/a', reason: 'ScalingUp', detail: 'the cluster autoscaler is adding a node (pod triggered scale-up: [{pool-a 3->4 (max: 10)}]); the scheduler said: 0/3 nodes are available: 3 Insufficient cpu.' },
+      unsched('b'),
+      unsched('c'),
+    ]);
+  });
+});
