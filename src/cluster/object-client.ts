@@ -26,6 +26,12 @@ export interface ObjectClient {
   delete(path: string, propagationPolicy: PropagationPolicy, uid?: string): Promise<boolean>;
   /** A server-side apply that takes over conflicting fields (force), as helm's own upgrades should. */
   apply(path: string, body: Obj, o: ApplyOptions): Promise<Obj>;
+  /**
+   * A create (POST) of `body` into the collection at `path`, as a dry run: the created object and
+   * the API server's warnings (Pod Security's `would violate PodSecurity ...` in a namespace that
+   * only warns), or an ObjectApiError carrying the refusal.
+   */
+  createDryRun(path: string, body: Obj): Promise<{ object: Obj; warnings: string[] }>;
   /** A JSON patch (RFC 6902): values set at exact paths, list items by index. */
   jsonPatch(path: string, ops: JsonPatchOp[], fieldManager: string): Promise<Obj>;
   /** A JSON merge patch (RFC 7386): maps merged, a null removes the key. */
@@ -59,19 +65,19 @@ export function objectPath(apiVersion: string, info: ResourceInfo, name: string,
 }
 
 /** The REST path of a kind's objects in a namespace (or the cluster): `/apis/apps/v1/namespaces/ns/deployments`. */
-function collectionPath(apiVersion: string, info: ResourceInfo, namespace: string | undefined): string {
+export function collectionPath(apiVersion: string, info: ResourceInfo, namespace: string | undefined): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
   const scope = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   return `${base}${scope}/${info.resource}`;
 }
 
-type Method = 'GET' | 'PATCH' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
   class RawApi extends k8s.KubernetesObjectApi {
-    async send(method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string }> {
+    async send(method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string; warning?: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
       context.setHeaderParam('Accept', 'application/json');
       for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
@@ -82,15 +88,16 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       if (signal) context.setSignal(signal);
       for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default]) await auth?.applySecurityAuthentication(context);
       const response = await this.configuration.httpApi.send(context).toPromise();
-      return { status: response.httpStatusCode, text: await response.body.text() };
+      return { status: response.httpStatusCode, text: await response.body.text(), warning: response.headers.warning };
     }
   }
   const api = kube.config.makeApiClient(RawApi);
-  const call = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
+  const send = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
     const r = await withCallTimeout(api.send(method, path, query, body));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
-    return JSON.parse(r.text) as Obj;
+    return { object: JSON.parse(r.text) as Obj, warnings: parseWarnings(r.warning) };
   };
+  const call = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => (await send(method, path, query, body)).object;
   return {
     async get(path) {
       try {
@@ -113,8 +120,18 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     },
     apply: (path, body, o) =>
       call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
+    createDryRun: (path, body) => send('POST', path, { dryRun: 'All' }, { type: 'application/json', text: JSON.stringify(body) }),
     jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
     mergePatch: (path, patch, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/merge-patch+json', text: JSON.stringify(patch) }),
     update: (path, body, fieldManager) => call('PUT', path, { fieldManager }, { type: 'application/json', text: JSON.stringify(body) }),
   };
+}
+
+/**
+ * Pure: the texts of a Warning header (RFC 7234: `299 - "text"`, several joined with commas when
+ * the transport folds them into one value).
+ */
+export function parseWarnings(header: string | undefined): string[] {
+  if (!header) return [];
+  return [...header.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, '$1'));
 }

@@ -1,17 +1,24 @@
 // What helm is waiting for, and why it is not ready: the release's pods (through the selectors of
 // its Deployments, StatefulSets, DaemonSets and hook Jobs) read while helm waits, for progress
 // lines at intervals, for failing fast when a pod stays in a state that waiting cannot fix
-// (ErrImagePull, ImagePullBackOff, CrashLoopBackOff), and for the failure summary (each unready
-// object, its reason, its latest Event, a crashing container's last log lines). Pure
-// classification; the reads are a few list calls per round.
-import type { CoreV1Event, V1Job, V1LabelSelector, V1Pod } from '@kubernetes/client-node';
+// (ErrImagePull, ImagePullBackOff, CrashLoopBackOff, Unschedulable) or the cluster refuses to
+// create the pods at all (FailedCreate: Pod Security, a quota, a LimitRange, an admission policy),
+// and for the failure summary (each unready object, its reason, its latest Event, a crashing
+// container's last log lines, the way out of a refusal). Pure classification; the reads are a few
+// list calls per round.
+import type { CoreV1Event, V1DaemonSet, V1Deployment, V1Job, V1LabelSelector, V1Pod, V1ReplicaSet, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeClients } from './kube-client.js';
 import { withCallTimeout } from './kube-errors.js';
+import { classifyRefusal, type RefusalKind } from './refusal-cause.js';
+import { markScalingUp, refusedWorkloads } from './refused-workloads.js';
 import { ownedByRelease } from './workload-health.js';
 
-/** Waiting reasons that more waiting does not fix. */
-const HOPELESS_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError']);
+/**
+ * Waiting reasons that more waiting does not fix. A pod no node can take (Unschedulable) and pods
+ * the cluster refuses to create (FailedCreate) wait for a change someone has to make too.
+ */
+const HOPELESS_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'Unschedulable', 'FailedCreate']);
 
 export interface Problem {
   /** `Pod/name` or `Job/name`. */
@@ -26,6 +33,9 @@ export interface Problem {
   /** The latest Event on the object, `Reason: message`. */
   event?: string;
   logTail?: string[];
+  /** A refusal's kind and the way out, one short line each (classifyRefusal). */
+  refusal?: RefusalKind;
+  wayOut?: string[];
 }
 
 /** Pure: why one pod is not ready, or undefined when it is ready or done. */
@@ -60,7 +70,12 @@ function podProblemNow(pod: V1Pod): Problem | undefined {
     }
   }
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-  if (scheduled?.status === 'False') return { object, reason: scheduled.reason ?? 'Unschedulable', detail: oneLine(scheduled.message ?? 'not scheduled') };
+  if (scheduled?.status === 'False') {
+    const detail = oneLine(scheduled.message ?? 'not scheduled', 600);
+    if (scheduled.reason !== 'Unschedulable') return { object, reason: scheduled.reason ?? 'Unschedulable', detail };
+    const r = classifyRefusal(detail, { namespace: pod.metadata?.namespace ?? '', nodeSelector: pod.spec?.nodeSelector });
+    return { object, reason: 'Unschedulable', detail, refusal: r.kind, wayOut: r.wayOut };
+  }
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   if (pod.status?.phase === 'Failed') return { object, reason: pod.status.reason ?? 'Failed', detail: oneLine(pod.status.message ?? 'pod failed') };
   if (ready?.status !== 'True') return { object, reason: 'NotReady', detail: oneLine(ready?.message ?? `phase ${pod.status?.phase ?? 'unknown'}`) };
@@ -91,6 +106,7 @@ export function describeProblems(problems: Problem[], max = 8): string[] {
   for (const p of problems.slice(0, max)) {
     lines.push(`${p.object}: ${p.reason}: ${p.detail}`);
     if (p.event) lines.push(`  last event: ${p.event}`);
+    for (const [i, l] of (p.wayOut ?? []).entries()) lines.push(`  ${i === 0 ? 'way out: ' : '  '}${l}`);
     for (const l of p.logTail ?? []) lines.push(`  | ${l}`);
   }
   if (problems.length > max) lines.push(`... and ${problems.length - max} more not ready`);
@@ -148,13 +164,17 @@ export async function readProblems(
 ): Promise<Problem[]> {
   const { apps, batch, core } = s.kube;
   const namespace = s.namespace;
-  const [deployments, statefulSets, daemonSets, jobs, pods] = await withCallTimeout(
+  const [deployments, statefulSets, daemonSets, jobs, pods, replicaSets, failedCreates] = await withCallTimeout(
     Promise.all([
       apps.listNamespacedDeployment({ namespace }),
       apps.listNamespacedStatefulSet({ namespace }),
       apps.listNamespacedDaemonSet({ namespace }),
       batch.listNamespacedJob({ namespace }),
       core.listNamespacedPod({ namespace }),
+      // ReplicaSets and Events are optional reading (a Role may not grant them): without them the
+      // pods still say what they say; only the refusals before any pod exists go unseen.
+      apps.listNamespacedReplicaSet({ namespace }).catch(() => ({ items: [] as V1ReplicaSet[] })),
+      core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedCreate' }).catch(() => ({ items: [] as CoreV1Event[] })),
     ]),
   );
   const selectors: V1LabelSelector[] = [];
@@ -167,8 +187,21 @@ export async function readProblems(
   const releaseJobs = jobs.items.filter(ours);
   found.objects = selectors.length + releaseJobs.length;
   const jobNames = new Set(releaseJobs.map((j) => j.metadata?.name));
-  const problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
+  let problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
   const failedJobs = new Set(problems.map((p) => p.object.slice('Job/'.length)));
+  const mine = <T extends V1StatefulSet | V1DaemonSet | V1Deployment>(items: T[]) => items.filter((w) => ownedByRelease(w, s.release, namespace));
+  problems.push(
+    ...refusedWorkloads({
+      namespace,
+      deployments: new Set(mine(deployments.items).map((d) => d.metadata?.name ?? '')),
+      replicaSets: replicaSets.items,
+      statefulSets: mine(statefulSets.items),
+      daemonSets: mine(daemonSets.items),
+      jobs: releaseJobs.filter((j) => !failedJobs.has(j.metadata?.name ?? '')),
+      events: failedCreates.items,
+      since: s.since - 5000,
+    }),
+  );
   const jobPods: V1Pod[] = [];
   for (const pod of pods.items) {
     const owner = pod.metadata?.ownerReferences?.find((r) => r.kind === 'Job')?.name;
@@ -187,10 +220,15 @@ export async function readProblems(
     const p = podProblem(pod);
     if (p && (p.reason !== 'NotReady' || failedJobs.has(owner))) problems.push(p);
   }
+  if (problems.some((p) => p.reason === 'Unschedulable')) {
+    const scaling = await withCallTimeout(core.listNamespacedEvent({ namespace, fieldSelector: 'reason=TriggeredScaleUp' })).catch(() => ({ items: [] as CoreV1Event[] }));
+    problems = markScalingUp(problems, scaling.items, Date.now());
+  }
   if (o.withEvents && problems.length > 0) {
     const events = await withCallTimeout(core.listNamespacedEvent({ namespace })).catch(() => undefined);
     const latest = latestEvents(events?.items ?? []);
-    for (const p of problems) p.event = latest.get(p.object);
+    // A refusal's Event repeats the message it already carries.
+    for (const p of problems) if (p.reason !== 'FailedCreate') p.event = latest.get(p.object);
   }
   if (o.withLogs) {
     for (const p of problems.filter((x) => x.object.startsWith('Pod/') && x.container && !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason))) {
@@ -332,7 +370,7 @@ export function nextPollDelay(pollMs: number, lastReadMs: number): number {
   return Math.max(pollMs, Math.min(30_000, lastReadMs * 10));
 }
 
-function oneLine(s: string): string {
+function oneLine(s: string, max = 240): string {
   const l = s.replace(/\s+/g, ' ').trim();
-  return l.length > 240 ? `${l.slice(0, 237)}...` : l;
+  return l.length > max ? `${l.slice(0, max - 3)}...` : l;
 }

@@ -12,7 +12,11 @@
 //   "removedApis": [ { "revision", "kind", "namespace"?, "name", "from", "to" (null: dropped), "removedIn" } ]
 //                                 objects of the stored record at versions the cluster no longer serves,
 //                                 which install maps first (absent when there are none)
+//   "refusals": [ Refusal, ... ]  what the API server says of the pods before any change (absent when nothing)
 // }
+// Refusal: { "object": "Deployment/web" | "StorageClass/fast-ssd", "kind": "pod-security" | "resource-quota" |
+//   "limit-range" | "admission-policy" | "admission-webhook" | "missing-class", "blocks": true when install
+//   would stop on it, "message": the API server's words, "wayOut": [lines] }
 // Crd: { "name", "origin": "crds" | "templates", "action": "create" | "update" | "unchanged",
 //   "changes": "versions +v2; storage v1 -> v2; fields +v1: spec.color" (updates),
 //   "migrate": { "storage", "drop": [versions] } (objects rewritten first), "adopt": true (made this release's) }
@@ -26,7 +30,7 @@
 //   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
-import type { PlanApiMapping, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
+import type { PlanApiMapping, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
 import { countActions, type ActionCounts } from './summary.js';
 
 const PLAN_SCHEMA_VERSION = 1;
@@ -56,6 +60,7 @@ export interface PlanJson {
   hooks: PlanJsonObject[];
   crds?: PlanCrd[];
   removedApis?: PlanApiMapping[];
+  refusals?: PlanRefusal[];
 }
 
 export function planJson(report: PlanReport): PlanJson {
@@ -70,6 +75,7 @@ export function planJson(report: PlanReport): PlanJson {
     hooks: report.hooks.map(jsonObject),
     ...(report.crds ? { crds: report.crds } : {}),
     ...(report.removedApis?.length ? { removedApis: report.removedApis } : {}),
+    ...(report.refusals && report.refusals.length > 0 ? { refusals: report.refusals } : {}),
   };
 }
 

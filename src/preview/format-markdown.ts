@@ -14,6 +14,12 @@ export function formatMarkdown(report: PlanReport): string {
   if (removed.length > 0) out.push(text(removed[0]!), '', ...removed.slice(1).map((l) => `- ${text(l)}`), '');
   const crds = (report.crds ?? []).filter((c) => c.action !== 'unchanged' || c.migrate || c.adopt);
   if (crds.length > 0) out.push('CRDs (before helm runs; never deleted):', '', ...crds.map((c) => `- ${text(crdLine(c))}`), '');
+  const refusals = report.refusals ?? [];
+  if (refusals.length > 0) {
+    out.push('The cluster, asked before any change (server-side dry run of the pods, the classes named):', '');
+    for (const r of refusals) out.push(`- **${r.blocks ? 'refused' : 'warning'}** ${text(r.object)}: ${text(r.message)}`, ...r.wayOut.map((w) => `  - ${text(w.trim())}`));
+    out.push('');
+  }
   const listed = report.entries.filter((e) => e.action !== 'unchanged');
   if (listed.length > 0) out.push(...table(['action', 'kind', 'namespace', 'name', 'fields'], listed.map(objectRow)), '');
   const unchanged = countActions(report.entries).unchanged;

@@ -1,6 +1,6 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
-import type { PlanAction, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
+import type { PlanAction, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
 import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
@@ -27,6 +27,7 @@ export function formatText(report: PlanReport, o: { color: boolean }): string {
   const removed = removedApiLines(report.removedApis ?? []);
   if (removed.length > 0) lines.push(removed[0]!, ...removed.slice(1).map((l) => `${INDENT}${l}`), '');
   lines.push(...crdLines(report.crds ?? []));
+  lines.push(...refusalLines(report.refusals ?? []));
   for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');
@@ -46,6 +47,17 @@ function crdLines(crds: readonly PlanCrd[]): string[] {
   for (const c of changing) lines.push(`${INDENT}${crdLine(c)}`);
   const unchanged = crds.length - changing.length;
   return [...lines, ...(unchanged > 0 ? [`${INDENT}${unchanged} unchanged`] : []), ''];
+}
+
+/** What the API server says of the pods before any change, each with its way out. */
+function refusalLines(refusals: readonly PlanRefusal[]): string[] {
+  if (refusals.length === 0) return [];
+  const lines = ['The cluster, asked before any change (server-side dry run of the pods, the classes named):'];
+  for (const r of refusals) {
+    lines.push(`${INDENT}${r.blocks ? 'refused' : 'warning'}: ${r.object}: ${oneLine(r.message)}`);
+    for (const w of r.wayOut) lines.push(`${INDENT}${INDENT}${w}`);
+  }
+  return [...lines, ''];
 }
 
 function entryLines(e: PlanEntry, paint: Paint): string[] {

@@ -79,6 +79,8 @@ export interface PlanReport {
   crds?: PlanCrd[];
   /** Objects of the stored record whose apiVersion the cluster no longer serves: install maps them first. */
   removedApis?: PlanApiMapping[];
+  /** What the API server says of the release's pods before any change; absent when nothing. */
+  refusals?: PlanRefusal[];
 }
 
 /** One object of a stored record at a version the cluster no longer serves, and what install makes it (null: dropped). */
@@ -90,4 +92,16 @@ export interface PlanApiMapping {
   from: string;
   to: string | null;
   removedIn: string;
+}
+
+/** A class the chart names that the cluster lacks, or a dry run of the pods refused or warned about. */
+export interface PlanRefusal {
+  /** `Deployment/web`; for a missing class, the class (`StorageClass/fast-ssd`). */
+  object: string;
+  /** pod-security, resource-quota, limit-range, admission-policy, admission-webhook, missing-class. */
+  kind: string;
+  /** True when install would stop on it (a missing class: exit 3; an enforced refusal: the pods never start). */
+  blocks: boolean;
+  message: string;
+  wayOut: string[];
 }

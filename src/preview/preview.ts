@@ -20,6 +20,7 @@ import { chartLabel, type ClusterRun } from '../run/run-context.js';
 import { withRenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
+import { planRefusals } from './plan-refusals.js';
 import { planEntries } from './plan-entries.js';
 import type { PlanApiMapping, PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
 import { markRecreated } from './recreate-entries.js';
@@ -72,9 +73,21 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const objects = recreated(compared.objects, { lastManifest, rendered, resources, release, releaseNamespace: namespace, recreate: o.recreateImmutable === 'auto' && everDeployed(state.records) });
     const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
-    const crds = runsHooks(decision) ? await planCrdSection(client, manifests, o.crds, { name: release, namespace }) : undefined;
+    const [crds, refusals] = runsHooks(decision)
+      ? await Promise.all([planCrdSection(client, manifests, o.crds, { name: release, namespace }), planRefusals(client, manifests, namespace, logger)])
+      : [undefined, []];
     const removedApis = planMappings(state);
-    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}), ...(removedApis.length > 0 ? { removedApis } : {}) };
+    return {
+      release,
+      namespace,
+      chart: chartLabel(run),
+      decision,
+      entries,
+      hooks: runsHooks(decision) ? hooks : [],
+      ...(crds ? { crds } : {}),
+      ...(removedApis.length > 0 ? { removedApis } : {}),
+      ...(refusals.length > 0 ? { refusals } : {}),
+    };
   }, { pins, apply: applySettings(run) });
 }
 

@@ -3,8 +3,10 @@
 // (exit 6), then the RBAC the release needs (exit 6). The render and the registry preflight need
 // no cluster and run at once, a failure still reported in stage order; the RBAC preflight reads
 // the cluster, so a run that cannot reach it yet asks it once the Lease has waited for the
-// cluster (and before the Lease creates a namespace).
+// cluster (and before the Lease creates a namespace); the cluster fit check (classes the chart
+// names, a dry run of its pods: cluster-fit.ts) follows it.
 import type { ClusterDiscovery } from '../cluster/capabilities.js';
+import { InvalidInputError } from '../common/errors.js';
 import { describeOccurrence } from '../images/image-catalog.js';
 import { awaitInOrder } from '../run/overlap.js';
 import type { RbacQueries } from '../rbac/rbac-preflight.js';
@@ -13,7 +15,6 @@ import { untilAborted } from '../run/run-control.js';
 import type { ClusterRun } from '../run/run-context.js';
 import { eventNamespace } from '../run/event-place.js';
 import type { InstallRun } from './install-run.js';
-import { InvalidInputError } from '../common/errors.js';
 import { mentionsRemovable, unservedObjects, type ApiMapping } from '../drift/map-removed-apis.js';
 import { servedFrom } from '../drift/removed-apis.js';
 
@@ -61,7 +62,32 @@ export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promi
           run.stage('rbac preflight');
           const [{ rbacPreflight }, { eventPermission }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/required-permissions.js'), query()]);
           await untilAborted(rbacPreflight({ manifests, releaseNamespace: cluster.namespace, optional: [eventPermission(events)] }, run.logger, cluster.kube.config, q), run.signal, 'rbac preflight');
+          await untilAborted(fitCheck(run, cluster, manifests), run.signal, 'cluster fit check');
         })());
+}
+
+/**
+ * What the API server says of the release's pods before any change: the classes the chart names
+ * that the cluster lacks (exit 3), and the refusals and Pod Security warnings of a dry run of its
+ * pods (logged with their way out; the wait names them again if they stop the pods).
+ */
+async function fitCheck(run: InstallRun, cluster: ClusterRun, manifests: string): Promise<void> {
+  run.stage('cluster fit check');
+  const [{ readClusterFit }, { describeMissingClasses, missingClassesHint }, { objectClient }] = await Promise.all([
+    import('./cluster-fit.js'),
+    import('./named-classes.js'),
+    import('../cluster/object-client.js'),
+  ]);
+  const fit = await readClusterFit(await objectClient(cluster.kube, run.signal), manifests, cluster.namespace, run.logger);
+  for (const r of fit.refusals) {
+    const what = r.owner.startsWith('ResourceQuota/') ? 'the pods may not fit' : r.enforced ? 'the cluster would refuse the pods of' : 'the cluster warns about the pods of';
+    run.logger.warn({ object: r.owner, refusal: r.kind, wayOut: r.wayOut }, `${what} ${r.owner}: ${r.message}`);
+  }
+  if (fit.missing.length > 0) {
+    throw new InvalidInputError(['the chart names classes the cluster does not have:', ...describeMissingClasses(fit.missing).map((l) => `  ${l}`)].join('\n'), {
+      hint: missingClassesHint(fit.missing),
+    });
+  }
 }
 
 /** With --skip-preflight the hook images helm 3 does not post-render are still named. */

@@ -85,7 +85,7 @@ export const installOptionTable = {
   failFastAfter: value(
     '--fail-fast-after <duration>',
     'FAIL_FAST_AFTER',
-    'stop (helm rolls back) when a pod stays in ErrImagePull/ImagePullBackOff/CrashLoopBackOff this long; 0 = wait the whole timeout',
+    'stop (helm rolls back) when a pod stays in ErrImagePull/ImagePullBackOff/CrashLoopBackOff/Unschedulable, or the cluster refuses its pods (FailedCreate), this long; 0 = wait the whole timeout',
     parseDurationMs,
     90_000,
     '90s',

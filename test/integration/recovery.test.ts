@@ -21,7 +21,8 @@ const fresh = namespacesDeletedAfterAll();
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
   return execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', ...args], {
     // The storefront chart alone (the bundled app is a release plan).
-    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir, ...env },
+    // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until killed.
+    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir, HELM_INSTALLER_FAIL_FAST_AFTER: '0', ...env },
     reject: false,
     detached: true,
     forceKillAfterDelay: false,

@@ -48,7 +48,8 @@ describe('signals', () => {
 
 /** The storefront chart alone (the bundled app is a release plan); a case's --chart wins. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
-  return spawnCli(['install', '--release', 'storefront', '--namespace', ns, ...args], { HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir, ...env });
+  // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until signalled.
+  return spawnCli(['install', '--release', 'storefront', '--namespace', ns, ...args], { HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir, HELM_INSTALLER_FAIL_FAST_AFTER: '0', ...env });
 }
 
 describe('signals at every stage', () => {

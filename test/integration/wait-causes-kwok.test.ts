@@ -1,6 +1,7 @@
 // Causes named while helm waits (issue 9, item 5), on the KWOK node: a pod no node can take is
 // logged at every --progress-interval with the scheduler's reason and named in the summary when
-// helm times out (waiting does not fail fast on it: a node may come); a hook Job whose pod KWOK
+// helm times out before --fail-fast-after (90 s by default; refused-pods.test.ts fails fast on it);
+// a hook Job whose pod KWOK
 // fails (helm-installer.test/kwok-phase: Failed) is named with its pod's exit code and message.
 import { describe, expect, it } from 'vitest';
 import { KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';

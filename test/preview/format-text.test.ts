@@ -273,3 +273,36 @@ describe('removed APIs in the stored record', () => {
     expect(JSON.parse(formatJson(report))).not.toHaveProperty('removedApis');
   });
 });
+
+describe('what the cluster says before any change', () => {
+  const refusals = [
+    { object: 'StorageClass/fast', kind: 'missing-class', blocks: true, message: 'StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)', wayOut: ['Set the chart\'s values to a class the cluster has.'] },
+    { object: 'Deployment/web', kind: 'pod-security', blocks: false, message: 'would violate PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)', wayOut: ['namespace shop warns on Pod Security', '  - runAsNonRoot != true'] },
+  ];
+  const withRefusals: PlanReport = { ...report, entries: [], hooks: [], refusals };
+  it('text: each refused or warned about, its way out indented below', () => {
+    expect(formatText(withRefusals, { color: false })).toBe(
+      [
+        'Plan for release shop in namespace shop, chart shop-1.2.0',
+        'Would upgrade: the values differ from revision 3',
+        '',
+        'The cluster, asked before any change (server-side dry run of the pods, the classes named):',
+        '    refused: StorageClass/fast: StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)',
+        "        Set the chart's values to a class the cluster has.",
+        '    warning: Deployment/web: would violate PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)',
+        '        namespace shop warns on Pod Security',
+        '          - runAsNonRoot != true',
+        '',
+        countLine([]),
+        '',
+      ].join('\n'),
+    );
+  });
+  it('JSON: "refusals" as they are, absent when there are none', () => {
+    expect(JSON.parse(formatJson(withRefusals)).refusals).toEqual(refusals);
+    expect('refusals' in JSON.parse(formatJson(report))).toBe(false);
+  });
+  it('Markdown: a list, escaped', () => {
+    expect(formatMarkdown(withRefusals)).toContain('- **refused** StorageClass/fast: StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)\n  - Set the chart\'s values to a class the cluster has.\n');
+  });
+});

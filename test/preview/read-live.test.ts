@@ -35,6 +35,7 @@ function recorder(o: { pages?: Record<string, Obj[][]>; forbidList?: string[]; o
     },
     delete: () => Promise.reject(new Error('not used')),
     apply: () => Promise.reject(new Error('not used')),
+    createDryRun: () => Promise.reject(new Error('not used')),
     jsonPatch: () => Promise.reject(new Error('not used')),
     mergePatch: () => Promise.reject(new Error('not used')),
     update: () => Promise.reject(new Error('not used')),

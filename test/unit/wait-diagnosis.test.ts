@@ -48,7 +48,13 @@ describe('podProblem', () => {
   it('Unschedulable carries the scheduler message; a ready or succeeded pod is no problem', () => {
     expect(
       podProblem(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." }] })),
-    ).toEqual({ object: 'Pod/web-1', reason: 'Unschedulable', detail: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." });
+    ).toEqual({
+      object: 'Pod/web-1',
+      reason: 'Unschedulable',
+      detail: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+      refusal: 'scheduler',
+      wayOut: ["no node has the labels the pods ask for (their node affinity): fix the chart's nodeSelector or affinity values, or label a node (kubectl get nodes --show-labels)"],
+    });
     expect(podProblem(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'web', ready: true, state: { running: {} } }] }))).toBeUndefined();
     expect(podProblem(pod({ phase: 'Succeeded' }))).toBeUndefined();
   });
@@ -92,7 +98,7 @@ describe('HopelessTracker', () => {
     const t = new HopelessTracker();
     const pull = { object: 'Pod/a', reason: 'ImagePullBackOff', detail: '', container: 'web' };
     const pullErr = { ...pull, reason: 'ErrImagePull' };
-    const unsched = { object: 'Pod/b', reason: 'Unschedulable', detail: '' };
+    const unsched = { object: 'Pod/b', reason: 'NotReady', detail: '' };
     expect(t.update([pullErr, unsched], 0, 10_000)).toEqual([]);
     expect(t.update([pull, unsched], 6_000, 10_000)).toEqual([]);
     // ErrImagePull and ImagePullBackOff alternate: one continuous hopeless stretch.
@@ -103,6 +109,14 @@ describe('HopelessTracker', () => {
     expect(t.update([pull], 22_000, 10_000)).toEqual([]);
     expect(t.update([pull], 31_000, 10_000)).toEqual([]);
     expect(t.update([pull], 32_000, 10_000)).toEqual([pull]);
+  });
+  it('a pod no node takes and a workload whose pods the cluster refuses are hopeless after the bound too', () => {
+    const t = new HopelessTracker();
+    const unsched = { object: 'Pod/b', reason: 'Unschedulable', detail: '' };
+    const refused = { object: 'ReplicaSet/web-1', reason: 'FailedCreate', detail: '' };
+    const starting = { object: 'Pod/c', reason: 'NotReady', detail: '' };
+    expect(t.update([unsched, refused, starting], 0, 5_000)).toEqual([]);
+    expect(t.update([unsched, refused, starting], 5_000, 5_000)).toEqual([unsched, refused]);
   });
   it('a crash loop is one stretch although the container shows terminated or running between its back-offs', () => {
     const t = new HopelessTracker();

@@ -53,17 +53,22 @@ export const upgradeRelease: ActionRun<'install' | 'upgrade', UpgradePort> = asy
 
 function failedFastError(release: string, action: string, problems: Problem[], boundMs: number): HelmOperationError {
   const first = problems[0]!;
+  const seconds = Math.round(boundMs / 1000);
+  const why =
+    first.reason === 'FailedCreate'
+      ? `the cluster refused to create the pods of ${first.object} for ${seconds}s (${first.refusal ?? 'refused'})`
+      : first.reason === 'Unschedulable'
+        ? `no node could take ${first.object} for ${seconds}s`
+        : `${first.object} stayed ${first.reason} for ${seconds}s`;
   return new HelmOperationError(
-    [
-      `${action} of release ${release} failed fast: ${first.object} stayed ${first.reason} for ${Math.round(boundMs / 1000)}s, which waiting does not fix`,
-      ...describeProblems(problems),
-      'helm was stopped and rolled the release back (a first install is removed).',
-    ].join('\n'),
-    {
-      hint:
-        first.reason === 'CrashLoopBackOff'
-          ? 'Fix what makes the container exit (its last log lines are above), then run again.'
-          : 'Make the image available (push it to the registry, fix the name or the pull secret), then run again; --fail-fast-after (HELM_INSTALLER_FAIL_FAST_AFTER) sets the bound.',
-    },
+    [`${action} of release ${release} failed fast: ${why}, which waiting does not fix`, ...describeProblems(problems), 'helm was stopped and rolled the release back (a first install is removed).'].join('\n'),
+    { hint: failedFastHint(first) },
   );
+}
+
+function failedFastHint(first: Problem): string {
+  const bound = '--fail-fast-after (HELM_INSTALLER_FAIL_FAST_AFTER) sets the bound.';
+  if (first.wayOut) return `Take the way out above (the cluster's own words are beside it), then run again; ${bound}`;
+  if (first.reason === 'CrashLoopBackOff') return 'Fix what makes the container exit (its last log lines are above), then run again.';
+  return `Make the image available (push it to the registry, fix the name or the pull secret), then run again; ${bound}`;
 }
