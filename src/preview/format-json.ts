@@ -12,7 +12,7 @@
 // }
 // Crd: { "name", "origin": "crds" | "templates", "action": "create" | "update" | "unchanged",
 //   "changes": "versions +v2; storage v1 -> v2; fields +v1: spec.color" (updates),
-//   "migrate": { "storage", "drop": [versions] } (objects rewritten first), "adopt": true (made this release's) }
+//   "migrate": { "storage", "drop": [versions], "objects": n } (objects rewritten first), "adopt": true (made this release's) }
 // Object: {
 //   "apiVersion", "kind", "namespace" (absent when cluster-scoped), "name",
 //   "action": "create" | "change" | "delete" | "unchanged",

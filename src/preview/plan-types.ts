@@ -63,7 +63,8 @@ export interface PlanCrd {
   /** `versions +v2; storage v1 -> v2; fields +v1: spec.color`, for an update. */
   changes?: string;
   /** Objects rewritten in this version first, so the update may drop the versions named. */
-  migrate?: { storage: string; drop: string[] };
+  /** A storage migration: the objects rewritten in `storage` (through a CRD serving both), then `drop` pruned from storedVersions. */
+  migrate?: { storage: string; drop: string[]; objects: number };
   /** A templates CRD no release owns, made this release's. */
   adopt?: boolean;
 }

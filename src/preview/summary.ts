@@ -47,9 +47,16 @@ export function oneLine(text: string): string {
 export function crdLine(c: PlanCrd): string {
   const parts = [`${c.action === 'unchanged' ? 'keep' : c.action} CRD ${c.name} (${c.origin === 'crds' ? 'crds/' : 'templates, applied by helm'})`];
   if (c.changes) parts.push(c.changes);
-  if (c.migrate) parts.push(`objects rewritten in ${c.migrate.storage} first, then ${c.migrate.drop.join(', ')} dropped from its stored versions`);
+  if (c.migrate) parts.push(migrateLine(c.migrate));
   if (c.adopt) parts.push('no release owns it: adopted by this release');
   return parts.map(oneLine).join(': ');
+}
+
+/** `3 objects rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions` */
+function migrateLine(m: NonNullable<PlanCrd['migrate']>): string {
+  const drop = m.drop.join(', ');
+  if (m.objects === 0) return `no object stored: ${drop} dropped from its stored versions`;
+  return `${m.objects} ${m.objects === 1 ? 'object' : 'objects'} rewritten in ${m.storage} first (through a CRD serving ${drop} and ${m.storage}), then ${drop} dropped from its stored versions`;
 }
 
 /** What install does first to an object whose field cannot change, and why. */
