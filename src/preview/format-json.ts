@@ -9,7 +9,10 @@
 //   "objects": [ Object, ... ],   every object of the release, unchanged ones included, in manifest order
 //   "hooks": [ Object, ... ]      the chart's hooks: always "create" (helm re-creates them)
 //   "crds": [ Crd, ... ]          the chart's CRDs, when install would run helm (absent without CRDs)
+//   "dataAtRisk": [ Risk, ... ]   claims an upgrade leaves behind (absent when none)
 // }
+// Risk: { "statefulSet", "namespace", "kept": the new version keeps the StatefulSet's name, "claims": [names],
+//   "policy": "refuse" (install exits 3 before any change) | "allow" (--orphaned-claims allow: upgraded, claims left) }
 // Crd: { "name", "origin": "crds" | "templates", "action": "create" | "update" | "unchanged",
 //   "changes": "versions +v2; storage v1 -> v2; fields +v1: spec.color" (updates),
 //   "migrate": { "storage", "drop": [versions], "objects": n } (objects rewritten first), "adopt": true (made this release's) }
@@ -23,7 +26,7 @@
 //   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
-import type { PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
+import type { PlanClaimsAtRisk, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
 import { countActions, type ActionCounts } from './summary.js';
 
 export const PLAN_SCHEMA_VERSION = 1;
@@ -52,6 +55,7 @@ export interface PlanJson {
   objects: PlanJsonObject[];
   hooks: PlanJsonObject[];
   crds?: PlanCrd[];
+  dataAtRisk?: PlanClaimsAtRisk[];
 }
 
 export function planJson(report: PlanReport): PlanJson {
@@ -65,6 +69,7 @@ export function planJson(report: PlanReport): PlanJson {
     objects: report.entries.map(jsonObject),
     hooks: report.hooks.map(jsonObject),
     ...(report.crds ? { crds: report.crds } : {}),
+    ...(report.dataAtRisk ? { dataAtRisk: report.dataAtRisk } : {}),
   };
 }
 

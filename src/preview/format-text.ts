@@ -1,7 +1,7 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, oneLine, recreateLine, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
@@ -25,6 +25,8 @@ export function formatText(report: PlanReport, o: { color: boolean }): string {
   const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
   const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
   lines.push(...crdLines(report.crds ?? []));
+  const risk = dataAtRiskLines(report.dataAtRisk ?? []);
+  if (risk.length > 0) lines.push('Data at risk (claims that hold data and that no workload of the new version mounts):', ...risk.map((l) => `${INDENT}${l}`), '');
   for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');

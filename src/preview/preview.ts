@@ -6,6 +6,7 @@
 import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { findOrphanedClaims } from '../drift/find-orphaned-claims.js';
 import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
 import { objectClient } from '../cluster/object-client.js';
 import { checkWithoutCluster } from '../reconcile/checks.js';
@@ -18,7 +19,7 @@ import { withRenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
 import { planEntries } from './plan-entries.js';
-import type { PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
+import type { PlanClaimsAtRisk, PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
 import { markRecreated } from './recreate-entries.js';
 
 export interface PreviewOptions {
@@ -66,7 +67,8 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
     const crds = runsHooks(decision) ? await planCrdSection(client, manifests, o.crds, { name: release, namespace }) : undefined;
-    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}) };
+    const dataAtRisk = runsHooks(decision) && everDeployed(state.records) ? await claimsAtRisk(run, cluster, { lastManifest, rendered, resources }) : [];
+    return { release, namespace, chart: chartLabel(run), decision, entries, hooks: runsHooks(decision) ? hooks : [], ...(crds ? { crds } : {}), ...(dataAtRisk.length > 0 ? { dataAtRisk } : {}) };
   }, { pins, apply: applySettings(run) });
 }
 
@@ -75,6 +77,14 @@ function recreated(objects: PlanObjectInput[], r: { lastManifest?: string; rende
   if (!r.recreate || r.lastManifest === undefined) return objects;
   const place = (text: string) => placeObjects(manifestObjects(text), r.resources, { releaseNamespace: r.releaseNamespace, release: r.release });
   return markRecreated(objects, { previous: place(r.lastManifest), next: place(r.rendered) }, r);
+}
+
+/** What install's claims step finds before an upgrade of a release deployed before: the claims left behind. */
+async function claimsAtRisk(run: InstallRun, cluster: ClusterRun, r: { lastManifest?: string; rendered: string; resources: ResourceIndex }): Promise<PlanClaimsAtRisk[]> {
+  if (r.lastManifest === undefined) return [];
+  const common = { previousManifest: r.lastManifest, manifests: r.rendered, release: run.release, releaseNamespace: cluster.namespace, resources: r.resources, signal: run.signal };
+  const orphans = await findOrphanedClaims(cluster.kube, common);
+  return orphans.map((o) => ({ statefulSet: o.statefulSet.name, namespace: o.statefulSet.namespace, kept: o.kept, claims: o.claims, policy: run.o.orphanedClaims }));
 }
 
 /** The revision helm prunes against: the last deployed one (a stuck or failed one is recovered or replaced first). */

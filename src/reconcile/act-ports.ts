@@ -8,6 +8,7 @@ import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScop
 import { durationMs } from '../options/config.js';
 import { correctDrift } from '../drift/correct-drift.js';
 import { findImmutableChanges } from '../drift/immutable-changes.js';
+import { findOrphanedClaims } from '../drift/find-orphaned-claims.js';
 import { objectClient } from '../cluster/object-client.js';
 import { HelmOperationError } from '../common/errors.js';
 import { digestLabels } from './release-digest.js';
@@ -15,6 +16,7 @@ import type { RenderSetup } from '../run/render-setup.js';
 import { recordOutcome } from '../run/record.js';
 import type { Narration, Stoppable } from './actions/action.js';
 import { annotateReleaseRecords } from './actions/annotate-records.js';
+import type { ClaimsPort } from './actions/check-claims.js';
 import type { CorrectDriftPort } from './actions/correct-drift.js';
 import type { RecoverPort } from './actions/recover.js';
 import type { RemediatePort } from './actions/remediate.js';
@@ -39,7 +41,7 @@ export interface UnderLease {
 }
 
 /** Every action's port at once: each action reads only its own part. */
-export type Ports = RecoverPort & CorrectDriftPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
+export type Ports = RecoverPort & CorrectDriftPort & ClaimsPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
   const { run, cluster, lease } = c;
@@ -72,21 +74,24 @@ function recoveryCalls({ run, cluster, lease }: UnderLease, either: () => AbortS
   };
 }
 
-/** correct drift, recreate */
-function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<RecreatePort> {
+/** correct drift, claims, recreate */
+function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<ClaimsPort> & Own<RecreatePort> {
   const { run, cluster, manifests } = c;
   const { kube, namespace, records } = cluster;
   const release = run.release;
+  // The revision's manifest against this run's render, placed with the run's discovery (read again if that read was given up: the cluster was not reachable before the Lease).
+  const against = async (previous: number) => {
+    const previousManifest = await revisionManifest(kube, records, previous);
+    const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+    return { previousManifest, manifests, release, releaseNamespace: namespace, resources };
+  };
   return {
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
     correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
+    orphanedClaims: run.o.orphanedClaims,
+    findOrphanedClaims: async (previous, signal) => findOrphanedClaims(kube, { ...(await against(previous)), signal }),
     recreateImmutable: run.o.recreateImmutable,
-    immutableChanges: async (previous, signal) => {
-      const previousManifest = await revisionManifest(kube, records, previous);
-      // The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease).
-      const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
-      return findImmutableChanges(kube, { previousManifest, manifests, release, releaseNamespace: namespace, resources, signal });
-    },
+    immutableChanges: async (previous, signal) => findImmutableChanges(kube, { ...(await against(previous)), signal }),
     objects: (signal) => objectClient(kube, signal),
     timeoutMs: durationMs(run.o.timeout),
     apiError: (error, doing) => toInstallerApiError(error, doing, kube.server),

@@ -149,24 +149,32 @@ describe('nextStep: the loop, one step per round from the state and what the run
       { kind: 'corrected', revision: 3, corrected: [changedImage, missingService] },
     ],
     [
-      'drift partly refused: upgrade carrying all of it, CRDs first',
+      'drift partly refused: upgrade carrying all of it, claims checked first',
       drifted,
       { recoveries: 0, correction: { revision: 3, drift: [changedImage, missingService], corrected: [missingService], notPutBack: [{ drift: changedImage, reason: 'field is immutable' }] } },
       loop,
+      { kind: 'claims', previous: 3 },
+    ],
+    [
+      'drift partly refused, claims checked: CRDs',
+      drifted,
+      { recoveries: 0, orphaned: [], correction: { revision: 3, drift: [changedImage, missingService], corrected: [missingService], notPutBack: [{ drift: changedImage, reason: 'field is immutable' }] } },
+      loop,
       { kind: 'crds', goal: { kind: 'upgrade', status: 'drifted', reason: 'drift that could not be put back', drift: [changedImage, missingService] } },
     ],
-    ['upgrade decided: crds first', outOfDate, fresh, loop, { kind: 'crds', goal: upgradeGoal }],
+    ['upgrade decided: the claims it would leave behind checked first, against the deployed revision', outOfDate, fresh, loop, { kind: 'claims', previous: 2 }],
+    ['upgrade, claims checked: crds', outOfDate, { recoveries: 0, orphaned: [] }, loop, { kind: 'crds', goal: upgradeGoal }],
     ['install decided: crds first', firstInstall, fresh, loop, { kind: 'crds', goal: installGoal }],
-    ['upgrade, CRDs done: recreate against the deployed revision', outOfDate, { recoveries: 0, crds: { outcome: undefined, finished: false } }, loop, { kind: 'recreate', previous: 2 }],
+    ['upgrade, CRDs done: recreate against the deployed revision', outOfDate, { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false } }, loop, { kind: 'recreate', previous: 2 }],
     [
       'upgrade after a failed one, CRDs done: recreate against the newest superseded',
       { records: [rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed')] },
-      { recoveries: 0, crds: { outcome: undefined, finished: false } },
+      { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false } },
       loop,
       { kind: 'recreate', previous: 2 },
     ],
     ['install, CRDs done: helm (nothing to recreate)', firstInstall, { recoveries: 0, crds: { outcome: undefined, finished: false } }, loop, installGoal],
-    ['upgrade, CRDs and recreate done: helm', outOfDate, { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [] }, loop, upgradeGoal],
+    ['upgrade, CRDs and recreate done: helm', outOfDate, { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false }, recreated: [] }, loop, upgradeGoal],
     ['upgraded, CRDs held back: finish them', outOfDate, { recoveries: 0, crds: { outcome: crds, finished: false }, recreated: [], upgraded: { revision: 3 } }, tested, { kind: 'finish-crds', crds }],
     ['upgraded, --test: test the new revision', outOfDate, { recoveries: 0, crds: { outcome: crds, finished: true }, recreated: [], upgraded: { revision: 3 } }, tested, { kind: 'test', revision: 3 }],
     [
@@ -220,6 +228,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
     let so: SoFar = fresh;
     const kinds: string[] = [];
     const found: Record<string, Partial<SoFar>> = {
+      claims: { orphaned: [] },
       crds: { crds: { outcome: crds, finished: false } },
       recreate: { recreated: [] },
       upgrade: { upgraded: { revision: 3 } },
@@ -233,6 +242,6 @@ describe('nextStep: the loop, one step per round from the state and what the run
       if (!found[step.kind]) break;
       so = { ...so, ...found[step.kind] };
     }
-    expect(kinds).toEqual(['crds', 'recreate', 'upgrade', 'finish-crds', 'test', 'remediate', 'tests-failed']);
+    expect(kinds).toEqual(['claims', 'crds', 'recreate', 'upgrade', 'finish-crds', 'test', 'remediate', 'tests-failed']);
   });
 });
