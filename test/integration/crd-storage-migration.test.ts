@@ -102,7 +102,7 @@ async function expectMigrated(s: { ns: string; ns2: string; group: string }, cou
   expect(await specsAtV1(s.group, 'Sprocket')).toEqual({});
 }
 
-describe('a CRD that drops the version its objects are stored in', () => {
+describe('a CRD that drops the version its objects are stored in', { timeout: 600_000 }, () => {
   for (const [name, bin] of HELMS) {
     it(`${name}: migrated through an intermediate CRD, objects in two namespaces at v1 with their fields, storedVersions trimmed, uids kept; plan shows the counts`, async () => {
       const s = await setup(`stor-${name}`);
@@ -151,8 +151,8 @@ describe('a CRD that drops the version its objects are stored in', () => {
   });
 });
 
-describe('a storage migration killed (SIGKILL) at each point: the next run finishes it', () => {
-  const COUNT = 300;
+describe('a storage migration killed (SIGKILL) at each point: the next run finishes it', { timeout: 600_000 }, () => {
+  const COUNT = 150;
 
   /** The old chart with COUNT objects of each kind in two namespaces, then the upgrade started and killed once `when` holds. */
   async function killedWhen(prefix: string, when: (s: { ns: string; group: string }) => Promise<boolean>): Promise<{ s: { ns: string; ns2: string; group: string }; before: string[]; next: string }> {

@@ -34,7 +34,7 @@ const claimOf = async (ns: string, name: string) => {
   return [pvc.metadata.uid, pvc.status.phase, pvc.spec.volumeName];
 };
 
-describe.concurrent('a StatefulSet renamed by the new chart version, on the real node', () => {
+describe.concurrent('a StatefulSet renamed by the new chart version, on the real node', { timeout: 600_000 }, () => {
   for (const [name, bin] of [['helm4', helm4], ['helm3', helm3]] as const) {
     it(`${name}: refused with the claim and its file intact; the existing-claim value reuses it; allow upgrades and leaves it`, async () => {
       const ns = await newNamespace(`claims-${name}`);
