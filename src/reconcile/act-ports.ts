@@ -1,7 +1,7 @@
 // The real side of each action's port (actions/*.ts): the helm adapter, the cluster clients and
 // the run's options, bound to this release and its Lease. The actions see only the calls their
 // port names; their table tests give them fakes instead (test/unit/actions/).
-import { clusterDiscovery } from '../cluster/capabilities.js';
+import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';
 import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../cluster/wait-diagnosis.js';
@@ -80,10 +80,17 @@ function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<ClaimsPort> & Ow
   const { kube, namespace, records } = cluster;
   const release = run.release;
   // The revision's manifest against this run's render, placed with the run's discovery (read again if that read was given up: the cluster was not reachable before the Lease).
-  const against = async (previous: number) => {
-    const previousManifest = await revisionManifest(kube, records, previous);
-    const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
-    return { previousManifest, manifests, release, releaseNamespace: namespace, resources };
+  // Read once for both steps (the claims and the recreate ask about the same revision).
+  const read = new Map<number, Promise<{ previousManifest: string; manifests: string; release: string; releaseNamespace: string; resources: ResourceIndex }>>();
+  const against = (previous: number) => {
+    if (!read.has(previous)) {
+      read.set(previous, (async () => {
+        const previousManifest = await revisionManifest(kube, records, previous);
+        const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+        return { previousManifest, manifests, release, releaseNamespace: namespace, resources };
+      })());
+    }
+    return read.get(previous)!;
   };
   return {
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
