@@ -105,7 +105,7 @@ export async function surveyMigrations(client: ObjectClient, plan: CrdPlan, rele
     surveys.set(d.name, survey);
     if (survey.pruned.length > 0) refused.push(prunedRefusal(crd, d.migrate, survey.pruned, release));
   }
-  if (refused.length > 0) throw new InvalidInputError(refused.join('\n'), { hint: REFUSED_HINT });
+  if (refused.length > 0) throw new InvalidInputError(refused.join('\n'), { hint: "Ship a chart whose CRD keeps the fields named above in its storage version; nothing was changed." });
   return surveys;
 }
 
