@@ -96,7 +96,10 @@ function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<ClaimsPort> & Ow
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
     correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
     orphanedClaims: run.o.orphanedClaims,
-    findOrphanedClaims: async (previous, signal) => findOrphanedClaims(kube, { ...(await against(previous)), signal }),
+    findOrphanedClaims: async (previous, signal) =>
+      findOrphanedClaims(kube, { ...(await against(previous)), signal }).catch((error: unknown) => {
+        throw toInstallerApiError(error, "reading the claims of the release's StatefulSets (list persistentvolumeclaims)", kube.server);
+      }),
     recreateImmutable: run.o.recreateImmutable,
     immutableChanges: async (previous, signal) => findImmutableChanges(kube, { ...(await against(previous)), signal }),
     objects: (signal) => objectClient(kube, signal),
