@@ -79,10 +79,11 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
     if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: REFUSED_HINT });
     if (!input.skipPreflight) await checkMigrationAccess(input.kube, plan);
     await surveyMigrations(client, plan, input.release.name, input.signal);
-    const bridged = await applyCrds(client, plan, outcome, input);
+    const applied = new Map<string, Obj>();
+    const bridged = await applyCrds(client, plan, outcome, input, applied);
     await adopt(client, plan, outcome, input);
     const changed = plan.crds.filter((c) => outcome.created.includes(c.name) || outcome.updated.includes(c.name));
-    await waitServed(client, changed, input.signal);
+    await waitServed(client, changed, input.signal, undefined, applied);
     await migrate(client, plan, outcome, input);
     return { ...outcome, finish: () => finishBridged(client, bridged, input) };
   } catch (error) {
@@ -131,7 +132,7 @@ async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome,
  * Side by side; every apply has ended (done or failed) before the first failure is thrown, naming
  * its CRD. Returns the CRDs applied with their dropped versions still served (bridged.ts).
  */
-async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<ChartCrd[]> {
+async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput, applied: Map<string, Obj>): Promise<ChartCrd[]> {
   const bridged: ChartCrd[] = [];
   const results = await Promise.allSettled(
     plan.crds.map(async (crd, i) => {
@@ -142,12 +143,12 @@ async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcom
         const live = plan.live.get(crd.name);
         if (crd.origin === 'templates') {
           // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
-          await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), { fieldManager: HELM_FIELD_MANAGER, dryRun: false });
+          applied.set(crd.name, await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), { fieldManager: HELM_FIELD_MANAGER, dryRun: false }));
         } else {
           if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
           const body = live ? withDroppedVersions(crd.body, live) : crd.body;
           if (body !== crd.body) bridged.push(crd);
-          await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+          applied.set(crd.name, await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false }));
         }
       } catch (error) {
         const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;
