@@ -36,8 +36,8 @@ export interface ObjectClient {
   jsonPatch(path: string, ops: JsonPatchOp[], fieldManager: string): Promise<Obj>;
   /** A JSON merge patch (RFC 7386): maps merged, a null removes the key. */
   mergePatch(path: string, patch: Obj, fieldManager: string): Promise<Obj>;
-  /** A whole-object update (PUT) at the resourceVersion it carries (409 when someone wrote it since). */
-  update(path: string, body: Obj, fieldManager: string): Promise<Obj>;
+  /** A whole-object update (PUT) at the resourceVersion it carries (409 when someone wrote it since); dryRun: what it would store, nothing written. */
+  update(path: string, body: Obj, fieldManager: string, dryRun?: boolean): Promise<Obj>;
 }
 
 /** What happens to the objects a deleted one owns (its pods): orphaned, or deleted before or after it. */
@@ -123,7 +123,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     createDryRun: (path, body) => send('POST', path, { dryRun: 'All' }, { type: 'application/json', text: JSON.stringify(body) }),
     jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
     mergePatch: (path, patch, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/merge-patch+json', text: JSON.stringify(patch) }),
-    update: (path, body, fieldManager) => call('PUT', path, { fieldManager }, { type: 'application/json', text: JSON.stringify(body) }),
+    update: (path, body, fieldManager, dryRun) => call('PUT', path, { fieldManager, ...(dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/json', text: JSON.stringify(body) }),
   };
 }
 

@@ -2,8 +2,9 @@
 // against the live one. Helm installs crds/ once and never again; the policy (--crds) says
 // whether the installer creates or updates them. For crds/ and templates alike, an update that
 // drops a version the API server still has objects stored in (status.storedVersions) is refused
-// by the API server and leaves the release failed on every redeploy: it is migrated first when
-// the new CRD keeps the version objects are written in now, else refused before anything changes.
+// by the API server and leaves the release failed on every redeploy: it is migrated first, through
+// an intermediate CRD (bridged.ts) that serves both the dropped versions and the new storage one,
+// so the objects can be written in the new storage version (migrate-storage.ts).
 import { differences } from '../drift/compare-objects.js';
 import { type ChartCrd, crdVersions, type Obj, storedVersions } from './chart-crds.js';
 import { crdChanges, type CrdChanges } from './crd-changes.js';
@@ -12,8 +13,10 @@ import { crdChanges, type CrdChanges } from './crd-changes.js';
 export type CrdPolicy = 'create-replace' | 'create' | 'skip';
 
 export interface StorageMigration {
-  /** The version every object is rewritten in: the live CRD's storage version, kept by the new CRD. */
+  /** The version every object is rewritten in: the new CRD's storage version. */
   storage: string;
+  /** The live CRD's storage version now (what objects are written in until the intermediate CRD). */
+  from: string | undefined;
   /** Stored versions the new CRD drops. */
   drop: string[];
   /** status.storedVersions once every object is rewritten. */
@@ -58,18 +61,13 @@ export function decideCrd(crd: ChartCrd, live: Obj | undefined, policy: CrdPolic
   const wanted = new Set(crdVersions(crd.body).map((v) => v.name));
   const drop = stored.filter((v) => !wanted.has(v));
   if (drop.length === 0) return decision;
-  const storage = crdVersions(live).find((v) => v.storage)?.name;
-  if (!storage || !wanted.has(storage)) return { ...decision, refused: refusal(crd, drop, storage, release) };
-  return { ...decision, migrate: { storage, drop, keep: [...new Set([...stored.filter((v) => wanted.has(v)), storage])] } };
-}
-
-function refusal(crd: ChartCrd, drop: string[], storage: string | undefined, release: Release): string {
-  return (
-    `CRD ${crd.name} (${crd.source}): the new chart drops version ${drop.join(', ')}, in which objects are still stored, ` +
-    `and also the version they are written in now (${storage ?? 'none'}); no object can be moved to a version the API server no longer serves. ` +
-    `The vendor must ship a chart version whose CRD still serves ${storage ?? drop[0]} (the installer then rewrites every object in it and drops ${drop.join(', ')}), ` +
-    `and this one after it. Release ${release.name} was left as it was.`
-  );
+  // Another release's templates CRD: the installer applies no intermediate CRD for it; helm's
+  // own upgrade refuses to take it over and says so.
+  if (apply === 'none') return decision;
+  const storage = crdVersions(crd.body).find((v) => v.storage)?.name;
+  if (!storage) return { ...decision, refused: `CRD ${crd.name} (${crd.source}): no version is marked storage: true; the vendor must fix the chart's CRD. Release ${release.name} was left as it was.` };
+  const from = crdVersions(live).find((v) => v.storage)?.name;
+  return { ...decision, migrate: { storage, from, drop, keep: [...new Set([...stored.filter((v) => wanted.has(v)), storage])] } };
 }
 
 /**

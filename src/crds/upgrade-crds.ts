@@ -1,10 +1,13 @@
 // The CRD step of an install or upgrade, under the Lease, before helm runs: every CRD of the
 // render read live once (one GET each, in parallel; a chart without CRDs costs nothing), decided
-// (crd-decision.ts), and only then acted on, so a refusal changes nothing. In order: storage
-// migrations (the update that drops a stored version would be refused before them), the crds/
-// CRDs created or updated (server-side apply as the installer's field manager; never deleted),
-// the templates' CRDs that no release owns made this release's (so helm can import them), and a
-// wait until every changed CRD serves what the chart's objects need.
+// (crd-decision.ts), and only then acted on, so a refusal changes nothing. In order: the objects
+// of each storage migration surveyed (a field the new storage version would prune refuses the
+// run here, before any change), the crds/ CRDs created or updated (server-side apply as the
+// installer's field manager; never deleted; one that drops versions as its intermediate CRD,
+// bridged.ts), the templates' CRDs that no release owns made this release's (so helm can import
+// them), a wait until every changed CRD serves what the chart's objects need, and the storage
+// migrations (migrate-storage.ts), which write in the new storage version the intermediate CRD
+// serves.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import { HELM_FIELD_MANAGER } from '../drift/detect-drift.js';
@@ -16,7 +19,7 @@ import { chartCrds, type ChartCrd, crdNames, type Obj } from './chart-crds.js';
 import { describeCrdChanges } from './crd-changes.js';
 import { type CrdDecision, type CrdPolicy, decideCrd, type Release } from './crd-decision.js';
 import { INSTALLER_FIELD_MANAGER, type ManagedFieldsEntry, takeOverFields } from './field-owners.js';
-import { CRD_PATH, migrateStorage } from './migrate-storage.js';
+import { CRD_PATH, migrateStorage, type MigrationSurvey, prunedRefusal, surveyMigration } from './migrate-storage.js';
 import { waitServed } from './wait-served.js';
 import { withDroppedVersions } from './bridged.js';
 
@@ -37,6 +40,8 @@ export interface CrdPlan {
   decisions: CrdDecision[];
   live: Map<string, Obj>;
 }
+
+const REFUSED_HINT = 'Ship a chart whose CRDs keep the version named above; nothing was changed.';
 
 export interface CrdOutcome {
   created: string[];
@@ -71,24 +76,53 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
     const client = await objectClient(input.kube, input.signal);
     const plan = await planCrds(client, input);
     const refused = plan.decisions.filter((d) => d.refused);
-    if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: 'Ship a chart whose CRDs keep the version named above; nothing was changed.' });
+    if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: REFUSED_HINT });
     if (!input.skipPreflight) await checkMigrationAccess(input.kube, plan);
-    await migrate(client, plan, outcome, input);
-    const bridged = await applyCrds(client, plan, outcome, input);
+    await surveyMigrations(client, plan, input.release.name, input.signal);
+    const applied = new Map<string, Obj>();
+    const bridged = await applyCrds(client, plan, outcome, input, applied);
     await adopt(client, plan, outcome, input);
     const changed = plan.crds.filter((c) => outcome.created.includes(c.name) || outcome.updated.includes(c.name));
-    await waitServed(client, changed, input.signal);
+    await waitServed(client, changed, input.signal, undefined, applied);
+    await migrate(client, plan, outcome, input);
     return { ...outcome, finish: () => finishBridged(client, bridged, input) };
   } catch (error) {
     throw toInstallerApiError(error, what('updating'), input.kube.server);
   }
 }
 
-async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<void> {
-  for (const d of plan.decisions) {
+/**
+ * Every migration's objects read and checked against the new storage version's schema, before any
+ * change (install and plan alike): one that would lose a field refuses the run, exit 3. Returns
+ * each migrating CRD's survey (the plan shows the counts).
+ */
+export async function surveyMigrations(client: ObjectClient, plan: CrdPlan, release: string, signal?: AbortSignal): Promise<Map<string, MigrationSurvey>> {
+  const surveys = new Map<string, MigrationSurvey>();
+  const refused: string[] = [];
+  for (const [i, d] of plan.decisions.entries()) {
     if (!d.migrate) continue;
+    const crd = plan.crds[i]!;
+    const survey = await surveyMigration(client, plan.live.get(d.name)!, crd.body, d.migrate, signal);
+    surveys.set(d.name, survey);
+    if (survey.pruned.length > 0) refused.push(prunedRefusal(crd, d.migrate, survey.pruned, release));
+  }
+  if (refused.length > 0) throw new InvalidInputError(refused.join('\n'), { hint: "Ship a chart whose CRD keeps the fields named above in its storage version; nothing was changed." });
+  return surveys;
+}
+
+/** Under the intermediate CRDs: each migration's objects written in the new storage version, then its stored versions trimmed. */
+async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<void> {
+  for (const [i, d] of plan.decisions.entries()) {
+    if (!d.migrate) continue;
+    const crd = plan.crds[i]!;
     input.logger.info({ crd: d.name, storage: d.migrate.storage, drop: d.migrate.drop }, `CRD ${d.name}: rewriting its objects in ${d.migrate.storage}, so the new chart can drop ${d.migrate.drop.join(', ')}`);
-    const objects = await migrateStorage(client, plan.live.get(d.name)!, d.migrate, input.signal);
+    const done = await migrateStorage(client, crd.body, d.migrate, input.signal);
+    if ('pruned' in done) {
+      throw new InvalidInputError(`${prunedRefusal(crd, d.migrate, done.pruned, input.release.name)} (The API server's dry run pruned them: no object was written; the CRD serves ${d.migrate.drop.join(', ')} beside ${d.migrate.storage} until a chart that keeps the fields goes in.)`, {
+        hint: 'Ship a chart whose CRDs keep the fields named above; no object was written, no release changed.',
+      });
+    }
+    const objects = done.objects;
     outcome.migrated.push({ name: d.name, objects, dropped: d.migrate.drop });
     input.logger.info({ crd: d.name, objects, storedVersions: d.migrate.keep }, `CRD ${d.name}: ${objects} objects stored in ${d.migrate.storage}; ${d.migrate.drop.join(', ')} dropped from its stored versions`);
   }
@@ -98,7 +132,7 @@ async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome,
  * Side by side; every apply has ended (done or failed) before the first failure is thrown, naming
  * its CRD. Returns the CRDs applied with their dropped versions still served (bridged.ts).
  */
-async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput): Promise<ChartCrd[]> {
+async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput, applied: Map<string, Obj>): Promise<ChartCrd[]> {
   const bridged: ChartCrd[] = [];
   const results = await Promise.allSettled(
     plan.crds.map(async (crd, i) => {
@@ -109,12 +143,12 @@ async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcom
         const live = plan.live.get(crd.name);
         if (crd.origin === 'templates') {
           // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
-          await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), { fieldManager: HELM_FIELD_MANAGER, dryRun: false });
+          applied.set(crd.name, await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), { fieldManager: HELM_FIELD_MANAGER, dryRun: false }));
         } else {
           if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
           const body = live ? withDroppedVersions(crd.body, live) : crd.body;
           if (body !== crd.body) bridged.push(crd);
-          await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+          applied.set(crd.name, await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false }));
         }
       } catch (error) {
         const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;

@@ -10,13 +10,19 @@ import { CRD_PATH } from './migrate-storage.js';
 const BOUND_MS = 60_000;
 const POLL_MS = 100;
 
-export async function waitServed(client: ObjectClient, crds: readonly ChartCrd[], signal?: AbortSignal, boundMs = BOUND_MS): Promise<void> {
+/**
+ * `applied`: what each apply answered (the CRD as the API server holds it then, status included),
+ * so a CRD already Established is not read back (a CRD of operators' size is 200 KB).
+ */
+export async function waitServed(client: ObjectClient, crds: readonly ChartCrd[], signal?: AbortSignal, boundMs = BOUND_MS, applied: ReadonlyMap<string, Obj> = new Map()): Promise<void> {
   const deadline = Date.now() + boundMs;
   await Promise.all(
     crds.map(async (crd) => {
       const { group, plural } = crdNames(crd.body);
       const versions = crdVersions(crd.body).filter((v) => v.served).map((v) => v.name);
-      while (!(await served(client, crd.name, group, plural, versions))) {
+      let known = applied.get(crd.name);
+      while (!(await served(client, crd.name, group, plural, versions, known))) {
+        known = undefined;
         signal?.throwIfAborted();
         if (Date.now() > deadline) {
           throw new InstallerError(ExitCode.transient, `CRD ${crd.name} was not established and served (${versions.join(', ')}) within ${boundMs / 1000}s`, {
@@ -29,8 +35,8 @@ export async function waitServed(client: ObjectClient, crds: readonly ChartCrd[]
   );
 }
 
-async function served(client: ObjectClient, name: string, group: string, plural: string, versions: string[]): Promise<boolean> {
-  const live = await client.get(`${CRD_PATH}/${encodeURIComponent(name)}`);
+async function served(client: ObjectClient, name: string, group: string, plural: string, versions: string[], known?: Obj): Promise<boolean> {
+  const live = known ?? (await client.get(`${CRD_PATH}/${encodeURIComponent(name)}`));
   const conditions = ((live?.status ?? {}) as { conditions?: { type?: string; status?: string }[] }).conditions ?? [];
   if (!conditions.some((c) => c.type === 'Established' && c.status === 'True')) return false;
   for (const version of versions) {

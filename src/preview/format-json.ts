@@ -13,13 +13,16 @@
 //                                 objects of the stored record at versions the cluster no longer serves,
 //                                 which install maps first (absent when there are none)
 //   "refusals": [ Refusal, ... ]  what the API server says of the pods before any change (absent when nothing)
+//   "dataAtRisk": [ Risk, ... ]   claims an upgrade leaves behind (absent when none)
 // }
 // Refusal: { "object": "Deployment/web" | "StorageClass/fast-ssd", "kind": "pod-security" | "resource-quota" |
 //   "limit-range" | "admission-policy" | "admission-webhook" | "missing-class", "blocks": true when install
 //   would stop on it, "message": the API server's words, "wayOut": [lines] }
+// Risk: { "statefulSet", "namespace", "kept": the new version keeps the StatefulSet's name, "claims": [names],
+//   "policy": "refuse" (install exits 3 before any change) | "allow" (--orphaned-claims allow: upgraded, claims left) }
 // Crd: { "name", "origin": "crds" | "templates", "action": "create" | "update" | "unchanged",
 //   "changes": "versions +v2; storage v1 -> v2; fields +v1: spec.color" (updates),
-//   "migrate": { "storage", "drop": [versions] } (objects rewritten first), "adopt": true (made this release's) }
+//   "migrate": { "storage", "drop": [versions], "objects": n } (objects rewritten first), "adopt": true (made this release's) }
 // Object: {
 //   "apiVersion", "kind", "namespace" (absent when cluster-scoped), "name",
 //   "action": "create" | "change" | "delete" | "unchanged",
@@ -30,7 +33,7 @@
 //   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
-import type { PlanApiMapping, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
+import type { PlanApiMapping, PlanClaimsAtRisk, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
 import { countActions, type ActionCounts } from './summary.js';
 
 const PLAN_SCHEMA_VERSION = 1;
@@ -61,6 +64,7 @@ export interface PlanJson {
   crds?: PlanCrd[];
   removedApis?: PlanApiMapping[];
   refusals?: PlanRefusal[];
+  dataAtRisk?: PlanClaimsAtRisk[];
 }
 
 export function planJson(report: PlanReport): PlanJson {
@@ -76,6 +80,7 @@ export function planJson(report: PlanReport): PlanJson {
     ...(report.crds ? { crds: report.crds } : {}),
     ...(report.removedApis?.length ? { removedApis: report.removedApis } : {}),
     ...(report.refusals && report.refusals.length > 0 ? { refusals: report.refusals } : {}),
+    ...(report.dataAtRisk ? { dataAtRisk: report.dataAtRisk } : {}),
   };
 }
 

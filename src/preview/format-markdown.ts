@@ -1,7 +1,7 @@
 // The plan for a pull request or a support ticket (-o markdown, GitHub-flavoured): a summary
 // table, then each diff collapsed under <details>, so a long plan stays readable in a review.
 import type { PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, decisionLine, objectName, recreateLine, removedApiLines, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 export function formatMarkdown(report: PlanReport): string {
   const out = [
@@ -20,6 +20,8 @@ export function formatMarkdown(report: PlanReport): string {
     for (const r of refusals) out.push(`- **${r.blocks ? 'refused' : 'warning'}** ${text(r.object)}: ${text(r.message)}`, ...r.wayOut.map((w) => `  - ${text(w.trim())}`));
     out.push('');
   }
+  const risk = dataAtRiskLines(report.dataAtRisk ?? []);
+  if (risk.length > 0) out.push('**Data at risk** (claims that hold data and that no workload of the new version mounts):', '', ...risk.map((l) => `- ${text(l)}`), '');
   const listed = report.entries.filter((e) => e.action !== 'unchanged');
   if (listed.length > 0) out.push(...table(['action', 'kind', 'namespace', 'name', 'fields'], listed.map(objectRow)), '');
   const unchanged = countActions(report.entries).unchanged;

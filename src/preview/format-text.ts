@@ -1,7 +1,7 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, decisionLine, objectName, oneLine, recreateLine, removedApiLines, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, oneLine, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
@@ -28,6 +28,8 @@ export function formatText(report: PlanReport, o: { color: boolean }): string {
   if (removed.length > 0) lines.push(removed[0]!, ...removed.slice(1).map((l) => `${INDENT}${l}`), '');
   lines.push(...crdLines(report.crds ?? []));
   lines.push(...refusalLines(report.refusals ?? []));
+  const risk = dataAtRiskLines(report.dataAtRisk ?? []);
+  if (risk.length > 0) lines.push('Data at risk (claims that hold data and that no workload of the new version mounts):', ...risk.map((l) => `${INDENT}${l}`), '');
   for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');

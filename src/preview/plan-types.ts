@@ -62,8 +62,8 @@ export interface PlanCrd {
   action: 'create' | 'update' | 'unchanged';
   /** `versions +v2; storage v1 -> v2; fields +v1: spec.color`, for an update. */
   changes?: string;
-  /** Objects rewritten in this version first, so the update may drop the versions named. */
-  migrate?: { storage: string; drop: string[] };
+  /** A storage migration: the objects rewritten in `storage` (through a CRD serving both), then `drop` pruned from storedVersions. */
+  migrate?: { storage: string; drop: string[]; objects: number };
   /** A templates CRD no release owns, made this release's. */
   adopt?: boolean;
 }
@@ -81,6 +81,8 @@ export interface PlanReport {
   removedApis?: PlanApiMapping[];
   /** What the API server says of the release's pods before any change; absent when nothing. */
   refusals?: PlanRefusal[];
+  /** Claims that hold data that no workload of the new version mounts (an upgrade only); absent when none. */
+  dataAtRisk?: PlanClaimsAtRisk[];
 }
 
 /** One object of a stored record at a version the cluster no longer serves, and what install makes it (null: dropped). */
@@ -104,4 +106,15 @@ export interface PlanRefusal {
   blocks: boolean;
   message: string;
   wayOut: string[];
+}
+
+/** A StatefulSet of the deployed revision whose claims the upgrade leaves behind, and what install does about it. */
+export interface PlanClaimsAtRisk {
+  statefulSet: string;
+  namespace: string;
+  /** The new version still has a StatefulSet of this name (its claim template renamed). */
+  kept: boolean;
+  claims: string[];
+  /** --orphaned-claims: refuse (install exits 3 before any change) or allow (upgrades, the claims stay unmounted). */
+  policy: 'refuse' | 'allow';
 }

@@ -6,6 +6,7 @@
 import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
+import { findOrphanedClaims } from '../drift/find-orphaned-claims.js';
 import { manifestObjects, placeObjects } from '../drift/manifest-objects.js';
 import { mapRemovedApis } from '../drift/map-removed-apis.js';
 import { servedFrom } from '../drift/removed-apis.js';
@@ -22,7 +23,7 @@ import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
 import { planRefusals } from './plan-refusals.js';
 import { planEntries } from './plan-entries.js';
-import type { PlanApiMapping, PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
+import type { PlanApiMapping, PlanClaimsAtRisk, PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
 import { markRecreated } from './recreate-entries.js';
 
 export interface PreviewOptions {
@@ -73,9 +74,13 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     const objects = recreated(compared.objects, { lastManifest, rendered, resources, release, releaseNamespace: namespace, recreate: o.recreateImmutable === 'auto' && everDeployed(state.records) });
     const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
     const decision = planDecision(decide(withDrift, o));
-    const [crds, refusals] = runsHooks(decision)
-      ? await Promise.all([planCrdSection(client, manifests, o.crds, { name: release, namespace }), planRefusals(client, manifests, namespace, logger)])
-      : [undefined, []];
+    const [crds, refusals, dataAtRisk] = runsHooks(decision)
+      ? await Promise.all([
+          planCrdSection(client, manifests, o.crds, { name: release, namespace }),
+          planRefusals(client, manifests, namespace, logger),
+          everDeployed(state.records) ? claimsAtRisk(run, cluster, { lastManifest, rendered, resources }) : [],
+        ])
+      : [undefined, [], []];
     const removedApis = planMappings(state);
     return {
       release,
@@ -87,6 +92,7 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
       ...(crds ? { crds } : {}),
       ...(removedApis.length > 0 ? { removedApis } : {}),
       ...(refusals.length > 0 ? { refusals } : {}),
+      ...(dataAtRisk.length > 0 ? { dataAtRisk } : {}),
     };
   }, { pins, apply: applySettings(run) });
 }
@@ -101,6 +107,14 @@ function recreated(objects: PlanObjectInput[], r: { lastManifest?: string; rende
 /** Pure: the stored records' removed APIs, one row per object. */
 function planMappings(state: ReleaseState): PlanApiMapping[] {
   return (state.removedApis ?? []).flatMap((r) => r.mappings.map((m) => ({ revision: r.revision, kind: m.kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name, from: m.from, to: m.to, removedIn: m.removedIn })));
+}
+
+/** What install's claims step finds before an upgrade of a release deployed before: the claims left behind. */
+async function claimsAtRisk(run: InstallRun, cluster: ClusterRun, r: { lastManifest?: string; rendered: string; resources: ResourceIndex }): Promise<PlanClaimsAtRisk[]> {
+  if (r.lastManifest === undefined) return [];
+  const common = { previousManifest: r.lastManifest, manifests: r.rendered, release: run.release, releaseNamespace: cluster.namespace, resources: r.resources, signal: run.signal };
+  const orphans = await findOrphanedClaims(cluster.kube, common);
+  return orphans.map((o) => ({ statefulSet: o.statefulSet.name, namespace: o.statefulSet.namespace, kept: o.kept, claims: o.claims, policy: run.o.orphanedClaims }));
 }
 
 /** The revision helm prunes against: the last deployed one (a stuck or failed one is recovered or replaced first). */

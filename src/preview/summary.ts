@@ -1,5 +1,6 @@
 // What every output format says the same way: the counts, an object's name, the decision.
-import type { PlanAction, PlanApiMapping, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
+import { describeOrphans } from '../drift/orphaned-claims.js';
+import type { PlanAction, PlanApiMapping, PlanClaimsAtRisk, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -47,9 +48,28 @@ export function oneLine(text: string): string {
 export function crdLine(c: PlanCrd): string {
   const parts = [`${c.action === 'unchanged' ? 'keep' : c.action} CRD ${c.name} (${c.origin === 'crds' ? 'crds/' : 'templates, applied by helm'})`];
   if (c.changes) parts.push(c.changes);
-  if (c.migrate) parts.push(`objects rewritten in ${c.migrate.storage} first, then ${c.migrate.drop.join(', ')} dropped from its stored versions`);
+  if (c.migrate) parts.push(migrateLine(c.migrate));
   if (c.adopt) parts.push('no release owns it: adopted by this release');
   return parts.map(oneLine).join(': ');
+}
+
+/** `3 objects rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions` */
+function migrateLine(m: NonNullable<PlanCrd['migrate']>): string {
+  const drop = m.drop.join(', ');
+  if (m.objects === 0) return `no object stored: ${drop} dropped from its stored versions`;
+  return `${m.objects} ${m.objects === 1 ? 'object' : 'objects'} rewritten in ${m.storage} first (through a CRD serving ${drop} and ${m.storage}), then ${drop} dropped from its stored versions`;
+}
+
+/** The claims an upgrade leaves behind, a line each, then what install does about them. */
+export function dataAtRiskLines(risks: readonly PlanClaimsAtRisk[]): string[] {
+  if (risks.length === 0) return [];
+  const lines = risks.map((r) => oneLine(describeOrphans({ statefulSet: { name: r.statefulSet, namespace: r.namespace }, kept: r.kept, claims: r.claims })));
+  const policy = risks[0]!.policy;
+  const then =
+    policy === 'refuse'
+      ? 'install refuses this upgrade before any change (exit 3; --orphaned-claims refuse): reuse the claims with the chart\'s existing-claim value, or allow it'
+      : 'install upgrades and leaves these claims as they are, unmounted (--orphaned-claims allow)';
+  return [...lines, then];
 }
 
 /** What install does first to an object whose field cannot change, and why. */

@@ -1,13 +1,14 @@
 // The real side of each action's port (actions/*.ts): the helm adapter, the cluster clients and
 // the run's options, bound to this release and its Lease. The actions see only the calls their
 // port names; their table tests give them fakes instead (test/reconcile/actions/).
-import { clusterDiscovery } from '../cluster/capabilities.js';
+import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';
 import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../cluster/wait-diagnosis.js';
 import { durationMs } from '../options/config.js';
 import { correctDrift } from '../drift/correct-drift.js';
 import { findImmutableChanges } from '../drift/immutable-changes.js';
+import { findOrphanedClaims } from '../drift/find-orphaned-claims.js';
 import { objectClient } from '../cluster/object-client.js';
 import { HelmOperationError } from '../common/errors.js';
 import { digestLabels } from './release-digest.js';
@@ -15,6 +16,7 @@ import type { RenderSetup } from '../run/render-setup.js';
 import { recordOutcome } from '../run/record.js';
 import type { Narration, Stoppable } from './actions/action.js';
 import { annotateReleaseRecords } from './actions/annotate-records.js';
+import type { ClaimsPort } from './actions/check-claims.js';
 import type { CorrectDriftPort } from './actions/correct-drift.js';
 import type { MapApisPort } from './actions/map-apis.js';
 import { restoreCommand, rewriteRecordManifest } from '../cluster/record-rewrite.js';
@@ -45,7 +47,7 @@ export interface UnderLease {
 }
 
 /** Every action's port at once: each action reads only its own part. */
-export type Ports = MapApisPort & RecoverPort & CorrectDriftPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
+export type Ports = MapApisPort & RecoverPort & CorrectDriftPort & ClaimsPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
   const { run, cluster, lease } = c;
@@ -103,21 +105,34 @@ function recoveryCalls({ run, cluster, lease }: UnderLease, either: () => AbortS
   };
 }
 
-/** correct drift, recreate */
-function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<RecreatePort> {
+/** correct drift, claims, recreate */
+function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<ClaimsPort> & Own<RecreatePort> {
   const { run, cluster, manifests } = c;
   const { kube, namespace, records } = cluster;
   const release = run.release;
+  // The revision's manifest against this run's render, placed with the run's discovery (read again if that read was given up: the cluster was not reachable before the Lease).
+  // Read once for both steps (the claims and the recreate ask about the same revision).
+  const read = new Map<number, Promise<{ previousManifest: string; manifests: string; release: string; releaseNamespace: string; resources: ResourceIndex }>>();
+  const against = (previous: number) => {
+    if (!read.has(previous)) {
+      read.set(previous, (async () => {
+        const previousManifest = await revisionManifest(kube, records, previous);
+        const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+        return { previousManifest, manifests, release, releaseNamespace: namespace, resources };
+      })());
+    }
+    return read.get(previous)!;
+  };
   return {
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
     correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
+    orphanedClaims: run.o.orphanedClaims,
+    findOrphanedClaims: async (previous, signal) =>
+      findOrphanedClaims(kube, { ...(await against(previous)), signal }).catch((error: unknown) => {
+        throw toInstallerApiError(error, "reading the claims of the release's StatefulSets (list persistentvolumeclaims)", kube.server);
+      }),
     recreateImmutable: run.o.recreateImmutable,
-    immutableChanges: async (previous, signal) => {
-      const previousManifest = await revisionManifest(kube, records, previous);
-      // The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease).
-      const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
-      return findImmutableChanges(kube, { previousManifest, manifests, release, releaseNamespace: namespace, resources, signal });
-    },
+    immutableChanges: async (previous, signal) => findImmutableChanges(kube, { ...(await against(previous)), signal }),
     objects: (signal) => objectClient(kube, signal),
     timeoutMs: durationMs(run.o.timeout),
     apiError: (error, doing) => toInstallerApiError(error, doing, kube.server),

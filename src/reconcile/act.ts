@@ -10,6 +10,7 @@ import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { actionPorts, type Ports, type UnderLease } from './act-ports.js';
 import type { Found } from './actions/action.js';
+import { checkClaims } from './actions/check-claims.js';
 import { correctReleaseDrift } from './actions/correct-drift.js';
 import { mapRemovedApis } from './actions/map-apis.js';
 import { recoverRelease } from './actions/recover.js';
@@ -31,6 +32,7 @@ const ACTIONS: Actions = {
   'map-apis': mapRemovedApis,
   recover: recoverRelease,
   'correct-drift': correctReleaseDrift,
+  claims: checkClaims,
   crds: applyChartCrds,
   recreate: recreateImmutable,
   install: upgradeRelease,
@@ -43,8 +45,8 @@ const ACTIONS: Actions = {
 export type Ending = Extract<Step, { kind: 'skip' | 'corrected' | 'upgraded' | 'tests-failed' | 'still-pending' }>;
 type Acting = Exclude<Step, Ending>;
 
-/** More than any path takes (removed APIs mapped, two recoveries, a correction, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
-export const MAX_ROUNDS = 13;
+/** More than any path takes (removed APIs mapped, two recoveries, a correction, claims, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
+export const MAX_ROUNDS = 14;
 
 export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
   const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state, so) => end(c, step, state, so) };

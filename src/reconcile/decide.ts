@@ -26,6 +26,7 @@ import type { CrdOutcome } from '../crds/upgrade-crds.js';
 import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { ApiMapping } from '../drift/map-removed-apis.js';
 import type { ImmutableChange } from '../drift/immutable-changes.js';
+import type { OrphanedClaims } from '../drift/orphaned-claims.js';
 import { isPending, type ReleaseStatus as HelmStatus } from '../helm/helm-results.js';
 
 export type DriftMode = 'correct' | 'warn' | 'off';
@@ -139,6 +140,7 @@ export function lastGoodRevision(records: { revision: number; status: string }[]
 // | pending again after 2 recoveries           | still-pending (exit 1)                           |
 // | drift corrected, all of it                 | corrected (the summary)                          |
 // | drift corrected, some not put back         | upgrade, reason "drift that could not be put back" |
+// | upgrade of a deployed release, claims not checked | claims (against the last good revision)   |
 // | install or upgrade decided, CRDs not done  | crds                                             |
 // | upgrade, CRDs done, not recreated          | recreate (against the last good revision)        |
 // | CRDs and recreate done                     | install / upgrade (helm upgrade --install)       |
@@ -165,6 +167,8 @@ export interface SoFar {
   /** The CRD step ran; its outcome (none: the render has no CRD) is finished after helm. */
   crds?: { outcome: CrdOutcome | undefined; finished: boolean };
   recreated?: ImmutableChange[];
+  /** The claims checked before anything changes: those the new version leaves behind (--orphaned-claims allow). */
+  orphaned?: OrphanedClaims[];
   /** Helm's upgrade --install succeeded: the revision it made. */
   upgraded?: { revision: number | undefined };
   tests?: TestsFound;
@@ -177,6 +181,7 @@ type Goal = Extract<Action, { kind: 'install' | 'upgrade' }>;
 export type Step =
   | Action
   | { kind: 'map-apis'; records: RecordApis[] }
+  | { kind: 'claims'; previous: number }
   | { kind: 'crds'; goal: Goal }
   | { kind: 'recreate'; previous: number }
   | { kind: 'finish-crds'; crds: CrdOutcome }
@@ -208,8 +213,9 @@ export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {
   if (goal.kind === 'recover' && so.recoveries >= MAX_RECOVERIES) return { kind: 'still-pending', recoveries: so.recoveries };
   if (goal.kind !== 'install' && goal.kind !== 'upgrade') return goal;
   if (so.upgraded) return afterUpgrade(s, so, goal, o);
-  if (!so.crds) return { kind: 'crds', goal };
   const previous = lastGoodRevision(s.records);
+  if (goal.kind === 'upgrade' && previous !== undefined && !so.orphaned) return { kind: 'claims', previous };
+  if (!so.crds) return { kind: 'crds', goal };
   if (goal.kind === 'upgrade' && previous !== undefined && !so.recreated) return { kind: 'recreate', previous };
   return goal;
 }

@@ -4,6 +4,7 @@ import {
   type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parseNamespace, parseObjectName, parsePath, parseTakeOwnership, parseTimeout, parseUid,
 } from '../options/config.js';
 import type { CrdPolicy } from '../crds/crd-decision.js';
+import type { OrphanedClaimsPolicy } from './actions/check-claims.js';
 import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-options.js';
 import { parseCaFile, parsePullSecretFile } from '../options/input-file-options.js';
 import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options/options.js';
@@ -25,6 +26,9 @@ const parseCrdPolicy = oneOf<CrdPolicy>('create-replace', 'create', 'skip');
 /** A release plan's run that fails: every release it changed goes back to the last good app revision, or not. */
 export type AppRollback = 'on-failure' | 'never';
 const parseAppRollback = oneOf<AppRollback>('on-failure', 'never');
+
+/** Claims holding data that no workload of the new version mounts: the upgrade refused (exit 3), or allowed and the claims left as they are. */
+export const parseOrphanedClaims = oneOf<OrphanedClaimsPolicy>('refuse', 'allow');
 
 /** Objects whose change the API server refuses as immutable: recreated (auto) or left to fail (never). */
 export type RecreateImmutable = 'auto' | 'never';
@@ -80,6 +84,13 @@ export const installOptionTable = {
     'objects whose change the API server refuses (a StatefulSet serviceName, a selector): auto recreates them keeping pods data (PVCs stay), never lets the upgrade fail',
     parseRecreateImmutable,
     'auto' as RecreateImmutable,
+  ),
+  orphanedClaims: value(
+    '--orphaned-claims <policy>',
+    'ORPHANED_CLAIMS',
+    'claims holding data that no workload of the new chart version mounts (a StatefulSet deleted or renamed): refuse stops the upgrade before any change (exit 3), allow upgrades and leaves them as they are',
+    parseOrphanedClaims,
+    'refuse' as OrphanedClaimsPolicy,
   ),
   progressInterval: value('--progress-interval <duration>', 'PROGRESS_INTERVAL', 'while helm waits, how often to log what is not ready and why', parseDurationMs, 30_000, '30s'),
   failFastAfter: value(

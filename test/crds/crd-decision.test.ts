@@ -90,18 +90,36 @@ describe('decideCrd', () => {
 
   it('migrates when a dropped version is still stored but the storage version stays', () => {
     const d = decideCrd(chartCrd('crds', v1), live(alphaAndV1, ['v1alpha1', 'v1']), 'create-replace', release);
-    expect(d.migrate).toEqual({ storage: 'v1', drop: ['v1alpha1'], keep: ['v1'] });
+    expect(d.migrate).toEqual({ storage: 'v1', from: 'v1', drop: ['v1alpha1'], keep: ['v1'] });
     expect(d.refused).toBeUndefined();
     expect(d.changes?.versionsRemoved).toEqual(['v1alpha1']);
   });
 
-  it('refuses when the version objects are written in goes too, for a templates CRD as well', () => {
+  it('migrates to the new storage version when the version objects are written in goes too, for a templates CRD of this release as well', () => {
+    const ours = { 'meta.helm.sh/release-name': 'shop', 'meta.helm.sh/release-namespace': 'ns' };
     for (const origin of ['crds', 'templates'] as const) {
-      const d = decideCrd(chartCrd(origin, v1), live(alphaOnly, ['v1alpha1']), 'create-replace', release);
-      expect(d.migrate).toBeUndefined();
-      expect(d.refused).toContain(`CRD widgets.${group} (widgets/${origin}/x.yaml): the new chart drops version v1alpha1, in which objects are still stored`);
-      expect(d.refused).toContain('must ship a chart version whose CRD still serves v1alpha1');
+      const d = decideCrd(chartCrd(origin, v1), live(alphaOnly, ['v1alpha1'], ours), 'create-replace', release);
+      expect(d.apply).toBe('update');
+      expect(d.migrate).toEqual({ storage: 'v1', from: 'v1alpha1', drop: ['v1alpha1'], keep: ['v1'] });
+      expect(d.refused).toBeUndefined();
     }
+  });
+
+  it('keeps the stored versions the new CRD keeps; drops every one it does not, with or without objects', () => {
+    const three = widgetCrd(group, [{ name: 'v1alpha1', fields: [] }, { name: 'v1beta1', fields: [] }, { name: 'v1', storage: true, fields: [] }]);
+    const v2 = widgetCrd(group, [{ name: 'v1', fields: [] }, { name: 'v2', storage: true, fields: [] }]);
+    const d = decideCrd(chartCrd('crds', v2), live(three, ['v1alpha1', 'v1beta1', 'v1']), 'create-replace', release);
+    expect(d.migrate).toEqual({ storage: 'v2', from: 'v1', drop: ['v1alpha1', 'v1beta1'], keep: ['v1', 'v2'] });
+  });
+
+  it("another release's templates CRD gets no migration (helm refuses to take it over); a CRD with no storage version is refused", () => {
+    const theirs = { 'meta.helm.sh/release-name': 'other', 'meta.helm.sh/release-namespace': 'ns' };
+    const d = decideCrd(chartCrd('templates', v1), live(alphaOnly, ['v1alpha1'], theirs), 'create-replace', release);
+    expect([d.apply, d.migrate, d.refused]).toEqual(['none', undefined, undefined]);
+    const noStorage = widgetCrd(group, [{ name: 'v1', fields: [] }]);
+    expect(decideCrd(chartCrd('crds', noStorage), live(alphaOnly, ['v1alpha1']), 'create-replace', release).refused).toBe(
+      `CRD widgets.${group} (widgets/crds/x.yaml): no version is marked storage: true; the vendor must fix the chart's CRD. Release shop was left as it was.`,
+    );
   });
 
   it('a crds/ CRD that is not updated (create, skip) is not checked: nothing drops it', () => {
@@ -133,6 +151,18 @@ describe('withDroppedVersions', () => {
       { name: 'v1alpha1', served: true, storage: false },
     ]);
     expect(withDroppedVersions(desired, desired)).toBe(desired);
+  });
+
+  it('the intermediate CRD also serves a dropped version objects are stored in that the live CRD no longer served', () => {
+    const liveCrd = widgetCrd(group, [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }]);
+    const versions = (liveCrd.spec as { versions: Record<string, unknown>[] }).versions;
+    versions[0]!.served = false;
+    const desired = widgetCrd(group, [{ name: 'v1', storage: true, fields: ['size'] }]);
+    expect(crdVersions(withDroppedVersions(desired, { ...liveCrd, status: { storedVersions: ['v1alpha1', 'v1'] } }))).toEqual([
+      { name: 'v1', served: true, storage: true },
+      { name: 'v1alpha1', served: true, storage: false },
+    ]);
+    expect(withDroppedVersions(desired, { ...liveCrd, status: { storedVersions: ['v1'] } })).toBe(desired);
   });
 });
 

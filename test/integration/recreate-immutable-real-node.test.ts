@@ -13,40 +13,11 @@ import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
 import { repoRoot } from '../helpers.js';
 import { install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import { MARKER_SOURCE } from './pvc-marker.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'immutable');
 const registry = inject('registry');
 const newNamespace = namespacesDeletedAfterAll();
-
-/** argv[1]: a file under /data; argv[2]: what to write there when it does not exist. Then sleeps until SIGTERM. */
-const MARKER_SOURCE = `#include <signal.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-static void quit(int sig) { (void)sig; _exit(0); }
-int main(int argc, char **argv) {
-  signal(SIGTERM, quit);
-  signal(SIGINT, quit);
-  if (argc < 3) return 2;
-  char path[512], text[512] = {0};
-  snprintf(path, sizeof path, "/data/%s", argv[1]);
-  FILE *f = fopen(path, "r");
-  if (f) {
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = 0;
-    fclose(f);
-    printf("found: %s\\n", text);
-  } else {
-    f = fopen(path, "w");
-    if (!f) { printf("cannot write %s\\n", path); fflush(stdout); return 1; }
-    fputs(argv[2], f);
-    fclose(f);
-    printf("wrote: %s\\n", argv[2]);
-  }
-  fflush(stdout);
-  for (;;) pause();
-}
-`;
 
 const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
 

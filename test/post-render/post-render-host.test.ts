@@ -107,7 +107,7 @@ describe('the post-render shim: every wait ends', () => {
   it('exits 1 within seconds when the installer is killed between the request and its answer', async () => {
     // A real installer: a Node process hosting the post-render from the built code, whose rewrite
     // never ends, then SIGKILL (no exit handler runs, its descriptors just close).
-    const module = join(repoRoot, 'dist', 'src', 'images', 'post-render-host.js');
+    const module = join(repoRoot, 'dist', 'src', 'post-render', 'post-render-host.js');
     const script = `const { startPostRenderHost } = await import(process.env.HOST_MODULE);
       const host = await startPostRenderHost(process.env.HOST_DIR, () => { process.stdout.write('SERVING\\n'); return new Promise(() => {}); });
       process.stdout.write('READY ' + host.shim + '\\n');

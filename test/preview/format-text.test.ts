@@ -125,6 +125,28 @@ describe('formatText', () => {
   });
 });
 
+describe('data at risk', () => {
+  const risky: PlanReport = { ...report, entries: [], hooks: [], dataAtRisk: [{ statefulSet: 'db', namespace: 'shop', kept: false, claims: ['data-db-0', 'data-db-1'], policy: 'refuse' }] };
+  const line = 'StatefulSet db in namespace shop is deleted or renamed by the new chart version; no workload of the new version mounts its claims, which hold data: data-db-0, data-db-1';
+
+  it('text: a section naming the StatefulSet, its claims and what install does', () => {
+    expect(formatText(risky, { color: false })).toContain(
+      'Data at risk (claims that hold data and that no workload of the new version mounts):\n' +
+        `    ${line}\n` +
+        "    install refuses this upgrade before any change (exit 3; --orphaned-claims refuse): reuse the claims with the chart's existing-claim value, or allow it\n\n",
+    );
+    const allowed = { ...risky, dataAtRisk: [{ ...risky.dataAtRisk![0]!, policy: 'allow' as const }] };
+    expect(formatText(allowed, { color: false })).toContain('    install upgrades and leaves these claims as they are, unmounted (--orphaned-claims allow)\n');
+  });
+
+  it('markdown and JSON carry it too; absent when nothing is at risk', () => {
+    expect(formatMarkdown(risky)).toContain(`**Data at risk** (claims that hold data and that no workload of the new version mounts):\n\n- ${line}\n`);
+    expect(JSON.parse(formatJson(risky)).dataAtRisk).toEqual(risky.dataAtRisk);
+    expect(formatText(report, { color: false })).not.toContain('Data at risk');
+    expect(JSON.parse(formatJson(report))).not.toHaveProperty('dataAtRisk');
+  });
+});
+
 describe('useColor', () => {
   it('is on for a terminal unless NO_COLOR is set and not empty (no-color.org)', () => {
     expect(useColor({ isTTY: true }, {})).toBe(true);

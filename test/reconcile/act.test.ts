@@ -22,7 +22,7 @@ function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: nu
     counts[kind] = (counts[kind] ?? 0) + 1;
     return (await found[kind]?.(counts[kind]!)) ?? {};
   };
-  const kinds: (keyof Actions)[] = ['recover', 'correct-drift', 'crds', 'recreate', 'install', 'upgrade', 'finish-crds', 'test', 'remediate'];
+  const kinds: (keyof Actions)[] = ['recover', 'correct-drift', 'claims', 'crds', 'recreate', 'install', 'upgrade', 'finish-crds', 'test', 'remediate'];
   const actions = Object.fromEntries(kinds.map((k) => [k, fake(k)])) as unknown as Actions;
   let ended: Ending | undefined;
   const l: Loop = {
@@ -48,11 +48,12 @@ describe('reconcile loop', () => {
     const f = loop([failed], {
       upgrade: () => ({ upgraded: { revision: 4 } }),
       crds: () => ({ crds: { outcome: undefined, finished: false } }),
+      claims: () => ({ orphaned: [] }),
       recreate: () => ({ recreated: [] }),
       test: () => ({ tests: { passed: true, names: ['t'] } }),
     });
     expect(await reconcile(f.l, stuck)).toBe(0);
-    expect(f.ran).toEqual(['read (known)', 'recover', 'read', 'crds', 'recreate', 'upgrade', 'test']);
+    expect(f.ran).toEqual(['read (known)', 'recover', 'read', 'claims', 'crds', 'recreate', 'upgrade', 'test']);
     expect(f.ended()).toEqual({ kind: 'upgraded', everDeployed: true, revision: 4, drift: [], recreated: [] });
   });
 
@@ -73,11 +74,12 @@ describe('reconcile loop', () => {
     const f = loop([], {
       'correct-drift': () => ({ correction: { revision: 3, drift: [service], corrected: [], notPutBack: [{ drift: service, reason: 'spec.clusterIP: field is immutable' }] } }),
       crds: () => ({ crds: { outcome: undefined, finished: false } }),
+      claims: () => ({ orphaned: [] }),
       recreate: () => ({ recreated: [] }),
       upgrade: () => Promise.reject(new HelmOperationError('upgrade of release shop failed: Service "web" is invalid')),
     });
     const error = (await reconcile(f.l, drifted).catch((e: unknown) => e)) as Error;
-    expect(f.ran).toEqual(['read (known)', 'correct-drift', 'crds', 'recreate', 'upgrade']);
+    expect(f.ran).toEqual(['read (known)', 'correct-drift', 'claims', 'crds', 'recreate', 'upgrade']);
     expect(error.message).toBe(
       'upgrade of release shop failed: Service "web" is invalid\ndrift that could not be put back before this upgrade:\n  Service/shop/web: spec.clusterIP: field is immutable',
     );

@@ -140,7 +140,8 @@ describe('nextStep: the loop, one step per round from the state and what the run
     ['record names removed APIs: map them before anything, even a skip', { records: deployed, inputs: { equal: true }, unready: [], drift: [], removedApis: stale }, fresh, loop, { kind: 'map-apis', records: stale }],
     ['record names removed APIs, stuck: map them before the recovery (its rollback builds the record)', { records: [rev(2, 'deployed'), rev(3, 'pending-upgrade')], removedApis: stale }, fresh, loop, { kind: 'map-apis', records: stale }],
     ['removed APIs mapped: the release table decides (skip)', { records: deployed, inputs: { equal: true }, unready: [], drift: [], removedApis: stale }, { recoveries: 0, mapped: [{ ...stale[0]!, copy: 'c' }] }, loop, { kind: 'skip', status: 'in-sync', revision: 3, drift: [] }],
-    ['removed APIs mapped, inputs changed: crds, then the upgrade', { ...outOfDate, removedApis: stale }, { recoveries: 0, mapped: [{ ...stale[0]!, copy: 'c' }] }, loop, { kind: 'crds', goal: upgradeGoal }],
+    ['removed APIs mapped, inputs changed: the claims check, first of an upgrade', { ...outOfDate, removedApis: stale }, { recoveries: 0, mapped: [{ ...stale[0]!, copy: 'c' }] }, loop, { kind: 'claims', previous: 2 }],
+    ['removed APIs mapped, claims checked: crds, then the upgrade', { ...outOfDate, removedApis: stale }, { recoveries: 0, orphaned: [], mapped: [{ ...stale[0]!, copy: 'c' }] }, loop, { kind: 'crds', goal: upgradeGoal }],
     ['nothing done yet: the release table decides (skip)', { records: deployed, inputs: { equal: true }, unready: [], drift: [] }, fresh, loop, { kind: 'skip', status: 'in-sync', revision: 3, drift: [] }],
     ['stuck: recover', { records: [rev(2, 'deployed'), rev(3, 'pending-upgrade')] }, fresh, loop, { kind: 'recover', revision: 3, pendingStatus: 'pending-upgrade' }],
     ['stuck again after one recovery: recover again', { records: [rev(3, 'pending-upgrade')] }, { recoveries: 1 }, loop, { kind: 'recover', revision: 3, pendingStatus: 'pending-upgrade' }],
@@ -155,24 +156,32 @@ describe('nextStep: the loop, one step per round from the state and what the run
       { kind: 'corrected', revision: 3, corrected: [changedImage, missingService] },
     ],
     [
-      'drift partly refused: upgrade carrying all of it, CRDs first',
+      'drift partly refused: upgrade carrying all of it, claims checked first',
       drifted,
       { recoveries: 0, correction: { revision: 3, drift: [changedImage, missingService], corrected: [missingService], notPutBack: [{ drift: changedImage, reason: 'field is immutable' }] } },
       loop,
+      { kind: 'claims', previous: 3 },
+    ],
+    [
+      'drift partly refused, claims checked: CRDs',
+      drifted,
+      { recoveries: 0, orphaned: [], correction: { revision: 3, drift: [changedImage, missingService], corrected: [missingService], notPutBack: [{ drift: changedImage, reason: 'field is immutable' }] } },
+      loop,
       { kind: 'crds', goal: { kind: 'upgrade', status: 'drifted', reason: 'drift that could not be put back', drift: [changedImage, missingService] } },
     ],
-    ['upgrade decided: crds first', outOfDate, fresh, loop, { kind: 'crds', goal: upgradeGoal }],
+    ['upgrade decided: the claims it would leave behind checked first, against the deployed revision', outOfDate, fresh, loop, { kind: 'claims', previous: 2 }],
+    ['upgrade, claims checked: crds', outOfDate, { recoveries: 0, orphaned: [] }, loop, { kind: 'crds', goal: upgradeGoal }],
     ['install decided: crds first', firstInstall, fresh, loop, { kind: 'crds', goal: installGoal }],
-    ['upgrade, CRDs done: recreate against the deployed revision', outOfDate, { recoveries: 0, crds: { outcome: undefined, finished: false } }, loop, { kind: 'recreate', previous: 2 }],
+    ['upgrade, CRDs done: recreate against the deployed revision', outOfDate, { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false } }, loop, { kind: 'recreate', previous: 2 }],
     [
       'upgrade after a failed one, CRDs done: recreate against the newest superseded',
       { records: [rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed')] },
-      { recoveries: 0, crds: { outcome: undefined, finished: false } },
+      { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false } },
       loop,
       { kind: 'recreate', previous: 2 },
     ],
     ['install, CRDs done: helm (nothing to recreate)', firstInstall, { recoveries: 0, crds: { outcome: undefined, finished: false } }, loop, installGoal],
-    ['upgrade, CRDs and recreate done: helm', outOfDate, { recoveries: 0, crds: { outcome: undefined, finished: false }, recreated: [] }, loop, upgradeGoal],
+    ['upgrade, CRDs and recreate done: helm', outOfDate, { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false }, recreated: [] }, loop, upgradeGoal],
     ['upgraded, CRDs held back: finish them', outOfDate, { recoveries: 0, crds: { outcome: crds, finished: false }, recreated: [], upgraded: { revision: 3 } }, tested, { kind: 'finish-crds', crds }],
     ['upgraded, --test: test the new revision', outOfDate, { recoveries: 0, crds: { outcome: crds, finished: true }, recreated: [], upgraded: { revision: 3 } }, tested, { kind: 'test', revision: 3 }],
     [
@@ -226,6 +235,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
     let so: SoFar = fresh;
     const kinds: string[] = [];
     const found: Record<string, Partial<SoFar>> = {
+      claims: { orphaned: [] },
       crds: { crds: { outcome: crds, finished: false } },
       recreate: { recreated: [] },
       upgrade: { upgraded: { revision: 3 } },
@@ -239,6 +249,6 @@ describe('nextStep: the loop, one step per round from the state and what the run
       if (!found[step.kind]) break;
       so = { ...so, ...found[step.kind] };
     }
-    expect(kinds).toEqual(['crds', 'recreate', 'upgrade', 'finish-crds', 'test', 'remediate', 'tests-failed']);
+    expect(kinds).toEqual(['claims', 'crds', 'recreate', 'upgrade', 'finish-crds', 'test', 'remediate', 'tests-failed']);
   });
 });

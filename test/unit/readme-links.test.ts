@@ -58,6 +58,8 @@ export function anchors(markdown: string): Set<string> {
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
   }
+  // An explicit anchor (`<a id="x"></a>`) marks a place that is no heading, such as a list item.
+  for (const match of withoutFences.matchAll(/<a id="([^"]+)"><\/a>/g)) out.add(match[1]!.toLowerCase());
   return out;
 }
 
@@ -103,6 +105,7 @@ describe('the link check itself', () => {
       'export---format-helmrelease-for-clusters-that-run-fluxs-helm-controller',
     );
     expect([...anchors('# A\n\n## A\n\n```\n# not a heading\n```\n')]).toEqual(['a', 'a-1']);
+    expect([...anchors('# A\n\n- <a id="in-a-list"></a>**In a list**\n')]).toEqual(['a', 'in-a-list']);
   });
 
   it('finds a missing file, a missing anchor and a missing anchor in the same file', () => {
