@@ -21,6 +21,8 @@
 //   "hook": the helm.sh/hook annotation (hooks only),
 //   "refused": why the API server refused the dry run (when it did),
 //   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
+//   "ownership": { "outcome": "adopted" | "taken" | "refused", "owner": { "release", "namespace" } } for an existing object helm adopts
+//     (--take-ownership): refused means install exits 4 (another release owns it),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
 import type { PlanCrd, PlanEntry, PlanReport } from './plan-types.js';
@@ -39,6 +41,7 @@ export interface PlanJsonObject {
   hook?: string;
   refused?: string;
   recreate?: PlanEntry['recreate'];
+  ownership?: PlanEntry['ownership'];
   diff: string;
 }
 
@@ -86,6 +89,7 @@ function jsonObject(e: PlanEntry): PlanJsonObject {
     ...(e.hook !== undefined ? { hook: e.hook } : {}),
     ...(e.refused !== undefined ? { refused: e.refused } : {}),
     ...(e.recreate !== undefined ? { recreate: { fields: [...e.recreate.fields], how: e.recreate.how } } : {}),
+    ...(e.ownership !== undefined ? { ownership: { outcome: e.ownership.outcome, ...(e.ownership.owner ? { owner: { ...e.ownership.owner } } : {}) } } : {}),
     diff: e.diff,
   };
 }

@@ -1,5 +1,5 @@
 // What every output format says the same way: the counts, an object's name, the decision.
-import type { PlanAction, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
+import type { PlanOwnership, PlanAction, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -56,4 +56,17 @@ export function crdLine(c: PlanCrd): string {
 export function recreateLine(r: PlanRecreate): string {
   const how = r.how === 'orphan' ? 'deleted alone (its pods and PVCs stay; the new one adopts them)' : 'deleted with what it owns (PVCs stay)';
   return `recreated before the upgrade: ${r.fields.join(', ')} cannot change; ${how}, then helm creates it`;
+}
+
+/** What install does about an existing object's owner, one line. */
+export function ownershipLine(o: PlanOwnership): string {
+  const owner = o.owner ? `release ${o.owner.release} in namespace ${o.owner.namespace || '(none)'}` : '';
+  switch (o.outcome) {
+    case 'adopted':
+      return 'no release owns it: adopted by this release (--take-ownership)';
+    case 'taken':
+      return `owned by ${owner}: taken over by this release (--take-ownership always)`;
+    case 'refused':
+      return `owned by ${owner}: install refuses it (exit 4, nothing changed); uninstall it there, or --take-ownership always takes it`;
+  }
 }

@@ -15,7 +15,9 @@ import type { RenderSetup } from '../run/render-setup.js';
 import { recordOutcome } from '../run/record.js';
 import type { Narration, Stoppable } from './actions/action.js';
 import { annotateReleaseRecords } from './actions/annotate-records.js';
+import type { OwnersPort } from './actions/check-owners.js';
 import type { CorrectDriftPort } from './actions/correct-drift.js';
+import { readOwnedObjects } from './read-owners.js';
 import type { RecoverPort } from './actions/recover.js';
 import type { RemediatePort } from './actions/remediate.js';
 import type { RecreatePort } from './actions/recreate-immutable.js';
@@ -39,7 +41,7 @@ export interface UnderLease {
 }
 
 /** Every action's port at once: each action reads only its own part. */
-export type Ports = RecoverPort & CorrectDriftPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
+export type Ports = RecoverPort & CorrectDriftPort & OwnersPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
   const { run, cluster, lease } = c;
@@ -72,14 +74,19 @@ function recoveryCalls({ run, cluster, lease }: UnderLease, either: () => AbortS
   };
 }
 
-/** correct drift, recreate */
-function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<RecreatePort> {
+/** correct drift, owners, recreate */
+function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<OwnersPort> & Own<RecreatePort> {
   const { run, cluster, manifests } = c;
   const { kube, namespace, records } = cluster;
   const release = run.release;
   return {
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
     correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
+    releaseNamespace: namespace,
+    liveObjects: async (signal) => {
+      const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+      return readOwnedObjects(kube, { manifests, resources, release, releaseNamespace: namespace, signal });
+    },
     recreateImmutable: run.o.recreateImmutable,
     immutableChanges: async (previous, signal) => {
       const previousManifest = await revisionManifest(kube, records, previous);

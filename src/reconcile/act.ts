@@ -9,6 +9,7 @@ import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { actionPorts, type Ports, type UnderLease } from './act-ports.js';
 import type { Found } from './actions/action.js';
+import { checkOwners } from './actions/check-owners.js';
 import { correctReleaseDrift } from './actions/correct-drift.js';
 import { recoverRelease } from './actions/recover.js';
 import { recreateImmutable } from './actions/recreate-immutable.js';
@@ -29,6 +30,7 @@ export type Actions = { [K in Acting['kind']]: (port: Ports, step: Extract<Step,
 const ACTIONS: Actions = {
   recover: recoverRelease,
   'correct-drift': correctReleaseDrift,
+  owners: checkOwners,
   crds: applyChartCrds,
   recreate: recreateImmutable,
   install: upgradeRelease,
@@ -41,8 +43,8 @@ const ACTIONS: Actions = {
 export type Ending = Extract<Step, { kind: 'skip' | 'corrected' | 'upgraded' | 'tests-failed' | 'still-pending' }>;
 type Acting = Exclude<Step, Ending>;
 
-/** More than any path takes (two recoveries, a correction, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
-export const MAX_ROUNDS = 12;
+/** More than any path takes (two recoveries, a correction, owners, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
+export const MAX_ROUNDS = 13;
 
 export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
   const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state) => end(c, step, state) };
