@@ -1,5 +1,6 @@
-// `install --dry-run`: the same checks, then helm's server-side dry run; no Lease, no recovery,
-// nothing written.
+// `install --dry-run`: the same checks (the owners of what helm would adopt among them), then
+// helm's server-side dry run with --take-ownership as install would pass it; no Lease, no
+// recovery, nothing written.
 import { clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
@@ -9,6 +10,9 @@ import { successSummary, writeSummary } from '../run/report.js';
 import { checkWithoutCluster, rbacCheck } from './checks.js';
 import { withRenderSetup } from '../run/render-setup.js';
 import { applySettings, chartLabel, type InstallRun } from './install-run.js';
+import { checkOwners, type OwnersPort } from './actions/check-owners.js';
+import { adoption, everDeployed, type Step } from './decide.js';
+import { readOwnedObjects } from './read-owners.js';
 
 export async function dryRun(run: InstallRun): Promise<number> {
   const { o, logger, release, helm } = run;
@@ -31,8 +35,19 @@ export async function dryRun(run: InstallRun): Promise<number> {
         hint: 'Run without --dry-run: the installer recovers a release that a killed operation left pending.',
       });
     }
+    // Whose objects helm would adopt, judged as the install's owners step judges them.
+    const goal: Extract<Step, { kind: 'owners' }>['goal'] = everDeployed(history) ? { kind: 'upgrade', status: 'out-of-date', reason: 'dry run', drift: [] } : { kind: 'install', reason: 'dry run' };
+    const mode = adoption(goal, o.takeOwnership);
+    if (mode) {
+      const { resources } = await (discovery ?? readClusterDiscovery(cluster.config).read());
+      const owners: OwnersPort = {
+        release, logger, stage: run.stage, signal: run.signal, leaseLost: new AbortController().signal, releaseNamespace: namespace,
+        liveObjects: (signal) => readOwnedObjects(cluster, { manifests, resources, release, releaseNamespace: namespace, signal }),
+      };
+      await checkOwners(owners, { kind: 'owners', goal, mode });
+    }
     run.stage('dry run');
-    await helm.upgradeInstall({ ...plan.upgradeArguments(o.namespace), dryRun: true, takeOwnership: o.takeOwnership === 'always' }, { signal: run.signal, env: plan.airgap.env });
+    await helm.upgradeInstall({ ...plan.upgradeArguments(o.namespace), dryRun: true, takeOwnership: mode !== undefined }, { signal: run.signal, env: plan.airgap.env });
     logger.info({ release, dryRun: true }, 'done');
     writeSummary(undefined, { summary: successSummary({ release, namespace: o.namespace, action: 'dry run', chart: chartLabel(run), seconds: (Date.now() - run.started) / 1000 }) });
     return 0;
