@@ -73,7 +73,7 @@ describe.each([
     const namespace = await newNamespace('owners-helm');
     await helm(helmBin, ['install', 'billing', billing, '-n', namespace], { KUBECONFIG: kubeconfig() });
     const out = await helm(helmBin, ['upgrade', '--install', 'shop', shop, '-n', namespace, '--take-ownership'], { KUBECONFIG: kubeconfig() });
-    expect(out).not.toMatch(/billing|owner/i);
+    expect(out).not.toContain('billing');
     expect((await shared(namespace)).owner).toBe('shop');
     // And its uninstall deletes what was the other release's.
     await helm(helmBin, ['uninstall', 'shop', '-n', namespace, '--wait'], { KUBECONFIG: kubeconfig() });
