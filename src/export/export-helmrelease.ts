@@ -1,6 +1,7 @@
 // `export --format helmrelease`, the orchestrator: settle the releases as the rendered form does
 // (places.ts), gather each one's facts (helmrelease-facts.ts), hand them to the pure writer
-// (helmrelease/), then write every file and each chart's archive at once (write-folder.ts).
+// (helmrelease/), then write every file and each chart's archive at once (write-export.ts: a new
+// folder whole; a git work tree, or a folder with the user's files, in place).
 import { join } from 'node:path';
 import type { CommonOptions } from '../options/config.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
