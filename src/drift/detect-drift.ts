@@ -97,19 +97,22 @@ async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObj
  * A 403 is missing RBAC: exit 6 naming the kind, namespace and verb; the caller may warn instead.
  * `purpose`: whose read it was (the drift check's, or a plan's, which needs list too).
  */
+/** What a read was for, in its error: the verbs it needs and the way around differ. */
+export type ApiPurpose = 'drift check' | 'plan' | 'ownership check';
+
 export function driftApiError(
   kube: KubeClients,
   error: unknown,
   p: { kind: string; name: string; namespace?: string; apiVersion: string },
   verb: 'get' | 'patch' | 'create',
-  purpose: 'drift check' | 'plan' = 'drift check',
+  purpose: ApiPurpose = 'drift check',
 ): InstallerError {
   const what = `${purpose}: ${verb} ${describeObject(p)}`;
   const status = apiStatus(error);
   if (status === 403 || status === 401) {
     const group = p.apiVersion.includes('/') ? p.apiVersion.slice(0, p.apiVersion.indexOf('/')) : 'core';
-    const verbs = purpose === 'plan' ? '"list" (or "get") and "patch" (server-side dry runs persist nothing)' : '"get" and "patch"';
-    const way = purpose === 'plan' ? '' : ', or run with --drift off';
+    const verbs = purpose === 'plan' ? '"list" (or "get") and "patch" (server-side dry runs persist nothing)' : purpose === 'ownership check' ? '"list" (or "get")' : '"get" and "patch"';
+    const way = purpose === 'drift check' ? ', or run with --drift off' : '';
     return new PreflightError(`${what} is not allowed: the installer may not ${verb} ${p.kind} (API group ${group}) in ${p.namespace ? `namespace ${p.namespace}` : 'the cluster'}`, {
       hint: `Grant the installer's ServiceAccount ${verbs} on ${p.kind} (group ${group})${p.namespace ? ` in namespace ${p.namespace}` : ''} (see manifests/installer.yaml)${way}.`,
       cause: error,

@@ -1,6 +1,7 @@
 // `export --format helmrelease`, the orchestrator: settle the releases as the rendered form does
 // (places.ts), gather each one's facts (helmrelease-facts.ts), hand them to the pure writer
-// (helmrelease/), then write every file and each chart's archive at once (write-folder.ts).
+// (helmrelease/), then write every file and each chart's archive at once (write-export.ts: a new
+// folder whole; a git work tree, or a folder with the user's files, in place).
 import { join } from 'node:path';
 import type { CommonOptions } from '../options/config.js';
 import type { IgnoreRule } from '../drift/ignore-rules.js';
@@ -20,7 +21,9 @@ import type { HelmReleaseFiles, HelmReleaseInput, HelmReleaseOptions } from './h
 import { releaseKey, releaseNames } from './helmrelease/names.js';
 import { toYaml } from './helmrelease/yaml-text.js';
 import { exportScope } from './places.js';
-import { checkOut, writeExport, writeFiles } from './write-folder.js';
+import { writeFiles } from './write-folder.js';
+import { keptEncrypted, writeExportTo } from './write-export.js';
+import { outTarget } from './export-target.js';
 
 export interface HelmReleaseExportOptions extends CommonOptions {
   out: string;
@@ -43,7 +46,7 @@ export interface HelmReleaseExportOptions extends CommonOptions {
 }
 
 export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunState, input: AppInput): Promise<number> {
-  checkOut(o.out, o.force);
+  const target = outTarget({ out: o.out, force: o.force, source: 'oci' });
   const options = writerOptions(o);
   const scope = exportScope(o, input);
   const facts: HelmReleaseFacts[] = await mapBounded(scope.releases, EXPORT_PARALLEL, ({ options: ro, place, key }) => helmReleaseFacts(ro, key ? memberState(state, key) : state, place));
@@ -55,11 +58,13 @@ export async function exportHelmRelease(o: HelmReleaseExportOptions, state: RunS
   const names = releaseNames(inputs);
   const releases = facts.map((f, i) => ({ facts: f, key: releaseKey(inputs[i]!), folder: names.get(releaseKey(inputs[i]!))!.object }));
   const files = exportFiles(written, releases, options);
-  await writeExport(o.out, async (temp) => {
-    writeFiles(temp, files, (path) => written.files.some((f) => f.secret && f.path === path));
+  const isSecret = (path: string) => written.files.some((f) => f.secret && f.path === path);
+  // In a git work tree in place, as the rendered form is (its .git and other files stay).
+  const { kept } = await writeExportTo(o.out, { inTree: target.tree !== undefined, isSecret }, async (temp) => {
+    writeFiles(temp, files, isSecret);
     for (const r of releases) await r.facts.packageChart(join(temp, r.folder, 'chart'));
   });
-  logExport(o, state, written, files.size);
+  logExport(o, state, written, { files: files.size, kept, warnings: target.warnings });
   return 0;
 }
 
@@ -106,8 +111,11 @@ function exportFiles(written: HelmReleaseFiles, releases: PlacedFacts[], options
 }
 
 /** What the form cannot say goes to the log as warnings too, never only to a file. */
-function logExport(o: HelmReleaseExportOptions, state: RunState, written: HelmReleaseFiles, files: number): void {
+function logExport(o: HelmReleaseExportOptions, state: RunState, written: HelmReleaseFiles, done: { files: number; kept: string[]; warnings: string[] }): void {
+  const { files, kept, warnings } = done;
   const logger = createLogger({ format: o.logFormat, level: o.logLevel, secrets: state.secrets, destination: 2 });
+  for (const w of warnings) logger.warn({ out: o.out }, w);
+  for (const path of kept) logger.warn({ file: path }, keptEncrypted(path));
   for (const n of written.notes) logger.warn({ release: n.release }, `${n.release}: ${n.what}`);
   logger.info({ out: o.out, files, notes: written.notes.length }, `exported ${files} file(s) and the charts to ${o.out} (HelmRelease form)`);
 }

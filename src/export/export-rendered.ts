@@ -16,8 +16,8 @@ import { releaseFiles } from './release-files.js';
 import { renderRelease } from './render-release.js';
 import { exportScope } from './places.js';
 import { secretFields } from './secret-fields.js';
-import { writeExport, writeFiles } from './write-folder.js';
-import { writeIntoWorkTree } from './write-work-tree.js';
+import { writeFiles } from './write-folder.js';
+import { keptEncrypted, writeExportTo } from './write-export.js';
 
 /** Releases rendered at a time: each runs several helm processes of its own. */
 export const EXPORT_PARALLEL = 3;
@@ -53,8 +53,9 @@ export async function exportRendered(o: ExportOptions, state: RunState, input: A
   });
   const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name, target);
   const files = exportFiles(outcomes, source);
-  // In a git work tree, in place (its .git and other files stay); elsewhere a complete folder at once.
-  const kept = target.tree ? writeIntoWorkTree(o.out, files) : (await writeExport(o.out, (temp) => writeFiles(temp, files)), []);
+  // In a git work tree in place (its .git and other files stay); elsewhere a complete folder at once
+  // when it holds nothing but an earlier export.
+  const { kept } = await writeExportTo(o.out, { inTree: target.tree !== undefined, isSecret: isSecretPath }, (temp) => writeFiles(temp, files, isSecretPath));
   logExport(o, state, outcomes, { files: files.size, kept, warnings: target.warnings });
   return 0;
 }
@@ -64,13 +65,15 @@ function logExport(o: ExportOptions, state: RunState, outcomes: ReleaseOutcome[]
   const { files, kept, warnings } = written;
   const logger = createLogger({ format: o.logFormat, level: o.logLevel, secrets: state.secrets, destination: 2 });
   for (const w of warnings) logger.warn({ out: o.out }, w);
-  for (const path of kept) logger.warn({ file: path }, `${path} is encrypted (SOPS) and was kept as it is: the export's version of it was not written; if its Secret changed, decrypt, update and encrypt it again`);
+  for (const path of kept) logger.warn({ file: path }, keptEncrypted(path));
   for (const x of outcomes) {
     if (x.vendorFailure) logger.warn({ release: x.release.folder, cause: x.vendorFailure }, `${x.release.folder}: the chart does not render with the vendor's values alone: every object is in its overlay in full, base/ is empty`);
     if (x.release.imageRewrites.length > 0) logger.info({ release: x.release.folder, rewrites: x.release.imageRewrites }, `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in its base/README.md and overlay/README.md)`);
   }
   logger.info({ out: o.out, releases: outcomes.map((x) => x.release.folder), files }, `exported ${outcomes.length} release(s) to ${o.out}`);
 }
+
+const isSecretPath = (path: string) => /\/secrets\/[^/]+$/.test(path);
 
 function exportFiles(outcomes: ReleaseOutcome[], source: FluxSource): Map<string, string> {
   const files = new Map<string, string>();

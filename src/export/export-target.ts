@@ -30,10 +30,7 @@ export interface ExportTarget {
 }
 
 export function exportTarget(o: TargetOptions): ExportTarget {
-  const tree = findWorkTree(o.out);
-  if (tree) checkWorkTreeOut(o.out, o.force);
-  else checkOut(o.out, o.force);
-  const warnings = tree ? checkCommitted(o, tree) : [];
+  const { tree, warnings } = outTarget(o);
   if (o.source === 'oci') {
     checkOciOptions(o);
     return { tree, gitPath: '.', warnings };
@@ -42,6 +39,14 @@ export function exportTarget(o: TargetOptions): ExportTarget {
   const gitPath = checkGitPath(o.gitPath, tree);
   if (tree) warnings.push(...checkBranch(tree, o.gitBranch));
   return { tree, gitPath, warnings };
+}
+
+/** --out, for either form: a git work tree's (written in place, its uncommitted changes refused) or a folder's. */
+export function outTarget(o: Pick<TargetOptions, 'out' | 'force' | 'source'>): { tree?: WorkTree; warnings: string[] } {
+  const tree = findWorkTree(o.out);
+  if (tree) checkWorkTreeOut(o.out, o.force);
+  else checkOut(o.out, o.force);
+  return { tree, warnings: tree ? checkCommitted(o, tree) : [] };
 }
 
 function checkOciOptions(o: TargetOptions): void {
@@ -72,7 +77,7 @@ function checkBranch(tree: WorkTree, branch: string): string[] {
 }
 
 /** Tracked files of --out changed and not committed would be overwritten: refused unless --force. */
-function checkCommitted(o: TargetOptions, tree: WorkTree): string[] {
+function checkCommitted(o: Pick<TargetOptions, 'out' | 'force' | 'source'>, tree: WorkTree): string[] {
   if (!existsSync(o.out)) return [];
   const changes = uncommittedChanges(o.out);
   if (changes === undefined) return o.source === 'oci' ? ['git is not installed here: whether --out holds uncommitted changes was not checked'] : [];

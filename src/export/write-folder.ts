@@ -1,6 +1,6 @@
 // Writing the export without ever leaving half of one: every file goes to a temporary folder
 // beside --out (same filesystem, so the rename is atomic), which replaces --out only once it is
-// complete. A non-empty --out is kept unless --force.
+// complete (write-export.ts decides whether it may). A non-empty --out is kept unless --force.
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../common/errors.js';
@@ -31,23 +31,8 @@ function cannotCreate(full: string, code: string, cause?: unknown): UsageError {
   return new UsageError(`--out ${full} cannot be created: ${code}`, { hint: 'Give --out (HELM_INSTALLER_OUT) a folder in a place this user can write.', cause });
 }
 
-/**
- * The one way an export reaches --out: `fill` writes into a temporary folder beside it, which
- * then takes --out's place; a failure on the way removes it, so nothing is ever half-written.
- */
-export async function writeExport(out: string, fill: (temp: string) => Promise<void> | void): Promise<void> {
-  const temp = startFolder(out);
-  try {
-    await fill(temp);
-    finishFolder(temp, out);
-  } catch (error) {
-    abandonFolder(temp);
-    throw error;
-  }
-}
-
 /** Creates the temporary folder beside --out; a parent that cannot be created or written is named. */
-function startFolder(out: string): string {
+export function startFolder(out: string): string {
   const full = resolve(out);
   const temp = join(dirname(full), `.${full.split('/').pop()}.export-${process.pid}`);
   try {
@@ -69,7 +54,7 @@ export function writeFiles(temp: string, files: Map<string, string>, isSecret = 
 }
 
 /** The complete folder takes --out's place; the old one (with --force) is removed only then. */
-function finishFolder(temp: string, out: string): void {
+export function finishFolder(temp: string, out: string): void {
   const full = resolve(out);
   const old = `${temp}.old`;
   if (existsSync(full)) renameSync(full, old);
@@ -77,6 +62,6 @@ function finishFolder(temp: string, out: string): void {
   rmSync(old, { recursive: true, force: true });
 }
 
-function abandonFolder(temp: string): void {
+export function abandonFolder(temp: string): void {
   rmSync(temp, { recursive: true, force: true });
 }

@@ -55,7 +55,7 @@ const KNOWN_FAILURES: readonly KnownFailure[] = [
     match: /exists and cannot be imported into the current release|invalid ownership metadata/,
     exitCode: ExitCode.helmFailed,
     meaning: 'An object of the chart already exists and another release owns it, or it was made without helm.',
-    hint: 'If it should belong to this release: uninstall it from the release named above (or delete it), or run once with --take-ownership always (HELM_INSTALLER_TAKE_OWNERSHIP) when no release owns it.',
+    hint: 'If it should belong to this release: uninstall it from the release named above (or delete it), or run once with --take-ownership always (HELM_INSTALLER_TAKE_OWNERSHIP), which takes it even from another release.',
   },
   {
     name: 'immutable field',

@@ -11,10 +11,12 @@ export interface AppCharts {
 }
 
 export async function loadAppCharts(o: { chart?: string; appDir: string }, input: AppInput): Promise<AppCharts> {
-  if (!input.plan) return { charts: [await loadChart({ chart: o.chart, appDir: o.appDir })] };
+  // The vendor's CI is where a dependency off its lock's pin is fixed: refused here, warned at install.
+  const strict = { strictPins: true };
+  if (!input.plan) return { charts: [await loadChart({ chart: o.chart, appDir: o.appDir }, strict)] };
   const plan = input.plan.file;
   const paths = [...new Set(input.plan.releases.map((r) => r.chart))];
   const charts: ChartInfo[] = [];
-  for (const path of paths) charts.push(await loadChart({ chart: path, appDir: o.appDir }));
+  for (const path of paths) charts.push(await loadChart({ chart: path, appDir: o.appDir }, strict));
   return { plan, charts };
 }

@@ -2,11 +2,14 @@
 // unpacked directory or a .tgz, found by the name in its own Chart.yaml, as helm finds it), at
 // the version Chart.lock pins, else within the Chart.yaml range. Helm refuses only a missing
 // name, and only for the top chart ("found in Chart.yaml, but missing in charts/ directory"); a
-// wrong version it renders without the dependency's alias and condition, and a subchart's
-// missing dependency it leaves out without a word. The cure for each, `helm dependency build`,
-// needs the network, which an airgap has not: so all of them are refused when the chart is read
-// (exit 3), before any helm call. `condition` and `tags` do not matter: helm requires every
-// listed dependency, enabled or not. Pure: chart.ts reads the files.
+// version outside the range it renders without the dependency's alias and condition, and a
+// subchart's missing dependency it leaves out without a word. The cure for each, `helm dependency
+// build`, needs the network, which an airgap has not: so all of them are refused when the chart is
+// read (exit 3), before any helm call. One is not the customer's to bear (issue 36): a version
+// within the range but other than the lock's pin renders as helm means it to, so only the
+// vendor's CI (`check-chart`, the image build: `strictPins`) refuses it; every other command names
+// it as a warning and goes on. `condition` and `tags` do not matter: helm requires every listed
+// dependency, enabled or not. Pure: chart.ts reads the files.
 import { InvalidInputError } from '../common/errors.js';
 import type { LoadedChart } from './chart-subcharts.js';
 import { satisfiesRange } from '../common/semver-range.js';
@@ -29,6 +32,8 @@ export interface DependencyCheck {
   ok: boolean;
   /** A range node's semver cannot read (Masterminds' `!=`): only the pin and the name were checked. */
   rangeUnread?: boolean;
+  /** Not ok only because no vendored version is the lock's pin: one is within the range (helm renders it fully). */
+  offPin?: true;
 }
 
 /** Every dependency of the chart and of its subcharts (at any depth), parent first. */
@@ -53,7 +58,7 @@ export function checkDependencies(tree: LoadedChart): DependencyCheck[] {
 }
 
 /** Whether a vendored version is the pinned one and within the range; a range not read is not held against it. */
-function judge(vendored: string[], range: string, pinned: string | undefined): { ok: boolean; rangeUnread?: boolean } {
+function judge(vendored: string[], range: string, pinned: string | undefined): Pick<DependencyCheck, 'ok' | 'rangeUnread' | 'offPin'> {
   let rangeUnread = false;
   const fits = (version: string) => {
     const inRange = range === '' ? true : satisfiesRange(version, range);
@@ -61,7 +66,9 @@ function judge(vendored: string[], range: string, pinned: string | undefined): {
     return inRange !== false && (pinned === undefined || satisfiesRange(version, pinned) !== false);
   };
   const ok = vendored.some(fits);
-  return rangeUnread ? { ok, rangeUnread } : { ok };
+  // Within the range (or a range not read), only the pin missed: bookkeeping, not a broken render.
+  const offPin = !ok && pinned !== undefined && vendored.some((v) => (range === '' ? true : satisfiesRange(v, range)) !== false);
+  return { ok, ...(rangeUnread ? { rangeUnread } : {}), ...(offPin ? { offPin: true as const } : {}) };
 }
 
 /** The chart's dependencies: requirements.yaml's when it has them (helm reads it over Chart.yaml). */
@@ -84,18 +91,34 @@ function lockedDependencies(tree: LoadedChart): { pins: { name: unknown; version
 
 /**
  * The chart's dependencies, each found in its charts/; otherwise exit 3 naming every one that is
- * not, with what charts/ holds and how to vendor it.
+ * not, with what charts/ holds and how to vendor it. One vendored off its lock's pin but within
+ * the range is returned (`offPin`): `refuseOffPin` is the vendor's CI's check.
  */
 export function requireVendoredDependencies(tree: LoadedChart): DependencyCheck[] {
   const checks = checkDependencies(tree);
-  const bad = checks.filter((c) => !c.ok);
-  if (bad.length === 0) return checks;
-  const first = bad[0]!;
+  refuse(checks.filter((c) => !c.ok && !c.offPin), tree);
+  return checks;
+}
+
+/** `check-chart` and the image build: a dependency off its lock's pin is exit 3 too. */
+export function refuseOffPin(checks: DependencyCheck[], tree?: LoadedChart): void {
+  refuse(checks.filter((c) => c.offPin), tree);
+}
+
+function refuse(bad: DependencyCheck[], tree: LoadedChart | undefined): void {
+  const first = bad[0];
+  if (!first) return;
   throw new InvalidInputError(bad.map((c) => dependencyProblem(c, tree)).join('\n'), { file: first.chart, hint: vendorHint(first.chart) });
 }
 
+/** The warning every other command gives for one off its pin: both versions, and why it goes on. */
+export function offPinWarning(c: DependencyCheck): string {
+  const within = c.range === '' ? `${c.listedIn} gives it no range` : `it is within the range ${c.range} ${c.listedIn} asks for`;
+  return `${dependencyProblem(c)}: installed as it is (${within}); the vendor's CI (helm-installer check-chart) refuses this chart until its charts/ matches the lock`;
+}
+
 /** One line: the chart, the dependency, the version wanted and what charts/ holds instead. */
-function dependencyProblem(c: DependencyCheck, root: LoadedChart): string {
+export function dependencyProblem(c: DependencyCheck, root?: LoadedChart): string {
   const label = c.alias ? `${c.name} (alias ${c.alias})` : c.name;
   const wanted = c.pinned !== undefined ? `${c.pinned} (pinned in ${c.pinnedIn})` : c.range !== '' ? c.range : '(any version)';
   if (c.vendored.length === 0) {
@@ -118,8 +141,8 @@ export function describeDependency(c: DependencyCheck): string {
 }
 
 /** What charts/ of the named chart holds, for the message: `cache 0.3.2, redis 1.0.0` or `no chart`. */
-function holdings(chart: string, root: LoadedChart): string {
-  const tree = findChart(root, chart);
+function holdings(chart: string, root: LoadedChart | undefined): string {
+  const tree = root && findChart(root, chart);
   const names = (tree?.subcharts ?? []).map((s) => `${String(s.meta.name)} ${String(s.meta.version ?? '')}`.trim());
   return names.length === 0 ? 'no chart' : names.join(', ');
 }

@@ -10,7 +10,7 @@ import { formatBytes, kindOf, readInputFile, requireRegularFile } from '../commo
 import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
 import type { AnnotatedImage } from './chart-images.js';
 import { annotatedImagesOfTree, coalescedDefaults, DEPENDENCY_FILES, type DependencyFiles, type LoadedChart } from './chart-subcharts.js';
-import { requireVendoredDependencies, type DependencyCheck } from './chart-dependencies.js';
+import { refuseOffPin, requireVendoredDependencies, type DependencyCheck } from './chart-dependencies.js';
 import { MAX_ARCHIVE_BYTES, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, scanArchive, type ArchiveScan } from './chart-archive.js';
 import { Readable } from 'node:stream';
 
@@ -44,9 +44,12 @@ const CHART_HINT = 'Pass --chart (HELM_INSTALLER_CHART) with a chart directory o
  * parse) are read and checked here too, unless `deferValues`: then on the first read of
  * `defaultValues`. `install` defers them past its no-op check, which needs the chart's name,
  * version and bytes but not its defaults: parsing them cost an unchanged redeploy a tenth of its time.
+ * `strictPins` (the vendor's CI: check-chart, the image build): a dependency vendored off its
+ * lock's pin is refused too; elsewhere it is only in `dependencies`, marked `offPin`.
  */
-export async function loadChart(input: ChartInput, options: { deferValues?: boolean } = {}): Promise<ChartInfo> {
+export async function loadChart(input: ChartInput, options: { deferValues?: boolean; strictPins?: boolean } = {}): Promise<ChartInfo> {
   const chart = await loadChartLazily(input);
+  if (options.strictPins) refuseOffPin(chart.dependencies);
   if (!options.deferValues) void chart.defaultValues;
   return chart;
 }

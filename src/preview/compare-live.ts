@@ -1,6 +1,6 @@
 // The cluster side of a plan: what each object of the release would become, against what is live.
 // The chart as install would apply it (the render setup's render, rewritten) against the live objects
-// (read-live.ts: one list per kind and namespace), and the last deployed manifest for what helm
+// (drift/read-live.ts: one list per kind and namespace), and the last deployed manifest for what helm
 // would prune. An object that already holds every field the chart sets, as written, is unchanged
 // without a request; any other is asked of a server-side apply dry run with helm's field manager
 // (defaults, webhooks and quantities as the API server writes them), as the drift check does.
@@ -17,7 +17,7 @@ import type { Obj, ObjectClient } from '../cluster/object-client.js';
 import { isSchemaRefusal, refusal } from '../drift/refusal.js';
 import { inCrdsFolder, piecesWithSource } from '../crds/chart-crds.js';
 import type { PlanObjectInput } from './plan-types.js';
-import { objectKey, readLive } from './read-live.js';
+import { objectKey, readLive } from '../drift/read-live.js';
 
 export interface CompareInput {
   /** The chart as install would apply it: hooks and the chart's crds/ included. */

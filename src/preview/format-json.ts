@@ -31,6 +31,8 @@
 //   "hook": the helm.sh/hook annotation (hooks only),
 //   "refused": why the API server refused the dry run (when it did),
 //   "recreate": { "fields": ["spec.serviceName"], "how": "orphan" | "delete" } when install recreates it first (a field that cannot change),
+//   "ownership": { "outcome": "adopted" | "taken" | "refused", "owner": { "release", "namespace" } } for an existing object helm adopts
+//     (--take-ownership): refused means install exits 4 (another release owns it),
 //   "diff": unified diff of the YAML, live -> desired, secrets masked unless --show-secrets; "" when unchanged
 // }
 import type { PlanApiMapping, PlanClaimsAtRisk, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
@@ -49,6 +51,7 @@ interface PlanJsonObject {
   hook?: string;
   refused?: string;
   recreate?: PlanEntry['recreate'];
+  ownership?: PlanEntry['ownership'];
   diff: string;
 }
 
@@ -102,6 +105,7 @@ function jsonObject(e: PlanEntry): PlanJsonObject {
     ...(e.hook !== undefined ? { hook: e.hook } : {}),
     ...(e.refused !== undefined ? { refused: e.refused } : {}),
     ...(e.recreate !== undefined ? { recreate: { fields: [...e.recreate.fields], how: e.recreate.how } } : {}),
+    ...(e.ownership !== undefined ? { ownership: { outcome: e.ownership.outcome, ...(e.ownership.owner ? { owner: { ...e.ownership.owner } } : {}) } } : {}),
     diff: e.diff,
   };
 }

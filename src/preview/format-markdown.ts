@@ -1,7 +1,7 @@
 // The plan for a pull request or a support ticket (-o markdown, GitHub-flavoured): a summary
 // table, then each diff collapsed under <details>, so a long plan stays readable in a review.
 import type { PlanEntry, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, recreateLine, removedApiLines, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, ownershipLine, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 export function formatMarkdown(report: PlanReport): string {
   const out = [
@@ -22,7 +22,7 @@ export function formatMarkdown(report: PlanReport): string {
   }
   const risk = dataAtRiskLines(report.dataAtRisk ?? []);
   if (risk.length > 0) out.push('**Data at risk** (claims that hold data and that no workload of the new version mounts):', '', ...risk.map((l) => `- ${text(l)}`), '');
-  const listed = report.entries.filter((e) => e.action !== 'unchanged');
+  const listed = report.entries.filter((e) => e.action !== 'unchanged' || e.ownership !== undefined);
   if (listed.length > 0) out.push(...table(['action', 'kind', 'namespace', 'name', 'fields'], listed.map(objectRow)), '');
   const unchanged = countActions(report.entries).unchanged;
   if (unchanged > 0) out.push(`${unchanged} unchanged`, '');
@@ -31,7 +31,7 @@ export function formatMarkdown(report: PlanReport): string {
     out.push('Hooks (helm deletes and re-creates them on every install):', '');
     out.push(...table(['hook', 'kind', 'namespace', 'name'], report.hooks.map(hookRow)), '');
   }
-  for (const e of [...listed, ...report.hooks]) if (e.diff !== '' || e.refused !== undefined || e.recreate !== undefined) out.push(...details(e), '');
+  for (const e of [...listed, ...report.hooks]) if (e.diff !== '' || e.refused !== undefined || e.recreate !== undefined || e.ownership !== undefined) out.push(...details(e), '');
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
 }
 
@@ -54,6 +54,7 @@ function details(e: PlanEntry): string[] {
   const out = ['<details>', `<summary>${html(summary)}</summary>`, ''];
   if (e.refused !== undefined) out.push(`Refused by the API server: ${text(e.refused)}`, '');
   if (e.recreate !== undefined) out.push(`${text(recreateLine(e.recreate))}.`, '');
+  if (e.ownership !== undefined) out.push(`${text(ownershipLine(e.ownership))}.`, '');
   if (e.changedBy.length > 0) out.push(`Changed by ${text(e.changedBy.join(', '))}: the install reverts that edit.`, '');
   if (e.diff !== '') {
     const fence = '`'.repeat(Math.max(3, longestRun(e.diff, '`') + 1));

@@ -1,7 +1,7 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, oneLine, recreateLine, removedApiLines, SIGN } from './summary.js';
+import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, oneLine, ownershipLine, recreateLine, removedApiLines, SIGN } from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
@@ -24,13 +24,16 @@ export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): b
 export function formatText(report: PlanReport, o: { color: boolean }): string {
   const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
   const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
+  const refused = report.entries.filter((e) => e.ownership?.outcome === 'refused').length;
+  if (refused > 0) lines.push(`Install would be refused (exit 4): ${refused} object(s) belong to another release (marked below); nothing would change.`, '');
   const removed = removedApiLines(report.removedApis ?? []);
   if (removed.length > 0) lines.push(removed[0]!, ...removed.slice(1).map((l) => `${INDENT}${l}`), '');
   lines.push(...crdLines(report.crds ?? []));
   lines.push(...refusalLines(report.refusals ?? []));
   const risk = dataAtRiskLines(report.dataAtRisk ?? []);
   if (risk.length > 0) lines.push('Data at risk (claims that hold data and that no workload of the new version mounts):', ...risk.map((l) => `${INDENT}${l}`), '');
-  for (const e of report.entries) if (e.action !== 'unchanged') lines.push(...entryLines(e, paint), '');
+  // An unchanged object helm adopts (or install refuses) is listed for its owner.
+  for (const e of report.entries) if (e.action !== 'unchanged' || e.ownership !== undefined) lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');
     for (const e of report.hooks) lines.push(...entryLines(e, paint), '');
@@ -67,6 +70,7 @@ function entryLines(e: PlanEntry, paint: Paint): string[] {
   const out = [paint(COLOR[e.action], `${SIGN[e.action]} ${e.action} ${objectName(e)}${hook}`)];
   if (e.refused !== undefined) out.push(`${INDENT}refused by the API server: ${oneLine(e.refused)}`);
   if (e.recreate !== undefined) out.push(`${INDENT}${recreateLine(e.recreate)}`);
+  if (e.ownership !== undefined) out.push(`${INDENT}${oneLine(ownershipLine(e.ownership))}`);
   if (e.fields.length > 0) out.push(`${INDENT}fields: ${e.fields.join(', ')}`);
   if (e.changedBy.length > 0) out.push(`${INDENT}changed by ${e.changedBy.join(', ')}: the install reverts that edit`);
   for (const line of diffLines(e.diff)) out.push(paint(lineColor(line), `${INDENT}${line}`));

@@ -47,6 +47,18 @@ export interface PlanEntry {
   diff: string;
   refused?: string;
   recreate?: PlanRecreate;
+  /** An existing object helm would adopt (--take-ownership), and what install does about its owner. */
+  ownership?: PlanOwnership;
+}
+
+/**
+ * adopted: no release owns it (made by kubectl apply); taken: another release owns it and
+ * --take-ownership always takes it; refused: another release owns it, install exits 4 first.
+ */
+export interface PlanOwnership {
+  outcome: 'adopted' | 'taken' | 'refused';
+  /** The release that owns it now (taken, refused). */
+  owner?: { release: string; namespace: string };
 }
 
 export interface PlanDecision {

@@ -12,7 +12,7 @@ import { mapRemovedApis } from '../drift/map-removed-apis.js';
 import { servedFrom } from '../drift/removed-apis.js';
 import { objectClient } from '../cluster/object-client.js';
 import { checkWithoutCluster, unservedApisCheck } from '../reconcile/checks.js';
-import { decide, everDeployed, type Action, type ReleaseState } from '../reconcile/decide.js';
+import { adoption, decide, everDeployed, type Action, type ReleaseState } from '../reconcile/decide.js';
 import { ignoredFieldPins } from '../reconcile/ignored-fields.js';
 import { runInputs } from '../reconcile/install-inputs.js';
 import { readReleaseState, revisionManifest } from '../reconcile/read-state.js';
@@ -25,6 +25,7 @@ import { planRefusals } from './plan-refusals.js';
 import { planEntries } from './plan-entries.js';
 import type { PlanApiMapping, PlanClaimsAtRisk, PlanDecision, PlanObjectInput, PlanReport } from './plan-types.js';
 import { markRecreated } from './recreate-entries.js';
+import { markOwnership } from './ownership-entries.js';
 
 export interface PreviewOptions {
   showSecrets: boolean;
@@ -72,8 +73,13 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
     // The drift the decision needs is what the comparison found, when install would look for it.
     const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
     const objects = recreated(compared.objects, { lastManifest, rendered, resources, release, releaseNamespace: namespace, recreate: o.recreateImmutable === 'auto' && everDeployed(state.records) });
-    const { entries, hooks } = planEntries(objects, { showSecrets: p.showSecrets });
-    const decision = planDecision(decide(withDrift, o));
+    const planned = planEntries(objects, { showSecrets: p.showSecrets });
+    const action = decide(withDrift, o);
+    const decision = planDecision(action);
+    // Whose objects helm would adopt, as install's owners step judges them.
+    const mode = action.kind === 'install' || action.kind === 'upgrade' ? adoption(action, o.takeOwnership) : undefined;
+    const entries = markOwnership(planned.entries, objects, { release, namespace }, mode);
+    const hooks = planned.hooks;
     const [crds, refusals, dataAtRisk] = runsHooks(decision)
       ? await Promise.all([
           planCrdSection(client, manifests, o.crds, { name: release, namespace }),

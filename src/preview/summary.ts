@@ -1,6 +1,6 @@
 // What every output format says the same way: the counts, an object's name, the decision.
 import { describeOrphans } from '../drift/orphaned-claims.js';
-import type { PlanAction, PlanApiMapping, PlanClaimsAtRisk, PlanCrd, PlanDecision, PlanEntry, PlanRecreate } from './plan-types.js';
+import type { PlanAction, PlanApiMapping, PlanClaimsAtRisk, PlanCrd, PlanDecision, PlanEntry, PlanOwnership, PlanRecreate } from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -88,4 +88,17 @@ export function removedApiLines(mappings: readonly PlanApiMapping[]): string[] {
       return m.to === null ? `revision ${m.revision}: ${object}: ${m.from} dropped (removed in Kubernetes ${m.removedIn} with no successor)` : `revision ${m.revision}: ${object}: ${m.from} -> ${m.to} (removed in Kubernetes ${m.removedIn})`;
     }),
   ];
+}
+
+/** What install does about an existing object's owner, one line. */
+export function ownershipLine(o: PlanOwnership): string {
+  const owner = o.owner ? `release ${o.owner.release} in namespace ${o.owner.namespace || '(none)'}` : '';
+  switch (o.outcome) {
+    case 'adopted':
+      return 'no release owns it: adopted by this release (--take-ownership)';
+    case 'taken':
+      return `owned by ${owner}: taken over by this release (--take-ownership always)`;
+    case 'refused':
+      return `owned by ${owner}: install refuses it (exit 4, nothing changed); uninstall it there, or --take-ownership always takes it`;
+  }
 }

@@ -23,6 +23,8 @@ import { restoreCommand, rewriteRecordManifest } from '../cluster/record-rewrite
 import { mapRemovedApis } from '../drift/map-removed-apis.js';
 import { servedFrom } from '../drift/removed-apis.js';
 import type { ApiMapping } from '../drift/map-removed-apis.js';
+import type { OwnersPort } from './actions/check-owners.js';
+import { readOwnedObjects } from './read-owners.js';
 import type { RecoverPort } from './actions/recover.js';
 import type { RemediatePort } from './actions/remediate.js';
 import type { RecreatePort } from './actions/recreate-immutable.js';
@@ -47,7 +49,7 @@ export interface UnderLease {
 }
 
 /** Every action's port at once: each action reads only its own part. */
-export type Ports = MapApisPort & RecoverPort & CorrectDriftPort & ClaimsPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
+export type Ports = MapApisPort & RecoverPort & CorrectDriftPort & OwnersPort & ClaimsPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
   const { run, cluster, lease } = c;
@@ -105,8 +107,8 @@ function recoveryCalls({ run, cluster, lease }: UnderLease, either: () => AbortS
   };
 }
 
-/** correct drift, claims, recreate */
-function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<ClaimsPort> & Own<RecreatePort> {
+/** correct drift, owners, claims, recreate */
+function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<OwnersPort> & Own<ClaimsPort> & Own<RecreatePort> {
   const { run, cluster, manifests } = c;
   const { kube, namespace, records } = cluster;
   const release = run.release;
@@ -131,6 +133,11 @@ function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<ClaimsPort> & Ow
       findOrphanedClaims(kube, { ...(await against(previous)), signal }).catch((error: unknown) => {
         throw toInstallerApiError(error, "reading the claims of the release's StatefulSets (list persistentvolumeclaims)", kube.server);
       }),
+    releaseNamespace: namespace,
+    liveObjects: async (signal) => {
+      const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+      return readOwnedObjects(kube, { manifests, resources, release, releaseNamespace: namespace, signal });
+    },
     recreateImmutable: run.o.recreateImmutable,
     immutableChanges: async (previous, signal) => findImmutableChanges(kube, { ...(await against(previous)), signal }),
     objects: (signal) => objectClient(kube, signal),

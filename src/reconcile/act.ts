@@ -11,6 +11,7 @@ import type { RevisionLabels } from '../cluster/release-secrets.js';
 import { actionPorts, type Ports, type UnderLease } from './act-ports.js';
 import type { Found } from './actions/action.js';
 import { checkClaims } from './actions/check-claims.js';
+import { checkOwners } from './actions/check-owners.js';
 import { correctReleaseDrift } from './actions/correct-drift.js';
 import { mapRemovedApis } from './actions/map-apis.js';
 import { recoverRelease } from './actions/recover.js';
@@ -33,6 +34,7 @@ const ACTIONS: Actions = {
   recover: recoverRelease,
   'correct-drift': correctReleaseDrift,
   claims: checkClaims,
+  owners: checkOwners,
   crds: applyChartCrds,
   recreate: recreateImmutable,
   install: upgradeRelease,
@@ -45,8 +47,8 @@ const ACTIONS: Actions = {
 export type Ending = Extract<Step, { kind: 'skip' | 'corrected' | 'upgraded' | 'tests-failed' | 'still-pending' }>;
 type Acting = Exclude<Step, Ending>;
 
-/** More than any path takes (removed APIs mapped, two recoveries, a correction, claims, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
-export const MAX_ROUNDS = 14;
+/** More than any path takes (removed APIs mapped, two recoveries, a correction, owners, claims, CRDs, recreate, helm, CRDs again, test, remediate, the end). */
+export const MAX_ROUNDS = 15;
 
 export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
   const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state, so) => end(c, step, state, so) };

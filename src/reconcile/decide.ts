@@ -27,6 +27,7 @@ import type { ObjectDrift } from '../drift/detect-drift.js';
 import type { ApiMapping } from '../drift/map-removed-apis.js';
 import type { ImmutableChange } from '../drift/immutable-changes.js';
 import type { OrphanedClaims } from '../drift/orphaned-claims.js';
+import type { OwnershipVerdict } from '../drift/ownership.js';
 import { isPending, type ReleaseStatus as HelmStatus } from '../helm/helm-results.js';
 
 export type DriftMode = 'correct' | 'warn' | 'off';
@@ -141,6 +142,7 @@ export function lastGoodRevision(records: { revision: number; status: string }[]
 // | drift corrected, all of it                 | corrected (the summary)                          |
 // | drift corrected, some not put back         | upgrade, reason "drift that could not be put back" |
 // | upgrade of a deployed release, claims not checked | claims (against the last good revision)   |
+// | helm will adopt (--take-ownership always, or first-install on an install), owners not read | owners (another release's object: exit 4, nothing changed) |
 // | install or upgrade decided, CRDs not done  | crds                                             |
 // | upgrade, CRDs done, not recreated          | recreate (against the last good revision)        |
 // | CRDs and recreate done                     | install / upgrade (helm upgrade --install)       |
@@ -169,6 +171,8 @@ export interface SoFar {
   recreated?: ImmutableChange[];
   /** The claims checked before anything changes: those the new version leaves behind (--orphaned-claims allow). */
   orphaned?: OrphanedClaims[];
+  /** The owners of the objects helm would adopt were read (a refusal ends the run instead). */
+  owners?: OwnershipVerdict;
   /** Helm's upgrade --install succeeded: the revision it made. */
   upgraded?: { revision: number | undefined };
   tests?: TestsFound;
@@ -182,6 +186,7 @@ export type Step =
   | Action
   | { kind: 'map-apis'; records: RecordApis[] }
   | { kind: 'claims'; previous: number }
+  | { kind: 'owners'; goal: Goal; mode: Adoption }
   | { kind: 'crds'; goal: Goal }
   | { kind: 'recreate'; previous: number }
   | { kind: 'finish-crds'; crds: CrdOutcome }
@@ -196,6 +201,16 @@ export type Step =
 export interface LoopOptions extends DecideOptions {
   test: boolean;
   testFailure: 'rollback' | 'keep';
+  takeOwnership: 'always' | 'first-install' | 'never';
+}
+
+/** How helm's --take-ownership adopts on this step: anything (`always`), or only what no release owns (a first install). */
+export type Adoption = 'always' | 'first-install';
+
+/** Pure: whether helm is given --take-ownership for this goal (actions/upgrade.ts passes it so). */
+export function adoption(goal: { kind: 'install' | 'upgrade' }, takeOwnership: LoopOptions['takeOwnership']): Adoption | undefined {
+  if (takeOwnership === 'always') return 'always';
+  return takeOwnership === 'first-install' && goal.kind === 'install' ? 'first-install' : undefined;
 }
 
 /** A release pending again after this many recoveries is a fault, not a stuck helm. */
@@ -213,6 +228,9 @@ export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {
   if (goal.kind === 'recover' && so.recoveries >= MAX_RECOVERIES) return { kind: 'still-pending', recoveries: so.recoveries };
   if (goal.kind !== 'install' && goal.kind !== 'upgrade') return goal;
   if (so.upgraded) return afterUpgrade(s, so, goal, o);
+  // Before any change (the CRDs are one): an object another release owns is refused first.
+  const mode = adoption(goal, o.takeOwnership);
+  if (mode && !so.owners) return { kind: 'owners', goal, mode };
   const previous = lastGoodRevision(s.records);
   if (goal.kind === 'upgrade' && previous !== undefined && !so.orphaned) return { kind: 'claims', previous };
   if (!so.crds) return { kind: 'crds', goal };

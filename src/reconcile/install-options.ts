@@ -45,7 +45,7 @@ export const installOptionTable = {
   takeOwnership: value(
     '--take-ownership <when>',
     'TAKE_OWNERSHIP',
-    'adopt existing objects without helm annotations: first-install, always, never',
+    'adopt existing objects: first-install (a first install adopts objects no helm release owns; another release\'s is refused, exit 4), always (any, even another release\'s), never',
     parseTakeOwnership,
     'first-install',
   ),

@@ -4,6 +4,7 @@
 // connected. Every step takes it instead of a list of loose parameters. The run's temporary
 // directory belongs to its plan (render-setup.ts): it lives exactly as long as the plan.
 import { loadChart, type ChartInfo } from '../inputs/chart.js';
+import { offPinWarning } from '../inputs/chart-dependencies.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import type { ReleaseRecords } from '../cluster/release-secrets.js';
 import type { CommonOptions } from '../options/config.js';
@@ -61,6 +62,7 @@ export async function startRun<O extends CommonOptions>(o: O, state: RunState, l
   state.progress.namespace = o.namespace;
   state.progress.action = 'reading the chart';
   const chart = await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: options.deferChartValues });
+  for (const d of chart.dependencies.filter((c) => c.offPin)) logger.warn({ chart: d.chart, dependency: d.name, vendored: d.vendored, pinned: d.pinned }, offPinWarning(d));
   const release = o.release ?? chart.name;
   state.progress.release = release;
   state.progress.chartVersion = chart.version;

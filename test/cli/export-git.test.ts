@@ -80,15 +80,17 @@ describe('export --source git', () => {
 describe('an export into a git work tree changes only what changed', () => {
   it('the same inputs: nothing; a customer value: overlay/ only; .git and the repository\'s files kept', async () => {
     const root = await workTree('same');
-    await exportOk(['--out', root, ...app, '--registry', 'registry.local:5000/shop', '--force']);
+    const out = join(root, 'deploy');
+    await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
     await commitAll(root);
-    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('# Export for GitOps');
-    await exportOk(['--out', root, ...app, '--registry', 'registry.local:5000/shop']);
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toContain('# Export for GitOps');
+    await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
     expect(await changes(root)).toEqual([]);
     const customer = join(dir, 'customer-4.yaml');
     writeFileSync(customer, readFileSync(join(appDir, 'examples', 'customer-values.yaml'), 'utf8').replace('replicaCount: 3', 'replicaCount: 4'));
-    await exportOk(['--out', root, ...app.slice(0, -1), customer, '--registry', 'registry.local:5000/shop']);
-    expect(await changes(root)).toEqual([' M storefront/overlay/patches/deployment-storefront-web.json']);
+    await exportOk(['--out', out, ...app.slice(0, -1), customer, '--registry', 'registry.local:5000/shop']);
+    expect(await changes(root)).toEqual([' M deploy/storefront/overlay/patches/deployment-storefront-web.json']);
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Our fleet\n');
   });
 
   it('a release the next export drops: its folder and its Kustomization go, nothing else', async () => {
@@ -100,22 +102,68 @@ describe('an export into a git work tree changes only what changed', () => {
     await exportOk(['--out', out, ...planArgs], { PLAN_TEST_CACHE: 'false' });
     const cacheFiles = (await git(root, ['ls-files', 'shop/cache'])).split('\n').map((p) => ` D ${p}`);
     expect(cacheFiles.length).toBeGreaterThan(3);
-    expect(await changes(root)).toEqual([...cacheFiles, ' M shop/flux/kustomizations.yaml'].sort());
+    expect(await changes(root)).toEqual([...cacheFiles, ' M shop/.helm-installer-export', ' M shop/flux/kustomizations.yaml'].sort());
     expect(readFileSync(join(out, 'NOTES.txt'), 'utf8')).toBe('ours\n');
   });
 
   it('a secrets/ file encrypted with SOPS is kept, not written again in clear, and named', async () => {
     const root = await workTree('sops');
-    await exportOk(['--out', root, ...app, '--registry', 'registry.local:5000/shop', '--force']);
-    const secret = join(root, 'storefront', 'secrets', 'secret-storefront-db.yaml');
+    const out = join(root, 'deploy');
+    await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
+    const secret = join(out, 'storefront', 'secrets', 'secret-storefront-db.yaml');
     // What `sops --encrypt` leaves: the values replaced by ENC[...] and a top-level sops: key.
     const encrypted = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: storefront-db\ndata:\n  password: ENC[AES256_GCM,data:abc=,iv:def=,tag:ghi=,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:xyz=]\n  version: 3.9.0\n';
     writeFileSync(secret, encrypted);
     await commitAll(root);
-    const stderr = await exportOk(['--out', root, ...app, '--registry', 'registry.local:5000/shop']);
+    const stderr = await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
     expect(readFileSync(secret, 'utf8')).toBe(encrypted);
     expect(await changes(root)).toEqual([]);
     expect(stderr).toContain('storefront/secrets/secret-storefront-db.yaml is encrypted (SOPS) and was kept as it is');
+  });
+});
+
+describe('an export never destroys (issue 36): a user\'s file and an earlier export, every format', () => {
+  const inputs = [...app, '--registry', 'registry.local:5000/shop'];
+  const run = (format: string, out: string, extra: string[] = []) => runCli(['export', '--format', format, '--out', out, ...inputs, ...extra]);
+  // A chart archive is not byte-identical from one `helm package` to the next.
+  const noArchives = (lines: string[]) => lines.filter((l) => !l.endsWith('.tgz'));
+
+  it.each([['rendered'], ['helmrelease']])('--format %s', async (format) => {
+    const root = await workTree(`never-${format}`);
+    // The issue's case: the work tree's root, holding the repository's README.
+    const forced = await run(format, root, ['--force']);
+    expect(forced.exitCode, forced.stderr).toBe(2);
+    expect(forced.stderr).toContain(`--out ${root} holds files no earlier export wrote where this export writes: README.md; they are kept, and nothing was written`);
+    const plain = await run(format, root);
+    expect(plain.exitCode, plain.stderr).toBe(2);
+    expect(plain.stderr).toContain(`--out ${root} is in a git work tree, holds files, and no earlier export (no .helm-installer-export)`);
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Our fleet\n');
+    expect(await changes(root)).toEqual([]);
+    expect(readdirSync(root).sort()).toEqual(['.git', 'README.md']);
+
+    // A folder of its own: an earlier export, then a file of the user's beside it.
+    const out = join(root, 'deploy');
+    expect((await run(format, out)).exitCode).toBe(0);
+    writeFileSync(join(out, 'NOTES.md'), 'ours\n');
+    await commitAll(root);
+    for (const extra of [[], ['--force']]) {
+      const again = await run(format, out, extra);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(noArchives(await changes(root))).toEqual([]);
+      expect(readFileSync(join(out, 'NOTES.md'), 'utf8')).toBe('ours\n');
+      expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Our fleet\n');
+      expect(existsSync(join(root, '.git', 'HEAD'))).toBe(true);
+    }
+
+    // Outside a work tree, --force over an earlier export and a user's file: the file stays.
+    const folder = join(dir, `never-folder-${format}`);
+    expect((await run(format, folder)).exitCode).toBe(0);
+    const before = readdirSync(folder).sort();
+    writeFileSync(join(folder, 'NOTES.md'), 'ours\n');
+    const replaced = await run(format, folder, ['--force']);
+    expect(replaced.exitCode, replaced.stderr).toBe(0);
+    expect(readdirSync(folder).sort()).toEqual([...before, 'NOTES.md'].sort());
+    expect(readFileSync(join(folder, 'NOTES.md'), 'utf8')).toBe('ours\n');
   });
 });
 

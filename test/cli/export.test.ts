@@ -226,14 +226,14 @@ describe('the release-plan fixture', () => {
       'Kustomization gitops/web',
       'Kustomization gitops/report',
     ]);
-    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux', 'operator', 'report', 'web']);
+    expect(readdirSync(out).sort()).toEqual(['.helm-installer-export', 'README.md', 'flux', 'operator', 'report', 'web']);
   });
 });
 
 describe('bad input', () => {
   const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, ...oci];
 
-  it('a non-empty --out is refused (exit 2) and kept; --force replaces it', async () => {
+  it('a non-empty --out is refused (exit 2) and kept; --force writes beside the files it did not write, which stay', async () => {
     const out = join(dir, 'taken');
     mkdirSync(out);
     writeFileSync(join(out, 'keep.txt'), 'mine\n');
@@ -242,7 +242,11 @@ describe('bad input', () => {
     expect(r.stderr).toContain(`--out ${out} exists and is not empty`);
     expect(readdirSync(out)).toEqual(['keep.txt']);
     await exportTo(out, [...inputs, '--force']);
-    expect(readdirSync(out).sort()).toEqual(['README.md', 'flux', 'storefront']);
+    expect(readdirSync(out).sort()).toEqual(['.helm-installer-export', 'README.md', 'flux', 'keep.txt', 'storefront']);
+    expect(readFileSync(join(out, 'keep.txt'), 'utf8')).toBe('mine\n');
+    // The manifest lists what the export wrote, and only that.
+    const listed = readFileSync(join(out, '.helm-installer-export'), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    expect(listed).toEqual([...tree(out).keys()].filter((p) => p !== 'keep.txt' && p !== '.helm-installer-export').sort());
   });
 
   it('an --out that cannot be created is named (exit 2)', async () => {
@@ -329,6 +333,7 @@ describe('--format helmrelease, the bundled chart', () => {
     await exportTo(out, ['--format', 'helmrelease', ...inputs, ...install]);
     process.stdout.write(`figure: export --format helmrelease of the bundled chart: ${Date.now() - started} ms\n`);
     expect(paths(out)).toEqual([
+      '.helm-installer-export',
       'README.md',
       'kustomization.yaml',
       'storefront/chart/storefront-1.4.0.tgz',
@@ -422,7 +427,7 @@ describe('--format helmrelease, the release-plan fixture', () => {
     await exportTo(out, ['--format', 'helmrelease', ...planArgs]);
     const perRelease = (r: string, chart: string) =>
       [`${r}/chart/${chart}-0.1.0.tgz`, `${r}/helmrelease.yaml`, `${r}/kustomization.yaml`, `${r}/ocirepository.yaml`, `${r}/values-customer.yaml`, `${r}/values-generated.yaml`, `${r}/values-vendor.yaml`];
-    expect(paths(out)).toEqual(['README.md', ...perRelease('cache', 'part'), 'kustomization.yaml', ...perRelease('operator', 'operator'), ...perRelease('report', 'part'), ...perRelease('web', 'part')]);
+    expect(paths(out)).toEqual(['.helm-installer-export', 'README.md', ...perRelease('cache', 'part'), 'kustomization.yaml', ...perRelease('operator', 'operator'), ...perRelease('report', 'part'), ...perRelease('web', 'part')]);
     const dependsOn = Object.keys(valuesArgs).map((r) => [r, readYaml(join(out, r, 'helmrelease.yaml')).spec.dependsOn ?? []]);
     expect(dependsOn).toEqual([
       ['operator', []],

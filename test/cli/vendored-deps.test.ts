@@ -114,3 +114,29 @@ describe('a chart with every dependency vendored', () => {
     expect([...r.stdout.matchAll(/^ {2}name: (\S+)$/gm)].map((m) => m[1]).sort()).toEqual(['r-cache', 'r-monitor', 'r-shop']);
   });
 });
+
+describe('a subchart\'s dependency off its lock\'s pin, within its range (issue 36)', () => {
+  // test/fixtures/charts/off-pin: offpin -> mid (unpacked) -> lib 2.2.4, mid's Chart.lock pinning 2.2.3, its Chart.yaml asking ~2.2.0.
+  const chart = join(dir, 'off-pin');
+  cpSync(join(repoRoot, 'test/fixtures/charts/off-pin'), chart, { recursive: true });
+  const problem = `chart ${chart}/charts/mid: dependency lib is 2.2.4 in charts/, but Chart.lock pins 2.2.3`;
+
+  it('check-chart (the vendor\'s CI): exit 3 naming both versions', async () => {
+    const r = await runCli(['check-chart', '--chart', chart], { env: offline });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`\ncause: ${problem}\n`);
+    expect(r.stdout).toBe('');
+  });
+
+  it.each([
+    ['helm 4', helm4],
+    ['helm 3', helm3],
+  ])('render: a warning naming both, and the dependency rendered (%s)', async (_name, helmBin) => {
+    const r = await runCli(['render', '--chart', chart, '--release', 'r'], { env: { HELM_BIN: helmBin, HELM_INSTALLER_LOG_FORMAT: 'pretty' } });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `${problem}: installed as it is (it is within the range ~2.2.0 Chart.yaml asks for); the vendor's CI (helm-installer check-chart) refuses this chart until its charts/ matches the lock`,
+    );
+    expect(r.stdout).toContain('  name: r-lib\ndata:\n  version: "2.2.4"');
+  });
+});

@@ -2,7 +2,7 @@
 // dependency missing from charts/, present at another version than Chart.lock pins or outside
 // the Chart.yaml range, under an alias, in a nested subchart; the messages written by hand.
 import { describe, expect, it } from 'vitest';
-import { checkDependencies, requireVendoredDependencies } from '../../src/inputs/chart-dependencies.js';
+import { checkDependencies, offPinWarning, refuseOffPin, requireVendoredDependencies } from '../../src/inputs/chart-dependencies.js';
 import type { DependencyFiles, LoadedChart } from '../../src/inputs/chart-subcharts.js';
 import { InvalidInputError } from '../../src/common/errors.js';
 import { ExitCode } from '../../src/common/exit-codes.js';
@@ -45,9 +45,36 @@ describe('vendored dependencies', () => {
     );
   });
 
-  it('a vendored version other than the one Chart.lock pins is refused, even inside the Chart.yaml range', () => {
+  it('a vendored version other than the one Chart.lock pins but inside the Chart.yaml range: marked, refused only by refuseOffPin (the vendor\'s CI)', () => {
     const tree = shop([{ name: 'cache', version: '~0.3.0' }], [cache('0.3.3')], lock('/app/shop', ['cache', '0.3.2']));
-    expect(refusal(tree).message).toBe('chart /app/shop: dependency cache is 0.3.3 in charts/, but Chart.lock pins 0.3.2');
+    const checks = requireVendoredDependencies(tree);
+    expect(checks).toEqual([
+      { chart: '/app/shop', name: 'cache', alias: undefined, range: '~0.3.0', listedIn: 'Chart.yaml', pinned: '0.3.2', pinnedIn: 'Chart.lock', vendored: ['0.3.3'], ok: false, offPin: true },
+    ]);
+    expect(offPinWarning(checks[0]!)).toBe(
+      "chart /app/shop: dependency cache is 0.3.3 in charts/, but Chart.lock pins 0.3.2: installed as it is (it is within the range ~0.3.0 Chart.yaml asks for); the vendor's CI (helm-installer check-chart) refuses this chart until its charts/ matches the lock",
+    );
+    let err: unknown;
+    try {
+      refuseOffPin(checks);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as InvalidInputError).message).toBe('chart /app/shop: dependency cache is 0.3.3 in charts/, but Chart.lock pins 0.3.2');
+    expect(() => refuseOffPin(requireVendoredDependencies(shop([{ name: 'cache', version: '~0.3.0' }], [cache('0.3.2')], lock('/app/shop', ['cache', '0.3.2']))))).not.toThrow();
+  });
+
+  it('off the pin in a subchart of a subchart: marked there; off the pin and outside the range: refused everywhere', () => {
+    const lib = chart('/app/shop/charts/mid/charts/lib', { name: 'lib', version: '2.2.4' });
+    const mid = chart('/app/shop/charts/mid', { name: 'mid', version: '1.0.0', dependencies: [{ name: 'lib', version: '2.2.x' }] }, [lib], lock('/app/shop/charts/mid', ['lib', '2.2.3']));
+    const checks = requireVendoredDependencies(shop([{ name: 'mid', version: '1.0.0' }], [mid]));
+    expect(checks.map((c) => [c.chart, c.name, c.ok, c.offPin])).toEqual([
+      ['/app/shop', 'mid', true, undefined],
+      ['/app/shop/charts/mid', 'lib', false, true],
+    ]);
+    const outside = chart('/app/shop/charts/mid', { name: 'mid', version: '1.0.0', dependencies: [{ name: 'lib', version: '2.3.x' }] }, [lib], lock('/app/shop/charts/mid', ['lib', '2.3.0']));
+    expect(refusal(shop([{ name: 'mid', version: '1.0.0' }], [outside])).message).toBe('chart /app/shop/charts/mid: dependency lib is 2.2.4 in charts/, but Chart.lock pins 2.3.0');
   });
 
   it('the pinned version passes; with no lock, a version within the range passes and one outside it is refused', () => {
@@ -116,7 +143,7 @@ describe('vendored dependencies', () => {
       'requirements.lock': { file: '/app/shop/requirements.lock', data: { dependencies: [{ name: 'cache', version: '0.3.2' }] } },
     };
     const tree = chart('/app/shop', { apiVersion: 'v1', name: 'shop', version: '1.0.0' }, [cache('0.3.5')], files);
-    expect(refusal(tree).message).toBe('chart /app/shop: dependency cache is 0.3.5 in charts/, but requirements.lock pins 0.3.2');
+    expect(() => refuseOffPin(requireVendoredDependencies(tree))).toThrow('chart /app/shop: dependency cache is 0.3.5 in charts/, but requirements.lock pins 0.3.2');
   });
 
   it('a range only helm reads (Masterminds `!=`) is not held against the chart; the name still is', () => {

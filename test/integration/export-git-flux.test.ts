@@ -105,8 +105,10 @@ describe('the rendered export for a git repository, applied by Flux, equals our 
     await cli([...exportArgs, ...inputs(v2)]);
     await git(work, ['add', '-A']);
     const base = `clusters/prod/${RELEASE}/base`;
+    // The export's list of its files gains the new one (what the next export may replace: issue 36).
     expect((await git(work, ['diff', '--cached', '--name-status'])).split('\n').sort()).toEqual([
       `A\t${base}/deployment-${RELEASE}-worker.yaml`,
+      'M\tclusters/prod/.helm-installer-export',
       `M\t${base}/README.md`,
       `M\t${base}/deployment-${RELEASE}-web.yaml`,
       `M\t${base}/kustomization.yaml`,

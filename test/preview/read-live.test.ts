@@ -1,4 +1,4 @@
-// How many requests a plan makes to read the live objects (src/preview/read-live.ts): one list per
+// How many requests a plan makes to read the live objects (src/drift/read-live.ts): one list per
 // kind and namespace (its pages followed), a get per object only where list is forbidden, and a
 // kind neither allowed refused naming kind and verb. The client here is a recording stand-in for
 // the API server; test/integration/plan.test.ts reads a real one.
@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { KubeClients } from '../../src/cluster/kube-client.js';
 import type { PlacedObject } from '../../src/drift/manifest-objects.js';
 import { ObjectApiError, type Obj, type ObjectClient } from '../../src/cluster/object-client.js';
-import { readLive } from '../../src/preview/read-live.js';
+import { readLive } from '../../src/drift/read-live.js';
 
 const kube = { server: 'https://cluster.test' } as unknown as KubeClients;
 

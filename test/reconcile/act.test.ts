@@ -10,11 +10,11 @@ import type { Ports } from '../../src/reconcile/act-ports.js';
 import type { LoopOptions, ReleaseState } from '../../src/reconcile/decide.js';
 
 const rev = (revision: number, status: string) => ({ revision, status, labels: {} });
-const options: LoopOptions = { drift: 'correct', forceUpgrade: false, test: true, testFailure: 'rollback' };
+const options: LoopOptions = { drift: 'correct', forceUpgrade: false, test: true, testFailure: 'rollback', takeOwnership: 'never' };
 const service: ObjectDrift = { apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web', missing: false, fields: [{ path: '/spec/clusterIP', live: '10.0.0.9', desired: '10.0.0.1' }] };
 
 /** Fake actions: each records its step's kind and returns what `found` says for it (a function: per call). */
-function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: number) => Found | Promise<Found>>>) {
+function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: number) => Found | Promise<Found>>>, opts: LoopOptions = options) {
   const ran: string[] = [];
   const counts: Record<string, number> = {};
   const fake = (kind: keyof Actions) => async () => {
@@ -22,7 +22,7 @@ function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: nu
     counts[kind] = (counts[kind] ?? 0) + 1;
     return (await found[kind]?.(counts[kind]!)) ?? {};
   };
-  const kinds: (keyof Actions)[] = ['recover', 'correct-drift', 'claims', 'crds', 'recreate', 'install', 'upgrade', 'finish-crds', 'test', 'remediate'];
+  const kinds: (keyof Actions)[] = ['recover', 'correct-drift', 'owners', 'claims', 'crds', 'recreate', 'install', 'upgrade', 'finish-crds', 'test', 'remediate'];
   const actions = Object.fromEntries(kinds.map((k) => [k, fake(k)])) as unknown as Actions;
   let ended: Ending | undefined;
   const l: Loop = {
@@ -32,7 +32,7 @@ function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: nu
     },
     ports: {} as Ports,
     actions,
-    options,
+    options: opts,
     end: async (step) => {
       ended = step;
       return 0;
@@ -83,6 +83,20 @@ describe('reconcile loop', () => {
     expect(error.message).toBe(
       'upgrade of release shop failed: Service "web" is invalid\ndrift that could not be put back before this upgrade:\n  Service/shop/web: spec.clusterIP: field is immutable',
     );
+  });
+
+  it('a first install with --take-ownership first-install: owners read before the CRDs; their refusal ends the run before any change', async () => {
+    const adopting: LoopOptions = { ...options, test: false, takeOwnership: 'first-install' };
+    const ok = loop([], {
+      owners: () => ({ owners: { adopted: [], taken: [], refused: [] } }),
+      crds: () => ({ crds: { outcome: undefined, finished: false } }),
+      install: () => ({ upgraded: { revision: 1 } }),
+    }, adopting);
+    expect(await reconcile(ok.l, { records: [] })).toBe(0);
+    expect(ok.ran).toEqual(['read (known)', 'owners', 'crds', 'install']);
+    const refused = loop([], { owners: () => Promise.reject(new HelmOperationError('1 object(s) of release shop (namespace shop) belong to another helm release')) }, adopting);
+    await expect(reconcile(refused.l, { records: [] })).rejects.toThrow('belong to another helm release');
+    expect(refused.ran).toEqual(['read (known)', 'owners']);
   });
 
   it('still pending after two recoveries: exit 1 naming them', async () => {

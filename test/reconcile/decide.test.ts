@@ -123,7 +123,8 @@ describe('releaseStatus and everDeployed', () => {
 });
 
 describe('nextStep: the loop, one step per round from the state and what the run did', () => {
-  const loop: LoopOptions = { drift: 'correct', forceUpgrade: false, test: false, testFailure: 'rollback' };
+  const loop: LoopOptions = { drift: 'correct', forceUpgrade: false, test: false, testFailure: 'rollback', takeOwnership: 'never' };
+  const adopting: LoopOptions = { ...loop, takeOwnership: 'first-install' };
   const tested: LoopOptions = { ...loop, test: true };
   const fresh: SoFar = { recoveries: 0 };
   const crds = { created: ['widgets.example.com'], updated: [], migrated: [], adopted: [], finish: async () => undefined };
@@ -172,6 +173,11 @@ describe('nextStep: the loop, one step per round from the state and what the run
     ['upgrade decided: the claims it would leave behind checked first, against the deployed revision', outOfDate, fresh, loop, { kind: 'claims', previous: 2 }],
     ['upgrade, claims checked: crds', outOfDate, { recoveries: 0, orphaned: [] }, loop, { kind: 'crds', goal: upgradeGoal }],
     ['install decided: crds first', firstInstall, fresh, loop, { kind: 'crds', goal: installGoal }],
+    ['install decided, --take-ownership first-install: owners before anything', firstInstall, fresh, adopting, { kind: 'owners', goal: installGoal, mode: 'first-install' }],
+    ['install, owners read: crds', firstInstall, { recoveries: 0, owners: { adopted: [], taken: [], refused: [] } }, adopting, { kind: 'crds', goal: installGoal }],
+    ['upgrade decided, --take-ownership first-install: no adoption, the claims check first', outOfDate, fresh, adopting, { kind: 'claims', previous: 2 }],
+    ['upgrade decided, --take-ownership always: owners before anything', outOfDate, fresh, { ...loop, takeOwnership: 'always' }, { kind: 'owners', goal: upgradeGoal, mode: 'always' }],
+    ['install decided, --take-ownership never: crds first', firstInstall, fresh, { ...loop, takeOwnership: 'never' }, { kind: 'crds', goal: installGoal }],
     ['upgrade, CRDs done: recreate against the deployed revision', outOfDate, { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false } }, loop, { kind: 'recreate', previous: 2 }],
     [
       'upgrade after a failed one, CRDs done: recreate against the newest superseded',

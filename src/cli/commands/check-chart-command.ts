@@ -1,7 +1,8 @@
 // `helm-installer check-chart`: the chart checks every command makes when it reads the chart
 // (archive safety, YAML, vendored dependencies), alone and with no helm and no cluster, for a
 // vendor's CI: it fails (exit 3) on a dependency that is not in charts/ at the version Chart.lock
-// pins, before an image is built that an airgapped install would refuse.
+// pins, before an image is built that an airgapped install would refuse (or, for one off the pin
+// but within its range, that `install` would only warn about: the bookkeeping is the CI's).
 import { defineCommand } from '../command.js';
 import { commonOptionTable } from '../../options/config.js';
 import { createBaseContext } from '../../run/base-context.js';

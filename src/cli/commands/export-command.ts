@@ -21,7 +21,7 @@ export const exportDefinition = defineCommand({
     ...commonOptionTable,
     out: value('--out <dir>', 'OUT', 'the folder to write (refused when it exists and is not empty, unless --force)', parsePath),
     format: value('--format <format>', 'EXPORT_FORMAT', 'rendered (kustomize base and overlay, Flux Kustomizations) or helmrelease (Flux HelmReleases and the charts)', oneOf('rendered', 'helmrelease'), 'rendered' as 'rendered' | 'helmrelease'),
-    force: switchOption('--force', 'FORCE', 'replace a non-empty --out (only once the new export is complete)'),
+    force: switchOption('--force', 'FORCE', 'write into a non-empty --out: only what an earlier export wrote is replaced; other files stay (once the new export is complete)'),
     timeout: value('--timeout <duration>', 'TIMEOUT', "each Flux Kustomization's or HelmRelease's timeout, unless the release plan gives the release its own (Go duration)", parseTimeout, '10m'),
     ociRepository: value('--oci-repository <host/path>', 'OCI_REPOSITORY', 'where the export is pushed as an OCI artifact, for the OCIRepository (default: <registry>/<app>-export)', parseRegistry),
     ociTag: value('--oci-tag <tag>', 'OCI_TAG', "the artifact's tag the OCIRepository follows", parseOciTag, 'latest'),

@@ -6,6 +6,7 @@
 // stage's name and --take-ownership's first-install differ.
 import { describeProblems, type Problem, type WaitWatch } from '../../cluster/wait-diagnosis.js';
 import { HelmOperationError } from '../../common/errors.js';
+import { adoption } from '../decide.js';
 import type { ActionRun, Narration, Stoppable } from './action.js';
 
 export interface UpgradePort extends Narration, Stoppable {
@@ -27,8 +28,8 @@ export interface UpgradePort extends Narration, Stoppable {
 /** The loop's `install` and `upgrade` steps; returns the revision helm made. */
 export const upgradeRelease: ActionRun<'install' | 'upgrade', UpgradePort> = async (p, step) => {
   const { logger, release } = p;
-  const everDeployed = step.kind === 'upgrade';
-  const takeOwnership = p.takeOwnership === 'always' || (p.takeOwnership === 'first-install' && !everDeployed);
+  // The owners step (check-owners.ts) has refused another release's objects when this is true.
+  const takeOwnership = adoption(step, p.takeOwnership) !== undefined;
   const labels = await p.labels();
   p.stage(step.kind);
   logger.info({ release, action: step.kind, takeOwnership }, 'running helm upgrade --install');

@@ -1,12 +1,12 @@
-// The live objects a plan compares with: one list per kind and namespace the release uses (never a
-// read per object, so a 1000-object chart costs a few dozen requests), paged so that no answer
-// holds more than PAGE objects. Where the RBAC allows get but not list, each object is read
-// instead; where it allows neither, the plan fails naming the kind and the verb (exit 6), as the
-// drift check does.
+// The live objects a plan compares with (and a first install checks the owners of: ownership.ts):
+// one list per kind and namespace the release uses (never a read per object, so a 1000-object
+// chart costs a few dozen requests), paged so that no answer holds more than PAGE objects. Where
+// the RBAC allows get but not list, each object is read instead; where it allows neither, the run
+// fails naming the kind and the verb (exit 6), as the drift check does.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { apiStatus } from '../cluster/kube-errors.js';
-import { driftApiError, mapBounded } from '../drift/detect-drift.js';
-import type { PlacedObject } from '../drift/manifest-objects.js';
+import { driftApiError, mapBounded, type ApiPurpose } from './detect-drift.js';
+import type { PlacedObject } from './manifest-objects.js';
 import type { Obj, ObjectClient } from '../cluster/object-client.js';
 
 const PAGE = '500';
@@ -19,7 +19,7 @@ export function objectKey(o: { apiVersion: string; kind: string; namespace?: str
 }
 
 /** The live objects among `placed`, by objectKey; an object that does not exist is not in the map. */
-export async function readLive(kube: KubeClients, client: ObjectClient, placed: readonly PlacedObject[]): Promise<Map<string, Obj>> {
+export async function readLive(kube: KubeClients, client: ObjectClient, placed: readonly PlacedObject[], purpose: ApiPurpose = 'plan'): Promise<Map<string, Obj>> {
   const groups = new Map<string, PlacedObject[]>();
   for (const p of placed) {
     if (!p.path) continue; // a kind the cluster does not serve: nothing of it can exist
@@ -29,7 +29,7 @@ export async function readLive(kube: KubeClients, client: ObjectClient, placed: 
   const live = new Map<string, Obj>();
   await mapBounded([...groups], CONCURRENCY, async ([collection, members]) => {
     const wanted = new Set(members.map(objectKey));
-    for (const object of await readCollection(kube, client, collection, members)) {
+    for (const object of await readCollection(kube, client, collection, members, purpose)) {
       const metadata = (object.metadata ?? {}) as { name?: string; namespace?: string };
       const key = objectKey({ apiVersion: String(object.apiVersion), kind: String(object.kind), name: String(metadata.name ?? ''), namespace: metadata.namespace });
       if (wanted.has(key)) live.set(key, object);
@@ -38,17 +38,17 @@ export async function readLive(kube: KubeClients, client: ObjectClient, placed: 
   return live;
 }
 
-async function readCollection(kube: KubeClients, client: ObjectClient, collection: string, members: PlacedObject[]): Promise<Obj[]> {
+async function readCollection(kube: KubeClients, client: ObjectClient, collection: string, members: PlacedObject[], purpose: ApiPurpose): Promise<Obj[]> {
   const first = members[0]!;
   try {
     return await listAll(client, collection, first);
   } catch (error) {
     const status = apiStatus(error);
-    if (status !== 403 && status !== 401) throw driftApiError(kube, error, first, 'get', 'plan');
+    if (status !== 403 && status !== 401) throw driftApiError(kube, error, first, 'get', purpose);
     // No list: one read per object, each refused with the kind and verb named.
     const found = await mapBounded(members, CONCURRENCY, (p) =>
       client.get(p.path!).catch((e: unknown) => {
-        throw driftApiError(kube, e, p, 'get', 'plan');
+        throw driftApiError(kube, e, p, 'get', purpose);
       }),
     );
     return found.flatMap((o, i) => (o ? [identify(o, members[i]!)] : []));
