@@ -11,7 +11,7 @@ export interface PodSecurityFinding {
   namespace: string;
   /** The lowest level that refuses: restricted refuses what baseline does, and more. */
   level: Level;
-  /** `release: Kind/name: field` */
+  /** One per object: `release: Kind/name: field, field` */
   violations: string[];
 }
 
@@ -29,7 +29,7 @@ export function podSecurityFindings(objects: { release: string; namespace: strin
       if (fields.length === 0) continue;
       const key = `${namespace} ${level}`;
       const finding = found.get(key) ?? { namespace, level, violations: [] };
-      finding.violations.push(...fields.map((f) => `${where}: ${path}${f}`));
+      finding.violations.push(`${where}: ${fields.map((f) => `${path}${f}`).join(', ')}`);
       found.set(key, finding);
     }
   }

@@ -61,3 +61,21 @@ export async function runPreflight(binary: string, specFile: string, kubeconfig:
   const results = (['pass', 'warn', 'fail'] as const).flatMap((outcome) => (parsed[outcome] ?? []).map((x) => ({ ...x, outcome })));
   return { exitCode: r.exitCode ?? 1, results, stderr: r.stderr };
 }
+
+export interface SupportBundleResult {
+  exitCode: number;
+  /** Each analyzer's result: its title, message and severity (`error` a failure, `warn`, `debug` a pass). */
+  results: { title: string; message: string; severity: string }[];
+  /** The .tar.gz written. */
+  archive: string;
+  stderr: string;
+}
+
+/** `support-bundle` into `outDir`: collected, redacted, analyzed; its analysis is JSON on stdout. */
+export async function runSupportBundle(binary: string, specFile: string, kubeconfig: string, outDir: string): Promise<SupportBundleResult> {
+  const r = await execa(binary, [...QUIET_FLAGS, '--output', join(outDir, 'bundle'), specFile], { env: { KUBECONFIG: kubeconfig }, reject: false, cwd: outDir });
+  const start = r.stdout.indexOf('{');
+  const parsed = JSON.parse(start >= 0 ? r.stdout.slice(start) : '{}') as { analyzerResults?: { insight?: { primary?: string; detail?: string }; severity?: string }[]; archivePath?: string };
+  const results = (parsed.analyzerResults ?? []).map((x) => ({ title: x.insight?.primary ?? '', message: x.insight?.detail ?? '', severity: x.severity ?? '' }));
+  return { exitCode: r.exitCode ?? 1, results, archive: parsed.archivePath ?? '', stderr: r.stderr };
+}

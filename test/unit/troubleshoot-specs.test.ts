@@ -72,21 +72,21 @@ describe('appFacts', () => {
         namespace: 'apps',
         level: 'restricted',
         violations: [
-          'shop: Job/migrate: spec.template.spec.hostNetwork=true',
-          'shop: Job/migrate: spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation != false',
-          'shop: Job/migrate: spec.template.spec.containers[0].securityContext.capabilities.drop lacks ALL',
-          'shop: Job/migrate: spec.template.spec.containers[0].securityContext.runAsNonRoot != true',
-          'shop: Job/migrate: spec.template.spec.containers[0].securityContext.seccompProfile.type unset (RuntimeDefault or Localhost)',
+          'shop: Job/migrate: spec.template.spec.hostNetwork=true, ' +
+            'spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation != false, ' +
+            'spec.template.spec.containers[0].securityContext.capabilities.drop lacks ALL, ' +
+            'spec.template.spec.containers[0].securityContext.runAsNonRoot != true, ' +
+            'spec.template.spec.containers[0].securityContext.seccompProfile.type unset (RuntimeDefault or Localhost)',
         ],
       },
       {
         namespace: 'data',
         level: 'restricted',
         violations: [
-          'shop: StatefulSet/db: spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation != false',
-          'shop: StatefulSet/db: spec.template.spec.containers[0].securityContext.capabilities.drop lacks ALL',
-          'shop: StatefulSet/db: spec.template.spec.containers[0].securityContext.runAsNonRoot != true',
-          'shop: StatefulSet/db: spec.template.spec.containers[0].securityContext.seccompProfile.type unset (RuntimeDefault or Localhost)',
+          'shop: StatefulSet/db: spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation != false, ' +
+            'spec.template.spec.containers[0].securityContext.capabilities.drop lacks ALL, ' +
+            'spec.template.spec.containers[0].securityContext.runAsNonRoot != true, ' +
+            'spec.template.spec.containers[0].securityContext.seccompProfile.type unset (RuntimeDefault or Localhost)',
         ],
       },
     ]);
