@@ -22,7 +22,10 @@ export function outcome(kind: 'pass' | 'warn' | 'fail', message: string, when?: 
   return { [kind]: { ...(when !== undefined ? { when } : {}), message } };
 }
 
-/** A Go-regexp literal of a name (dots and the like escaped). */
+/** A Go-regexp literal of a name (dots and the like escaped); a KOTS template in it is left for KOTS to render. */
 export function regexQuote(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return text
+    .split(/(repl\{\{.*?\}\})/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')))
+    .join('');
 }

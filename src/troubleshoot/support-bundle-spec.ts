@@ -104,17 +104,23 @@ function releaseStatus(r: BundleRelease, t: SpecTarget): Obj {
   };
 }
 
+// Troubleshoot's jobStatus analyzer fails a Job it does not find, and KOTS deletes the installer
+// Job once it succeeds: read the collected Job instead. Its last condition's type (the greedy gap
+// ends on the last one; the conditions hold no array) is Failed or Complete once it has ended; a
+// Job without conditions matches with an empty type; no match at all is a Job that is gone.
 function installerJob(t: SpecTarget): Obj {
+  const conditions = `(?:"conditions": \\[[^\\]]*"type": "(?P<Type>[A-Za-z]+)"[^\\]]*\\])?`;
   return {
-    jobStatus: {
+    textAnalyze: {
       checkName: 'The installer Job',
-      namespace: t.installNamespace,
-      name: t.installerJob,
+      fileName: `cluster-resources/jobs/${t.installNamespace}.json`,
+      regexGroups: `"name": "${regexQuote(t.installerJob)}",(?s:.*?)"status": \\{\\s*${conditions}`,
       outcomes: [
-        outcome('pass', 'The installer Job is gone: it succeeded (a successful Job is deleted) or was never deployed.', 'absent'),
-        outcome('fail', 'The installer Job failed: see its logs (installer/) and the outcome above.', 'failed > 0'),
-        outcome('pass', 'The installer Job succeeded.', 'succeeded > 0'),
-        outcome('warn', 'The installer Job is still running.'),
+        outcome('fail', `The installer Job ${t.installerJob} failed: its logs are in installer/, its outcome above.`, 'Type == Failed'),
+        outcome('pass', `The installer Job ${t.installerJob} completed.`, 'Type == Complete'),
+        outcome('warn', `The installer Job ${t.installerJob} is still running (or waiting for its pod).`, "Type == ''"),
+        ...['FailureTarget', 'SuccessCriteriaMet', 'Suspended'].map((type) => outcome('warn', `The installer Job ${t.installerJob} is ending or suspended ({{ .Type }}).`, `Type == ${type}`)),
+        outcome('pass', `The installer Job ${t.installerJob} is gone: KOTS deletes it once it succeeds (or it was never deployed).`),
       ],
     },
   };
