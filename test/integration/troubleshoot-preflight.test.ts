@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, deleteNamespace, kubectl } from '../cluster/kube.js';
 import { ensureTroubleshootBinaries, runPreflight, type TroubleshootPaths } from '../cluster/troubleshoot.js';
+import { parse } from 'yaml';
 import { pushTestImage } from '../images/registry.js';
+import { kotsRender } from './kots-render.js';
 import { repoRoot, runCli, tempDir } from '../helpers.js';
 
 const kubeconfig = inject('kubeconfig');
@@ -89,5 +91,24 @@ describe('the generated Preflight, run by Troubleshoot', () => {
 
     const unreachable = await runPreflight(binaries.preflight, await specsFile(['--registry', `127.0.0.1:9/${ns}`, ...chart]), kubeconfig);
     expect(unreachable.results.find((x) => x.title === 'Images in the local registry')?.message).toMatch(/^The local registry could not be asked for every image of the app \(unreachable/);
+  });
+
+  it('the shipped kots/troubleshoot.yaml, rendered by KOTS: with a local registry it checks every image `images --registry` lists, in the namespace KOTS deploys to; without one the check is excluded', async () => {
+    const registry = { host: 'registry.example:5000', namespace: 'acme' };
+    const rendered = await kotsRender({ namespace: 'shop', sequence: 4, airgap: true, registry, values: { database_password: { valuePlaintext: 'pw-1' } }, kotsKinds: true });
+    expect(rendered.exitCode, rendered.stderr).toBe(0);
+    // KOTS's own kinds: the Application and Config screen beside ours.
+    const docs = rendered.documents.map((d) => parse(d.content)).filter((d) => d.apiVersion === 'troubleshoot.sh/v1beta2');
+    expect(docs.map((d) => d.kind)).toEqual(['Preflight', 'SupportBundle', 'Redactor']);
+    const collector = docs[0].spec.collectors[0].registryImages;
+    const listed = await runCli(['images', '--registry', `${registry.host}/${registry.namespace}`]);
+    expect(listed.exitCode, listed.stderr).toBe(0);
+    // The same names, in the order of the charts' spellings.
+    expect({ ...collector, images: [...collector.images].sort() }).toEqual({ collectorName: 'local-registry-images', exclude: 'false', namespace: 'shop', imagePullSecret: { name: 'storefront-registry' }, images: listed.stdout.trim().split('\n').sort() });
+    expect(docs[1].spec.collectors.find((c: any) => c.logs?.name === 'installer').logs.selector).toEqual(['batch.kubernetes.io/job-name=storefront-installer-4']);
+
+    const online = await kotsRender({ namespace: 'shop', values: { database_password: { valuePlaintext: 'pw-1' } }, kotsKinds: true });
+    const preflight = online.documents.map((d) => parse(d.content)).find((d) => d.kind === 'Preflight');
+    expect(preflight.spec.collectors[0].registryImages.exclude).toBe('true');
   });
 });
