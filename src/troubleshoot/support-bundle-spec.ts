@@ -139,9 +139,12 @@ function workload(w: AppFacts['workloads'][number], t: SpecTarget): Obj {
   };
 }
 
-// The keys the installer masks (src/common/secrets.ts SECRET_KEY), as a Troubleshoot redactor:
-// `key: value` in YAML and `"key": "value"` in JSON, the value replaced.
+// The keys the installer masks (src/common/secrets.ts SECRET_KEY), as Troubleshoot redactors (they
+// read line by line): a quoted value in JSON or YAML, and an unquoted YAML scalar. Never a map or a
+// list, a boolean or a number in JSON (`"f:automountServiceAccountToken": {}` in managedFields):
+// masking those would leave JSON the analyzers can no longer read.
 const SECRET_KEY_WORDS = 'pass(?:word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key';
+const KEY = `[A-Za-z0-9_.-]*(?:${SECRET_KEY_WORDS})[A-Za-z0-9_.-]*`;
 
 export function redactorSpec(t: SpecTarget): Obj {
   return {
@@ -151,10 +154,16 @@ export function redactorSpec(t: SpecTarget): Obj {
     spec: {
       redactors: [
         {
-          name: 'the keys the installer masks',
-          removals: {
-            regex: [{ redactor: `(?i)("?[A-Za-z0-9_.-]*(?:${SECRET_KEY_WORDS})[A-Za-z0-9_.-]*"?\\s*[:=]\\s*"?)(?P<mask>[^"\\s,}]+)` }],
-          },
+          name: 'quoted values of the keys the installer masks',
+          removals: { regex: [{ redactor: `(?i)("?${KEY}"?\\s*:\\s*")(?P<mask>[^"]+)(")` }] },
+        },
+        {
+          name: 'single-quoted YAML values of the keys the installer masks',
+          removals: { regex: [{ redactor: `(?i)(${KEY}:\\s*')(?P<mask>[^']+)(')` }] },
+        },
+        {
+          name: 'unquoted YAML values of the keys the installer masks',
+          removals: { regex: [{ redactor: `(?i)^(\\s*-?\\s*${KEY}:[ \\t]+)(?P<mask>[^\\s"'{\\[|>&*!#][^#]*?)\\s*$` }] },
         },
       ],
     },

@@ -124,8 +124,10 @@ async function supportBundleAfterFailure(kotsNs: string, values: Record<string, 
   try {
     writeFileSync(join(dir, 'specs.yaml'), specs.yaml);
     const { supportBundle } = await ensureTroubleshootBinaries((line) => process.stderr.write(`[troubleshoot] ${line}\n`));
+    const began = Date.now();
     const r = await runSupportBundle(supportBundle, join(dir, 'specs.yaml'), kubeconfig, dir);
     expect(r.exitCode, r.stderr.slice(-3000)).toBe(0);
+    process.stderr.write(`[figure] support bundle after the failed deploy: ${((Date.now() - began) / 1000).toFixed(1)} s; its analysis:\n${r.results.map((x) => `  ${x.severity} | ${x.title} | ${x.message}`).join('\n')}\n`);
     const byTitle = Object.fromEntries(r.results.map((x) => [x.title, x]));
     expect(byTitle['The installer']?.severity).toBe('error');
     expect(byTitle['The installer']?.message).toMatch(
@@ -136,6 +138,9 @@ async function supportBundleAfterFailure(kotsNs: string, values: Record<string, 
     expect(byTitle['Release storefront']).toMatchObject({ severity: 'debug', message: `release ${kotsNs}/storefront: revision 3 deployed.` });
     expect(byTitle['Release storefront-cache']).toMatchObject({ severity: 'debug', message: `release ${kotsNs}/storefront-cache: revision 3 deployed.` });
     expect(byTitle['The installer Job']).toMatchObject({ severity: 'error', message: 'The installer Job storefront-installer-2 failed: its logs are in installer/, its outcome above.' });
+    // The workloads the rollback left, ready (Troubleshoot titles them itself).
+    expect(byTitle['storefront-web Status']).toMatchObject({ severity: 'debug', message: 'Deployment storefront-web is ready.' });
+    expect(byTitle['storefront-db Status']).toMatchObject({ severity: 'debug', message: 'StatefulSet storefront-db is ready.' });
     // No secret value anywhere in the archive: the password, in clear or base64, under any key.
     await execa('tar', ['-xzf', r.archive, '-C', dir]);
     const files = (await execa('find', [dir, '-type', 'f', '!', '-name', '*.tar.gz', '!', '-name', 'specs.yaml'])).stdout.split('\n');

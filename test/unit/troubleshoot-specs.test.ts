@@ -249,3 +249,21 @@ describe('lastRunData', () => {
     });
   });
 });
+
+describe('the Redactor', () => {
+  const redactors = (parse(specsYaml([appSpecs([shop], plain)[2]!])).spec.redactors as { removals: { regex: { redactor: string }[] } }[]).map(
+    (r) => new RegExp(r.removals.regex[0]!.redactor.replace(/^\(\?i\)/, '').replace(/\(\?P</g, '(?<'), 'i'),
+  );
+  // Troubleshoot reads line by line and replaces the `mask` group.
+  const redact = (line: string) => redactors.reduce((l, re) => l.replace(re, (...m) => m[0].replace(m.at(-1).mask, '***HIDDEN***')), line);
+
+  it.each([
+    ['    "password": "hunter22",', '    "password": "***HIDDEN***",'],
+    ['{"level":30,"apiToken":"abc123","msg":"x"}', '{"level":30,"apiToken":"***HIDDEN***","msg":"x"}'],
+    ['  databasePassword: hunter22', '  databasePassword: ***HIDDEN***'],
+    ["  - authKey: 'abc'", "  - authKey: '***HIDDEN***'"],
+    ['    "f:automountServiceAccountToken": {},', '    "f:automountServiceAccountToken": {},'],
+    ['        "automountServiceAccountToken": false,', '        "automountServiceAccountToken": false,'],
+    ['  tokenSecretRef:', '  tokenSecretRef:'],
+  ])('%s', (line, expected) => expect(redact(line)).toBe(expected));
+});
