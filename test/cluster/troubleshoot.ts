@@ -3,7 +3,7 @@
 // (build-binaries.sh troubleshoot, cached by version) when missing; runPreflight/runSupportBundle
 // run them against the local cluster without updating themselves.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { acquireLock } from './lock.js';
 import { buildScriptPath, cacheRoot, pinnedTroubleshootVersion } from './paths.js';
@@ -56,7 +56,8 @@ export interface PreflightResult {
 
 /** `preflight --format json`: exit 0 all pass, 3 a failure, 4 warnings only. */
 export async function runPreflight(binary: string, specFile: string, kubeconfig: string): Promise<PreflightResult> {
-  const r = await execa(binary, [...QUIET_FLAGS, '--format', 'json', specFile], { env: { KUBECONFIG: kubeconfig }, reject: false });
+  // preflight leaves a preflightbundle-<time>.tar.gz in its working directory: the spec's folder, a temporary one.
+  const r = await execa(binary, [...QUIET_FLAGS, '--format', 'json', specFile], { env: { KUBECONFIG: kubeconfig }, reject: false, cwd: dirname(specFile) });
   const parsed = JSON.parse(r.stdout || '{}') as Record<'pass' | 'warn' | 'fail', { title: string; message: string; strict?: boolean }[] | undefined>;
   const results = (['pass', 'warn', 'fail'] as const).flatMap((outcome) => (parsed[outcome] ?? []).map((x) => ({ ...x, outcome })));
   return { exitCode: r.exitCode ?? 1, results, stderr: r.stderr };
