@@ -26,6 +26,8 @@ export interface ChartInfo {
   name: string;
   version: string;
   appVersion?: string;
+  /** Chart.yaml's `kubeVersion`: the Kubernetes versions helm installs it on (the preflight checks it). */
+  kubeVersion?: string;
   /**
    * Its defaults as helm coalesces them: values.yaml with each subchart's under its key (image
    * hints). Read on first use (then kept): a bad values.yaml throws here, with its file named.
@@ -272,6 +274,7 @@ function describeChart(path: string, format: ChartInfo['format'], tree: LoadedCh
     name,
     version,
     appVersion: typeof meta.appVersion === 'string' ? meta.appVersion : undefined,
+    kubeVersion: typeof meta.kubeVersion === 'string' && meta.kubeVersion.trim() !== '' ? meta.kubeVersion.trim() : undefined,
     get defaultValues() {
       return (defaults ??= coalescedDefaults(tree));
     },

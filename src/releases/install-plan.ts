@@ -16,6 +16,7 @@ import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
 import { deployedRevisions, rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
+import { lastRunData, writeLastRun } from './last-run.js';
 import { OWNER_LABEL, listedAfterFailure, readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
 import type { OpenedPlan } from '../inputs/app-input.js';
 import { planInCluster } from './open-plan.js';
@@ -66,6 +67,10 @@ export async function installPlan(o: InstallOptions, state: RunState, { plan, sh
   const app = after.inventory ? { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback } : undefined;
   const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, app);
   logger.info({ exitCode, appRevision: app?.revision.revision, releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
+  // For the support bundle; the run's outcome stands whether or not this is written.
+  await writeLastRun(kube, namespace, graph.app, lastRunData(after.outcomes, exitCode, text, state.secrets, app?.revision), o.appSlug).catch((error: unknown) => {
+    logger.warn({ err: (error as Error).message }, "could not leave the run's outcome for the support bundle");
+  });
   writeSummary(state.terminationLog, { summary: text, ...(exitCode !== ExitCode.ok ? { terminationMessage: text } : {}) });
   return exitCode;
 }

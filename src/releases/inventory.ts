@@ -20,7 +20,7 @@ export interface InventoryEntry {
   deps: string[];
 }
 
-function inventoryName(app: string): string {
+export function inventoryName(app: string): string {
   return `helm-installer-${app}-releases`.slice(0, 253);
 }
 

@@ -28,6 +28,8 @@ FLUX_HELM_API_VERSION="${FLUX_HELM_API_VERSION:-v1.7.1}"
 # The controller-gen the Flux controllers' Makefiles pin.
 CONTROLLER_GEN_VERSION="${CONTROLLER_GEN_VERSION:-v0.21.0}"
 FLUX_GOTOOLCHAIN="${FLUX_GOTOOLCHAIN:-go1.27.0}"
+# Only for the proof of `troubleshoot-specs` (test/cluster/troubleshoot.ts): `build-binaries.sh troubleshoot`.
+TROUBLESHOOT_VERSION="${TROUBLESHOOT_VERSION:-v0.133.0}"
 CACHE="${HELM_INSTALLER_CACHE:-$HOME/.cache/helm-installer}"
 BIN="$CACHE/bin"
 export GOFLAGS="${GOFLAGS:--mod=mod}" CGO_ENABLED=0
@@ -112,13 +114,15 @@ build_yq() {
 
 # Flux's controllers and CRDs: see build-flux.sh, sourced so it shares log, wrapper and the cache.
 source "$HERE/build-flux.sh"
+# Troubleshoot's preflight and support-bundle: see build-troubleshoot.sh (uses build-flux.sh's module_dir).
+source "$HERE/build-troubleshoot.sh"
 
-# No argument: the control plane's binaries. Otherwise only the ones named (etcd kwok kubernetes yq flux).
+# No argument: the control plane's binaries. Otherwise only the ones named (etcd kwok kubernetes yq flux troubleshoot).
 if [[ $# -eq 0 ]]; then set -- etcd kwok kubernetes; fi
 for component in "$@"; do
   case "$component" in
-    etcd|kwok|kubernetes|yq|flux) "build_$component" ;;
-    *) log "unknown component $component (etcd, kwok, kubernetes, yq, flux)"; exit 2 ;;
+    etcd|kwok|kubernetes|yq|flux|troubleshoot) "build_$component" ;;
+    *) log "unknown component $component (etcd, kwok, kubernetes, yq, flux, troubleshoot)"; exit 2 ;;
   esac
 done
 log "binaries in $BIN"

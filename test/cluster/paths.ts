@@ -81,6 +81,11 @@ export function pinnedFluxVersions(): FluxVersions {
   };
 }
 
+/** Troubleshoot's version build-binaries.sh pins (TROUBLESHOOT_VERSION), for `troubleshoot-specs`' proof. */
+export function pinnedTroubleshootVersion(): string {
+  return scriptDefault('TROUBLESHOOT_VERSION');
+}
+
 export function binaryPaths(versions: Versions = pinnedVersions()): BinaryPaths {
   const bin = join(cacheRoot(), 'bin');
   return {

@@ -4,13 +4,15 @@
 // pod network: hostNetwork with the API server on loopback) plus the real node's selector and
 // toleration (the node is tainted so that nothing else lands there).
 // The cases share the manifests' own namespace and names, so they run one after the other.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { createNamespace, deleteNamespace, getJson, kubectl, KWOK_PHASE_ANNOTATION, waitFor, type KubectlOptions } from '../cluster/kube.js';
 import { acquireLock } from '../cluster/lock.js';
+import { ensureTroubleshootBinaries, runSupportBundle } from '../cluster/troubleshoot.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
@@ -109,6 +111,55 @@ async function cacheSize(o: KubectlOptions): Promise<[string, string | undefined
   const d = await getJson(['get', 'deployment', 'storefront-cache'], o);
   const c = await getJson(['get', 'configmap', 'storefront-cache'], o);
   return [d.spec.template.spec.containers[0].resources.limits.memory, /maxmemory (\S+)/.exec(c.data['redis.conf'])?.[1]];
+}
+
+/**
+ * A support bundle after the failed deploy (sequence 2): the installer's exit code, cause and next
+ * step as a failure, the app revision, each release's status, and no secret value in the archive.
+ */
+async function supportBundleAfterFailure(kotsNs: string, values: Record<string, ConfigValue>): Promise<void> {
+  const specs = await kotsRender({ namespace: kotsNs, sequence: 2, values: { database_password: { valuePlaintext: 'pw-1' }, ...values }, kotsKinds: true });
+  expect(specs.exitCode, specs.stderr).toBe(0);
+  const dir = mkdtempSync(join(tmpdir(), 'support-bundle-'));
+  try {
+    writeFileSync(join(dir, 'specs.yaml'), specs.yaml);
+    const { supportBundle } = await ensureTroubleshootBinaries((line) => process.stderr.write(`[troubleshoot] ${line}\n`));
+    const began = Date.now();
+    const r = await runSupportBundle(supportBundle, join(dir, 'specs.yaml'), kubeconfig, dir);
+    expect(r.exitCode, r.stderr.slice(-3000)).toBe(0);
+    process.stderr.write(`[figure] support bundle after the failed deploy: ${((Date.now() - began) / 1000).toFixed(1)} s; its analysis:\n${r.results.map((x) => `  ${x.severity} | ${x.title} | ${x.message}`).join('\n')}\n`);
+    const byTitle = Object.fromEntries(r.results.map((x) => [x.title, x]));
+    expect(byTitle['The installer']?.severity).toBe('error');
+    expect(byTitle['The installer']?.message).toMatch(
+      new RegExp(`^The installer failed with exit 4 \\(helm operation failed\\): ${kotsNs}/storefront: .*pre-upgrade hooks failed: resource Job/.* Next: .+`),
+    );
+    expect(byTitle['App revision']).toMatchObject({ severity: 'error', message: 'app revision 2 failed; every release it changed went back: the app is at app revision 1' });
+    expect(byTitle['Release promotions-operator']).toMatchObject({ severity: 'debug', message: `release ${kotsNs}/promotions-operator: revision 1 deployed.` });
+    expect(byTitle['Release storefront']).toMatchObject({ severity: 'debug', message: `release ${kotsNs}/storefront: revision 3 deployed.` });
+    expect(byTitle['Release storefront-cache']).toMatchObject({ severity: 'debug', message: `release ${kotsNs}/storefront-cache: revision 3 deployed.` });
+    expect(byTitle['The installer Job']).toMatchObject({ severity: 'error', message: 'The installer Job storefront-installer-2 failed: its logs are in installer/, its outcome above.' });
+    // The workloads the rollback left, ready (Troubleshoot titles them itself).
+    expect(byTitle['storefront-web Status']).toMatchObject({ severity: 'debug', message: 'Deployment storefront-web is ready.' });
+    expect(byTitle['storefront-db Status']).toMatchObject({ severity: 'debug', message: 'StatefulSet storefront-db is ready.' });
+    // No secret value anywhere in the archive: the password, in clear or base64, under any key.
+    await execa('tar', ['-xzf', r.archive, '-C', dir]);
+    const files = (await execa('find', [dir, '-type', 'f', '!', '-name', '*.tar.gz', '!', '-name', 'specs.yaml'])).stdout.split('\n');
+    expect(files.some((f) => f.endsWith(`configmaps/${kotsNs}/helm-installer-storefront-last-run.json`))).toBe(true);
+    // The installer's log (the logs collector keeps it under cluster-resources/, linked from installer/).
+    const installerLog = files.find((f) => new RegExp(`cluster-resources/pods/logs/${kotsNs}/storefront-installer-2-[a-z0-9]+/installer\\.log$`).test(f));
+    expect(installerLog, files.join('\n')).toBeDefined();
+    expect(readFileSync(installerLog!, 'utf8')).toContain('helm-installer FAILED (exit 4: helm operation failed): 2 of 3 releases done, 1 failed');
+    for (const secret of ['pw-1', Buffer.from('pw-1').toString('base64').replace(/=+$/, '')]) {
+      const found = await execa('grep', ['-rl', '--', secret, dir, '--exclude=*.tar.gz', '--exclude=specs.yaml'], { reject: false });
+      expect(found.stdout, `${secret} in the bundle`).toBe('');
+    }
+    // The release records' history without their values (the customer's answers, the password's key).
+    const records = readFileSync(join(dir, 'bundle', 'helm', `${kotsNs}.json`), 'utf8');
+    expect(records).toContain('"releaseName": "storefront"');
+    expect(records).not.toMatch(/"values"|database|password/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 let unlock: (() => void) | undefined;
@@ -564,10 +615,8 @@ describe('the installer Job on the real node', () => {
       // migration fails on its own (its database, its data); here the simulated node fails the
       // migration pod that carries the annotation, which the admin's "Helm values override"
       // (Advanced) puts on it: the Config screen's own way to a chart value.
-      const failing = await deploy(2, {
-        cache_size: { value: 'large' },
-        values_override: { value: `migrations:\n  podAnnotations:\n    ${KWOK_PHASE_ANNOTATION}: Failed\n` },
-      });
+      const failingOverride = { value: `migrations:\n  podAnnotations:\n    ${KWOK_PHASE_ANNOTATION}: Failed\n` };
+      const failing = await deploy(2, { cache_size: { value: 'large' }, values_override: failingOverride });
       expect(failing.done.status.conditions.find((c: any) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy' });
       expect(failing.term.exitCode, failing.logs.slice(-4000)).toBe(4);
       expect(await jobPods(failing.done.metadata.name, o)).toHaveLength(1);
@@ -600,6 +649,10 @@ describe('the installer Job on the real node', () => {
       expect(rolledBack.map((e) => [e.type, e.note])).toEqual([
         ['Warning', `release ${kotsNs}/storefront-cache: app revision 2 failed; the app goes back to app revision 1: rolled back from revision 2 to 1 (now revision 3)`],
       ]);
+
+      // The admin's "Generate a support bundle" now: kots/troubleshoot.yaml as KOTS renders it for
+      // this deploy, run by Troubleshoot's support-bundle; its analysis in the admin's words.
+      await supportBundleAfterFailure(kotsNs, { cache_size: { value: 'large' }, values_override: failingOverride });
 
       // Third deploy: the override cleared, the large cache kept: one new app revision, exit 0.
       const good = await deploy(3, { cache_size: { value: 'large' } });

@@ -34,6 +34,8 @@ export interface KotsRenderOptions {
   /** The local registry the admin set up (airgap). */
   registry?: { host: string; namespace?: string; username?: string; password?: string };
   airgap?: boolean;
+  /** Only KOTS's own kinds (the Preflight and SupportBundle KOTS renders for itself), no manifests. */
+  kotsKinds?: boolean;
   /** Online: treat every image as private and proxy it through this host, as KOTS does. */
   proxyPrivateImages?: string;
   /** The app's slug as KOTS keeps it (default: the Application's metadata.name). */
@@ -76,6 +78,7 @@ export async function kotsRender(o: KotsRenderOptions): Promise<KotsRenderResult
   }
   if (o.appSlug) args.push('--app-slug', o.appSlug);
   if (o.airgap) args.push('--airgap');
+  if (o.kotsKinds) args.push('--kots-kinds');
   if (o.proxyPrivateImages) args.push('--proxy-private-images', o.proxyPrivateImages);
   args.push(...(o.files ?? [join(repoRoot, 'kots')]));
   const r = await execa(bin, args, { reject: false });

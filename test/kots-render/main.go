@@ -45,6 +45,9 @@ type result struct {
 	StatusInformers []string `json:"statusInformers"`
 }
 
+// Set by --kots-kinds.
+var onlyKotsKinds bool
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -56,6 +59,7 @@ func run(args []string) int {
 	fs.StringVar(&s.Namespace, "namespace", "default", "the namespace KOTS runs in (the Namespace function)")
 	fs.Int64Var(&s.Sequence, "sequence", 0, "the release sequence (the Sequence function)")
 	fs.StringVar(&s.AppSlug, "app-slug", "", "the app slug (ImagePullSecretName is <slug>-registry); default: the Application's metadata.name")
+	fs.BoolVar(&onlyKotsKinds, "kots-kinds", false, "print only KOTS's own kinds (Preflight, SupportBundle, Redactor, ...) rendered as KOTS renders them for itself, none of the app's manifests")
 	fs.BoolVar(&s.IsAirgap, "airgap", false, "an airgap install (the IsAirgap function)")
 	fs.StringVar(&s.RegistryHost, "registry-host", "", "the local registry host[:port] the admin set up (empty: none)")
 	fs.StringVar(&s.RegistryNamespace, "registry-namespace", "", "the local registry namespace")
@@ -219,7 +223,10 @@ func render(paths []string, answered map[string]ItemValue, s *Settings, pullSecr
 		var kept [][]byte
 		for _, doc := range splitDocs(f.content) {
 			var head simpleGVK
-			if yaml.Unmarshal(doc, &head) == nil && isKotsKind(head.APIVersion, head.Kind) {
+			isKots := yaml.Unmarshal(doc, &head) == nil && isKotsKind(head.APIVersion, head.Kind)
+			// --kots-kinds: the opposite, KOTS's own kinds only (the Preflight and SupportBundle it
+			// renders for itself before running them), the app's manifests left out.
+			if isKots != onlyKotsKinds {
 				continue
 			}
 			kept = append(kept, doc)
@@ -234,6 +241,9 @@ func render(paths []string, answered map[string]ItemValue, s *Settings, pullSecr
 		for i, doc := range splitDocs([]byte(rendered)) {
 			source := fmt.Sprintf("%s (document %d)", f.path, i+1)
 			ok, err := include(f.path, doc)
+			if onlyKotsKinds {
+				ok, err = true, nil
+			}
 			var fatal fatalError
 			if errors.As(err, &fatal) {
 				return nil, fmt.Errorf("%s: %w", source, err)

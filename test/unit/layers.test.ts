@@ -9,7 +9,7 @@ import { repoRoot } from '../helpers.js';
 /** Top to bottom; a folder may import the folders of any layer below its own, none of its own layer or above. */
 const LAYERS: string[][] = [
   ['cli'], // main, program, the commands: options wired, the app's input resolved once
-  ['preview', 'export', 'tell'], // read what install would do or did, never imported back
+  ['preview', 'export', 'tell', 'troubleshoot'], // read what install would do or did (troubleshoot: the KOTS Preflight and SupportBundle), never imported back
   ['releases'], // the scheduler: a release plan's releases, the app revision, prune
   ['reconcile'], // one release: read, decide, act (install's run)
   ['crds'], // the CRD step of an upgrade

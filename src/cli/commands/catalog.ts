@@ -44,6 +44,11 @@ export const commandCatalog: CatalogEntry[] = [
     load: async () => as((await import('./images-command.js')).imagesDefinition),
   },
   {
+    name: 'troubleshoot-specs',
+    description: "write the app's Troubleshoot Preflight and SupportBundle (KOTS runs them before each deploy and for a support bundle), from what every release renders",
+    load: async () => as((await import('./troubleshoot-specs-command.js')).troubleshootSpecsDefinition),
+  },
+  {
     name: 'check-chart',
     description: 'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
     load: async () => as((await import('./check-chart-command.js')).checkChartDefinition),

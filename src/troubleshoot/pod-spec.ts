@@ -1,0 +1,9 @@
+// The pod template of a rendered object, wherever its kind keeps it.
+export type Obj = Record<string, any>;
+
+/** The pod spec of a workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob). */
+export function podSpecOf(o: Obj): Obj | undefined {
+  if (o.kind === 'Pod') return o.spec;
+  if (o.kind === 'CronJob') return o.spec?.jobTemplate?.spec?.template?.spec;
+  return ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'].includes(o.kind) ? o.spec?.template?.spec : undefined;
+}
