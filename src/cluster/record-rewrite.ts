@@ -14,9 +14,9 @@ import { isConflict, toInstallerApiError, withCallTimeout } from './kube-errors.
 import { decodeReleasePayload, encodeReleasePayload, releaseSecretName } from './release-secrets.js';
 
 /** Helm's own limit: a record is one Secret, and a Secret's data is at most 1 MiB. */
-export const RECORD_LIMIT = 1024 * 1024;
+const RECORD_LIMIT = 1024 * 1024;
 
-export function unmappedSecretName(release: string, revision: number): string {
+function unmappedSecretName(release: string, revision: number): string {
   return `helm-installer.unmapped.${release}.v${revision}`;
 }
 

@@ -5,13 +5,14 @@
 // (the common case) costs no module load, and an install's start-up stays as it was.
 import { createRequire } from 'node:module';
 
+/** node's semver, loaded on the first call (also for kubeVersion ranges: troubleshoot/preflight-spec.ts). */
 type Semver = typeof import('semver');
 let semver: Semver | undefined;
 // In the bundle (npm run build) esbuild bundles the `require` call and runs semver's code on the
 // first call only; tsc's output and the tests from the sources have no `require` in scope, and
 // load the package through createRequire.
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's require, see above
-const load = (): Semver => (semver ??= (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver);
+export const loadSemver = (): Semver => (semver ??= (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver);
 
 /**
  * True when `version` satisfies `range` (an exact version or a range), false when it does not,
@@ -20,7 +21,7 @@ const load = (): Semver => (semver ??= (typeof require === 'function' ? require(
  */
 export function satisfiesRange(version: string, range: string): boolean | undefined {
   if (version.trim() === range.trim()) return true;
-  const s = load();
+  const s = loadSemver();
   const translated = range
     .split('||')
     .map((part) => part.replace(/,/g, ' ').replace(/=>/g, '>=').replace(/=</g, '<='))

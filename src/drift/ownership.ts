@@ -8,8 +8,8 @@
 // Pure: the live objects are read once by the caller (drift/read-live.ts), the plan shows the same.
 import type { Obj } from '../cluster/object-client.js';
 
-export const RELEASE_NAME = 'meta.helm.sh/release-name';
-export const RELEASE_NAMESPACE = 'meta.helm.sh/release-namespace';
+const RELEASE_NAME = 'meta.helm.sh/release-name';
+const RELEASE_NAMESPACE = 'meta.helm.sh/release-namespace';
 
 export interface ReleaseRef {
   release: string;

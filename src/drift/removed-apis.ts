@@ -9,7 +9,7 @@
 // which was removed with no successor).
 
 /** One removed apiVersion of one kind. `successor: null`: removed with nothing in its place. */
-export interface Removal {
+interface Removal {
   apiVersion: string;
   kind: string;
   /** The Kubernetes minor version that stopped serving it. */
@@ -22,7 +22,7 @@ const rows = (apiVersions: string[], kinds: string[], removedIn: string, success
 
 const FLOWCONTROL = ['FlowSchema', 'PriorityLevelConfiguration'];
 
-export const REMOVALS: readonly Removal[] = [
+const REMOVALS: readonly Removal[] = [
   // 1.16
   ...rows(['extensions/v1beta1', 'apps/v1beta2'], ['DaemonSet'], '1.16', 'apps/v1'),
   ...rows(['extensions/v1beta1', 'apps/v1beta1', 'apps/v1beta2'], ['Deployment', 'ReplicaSet'], '1.16', 'apps/v1'),
@@ -98,9 +98,4 @@ export function successorServed(apiVersion: string, kind: string, served: Served
     step = BY_KEY.get(`${step.successor}:${kind}`);
   }
   return undefined;
-}
-
-/** Pure: the removal row of an apiVersion and kind, if the table has one. */
-export function removalOf(apiVersion: string, kind: string): Removal | undefined {
-  return BY_KEY.get(`${apiVersion}:${kind}`);
 }

@@ -118,7 +118,7 @@ export function offPinWarning(c: DependencyCheck): string {
 }
 
 /** One line: the chart, the dependency, the version wanted and what charts/ holds instead. */
-export function dependencyProblem(c: DependencyCheck, root?: LoadedChart): string {
+function dependencyProblem(c: DependencyCheck, root?: LoadedChart): string {
   const label = c.alias ? `${c.name} (alias ${c.alias})` : c.name;
   const wanted = c.pinned !== undefined ? `${c.pinned} (pinned in ${c.pinnedIn})` : c.range !== '' ? c.range : '(any version)';
   if (c.vendored.length === 0) {

@@ -124,7 +124,7 @@ export async function unservedApisCheck(manifests: string, discovery: Promise<Cl
 }
 
 /** Pure: one refused object: where, its apiVersion, and the versions of its kind the cluster serves. */
-export function unservedLine(m: ApiMapping, apiVersions: readonly string[]): string {
+function unservedLine(m: ApiMapping, apiVersions: readonly string[]): string {
   const object = `${m.kind}/${m.namespace ? `${m.namespace}/` : ''}${m.name}${m.source ? ` (${m.source})` : ''}`;
   const instead = apiVersions.filter((v) => v.endsWith(`/${m.kind}`)).map((v) => v.slice(0, -m.kind.length - 1));
   const serves = instead.length > 0 ? `the cluster serves ${m.kind} as ${instead.join(', ')}` : `the cluster serves no ${m.kind} (removed with no successor)`;

@@ -14,7 +14,7 @@ import { CLASS_KINDS, classReferences, missingClasses, type ClassKind, type Miss
 import { isObj, podTemplates, type PodTemplate } from './pod-templates.js';
 import { podDemand, quotaShortfalls } from './quota-fit.js';
 
-export interface PodRefusal {
+interface PodRefusal {
   /** `Deployment/web`. */
   owner: string;
   /** The API server's words: a refusal (enforced) or a warning (Pod Security's warn mode). */

@@ -28,7 +28,7 @@ export type AppRollback = 'on-failure' | 'never';
 const parseAppRollback = oneOf<AppRollback>('on-failure', 'never');
 
 /** Claims holding data that no workload of the new version mounts: the upgrade refused (exit 3), or allowed and the claims left as they are. */
-export const parseOrphanedClaims = oneOf<OrphanedClaimsPolicy>('refuse', 'allow');
+const parseOrphanedClaims = oneOf<OrphanedClaimsPolicy>('refuse', 'allow');
 
 /** Objects whose change the API server refuses as immutable: recreated (auto) or left to fail (never). */
 export type RecreateImmutable = 'auto' | 'never';

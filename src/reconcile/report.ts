@@ -72,7 +72,7 @@ export function reportUpgraded(
 }
 
 /** Pure: the summary's lines for the records mapped (each mapping, and where each original is kept). */
-export function mappedLines(mapped: MappedRecord[], namespace: string): string[] {
+function mappedLines(mapped: MappedRecord[], namespace: string): string[] {
   return mapped
     .filter((m) => m.mappings.length > 0)
     .flatMap((m) => [

@@ -84,7 +84,7 @@ function classesNamed(o: Obj): [ClassKind, string][] {
 }
 
 /** `<plural>.<group>` of a custom object's kind; the plural as the API server's default (lower case + s/es/ies). */
-export function crdOf(o: Obj): string | undefined {
+function crdOf(o: Obj): string | undefined {
   const apiVersion = String(o.apiVersion ?? '');
   const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.lastIndexOf('/')) : '';
   if (group === '' || BUILT_IN_GROUPS.test(group) || typeof o.kind !== 'string') return undefined;
@@ -110,7 +110,7 @@ function totalRequests(workloads: Obj[]): AppFacts['requests'] {
   return { cpuMillis, memoryBytes };
 }
 
-export function cpuOf(q: unknown): number {
+function cpuOf(q: unknown): number {
   if (q === undefined || q === null) return 0;
   const s = String(q);
   return s.endsWith('m') ? Number(s.slice(0, -1)) || 0 : Math.round((Number(s) || 0) * 1000);
@@ -118,7 +118,7 @@ export function cpuOf(q: unknown): number {
 
 const UNITS: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12, '': 1 };
 
-export function bytesOf(q: unknown): number {
+function bytesOf(q: unknown): number {
   if (q === undefined || q === null) return 0;
   const m = /^([0-9.]+)([KMGT]i|[kMGT])?$/.exec(String(q));
   return m ? Math.round(Number(m[1]) * UNITS[m[2] ?? '']!) : 0;

@@ -5,7 +5,7 @@
 // so before the install.
 import { podSpecOf, type Obj } from './pod-spec.js';
 
-export type Level = 'baseline' | 'restricted';
+type Level = 'baseline' | 'restricted';
 
 export interface PodSecurityFinding {
   namespace: string;

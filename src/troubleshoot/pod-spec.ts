@@ -1,4 +1,5 @@
 // The pod template of a rendered object, wherever its kind keeps it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- rendered YAML, each field checked where it is read
 export type Obj = Record<string, any>;
 
 /** The pod spec of a workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob). */

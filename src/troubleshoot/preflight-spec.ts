@@ -1,7 +1,7 @@
 // The Preflight (troubleshoot.sh/v1beta2) of the app, pure: what must hold in the cluster for the
 // installer Job to succeed, each check naming the chart or object that needs it. Strict where a
 // failure means the Job cannot succeed (KOTS then blocks the deploy); the node resources only warn.
-import { createRequire } from 'node:module';
+import { loadSemver } from '../common/semver-range.js';
 import type { AppFacts, ClassKind, Needed } from './app-facts.js';
 import type { PodSecurityFinding } from './pod-security.js';
 import type { Obj } from './pod-spec.js';
@@ -41,16 +41,13 @@ function clusterVersion(k: AppFacts['kubeVersions'][number]): Obj {
   };
 }
 
-type Semver = typeof import('semver');
-// As semver-range.ts: esbuild bundles the `require` call; tsc's output and the tests load it through createRequire.
-const semver = (): Semver => (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver;
 
 /** A chart's kubeVersion (Masterminds' grammar) as Troubleshoot's range (blang's): `>=1.27.0 <1.35.0 || ...`; undefined when unreadable. */
 export function troubleshootRange(range: string): string | undefined {
   const translated = range.split('||').map((p) => p.replace(/,/g, ' ')).join('||');
   let parsed;
   try {
-    parsed = new (semver().Range)(translated, { loose: true });
+    parsed = new (loadSemver().Range)(translated, { loose: true });
   } catch {
     return undefined;
   }

@@ -4,7 +4,7 @@
 // command is given (`preflight`/`support-bundle` run by hand against manifests/).
 import type { SpecTarget } from './spec-target.js';
 
-export const KOTS_NAMESPACE = 'repl{{ Namespace }}';
+const KOTS_NAMESPACE = 'repl{{ Namespace }}';
 
 export interface TargetInput {
   format: 'kots' | 'plain';

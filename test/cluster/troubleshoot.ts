@@ -13,7 +13,7 @@ export interface TroubleshootPaths {
   supportBundle: string;
 }
 
-export function troubleshootPaths(version = pinnedTroubleshootVersion()): TroubleshootPaths {
+function troubleshootPaths(version = pinnedTroubleshootVersion()): TroubleshootPaths {
   const bin = join(cacheRoot(), 'bin');
   return { preflight: join(bin, `preflight-${version}`), supportBundle: join(bin, `support-bundle-${version}`) };
 }

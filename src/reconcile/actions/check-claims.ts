@@ -29,7 +29,7 @@ export const checkClaims: ActionRun<'claims', ClaimsPort> = async (p, step) => {
 };
 
 /** Exit 3, before any change: the claims, their StatefulSet, and the ways out (one line each: the summary clips long lines). */
-export function orphansRefused(release: string, orphans: OrphanedClaims[]): InvalidInputError {
+function orphansRefused(release: string, orphans: OrphanedClaims[]): InvalidInputError {
   const first = orphans[0]!;
   return new InvalidInputError([`upgrade of release ${release} not started: the new chart version leaves claims that hold data behind, and the app would start on new, empty ones:`, ...orphans.map((o) => `  ${describeOrphans(o)}`)].join('\n'), {
     hint:
