@@ -137,7 +137,7 @@ describe('manifests/installer.yaml RBAC', () => {
   const grants = (rules: any[], group: string, resource: string, verb: string) =>
     rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
 
-  it("grants everything the bundled chart needs (every optional kind on), and nothing cluster-wide but its CRD and that CRD's storage migration", () => {
+  it("grants everything the bundled chart needs (every optional kind on), and nothing cluster-wide but its CRD, that CRD's storage migration and a list of the classes", () => {
     const rendered = execFileSync(helm4, [
       'template', 'storefront', chartDir, '--namespace', namespace, '--include-crds',
       '-f', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'web.ingress.tls=true', '--set', 'database.password=x', '--set', 'tests.enabled=true',
@@ -155,6 +155,11 @@ describe('manifests/installer.yaml RBAC', () => {
       // src/crds/upgrade-crds.ts checkMigrationAccess asks exactly these for the chart's one kind.
       { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions/status'], verbs: ['patch'] },
       { apiGroups: ['storefront.example.com'], resources: ['promotions'], verbs: ['list', 'update'] },
+      // src/reconcile/cluster-fit.ts lists the classes a chart names (read only).
+      { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['list'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['ingressclasses'], verbs: ['list'] },
+      { apiGroups: ['scheduling.k8s.io'], resources: ['priorityclasses'], verbs: ['list'] },
+      { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: ['list'] },
     ]);
     expect(docs.filter((d) => d.roleRef?.name === 'cluster-admin')).toEqual([]);
   });
