@@ -2,21 +2,14 @@
 // deployed revision's manifest against the new render (orphaned-claims.ts decides), and the live
 // PVCs of only the namespaces those StatefulSets are in. A release without a StatefulSet asks
 // the cluster nothing.
-import type { ResourceIndex } from '../cluster/capabilities.js';
 import type { KubeClients } from '../cluster/kube-client.js';
 import { objectClient } from '../cluster/object-client.js';
+import type { ImmutableInput } from './immutable-changes.js';
 import { manifestObjects, placeObjects } from './manifest-objects.js';
 import { type LiveClaim, orphanedClaims, type OrphanedClaims } from './orphaned-claims.js';
 
-export interface ClaimsInput {
-  /** The manifest of the release's last deployed revision. */
-  previousManifest: string;
-  manifests: string;
-  release: string;
-  releaseNamespace: string;
-  resources: ResourceIndex;
-  signal?: AbortSignal;
-}
+/** What the recreate check reads too: the deployed revision's manifest against the new render. */
+type ClaimsInput = ImmutableInput;
 
 export async function findOrphanedClaims(kube: KubeClients, i: ClaimsInput): Promise<OrphanedClaims[]> {
   const place = (text: string) => placeObjects(manifestObjects(text), i.resources, { releaseNamespace: i.releaseNamespace, release: i.release });
