@@ -17,7 +17,7 @@ import { helm4, repoRoot } from '../helpers.js';
 import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
 import { history, releaseRecord } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue } from './kots-render.js';
-import { finishedJob, jobEvents, jobPods, kotsOnRealNode, onRealNode, ranDigest, registryDigest, terminatedOf, type K8sObject } from './job-helpers.js';
+import { finishedJob, jobEvents, jobPods, kotsOnRealNode, onRealNode, ranDigest, registryDigest, terminatedOf, watchPod, type K8sObject } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
 const registry = inject('registry');
@@ -470,13 +470,18 @@ describe('the installer Job on the real node', () => {
         const logs = await kubectl(['logs', p.metadata.name], { ...o, reject: false });
         return logs.stdout.includes('other-installer/1/test') ? p : undefined;
       }, { timeoutMs: 180_000, intervalMs: 1000 });
-      const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: waiting.metadata.name, namespace: evictNs } };
-      await kubectl(['create', '--raw', `/api/v1/namespaces/${evictNs}/pods/${waiting.metadata.name}/eviction`, '-f', '-'], { kubeconfig, input: JSON.stringify(eviction) });
-      // The evicted pod as it ended (the Job controller removes it once it has accounted for it).
-      const evicted = await waitFor('the evicted pod terminated', async () => {
-        const p = await getJson(['get', 'pod', waiting.metadata.name], o);
-        return terminatedOf(p) ? p : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 250 });
+      // Watched from before the eviction: the Job controller removes the evicted pod once it has
+      // accounted for it, so its end is read from what the API server recorded, not polled for.
+      const watch = await watchPod(kubeconfig, evictNs, waiting.metadata.name);
+      let evicted: any;
+      try {
+        await watch.ready;
+        const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: waiting.metadata.name, namespace: evictNs } };
+        await kubectl(['create', '--raw', `/api/v1/namespaces/${evictNs}/pods/${waiting.metadata.name}/eviction`, '-f', '-'], { kubeconfig, input: JSON.stringify(eviction) });
+        evicted = await watch.seen('the evicted pod terminated', (p) => !!terminatedOf(p), 120_000);
+      } finally {
+        watch.stop();
+      }
       expect(evicted.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }));
       expect(terminatedOf(evicted).exitCode).toBe(5);
       // SIGTERM from the kubelet while it waited (the RBAC preflight runs beside the Lease wait).

@@ -33,6 +33,37 @@ async function lease(ns: string): Promise<{ spec: { holderIdentity?: string; lea
   return r.exitCode === 0 ? JSON.parse(r.stdout) : undefined;
 }
 
+/**
+ * The Lease as `child` holds it: its own identity (this host's name and its pid), read while it
+ * still runs. Any holder would not do: a Lease left by an earlier run, or taken before this one
+ * got it, is not the state a case needs (issue 40: a stalled case stopped a run that had not
+ * taken the Lease yet, and the next run took over a Lease left behind).
+ */
+async function heldBy(ns: string, child: ResultPromise): Promise<string> {
+  const own = new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/${child.pid}/[0-9a-f]{6}$`);
+  const seen = await waitFor(
+    `installer ${child.pid} to hold the Lease`,
+    async () => {
+      if (child.exitCode !== null) return { ended: child.exitCode };
+      const holder = (await lease(ns))?.spec.holderIdentity;
+      return holder && own.test(holder) ? { holder } : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  if ('ended' in seen) throw new Error(`installer ${child.pid} ended (exit ${seen.ended}) before it held the Lease: ${String((await child).stderr).slice(-2000)}`);
+  return seen.holder;
+}
+
+/** A process's state letter from /proc (T: stopped), or undefined once it is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
 /** Waits until helm has applied the change and is waiting for it, then kills the whole run. */
 async function killWhileWaiting(ns: string, child: ResultPromise, pending: string): Promise<void> {
   await waitFor(
@@ -106,10 +137,8 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const ns = await createNamespace('lease-busy', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const first = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '60s']);
-    await waitFor('the first installer to hold the Lease', async () => (await lease(ns))?.spec.holderIdentity, { timeoutMs: 60_000, intervalMs: 200 });
-    const holder = (await lease(ns))!.spec.holderIdentity!;
     // Exactly the first run's identity: its pod (here host) name and pid.
-    expect(holder).toMatch(new RegExp(`^${hostname()}/${first.pid}/[0-9a-f]{6}$`));
+    const holder = await heldBy(ns, first);
 
     const started = Date.now();
     const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
@@ -157,9 +186,13 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const ns = await fresh('lease-stalled');
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const first = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '90s']);
-    const holder = await waitFor('the first installer to hold the Lease', async () => (await lease(ns))?.spec.holderIdentity, { timeoutMs: 60_000, intervalMs: 200 });
+    const holder = await heldBy(ns, first);
     process.kill(-first.pid!, 'SIGSTOP');
     try {
+      // The state the case needs, proved before it acts: the first run stopped, not ended, and
+      // still the Lease's holder.
+      await waitFor('the first installer stopped', () => processState(first.pid!) === 'T', { timeoutMs: 10_000, intervalMs: 50 });
+      expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
       const started = Date.now();
       const lockTimeout = LEASE_DURATION_SECONDS + 6;
       const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: `${lockTimeout}s` });
@@ -223,7 +256,7 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const ns = await createNamespace('kill-upgrade', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
-    const deadHolder = await waitFor('the Lease', async () => (await lease(ns))?.spec.holderIdentity, { timeoutMs: 60_000, intervalMs: 200 });
+    const deadHolder = await heldBy(ns, killed);
     await killWhileWaiting(ns, killed, 'pending-upgrade');
     expect((await history('storefront', ns)).map((h) => h.status)).toEqual(['deployed', 'pending-upgrade']);
 
