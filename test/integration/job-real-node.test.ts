@@ -396,7 +396,8 @@ describe('the installer Job on the real node', () => {
     expect(takeover, `${JSON.stringify(held.metadata.annotations)}\n${logs.map((l) => JSON.stringify(l)).join('\n')}`).toBeDefined();
     const startedAt = Date.parse(pods[1].status.containerStatuses[0].state.terminated.startedAt);
     const tookMs = takeover.time - startedAt;
-    expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
+    // At its first look, by proof: it never waited (its own record, not a time that load stretches).
+    expect(logs.filter((l) => l.msg === 'another installer holds this release: waiting for it')).toEqual([]);
     process.stderr.write(`[figure] the retry pod took the dead pod's Lease over ${(tookMs / 1000).toFixed(2)} s after its container started (Lease renewed ${takeover.renewedSecondsAgo} s before)\n`);
     expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-install: marked revision 1 failed'))).toBe(true);
     expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);

@@ -14,6 +14,8 @@ import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } fr
 
 const opts = () => ({ kubeconfig: kubeconfig() });
 const leaseName = 'helm-installer-storefront';
+/** What a run logs when it waits for a holder: a takeover at once never logs it. */
+const WAITING = 'another installer holds this release: waiting for it';
 // The cases added with the Lease takeover give their database claims back when the file ends.
 const fresh = namespacesDeletedAfterAll();
 
@@ -269,8 +271,9 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const takeover = logs.find((l) => l.msg === `holder ${deadHolder} is gone: pid ${deadHolder.split('/')[1]} no longer exists on this host, nor anything of its process group (helm); taking the Lease over`);
     expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
     expect(takeover!.previousHolder).toBe(deadHolder);
+    // At its first look, by proof: it never waited (its own record, not a time that load stretches).
+    expect(logs.filter((l) => l.msg === WAITING)).toEqual([]);
     const tookMs = Number(takeover!.time) - started;
-    expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
     console.log(`SIGKILL mid-upgrade: the next run took the Lease over ${(tookMs / 1000).toFixed(2)} s after it started (the Lease had been renewed ${takeover!.renewedSecondsAgo} s before); the whole run took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-upgrade: marked revision 2 failed. Safe because this run holds the release lease'))).toBe(true);
     expect(logs.some((l) => l.msg === 'rolled back to revision 1, the last deployed one; continuing')).toBe(true);
@@ -310,7 +313,7 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
       expect(logLines(r.stdout).some((l) => l.msg === 'lease taken over: its holder stopped renewing it (the installer died)')).toBe(false);
       if (left) {
         expect(takeover?.previousHolder, r.stdout.slice(0, 3000)).toBe(left);
-        expect(Number(takeover!.time) - started).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
+        expect(logLines(r.stdout).filter((l) => l.msg === WAITING)).toEqual([]);
       }
       expect((await history('storefront', ns)).at(-1)?.status).toBe('deployed');
       report.push(
