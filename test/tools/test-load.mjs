@@ -7,6 +7,8 @@
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 
+// vitest and the CLI the tests spawn run on this Node: the pinned one (npm run puts it first).
+if (Number(process.versions.node.split('.')[0]) < 24) fail(`needs Node.js >= 24, this is ${process.version} (${process.execPath}); run it as npm run test:load -- <files>`);
 const burners = Number(process.env.TEST_LOAD_BURNERS ?? 2);
 const maxMinutes = Number(process.env.TEST_LOAD_MAX_MINUTES ?? 120);
 if (!Number.isInteger(burners) || burners < 0 || burners > 64) fail(`TEST_LOAD_BURNERS must be a whole number 0-64, got ${process.env.TEST_LOAD_BURNERS}`);
