@@ -153,7 +153,7 @@ class LeaseAttempt {
       throw new ReleaseBusyError(
         `release ${o.release} is busy: installer ${decision.holder} holds Lease ${this.where} (renewed ${renewedSecondsAgo}s ago); waited ${Math.round(waited / 1000)}s`,
         {
-          hint: `Let that installer finish (kubectl get lease -n ${o.namespace} ${this.name}); raise --lock-timeout (HELM_INSTALLER_LOCK_TIMEOUT) to wait longer. A holder whose pod has ended is taken over at once; any other dead holder's Lease expires ${LEASE_DURATION_SECONDS}s after its last renewal.${renewedSecondsAgo > LEASE_DURATION_SECONDS ? ' This one has expired, but its process still runs on this host: it is stalled, not dead.' : ''}`,
+          hint: `Let that installer finish (kubectl get lease -n ${o.namespace} ${this.name}); raise --lock-timeout (HELM_INSTALLER_LOCK_TIMEOUT) to wait longer. A holder whose pod has ended is taken over at once; any other dead holder's Lease expires ${LEASE_DURATION_SECONDS}s after its last renewal.${renewedSecondsAgo > LEASE_DURATION_SECONDS ? ' This one has expired, but its holder still runs (its process on this host, or its pod Running and Ready): it is stalled or slow, not dead.' : ''}`,
         },
       );
     }

@@ -32,7 +32,7 @@ export interface HolderRecord {
 /** What was read about a holder's pod. */
 export type PodFact =
   | { kind: 'absent' }
-  | { kind: 'found'; phase?: string; restartPolicy?: string; containers: ('running' | 'terminated' | 'waiting' | 'unknown')[] }
+  | { kind: 'found'; phase?: string; restartPolicy?: string; containers: ('running' | 'terminated' | 'waiting' | 'unknown')[]; ready?: boolean }
   | { kind: 'unreadable'; why: string };
 
 export interface HolderFacts {
@@ -90,7 +90,13 @@ function judgePod(pod: NonNullable<HolderRecord['pod']>, fact: PodFact | undefin
   if (fact.restartPolicy === 'Never' && fact.containers.length > 0 && fact.containers.every((c) => c === 'terminated')) {
     return { kind: 'gone', why: `every container of its pod ${name} has terminated` };
   }
-  return { kind: 'unsure', why: `its pod ${name} is ${fact.phase ?? 'in an unknown phase'}` };
+  // Running, every container running and Ready: its node's kubelet vouches for it, however late
+  // its renewals (a node under pressure starves the installer; issue 40). A node lost stops
+  // vouching: the node controller marks its pods not Ready, and the Lease expires as before.
+  if (fact.phase === 'Running' && fact.ready && fact.containers.length > 0 && fact.containers.every((c) => c === 'running')) {
+    return { kind: 'alive', why: `its pod ${name} is Running and Ready` };
+  }
+  return { kind: 'unsure', why: `its pod ${name} is ${fact.phase ?? 'in an unknown phase'}${fact.phase === 'Running' && !fact.ready ? ', not Ready' : ''}` };
 }
 
 /** The annotation's value, or undefined when it is missing, malformed or names another pid. */
@@ -200,6 +206,7 @@ export function podFact(pod: V1Pod): PodFact {
     phase: pod.status?.phase,
     restartPolicy: pod.spec?.restartPolicy,
     containers: statuses.map((s) => (s.state?.running ? 'running' : s.state?.terminated ? 'terminated' : s.state?.waiting ? 'waiting' : 'unknown')),
+    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
   };
 }
 

@@ -1,5 +1,6 @@
 // Running the installer Job on the real node: the one change a test makes to a shipped (or
 // KOTS-rendered) Job, and reading how it ended.
+import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { httpRequest } from '../../src/registry/registry-http.js';
 import { getJson, waitFor, type KubectlOptions } from '../cluster/kube.js';
@@ -76,3 +77,32 @@ export async function registryDigest(reference: string): Promise<string> {
 
 /** The digest the kubelet ran (containerd reports `repo@digest`; the repo may be any name of that image). */
 export const ranDigest = (pod: any): string => String(pod.status.containerStatuses[0].imageID).split('@')[1] ?? '';
+
+/**
+ * One pod watched from now on: every state the API server records for it, its last included (a
+ * DELETED event carries the object as it was). A polled GET misses a pod that the Job controller
+ * removes moments after it ended, as on a loaded machine (issue 40); the watch does not. Started
+ * before the change it observes, and live once `ready` resolves (the pod's current state arrived).
+ */
+export async function watchPod(kubeconfig: string, namespace: string, name: string) {
+  const config = new KubeConfig();
+  config.loadFromFile(kubeconfig);
+  const states: { type: string; pod: any }[] = [];
+  let ended: unknown;
+  const controller = await new Watch(config).watch(
+    `/api/v1/namespaces/${namespace}/pods`,
+    { fieldSelector: `metadata.name=${name}` },
+    (type, pod) => states.push({ type, pod }),
+    (err) => (ended = err ?? 'the watch ended'),
+  );
+  /** The first state recorded that passes `test`. */
+  const seen = (what: string, test: (pod: any, type: string) => boolean, timeoutMs: number) =>
+    waitFor(what, () => {
+      const hit = states.find((s) => test(s.pod, s.type));
+      if (hit) return hit.pod;
+      if (ended) throw new Error(`${String(ended)}; states seen: ${states.map((s) => `${s.type} ${s.pod.status?.phase}`).join(', ')}`);
+      return undefined;
+    }, { timeoutMs, intervalMs: 100 });
+  const ready = seen(`pod ${name} watched`, () => true, 30_000);
+  return { ready, seen, stop: () => controller.abort() };
+}

@@ -19,7 +19,7 @@ import { helm4, repoRoot } from '../helpers.js';
 import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
 import { history, releaseRecord } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue } from './kots-render.js';
-import { finishedJob, jobEvents, jobPods, kotsOnRealNode, onRealNode, ranDigest, registryDigest, terminatedOf, type K8sObject } from './job-helpers.js';
+import { finishedJob, jobEvents, jobPods, kotsOnRealNode, onRealNode, ranDigest, registryDigest, terminatedOf, watchPod, type K8sObject } from './job-helpers.js';
 
 const kubeconfig = inject('kubeconfig');
 const registry = inject('registry');
@@ -447,7 +447,8 @@ describe('the installer Job on the real node', () => {
     expect(takeover, `${JSON.stringify(held.metadata.annotations)}\n${logs.map((l) => JSON.stringify(l)).join('\n')}`).toBeDefined();
     const startedAt = Date.parse(pods[1].status.containerStatuses[0].state.terminated.startedAt);
     const tookMs = takeover.time - startedAt;
-    expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
+    // At its first look, by proof: it never waited (its own record, not a time that load stretches).
+    expect(logs.filter((l) => l.msg === 'another installer holds this release: waiting for it')).toEqual([]);
     process.stderr.write(`[figure] the retry pod took the dead pod's Lease over ${(tookMs / 1000).toFixed(2)} s after its container started (Lease renewed ${takeover.renewedSecondsAgo} s before)\n`);
     expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-install: marked revision 1 failed'))).toBe(true);
     expect((await history(release, namespace)).map((r) => r.status)).toEqual(['deployed']);
@@ -521,13 +522,18 @@ describe('the installer Job on the real node', () => {
         const logs = await kubectl(['logs', p.metadata.name], { ...o, reject: false });
         return logs.stdout.includes('other-installer/1/test') ? p : undefined;
       }, { timeoutMs: 180_000, intervalMs: 1000 });
-      const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: waiting.metadata.name, namespace: evictNs } };
-      await kubectl(['create', '--raw', `/api/v1/namespaces/${evictNs}/pods/${waiting.metadata.name}/eviction`, '-f', '-'], { kubeconfig, input: JSON.stringify(eviction) });
-      // The evicted pod as it ended (the Job controller removes it once it has accounted for it).
-      const evicted = await waitFor('the evicted pod terminated', async () => {
-        const p = await getJson(['get', 'pod', waiting.metadata.name], o);
-        return terminatedOf(p) ? p : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 250 });
+      // Watched from before the eviction: the Job controller removes the evicted pod once it has
+      // accounted for it, so its end is read from what the API server recorded, not polled for.
+      const watch = await watchPod(kubeconfig, evictNs, waiting.metadata.name);
+      let evicted: any;
+      try {
+        await watch.ready;
+        const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: waiting.metadata.name, namespace: evictNs } };
+        await kubectl(['create', '--raw', `/api/v1/namespaces/${evictNs}/pods/${waiting.metadata.name}/eviction`, '-f', '-'], { kubeconfig, input: JSON.stringify(eviction) });
+        evicted = await watch.seen('the evicted pod terminated', (p) => !!terminatedOf(p), 120_000);
+      } finally {
+        watch.stop();
+      }
       expect(evicted.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }));
       expect(terminatedOf(evicted).exitCode).toBe(5);
       // SIGTERM from the kubelet while it waited (the RBAC preflight runs beside the Lease wait).

@@ -108,4 +108,32 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
       await again.stop();
     }
   });
+
+  it('its pod Running and Ready, its Lease long unrenewed (a holder slowed by its node, issue 40): alive, never taken; waits and exits 7', async () => {
+    const ns = await createNamespace('lease-pod-slow');
+    const name = 'storefront-installer-slow1';
+    await pendingPod(ns, name);
+    // Its status as a kubelet reports a running installer (status subresource, as the node would).
+    const status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'installer', image: 'registry.invalid/installer:1', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }] };
+    await kubectl(['patch', 'pod', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { ...opts(), namespace: ns });
+    // Renewed last a minute ago: expired by its own fields, as a starved holder's Lease is.
+    const ago = new Date(Date.now() - 60_000).toISOString().replace(/Z$/, '000Z');
+    const holder = `${name}/7/abcdef`;
+    const body = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: lease, namespace: ns, annotations: { [HOLDER_ANNOTATION]: JSON.stringify({ pid: 7, group: 1, pod: { namespace: ns, name } }) } },
+      spec: { holderIdentity: holder, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: ago, renewTime: ago },
+    };
+    await kubectl(['apply', '-f', '-'], { ...opts(), input: JSON.stringify(body) });
+    const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
+    expect(r.exitCode, r.stderr).toBe(7);
+    expect(r.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${lease}`);
+    const waiting = logLines(r.stdout).find((l) => l.msg === 'another installer holds this release: waiting for it');
+    expect(waiting?.holderState).toBe(`it has not renewed its Lease for ${waiting?.renewedSecondsAgo}s, but its pod ${ns}/${name} is Running and Ready`);
+    expect(Number(waiting?.renewedSecondsAgo)).toBeGreaterThan(LEASE_DURATION_SECONDS);
+    expect(logLines(r.stdout).some((l) => /taking the Lease over|lease taken over/.test(l.msg))).toBe(false);
+    expect(JSON.parse((await kubectl(['get', 'lease', lease, '-o', 'json'], { ...opts(), namespace: ns })).stdout).spec.holderIdentity).toBe(holder);
+    expect(await history('storefront', ns)).toEqual([]);
+  });
 });

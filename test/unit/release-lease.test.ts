@@ -14,7 +14,7 @@ import { decideLease, type LeaseState } from '../../src/cluster/lease-decision.j
 const self: HolderRecord = { pid: 700, boot: 'boot-a', pidNamespace: 'pid:[1]', start: '5000', group: 700, pod: { namespace: 'shop', name: 'installer-b' } };
 const here = (h: Partial<HolderRecord> = {}): HolderRecord => ({ pid: 42, boot: 'boot-a', pidNamespace: 'pid:[1]', start: '100', group: 42, ...h });
 const inPod = (h: Partial<HolderRecord> = {}): HolderRecord => ({ pid: 1, boot: 'boot-b', pidNamespace: 'pid:[9]', start: '7', group: 1, pod: { namespace: 'shop', name: 'installer-a' }, ...h });
-const pod = (phase: string, containers: ('running' | 'terminated' | 'waiting')[], restartPolicy = 'Never') => ({ kind: 'found' as const, phase, restartPolicy, containers });
+const pod = (phase: string, containers: ('running' | 'terminated' | 'waiting')[], restartPolicy = 'Never', ready?: boolean) => ({ kind: 'found' as const, phase, restartPolicy, containers, ready });
 
 describe('judgeHolder: provably gone, provably alive, or unsure (wait as before)', () => {
   const rows: [string, HolderRecord | undefined, HolderFacts, HolderVerdict['kind'], RegExp][] = [
@@ -41,7 +41,12 @@ describe('judgeHolder: provably gone, provably alive, or unsure (wait as before)
     ['pod Succeeded', inPod(), { pod: pod('Succeeded', ['terminated']) }, 'gone', /has ended \(Succeeded\)/],
     ['pod Running, its container terminated, never restarts', inPod(), { pod: pod('Running', ['terminated']) }, 'gone', /every container of its pod shop\/installer-a has terminated/],
     ['pod Running, container terminated but restarts (OnFailure)', inPod(), { pod: pod('Running', ['terminated'], 'OnFailure') }, 'unsure', /is Running/],
-    ['pod Running, container running', inPod(), { pod: pod('Running', ['running']) }, 'unsure', /is Running/],
+    ['pod Running, container running, readiness unknown', inPod(), { pod: pod('Running', ['running']) }, 'unsure', /is Running, not Ready$/],
+    // Its node's kubelet vouches for it, however late its renewals (a node under pressure).
+    ['pod Running and Ready, container running', inPod(), { pod: pod('Running', ['running'], 'Never', true) }, 'alive', /^its pod shop\/installer-a is Running and Ready$/],
+    // Its node lost: the node controller marks its pods not Ready; the Lease then expires as before.
+    ['pod Running, not Ready (node lost)', inPod(), { pod: pod('Running', ['running'], 'Never', false) }, 'unsure', /is Running, not Ready$/],
+    ['pod Running and Ready, installer terminated, a sidecar runs', inPod(), { pod: pod('Running', ['terminated', 'running'], 'OnFailure', true) }, 'unsure', /is Running$/],
     ['pod Running, installer terminated, a sidecar runs', inPod(), { pod: pod('Running', ['terminated', 'running']) }, 'unsure', /is Running/],
     ['pod Pending, no container status yet (the kubelet has not reported)', inPod(), { pod: pod('Pending', []) }, 'unsure', /is Pending/],
     ['pod Pending, container waiting', inPod(), { pod: pod('Pending', ['waiting']) }, 'unsure', /is Pending/],
@@ -126,7 +131,13 @@ describe('the holder record (annotation helm-installer/holder)', () => {
         spec: { restartPolicy: 'Never', containers: [] },
         status: { phase: 'Running', containerStatuses: [{ name: 'installer', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137 } } } as never] },
       }),
-    ).toEqual({ kind: 'found', phase: 'Running', restartPolicy: 'Never', containers: ['terminated'] });
+    ).toEqual({ kind: 'found', phase: 'Running', restartPolicy: 'Never', containers: ['terminated'], ready: false });
+    expect(
+      podFact({
+        spec: { restartPolicy: 'Never', containers: [] },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'installer', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } } as never] },
+      }),
+    ).toEqual({ kind: 'found', phase: 'Running', restartPolicy: 'Never', containers: ['running'], ready: true });
   });
 });
 
