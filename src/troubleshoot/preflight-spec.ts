@@ -76,15 +76,18 @@ function classAnalyzers(classes: Record<ClassKind, Needed[]>): Obj[] {
 
 // textAnalyze, not the kind's own analyzer, so that the failure can list the classes that exist: `All`
 // is the file up to the wanted name, or the whole file when it is missing (then the fail outcome).
+// `Items` is empty when the list could not be collected (Troubleshoot then writes an empty file):
+// unknown, a warning, not "none exist".
 function classAnalyzer(kind: ClassKind, n: Needed, fileName: string): Obj {
   const missing = `${kind} ${n.name} does not exist, and ${n.by.join(', ')} ${n.by.length > 1 ? 'name' : 'names'} it: the install fails or its pods never start. The ${kind}es that exist: ${EXISTING}. Create ${n.name}, or set the chart's value to one of them.`;
+  const unlisted = `Troubleshoot could not list the ${kind}es (${fileName.replace(/\.json$/, '-errors.json')} says why): whether ${n.name} exists is not known here; the installer checks it again before helm.`;
   return {
     textAnalyze: {
       checkName: `${kind} ${n.name}`,
       strict: STRICT,
       fileName,
-      regexGroups: `(?s)^(?P<All>.*?)(?:${ITEM_NAME}(?P<Wanted>${regexQuote(n.name)})".*)?$`,
-      outcomes: [outcome('pass', `${kind} ${n.name} exists.`, `Wanted == ${n.name}`), outcome('fail', missing)],
+      regexGroups: `(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:${ITEM_NAME}(?P<Wanted>${regexQuote(n.name)})".*)?$`,
+      outcomes: [outcome('pass', `${kind} ${n.name} exists.`, `Wanted == ${n.name}`), outcome('warn', unlisted, "Items == ''"), outcome('fail', missing)],
     },
   };
 }

@@ -1,12 +1,13 @@
 // The Preflight `troubleshoot-specs` writes, run by Troubleshoot's own `preflight` (built from its
 // Go module at the pinned version, test/cluster/troubleshoot.ts) against the local cluster: it
 // passes for the bundled app, and fails naming the cause for a chart too old for the cluster, a
-// StorageClass, IngressClass and PriorityClass that do not exist (listing those that do), pods Pod Security "restricted" refuses, and (airgap) an image
+// StorageClass, IngressClass and PriorityClass that do not exist (listing those that do; a warning
+// when the identity cannot list them), pods Pod Security "restricted" refuses, and (airgap) an image
 // missing from the local registry or a registry that does not answer.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createNamespace, deleteNamespace, kubectl } from '../cluster/kube.js';
+import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
 import { ensureTroubleshootBinaries, runPreflight, type TroubleshootPaths } from '../cluster/troubleshoot.js';
 import { parse } from 'yaml';
 import { pushTestImage } from '../images/registry.js';
@@ -42,6 +43,18 @@ const failures = (r: Awaited<ReturnType<typeof runPreflight>>) => r.results.filt
 async function existing(resource: string): Promise<string[]> {
   const r = await kubectl(['get', resource, '-o', 'jsonpath={.items[*].metadata.name}'], { kubeconfig });
   return r.stdout.trim().split(/\s+/).filter(Boolean);
+}
+
+/** A kubeconfig for a ServiceAccount that may only read the namespace (`view` bound there): no cluster-wide list. */
+async function namespaceViewer(ns: string): Promise<string> {
+  await kubectl(['create', 'serviceaccount', 'viewer', '--namespace', ns], { kubeconfig });
+  await kubectl(['create', 'rolebinding', 'viewer', '--namespace', ns, '--clusterrole=view', `--serviceaccount=${ns}:viewer`], { kubeconfig });
+  const token = (await kubectl(['create', 'token', 'viewer', '--namespace', ns, '--duration', '1h'], { kubeconfig })).stdout.trim();
+  const admin = await getJson(['config', 'view', '--raw', '--minify'], { kubeconfig });
+  const file = join(tempDir('ts-preflight-viewer'), 'kubeconfig');
+  const config = { apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: admin.clusters[0].cluster }], users: [{ name: 'viewer', user: { token } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'viewer', namespace: ns } }], 'current-context': 'c' };
+  writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+  return file;
 }
 
 const missingClass = (kind: string, name: string, by: string, exist: string[]) =>
@@ -91,6 +104,20 @@ describe('the generated Preflight, run by Troubleshoot', () => {
     expect(outcomeOf(`Pod Security of namespace ${ns}`)?.outcome).toBe('pass');
     expect(outcomeOf(`StorageClass ${sc}`)).toMatchObject({ outcome: 'pass', message: `StorageClass ${sc} exists.` });
     expect(outcomeOf(`PriorityClass ${pc}`)).toMatchObject({ outcome: 'pass', message: `PriorityClass ${pc} exists.` });
+  });
+
+  it('an identity that cannot list the classes gets a warning naming the errors file, never a false "none exist"', async () => {
+    const ns = await createNamespace('ts-preflight-unlisted', { kubeconfig });
+    namespaces.push(ns);
+    const viewer = await namespaceViewer(ns);
+    const r = await runPreflight(binaries.preflight, await specsFile(['--chart', refused, '--namespace', ns, '--', '--kube-version=1.29.0']), viewer);
+    const of = (title: string) => r.results.find((x) => x.title === title);
+    expect(of('StorageClass no-such-class'), r.stderr.slice(-2000)).toMatchObject({
+      outcome: 'warn',
+      message: 'Troubleshoot could not list the StorageClasses (cluster-resources/storage-classes-errors.json says why): whether no-such-class exists is not known here; the installer checks it again before helm.',
+    });
+    expect(of('PriorityClass no-such-priority')?.outcome).toBe('warn');
+    expect(of('IngressClass no-such-ingress')?.outcome).toBe('warn');
   });
 
   it('airgap: fails when an image is missing from the local registry, and when the registry does not answer', async () => {
