@@ -35,6 +35,9 @@ function successText(state: RunState): string {
   return (state.outcomes ?? []).map((x) => `${x.reason} ${x.namespace}/${x.release}: ${x.note}`).join('\n');
 }
 
+/** A cluster that stopped answering must not hold the run's end (its summary, its exit) for long. */
+const WRITE_TIMEOUT_MS = 5_000;
+
 // Only once the run knew its release and reached the cluster (its namespace is resolved on
 // connecting): before that there is no app to name, nor a cluster to leave it in. Never fails the
 // run: a namespace that was never created (the run stopped before it) is only logged.
@@ -42,7 +45,7 @@ async function leave(o: InstallOptions, state: RunState, outcomes: ReleaseOutcom
   const { release, namespace } = state.progress;
   if (release === undefined || namespace === undefined) return;
   try {
-    await writeLastRun(await connectKube(), namespace, release, lastRunData(outcomes, exitCode, summary, state.secrets), o.appSlug);
+    await writeLastRun(await connectKube(), namespace, release, lastRunData(outcomes, exitCode, summary, state.secrets), o.appSlug, AbortSignal.timeout(WRITE_TIMEOUT_MS));
   } catch (error) {
     state.logger?.warn({ err: state.secrets.maskText((error as InstallerError).message ?? String(error)) }, "could not leave the run's outcome for the support bundle");
   }

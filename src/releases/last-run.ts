@@ -32,8 +32,8 @@ export function lastRunData(outcomes: ReleaseOutcome[], exitCode: number, summar
   };
 }
 
-/** A server-side apply, as the inventory's (the Role's create and patch on ConfigMaps). */
-export async function writeLastRun(kube: KubeClients, namespace: string, app: string, data: Record<string, string>, appSlug?: string): Promise<void> {
+/** A server-side apply, as the inventory's (the Role's create and patch on ConfigMaps); `signal` bounds it. */
+export async function writeLastRun(kube: KubeClients, namespace: string, app: string, data: Record<string, string>, appSlug?: string, signal?: AbortSignal): Promise<void> {
   const name = lastRunName(app);
   const body = {
     apiVersion: 'v1',
@@ -47,7 +47,7 @@ export async function writeLastRun(kube: KubeClients, namespace: string, app: st
     data,
   };
   try {
-    await (await objectClient(kube)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
+    await (await objectClient(kube, signal)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
   } catch (error) {
     throw toInstallerApiError(error, `writing the last run's outcome ${namespace}/${name}`, kube.server);
   }
