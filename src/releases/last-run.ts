@@ -1,5 +1,5 @@
-// What the last run of a release plan ended with, left in a ConfigMap beside the inventory for the
-// support bundle (src/troubleshoot/support-bundle-spec.ts reads it): the termination message is
+// What the last run of a release plan (or of one chart: chart-last-run.ts) ended with, left in a
+// ConfigMap beside the inventory for the support bundle (src/troubleshoot/support-bundle-spec.ts reads it): the termination message is
 // gone with the Job's pod (a successful Job is deleted, a failed one after its TTL), this is not.
 // One line per key, so that Troubleshoot's textAnalyze finds each in the collected JSON.
 import type { KubeClients } from '../cluster/kube-client.js';
@@ -32,8 +32,8 @@ export function lastRunData(outcomes: ReleaseOutcome[], exitCode: number, summar
   };
 }
 
-/** A server-side apply, as the inventory's (the Role's create and patch on ConfigMaps). */
-export async function writeLastRun(kube: KubeClients, namespace: string, app: string, data: Record<string, string>, appSlug?: string): Promise<void> {
+/** A server-side apply, as the inventory's (the Role's create and patch on ConfigMaps); `signal` bounds it. */
+export async function writeLastRun(kube: KubeClients, namespace: string, app: string, data: Record<string, string>, appSlug?: string, signal?: AbortSignal): Promise<void> {
   const name = lastRunName(app);
   const body = {
     apiVersion: 'v1',
@@ -47,7 +47,7 @@ export async function writeLastRun(kube: KubeClients, namespace: string, app: st
     data,
   };
   try {
-    await (await objectClient(kube)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
+    await (await objectClient(kube, signal)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
   } catch (error) {
     throw toInstallerApiError(error, `writing the last run's outcome ${namespace}/${name}`, kube.server);
   }

@@ -55,24 +55,41 @@ export function troubleshootRange(range: string): string | undefined {
   return sets.join(' || ');
 }
 
+// Where Troubleshoot's clusterResources collector writes each kind's list (v0.133.0). It collects no
+// RuntimeClasses, so those are left to the installer's own check before helm (reconcile/named-classes.ts).
+const CLASS_FILES: Partial<Record<ClassKind, string>> = {
+  StorageClass: 'cluster-resources/storage-classes.json',
+  IngressClass: 'cluster-resources/ingress-classes.json',
+  PriorityClass: 'cluster-resources/priorityclasses.json',
+};
+
+// An item's name in the collected list: ObjectMeta's first key (the list's own metadata has none).
+const ITEM_NAME = '"metadata": \\{\\s*"name": "';
+
+// Go template (sprig) over the whole collected list: the names of the items, comma separated.
+const EXISTING = `{{ $names := regexFindAll \`${ITEM_NAME}[^"]+"\` .All -1 }}{{ range $i, $m := $names }}{{ if $i }}, {{ end }}{{ regexReplaceAll \`(?s)^.*"name": "|"$\` $m "" }}{{ else }}none{{ end }}`;
+
 function classAnalyzers(classes: Record<ClassKind, Needed[]>): Obj[] {
-  const missing = (kind: ClassKind, n: Needed) =>
-    `${kind} ${n.name} does not exist, and ${n.by.join(', ')} ${n.by.length > 1 ? 'name' : 'names'} it: the install fails or its pods never start. \`kubectl get ${kind.toLowerCase()}\` lists those that exist: create ${n.name}, or set the chart's value to one of them.`;
-  const found = (kind: ClassKind, n: Needed) => `${kind} ${n.name} exists.`;
-  return [
-    ...classes.StorageClass.map((n) => ({ storageClass: { checkName: `StorageClass ${n.name}`, strict: STRICT, storageClassName: n.name, outcomes: [outcome('fail', missing('StorageClass', n)), outcome('pass', found('StorageClass', n))] } })),
-    ...classes.IngressClass.map((n) => ({ ingressClass: { checkName: `IngressClass ${n.name}`, strict: STRICT, ingressClassName: n.name, outcomes: [outcome('fail', missing('IngressClass', n)), outcome('pass', found('IngressClass', n))] } })),
-    // PriorityClasses are in the collected cluster resources, but no analyzer of their own reads them.
-    ...classes.PriorityClass.map((n) => ({
-      textAnalyze: {
-        checkName: `PriorityClass ${n.name}`,
-        strict: STRICT,
-        fileName: 'cluster-resources/priorityclasses.json',
-        regexGroups: `"name": "(?P<Name>${regexQuote(n.name)})"`,
-        outcomes: [outcome('pass', found('PriorityClass', n), `Name == ${n.name}`), outcome('fail', missing('PriorityClass', n))],
-      },
-    })),
-  ];
+  const kinds = Object.keys(CLASS_FILES) as ClassKind[];
+  return kinds.flatMap((kind) => classes[kind].map((n) => classAnalyzer(kind, n, CLASS_FILES[kind]!)));
+}
+
+// textAnalyze, not the kind's own analyzer, so that the failure can list the classes that exist: `All`
+// is the file up to the wanted name, or the whole file when it is missing (then the fail outcome).
+// `Items` is empty when the list could not be collected (Troubleshoot then writes an empty file):
+// unknown, a warning, not "none exist".
+function classAnalyzer(kind: ClassKind, n: Needed, fileName: string): Obj {
+  const missing = `${kind} ${n.name} does not exist, and ${n.by.join(', ')} ${n.by.length > 1 ? 'name' : 'names'} it: the install fails or its pods never start. The ${kind}es that exist: ${EXISTING}. Create ${n.name}, or set the chart's value to one of them.`;
+  const unlisted = `Troubleshoot could not list the ${kind}es (${fileName.replace(/\.json$/, '-errors.json')} says why): whether ${n.name} exists is not known here; the installer checks it again before helm.`;
+  return {
+    textAnalyze: {
+      checkName: `${kind} ${n.name}`,
+      strict: STRICT,
+      fileName,
+      regexGroups: `(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:${ITEM_NAME}(?P<Wanted>${regexQuote(n.name)})".*)?$`,
+      outcomes: [outcome('pass', `${kind} ${n.name} exists.`, `Wanted == ${n.name}`), outcome('warn', unlisted, "Items == ''"), outcome('fail', missing)],
+    },
+  };
 }
 
 function crdAnalyzer(n: Needed): Obj {

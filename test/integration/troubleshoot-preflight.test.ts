@@ -1,12 +1,13 @@
 // The Preflight `troubleshoot-specs` writes, run by Troubleshoot's own `preflight` (built from its
 // Go module at the pinned version, test/cluster/troubleshoot.ts) against the local cluster: it
 // passes for the bundled app, and fails naming the cause for a chart too old for the cluster, a
-// StorageClass that does not exist, pods Pod Security "restricted" refuses, and (airgap) an image
+// StorageClass, IngressClass and PriorityClass that do not exist (listing those that do; a warning
+// when the identity cannot list them), pods Pod Security "restricted" refuses, and (airgap) an image
 // missing from the local registry or a registry that does not answer.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createNamespace, deleteNamespace, kubectl } from '../cluster/kube.js';
+import { createNamespace, deleteNamespace, getJson, kubectl } from '../cluster/kube.js';
 import { ensureTroubleshootBinaries, runPreflight, type TroubleshootPaths } from '../cluster/troubleshoot.js';
 import { parse } from 'yaml';
 import { pushTestImage } from '../images/registry.js';
@@ -38,6 +39,28 @@ async function specsFile(args: string[]): Promise<string> {
 
 const failures = (r: Awaited<ReturnType<typeof runPreflight>>) => r.results.filter((x) => x.outcome === 'fail');
 
+/** The names of a cluster-scoped kind as the API lists them (by name), read with kubectl. */
+async function existing(resource: string): Promise<string[]> {
+  const r = await kubectl(['get', resource, '-o', 'jsonpath={.items[*].metadata.name}'], { kubeconfig });
+  return r.stdout.trim().split(/\s+/).filter(Boolean);
+}
+
+/** A kubeconfig for a ServiceAccount that may only read the namespace (`view` bound there): no cluster-wide list. */
+async function namespaceViewer(ns: string): Promise<string> {
+  await kubectl(['create', 'serviceaccount', 'viewer', '--namespace', ns], { kubeconfig });
+  await kubectl(['create', 'rolebinding', 'viewer', '--namespace', ns, '--clusterrole=view', `--serviceaccount=${ns}:viewer`], { kubeconfig });
+  const token = (await kubectl(['create', 'token', 'viewer', '--namespace', ns, '--duration', '1h'], { kubeconfig })).stdout.trim();
+  const admin = await getJson(['config', 'view', '--raw', '--minify'], { kubeconfig });
+  const file = join(tempDir('ts-preflight-viewer'), 'kubeconfig');
+  const config = { apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: admin.clusters[0].cluster }], users: [{ name: 'viewer', user: { token } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'viewer', namespace: ns } }], 'current-context': 'c' };
+  writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+  return file;
+}
+
+const missingClass = (kind: string, name: string, by: string, exist: string[]) =>
+  `${kind} ${name} does not exist, and troubleshoot-refused: ${by} names it: the install fails or its pods never start. ` +
+  `The ${kind}es that exist: ${exist.length ? exist.join(', ') : 'none'}. Create ${name}, or set the chart's value to one of them.`;
+
 describe('the generated Preflight, run by Troubleshoot', () => {
   it('passes for the bundled app (every chart, class and CRD it needs; its pods admitted)', async () => {
     const ns = await createNamespace('ts-preflight-app', { kubeconfig });
@@ -49,7 +72,7 @@ describe('the generated Preflight, run by Troubleshoot', () => {
     for (const title of ['Kubernetes version for promotions-operator', 'Kubernetes version for storefront', 'Kubernetes version for storefront-cache']) expect(passed).toContain(title);
   });
 
-  it('fails (exit 3) naming the chart too old for the cluster, the missing StorageClass and the fields Pod Security "restricted" refuses', async () => {
+  it('fails (exit 3) naming the chart too old for the cluster, the missing classes (listing those that exist) and the fields Pod Security "restricted" refuses', async () => {
     const ns = await createNamespace('ts-preflight-refused', { kubeconfig });
     namespaces.push(ns);
     await kubectl(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/audit=restricted'], { kubeconfig });
@@ -57,9 +80,13 @@ describe('the generated Preflight, run by Troubleshoot', () => {
     const r = await runPreflight(binaries.preflight, await specsFile(['--chart', refused, '--namespace', ns, '--', '--kube-version=1.29.0']), kubeconfig);
     expect(r.exitCode, r.stderr.slice(-2000)).toBe(3);
     const failed = Object.fromEntries(failures(r).map((x) => [x.title, x.message]));
-    expect(Object.keys(failed).sort()).toEqual(['Kubernetes version for troubleshoot-refused', `Pod Security of namespace ${ns}`, 'StorageClass no-such-class']);
+    expect(Object.keys(failed).sort()).toEqual(['IngressClass no-such-ingress', 'Kubernetes version for troubleshoot-refused', `Pod Security of namespace ${ns}`, 'PriorityClass no-such-priority', 'StorageClass no-such-class']);
     expect(failed['Kubernetes version for troubleshoot-refused']).toMatch(/^The chart troubleshoot-refused 0\.1\.0 \(release troubleshoot-refused\) installs on Kubernetes >=1\.20\.0-0 <1\.30\.0-0 only/);
-    expect(failed['StorageClass no-such-class']).toMatch(/^StorageClass no-such-class does not exist, and troubleshoot-refused: PersistentVolumeClaim\/troubleshoot-refused-data names it/);
+    const [storage, ingress, priority] = [await existing('storageclasses'), await existing('ingressclasses'), await existing('priorityclasses')];
+    expect(storage).toContain('standard'); // the local cluster's own; the message must list it
+    expect(failed['StorageClass no-such-class']).toBe(missingClass('StorageClass', 'no-such-class', 'PersistentVolumeClaim/troubleshoot-refused-data', storage));
+    expect(failed['IngressClass no-such-ingress']).toBe(missingClass('IngressClass', 'no-such-ingress', 'Ingress/troubleshoot-refused-web', ingress));
+    expect(failed['PriorityClass no-such-priority']).toBe(missingClass('PriorityClass', 'no-such-priority', 'Deployment/troubleshoot-refused-web', priority));
     expect(failed[`Pod Security of namespace ${ns}`]).toBe(
       `The namespace ${ns} enforces Pod Security "restricted", which refuses pods of the app: troubleshoot-refused: Deployment/troubleshoot-refused-web: ` +
         'spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation != false, spec.template.spec.containers[0].securityContext.capabilities.drop lacks ALL, ' +
@@ -68,10 +95,29 @@ describe('the generated Preflight, run by Troubleshoot', () => {
     );
     expect(r.results.every((x) => x.outcome !== 'fail' || x.strict === true)).toBe(true);
 
-    // The same namespace enforcing baseline admits these pods: that check passes.
+    // The same namespace enforcing baseline admits these pods: that check passes. Classes that exist
+    // pass (a PriorityClass listed after another: the check finds any item, not only the first).
     await kubectl(['label', '--overwrite', 'namespace', ns, 'pod-security.kubernetes.io/enforce=baseline'], { kubeconfig });
-    const baseline = await runPreflight(binaries.preflight, await specsFile(['--chart', refused, '--namespace', ns, '--', '--kube-version=1.29.0']), kubeconfig);
-    expect(baseline.results.find((x) => x.title === `Pod Security of namespace ${ns}`)?.outcome).toBe('pass');
+    const [sc, pc] = ['standard', priority.at(-1)!];
+    const baseline = await runPreflight(binaries.preflight, await specsFile(['--chart', refused, '--namespace', ns, '--set', `storageClassName=${sc}`, '--set', `priorityClassName=${pc}`, '--', '--kube-version=1.29.0']), kubeconfig);
+    const outcomeOf = (title: string) => baseline.results.find((x) => x.title === title);
+    expect(outcomeOf(`Pod Security of namespace ${ns}`)?.outcome).toBe('pass');
+    expect(outcomeOf(`StorageClass ${sc}`)).toMatchObject({ outcome: 'pass', message: `StorageClass ${sc} exists.` });
+    expect(outcomeOf(`PriorityClass ${pc}`)).toMatchObject({ outcome: 'pass', message: `PriorityClass ${pc} exists.` });
+  });
+
+  it('an identity that cannot list the classes gets a warning naming the errors file, never a false "none exist"', async () => {
+    const ns = await createNamespace('ts-preflight-unlisted', { kubeconfig });
+    namespaces.push(ns);
+    const viewer = await namespaceViewer(ns);
+    const r = await runPreflight(binaries.preflight, await specsFile(['--chart', refused, '--namespace', ns, '--', '--kube-version=1.29.0']), viewer);
+    const of = (title: string) => r.results.find((x) => x.title === title);
+    expect(of('StorageClass no-such-class'), r.stderr.slice(-2000)).toMatchObject({
+      outcome: 'warn',
+      message: 'Troubleshoot could not list the StorageClasses (cluster-resources/storage-classes-errors.json says why): whether no-such-class exists is not known here; the installer checks it again before helm.',
+    });
+    expect(of('PriorityClass no-such-priority')?.outcome).toBe('warn');
+    expect(of('IngressClass no-such-ingress')?.outcome).toBe('warn');
   });
 
   it('airgap: fails when an image is missing from the local registry, and when the registry does not answer', async () => {

@@ -33,6 +33,8 @@ export const installDefinition = defineCommand({
     // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed (a release plan's too).
     if (options.planOnly) return (await import('../../preview/write-plan.js')).writePlan({ ...options, output: 'text', showSecrets: false }, state, { planOnly: true }, input);
     if (input.plan) return (await import('../../releases/install-plan.js')).installPlan(options, state, input, installRelease);
-    return installRelease(options, state);
+    // One chart leaves the same last-run ConfigMap a plan's run does, for the support bundle.
+    const { withLastRun } = await import('../../releases/chart-last-run.js');
+    return withLastRun(options, state, () => installRelease(options, state));
   },
 });
