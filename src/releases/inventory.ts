@@ -52,7 +52,21 @@ function jsonList(text: string | undefined): unknown[] {
 
 /** A server-side apply: creates or updates with the Role's create and patch (it has no update). */
 export async function writeInventory(kube: KubeClients, namespace: string, app: string, inventory: Inventory, appSlug?: string): Promise<void> {
-  const name = inventoryName(app);
+  const data = { releases: JSON.stringify(inventory.releases), appRevisions: JSON.stringify(inventory.revisions) };
+  await applyAppConfigMap(kube, { namespace, name: inventoryName(app), app, data, appSlug, what: 'the release inventory' });
+}
+
+/**
+ * One of the app's own ConfigMaps (the inventory, the last run's outcome), applied server-side:
+ * created or updated with the Role's create and patch (it has no update), labelled with the app,
+ * and annotated with the KOTS app slug so that `kubectl kots remove --undeploy` removes it with the
+ * app, as every object we apply is.
+ */
+export async function applyAppConfigMap(
+  kube: KubeClients,
+  c: { namespace: string; name: string; app: string; data: Record<string, string>; appSlug?: string; what: string; signal?: AbortSignal },
+): Promise<void> {
+  const { namespace, name, app, appSlug } = c;
   const body = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -60,15 +74,14 @@ export async function writeInventory(kube: KubeClients, namespace: string, app: 
       name,
       namespace,
       labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' },
-      // Removed with the app by `kubectl kots remove --undeploy`, as every object we apply is.
       ...(appSlug !== undefined ? { annotations: { [APP_SLUG_ANNOTATION]: appSlug } } : {}),
     },
-    data: { releases: JSON.stringify(inventory.releases), appRevisions: JSON.stringify(inventory.revisions) },
+    data: c.data,
   };
   try {
-    await (await objectClient(kube)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
+    await (await objectClient(kube, c.signal)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
   } catch (error) {
-    throw toInstallerApiError(error, `writing the release inventory ${namespace}/${name}`, kube.server);
+    throw toInstallerApiError(error, `writing ${c.what} ${namespace}/${name}`, kube.server);
   }
 }
 

@@ -3,13 +3,10 @@
 // gone with the Job's pod (a successful Job is deleted, a failed one after its TTL), this is not.
 // One line per key, so that Troubleshoot's textAnalyze finds each in the collected JSON.
 import type { KubeClients } from '../cluster/kube-client.js';
-import { toInstallerApiError } from '../cluster/kube-errors.js';
-import { objectClient } from '../cluster/object-client.js';
-import { APP_SLUG_ANNOTATION } from '../common/app-slug.js';
 import type { SecretRegistry } from '../common/secrets.js';
 import { exitCodeMeaning } from '../common/exit-codes.js';
 import type { AppRevision } from './app-revision.js';
-import { OWNER_LABEL } from './inventory.js';
+import { applyAppConfigMap } from './inventory.js';
 import { appLine } from './plan-summary.js';
 import type { ReleaseOutcome } from './release-outcome.js';
 
@@ -34,21 +31,5 @@ export function lastRunData(outcomes: ReleaseOutcome[], exitCode: number, summar
 
 /** A server-side apply, as the inventory's (the Role's create and patch on ConfigMaps); `signal` bounds it. */
 export async function writeLastRun(kube: KubeClients, namespace: string, app: string, data: Record<string, string>, appSlug?: string, signal?: AbortSignal): Promise<void> {
-  const name = lastRunName(app);
-  const body = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name,
-      namespace,
-      labels: { [OWNER_LABEL]: app, 'app.kubernetes.io/managed-by': 'helm-installer' },
-      ...(appSlug !== undefined ? { annotations: { [APP_SLUG_ANNOTATION]: appSlug } } : {}),
-    },
-    data,
-  };
-  try {
-    await (await objectClient(kube, signal)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
-  } catch (error) {
-    throw toInstallerApiError(error, `writing the last run's outcome ${namespace}/${name}`, kube.server);
-  }
+  await applyAppConfigMap(kube, { namespace, name: lastRunName(app), app, data, appSlug, signal, what: "the last run's outcome" });
 }
