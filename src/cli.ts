@@ -16,7 +16,9 @@ const NODE_MAJOR = 24;
 
 const found = Number(/^v(\d+)\./.exec(process.version)?.[1] ?? 0);
 if (found < NODE_MAJOR) {
-  process.stderr.write(`helm-installer needs Node.js >=${NODE_MAJOR} (package.json engines); this is Node.js ${process.version} (${process.execPath})\n`);
+  process.stderr.write(
+    `helm-installer needs Node.js >=${NODE_MAJOR} (package.json engines); this is Node.js ${process.version} (${process.execPath})\n`,
+  );
   process.exitCode = 2;
 } else {
   (await import('node:module')).enableCompileCache?.();

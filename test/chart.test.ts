@@ -20,8 +20,7 @@ type HelmName = keyof typeof helmBinaries;
 
 const HOOK_JOB = 'storefront-migrate';
 const INIT_IMAGE = 'busybox:1.36.1';
-const DIGEST_IMAGE =
-  'docker.io/library/alpine@sha256:beefdbd8a1da6d2915566fde36db9db0b524eb737fc57cd1367effd16dc0d06d';
+const DIGEST_IMAGE = 'docker.io/library/alpine@sha256:beefdbd8a1da6d2915566fde36db9db0b524eb737fc57cd1367effd16dc0d06d';
 const CACHE_IMAGES = ['docker.io/redis:7.2.5-alpine', 'quay.io/oliver006/redis_exporter:v1.62.0'];
 /** Every image the chart renders with its defaults, pod images and the Promotion's spec.image. */
 const DEFAULT_IMAGES = [
@@ -260,20 +259,34 @@ describe.each(['helm4', 'helm3'] as const)('the storefront chart with %s', (name
 
   it('puts per-component scheduling, annotations and pull secrets into the pod templates', () => {
     const objects = render(name, [
-      '--set', 'web.nodeSelector.storefront-test/pool=nowhere',
-      '--set-string', 'web.podAnnotations.test/web=yes',
-      '--set', 'web.podLabels.team=shop',
-      '--set', 'database.nodeSelector.storefront-test/pool=db',
-      '--set-string', 'database.podAnnotations.test/db=yes',
-      '--set', 'migrations.nodeSelector.storefront-test/pool=jobs',
-      '--set-string', 'migrations.podAnnotations.test/fail=true',
-      '--set', 'migrations.activeDeadlineSeconds=30',
-      '--set', 'report.nodeSelector.storefront-test/pool=report',
-      '--set-string', 'report.podAnnotations.test/report=yes',
-      '--set', 'cache.nodeSelector.storefront-test/pool=cache',
-      '--set-string', 'cache.podAnnotations.test/cache=yes',
-      '--set', 'global.imagePullSecrets[0]=regcred',
-      '--set', 'global.imagePullSecrets[1].name=mirror',
+      '--set',
+      'web.nodeSelector.storefront-test/pool=nowhere',
+      '--set-string',
+      'web.podAnnotations.test/web=yes',
+      '--set',
+      'web.podLabels.team=shop',
+      '--set',
+      'database.nodeSelector.storefront-test/pool=db',
+      '--set-string',
+      'database.podAnnotations.test/db=yes',
+      '--set',
+      'migrations.nodeSelector.storefront-test/pool=jobs',
+      '--set-string',
+      'migrations.podAnnotations.test/fail=true',
+      '--set',
+      'migrations.activeDeadlineSeconds=30',
+      '--set',
+      'report.nodeSelector.storefront-test/pool=report',
+      '--set-string',
+      'report.podAnnotations.test/report=yes',
+      '--set',
+      'cache.nodeSelector.storefront-test/pool=cache',
+      '--set-string',
+      'cache.podAnnotations.test/cache=yes',
+      '--set',
+      'global.imagePullSecrets[0]=regcred',
+      '--set',
+      'global.imagePullSecrets[1].name=mirror',
     ]);
     const expectPod = (kind: string, objectName: string, pool: string, annotation: string): PodTemplate => {
       const pod = podTemplate(find(objects, kind, objectName))!;
@@ -311,13 +324,15 @@ describe.each(['helm4', 'helm3'] as const)('the storefront chart with %s', (name
 
   it('uses database.existingSecret instead of creating Secrets, and a storage class when given', () => {
     const objects = render(name, [
-      '--set', 'database.existingSecret=customer-db',
-      '--set', 'database.storage.storageClassName=fast-ssd',
+      '--set',
+      'database.existingSecret=customer-db',
+      '--set',
+      'database.storage.storageClassName=fast-ssd',
     ]);
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     const refs = objects
       .flatMap((o) => podTemplate(o)?.spec.containers ?? [])
-      .flatMap((c) => ((c as { env?: { valueFrom?: { secretKeyRef?: { name: string } } }[] }).env ?? []))
+      .flatMap((c) => (c as { env?: { valueFrom?: { secretKeyRef?: { name: string } } }[] }).env ?? [])
       .flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []));
     expect(new Set(refs)).toEqual(new Set(['customer-db']));
     expect(refs.length).toBe(3); // web, database, migrations
@@ -359,30 +374,49 @@ describe('the bundled app directory', () => {
 
   // The release plan (app/releases.yaml) installs the storefront without its cache subchart and
   // the cache chart on its own, under the name the web pods are given.
-  it.each(Object.keys(helmBinaries) as HelmName[])('splits the cache out of the storefront in the release plan (%s)', (name) => {
-    const plan = (release: string, dir: string, ...values: string[]) => {
-      const r = helm(name, ['template', release, join(root, 'app', dir), ...values.flatMap((v) => ['-f', join(root, 'app', v)])]);
-      expect(r.stderr).toBe('');
-      return parseAllDocuments(r.stdout)
-        .map((d) => d.toJS() as K8sObject | null)
-        .filter((o): o is K8sObject => o !== null)
-        .map((o) => `${o.kind}/${o.metadata.name}`)
-        .sort();
-    };
-    const storefront = plan('storefront', 'storefront', 'values/base.yaml', 'plan/storefront.yaml');
-    expect(storefront.filter((x) => x.includes('cache'))).toEqual([]);
-    expect(plan('storefront-cache', 'storefront/charts/cache', 'plan/cache.yaml')).toEqual([
-      'ConfigMap/storefront-cache',
-      'Deployment/storefront-cache',
-      'Service/storefront-cache',
-    ]);
-    expect(plan('promotions-operator', 'promotions-operator')).toEqual(['Deployment/promotions-operator']);
-    const web = helm(name, ['template', 'storefront', chart, '-f', baseValues, '-f', join(root, 'app', 'plan', 'storefront.yaml')]);
-    expect(web.stdout).toContain('STOREFRONT_CACHE_URL: "redis://storefront-cache:6379/0"');
-  });
+  it.each(Object.keys(helmBinaries) as HelmName[])(
+    'splits the cache out of the storefront in the release plan (%s)',
+    (name) => {
+      const plan = (release: string, dir: string, ...values: string[]) => {
+        const r = helm(name, [
+          'template',
+          release,
+          join(root, 'app', dir),
+          ...values.flatMap((v) => ['-f', join(root, 'app', v)]),
+        ]);
+        expect(r.stderr).toBe('');
+        return parseAllDocuments(r.stdout)
+          .map((d) => d.toJS() as K8sObject | null)
+          .filter((o): o is K8sObject => o !== null)
+          .map((o) => `${o.kind}/${o.metadata.name}`)
+          .sort();
+      };
+      const storefront = plan('storefront', 'storefront', 'values/base.yaml', 'plan/storefront.yaml');
+      expect(storefront.filter((x) => x.includes('cache'))).toEqual([]);
+      expect(plan('storefront-cache', 'storefront/charts/cache', 'plan/cache.yaml')).toEqual([
+        'ConfigMap/storefront-cache',
+        'Deployment/storefront-cache',
+        'Service/storefront-cache',
+      ]);
+      expect(plan('promotions-operator', 'promotions-operator')).toEqual(['Deployment/promotions-operator']);
+      const web = helm(name, [
+        'template',
+        'storefront',
+        chart,
+        '-f',
+        baseValues,
+        '-f',
+        join(root, 'app', 'plan', 'storefront.yaml'),
+      ]);
+      expect(web.stdout).toContain('STOREFRONT_CACHE_URL: "redis://storefront-cache:6379/0"');
+    },
+  );
 
   it("keeps the operator's CRD the same as the storefront chart's own copy", () => {
-    const crd = (dir: string) => parseAllDocuments(readFileSync(join(root, 'app', dir, 'crds', 'promotions.storefront.example.com.yaml'), 'utf8')).map((d) => d.toJS());
+    const crd = (dir: string) =>
+      parseAllDocuments(
+        readFileSync(join(root, 'app', dir, 'crds', 'promotions.storefront.example.com.yaml'), 'utf8'),
+      ).map((d) => d.toJS());
     expect(crd('promotions-operator')).toEqual(crd('storefront'));
   });
 

@@ -32,7 +32,10 @@ export interface CliResult {
 }
 
 /** Spawns the built CLI (npm test builds it first) the way a Job would: argv plus env. */
-export async function runCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
     reject: false,
     env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...options.env },

@@ -36,7 +36,15 @@ export async function main(argv: string[]): Promise<number> {
   process.on('uncaughtException', (err, origin) => {
     const error = toInstallerError(err);
     const what = origin === 'unhandledRejection' ? 'unhandled rejection' : 'uncaught exception';
-    state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, origin, stack: err instanceof Error ? err.stack : undefined }, `${what}: ${error.message.split('\n')[0]}`);
+    state.logger?.error(
+      {
+        exitCode: error.exitCode,
+        action: state.progress.action,
+        origin,
+        stack: err instanceof Error ? err.stack : undefined,
+      },
+      `${what}: ${error.message.split('\n')[0]}`,
+    );
     exitNow(state, error);
   });
   try {
@@ -51,7 +59,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError && err.exitCode === 0) return ExitCode.ok;
     const error = toInstallerError(err instanceof CommanderError ? commanderUsageError(err, argv) : err);
     const summary = failureSummary(error, state.progress, state.secrets);
-    state.logger?.error({ exitCode: error.exitCode, action: state.progress.action, release: state.progress.release }, error.message.split('\n')[0]);
+    state.logger?.error(
+      { exitCode: error.exitCode, action: state.progress.action, release: state.progress.release },
+      error.message.split('\n')[0],
+    );
     writeSummary(state.terminationLog, { summary, terminationMessage: summary });
     recordFailure(state, error, state.progress, started);
     await state.tell?.(state.outcomes!);
@@ -73,16 +84,22 @@ function signalHandler(state: RunState, controller: AbortController): (signal: N
   return (signal) => {
     signals += 1;
     if (signals === 1) {
-      state.logger?.warn({ signal, action: state.progress.action }, 'signal received: stopping cleanly (a second signal forces exit)');
+      state.logger?.warn(
+        { signal, action: state.progress.action },
+        'signal received: stopping cleanly (a second signal forces exit)',
+      );
       controller.abort();
       return;
     }
     state.logger?.error({ signal, action: state.progress.action }, 'second signal: exiting now');
     exitNow(
       state,
-      new TransientError(`forced exit on a second ${signal} during ${state.progress.action}; an operation in flight may be left pending`, {
-        hint: 'Run the installer again: it recovers a release left pending once the Lease of this run has expired.',
-      }),
+      new TransientError(
+        `forced exit on a second ${signal} during ${state.progress.action}; an operation in flight may be left pending`,
+        {
+          hint: 'Run the installer again: it recovers a release left pending once the Lease of this run has expired.',
+        },
+      ),
     );
   };
 }
@@ -97,7 +114,10 @@ function exitNow(state: RunState, error: InstallerError): never {
 /** Commander's complaint (unknown option, missing value, unknown command) as a usage error. */
 function commanderUsageError(err: CommanderError, argv: string[]): UsageError {
   const command = argv.slice(2).find((a) => !a.startsWith('-'));
-  const message = err.code === 'commander.help' || err.code === 'commander.helpDisplayed' ? 'no command given' : err.message.replace(/^error: /, '');
+  const message =
+    err.code === 'commander.help' || err.code === 'commander.helpDisplayed'
+      ? 'no command given'
+      : err.message.replace(/^error: /, '');
   return new UsageError(message, {
     hint: `Run \`helm-installer ${command && !message.startsWith('unknown command') ? `${command} ` : ''}--help\` for the commands and options (each option also has an environment variable).`,
   });

@@ -17,7 +17,9 @@ export function buildProgram(
   env: NodeJS.ProcessEnv = process.env,
 ): { program: Command; exitCode(): number } {
   const program = new Command('helm-installer')
-    .description('Installs the bundled Helm chart: merged values, images rewritten for a local registry, helm upgrade --install.')
+    .description(
+      'Installs the bundled Helm chart: merged values, images rewritten for a local registry, helm upgrade --install.',
+    )
     .version(version)
     .exitOverride()
     // Errors are reported by main.ts as a usage error with a summary (and a termination message);
@@ -33,11 +35,13 @@ export function buildProgram(
       const command = args.at(-1) as Command;
       const raw = command.opts<Record<string, GivenValue>>();
       const given: Record<string, GivenValue> = {};
-      for (const [key, attribute] of attributes) given[key] = attribute === REST ? restArguments(command, argv) : raw[attribute];
+      for (const [key, attribute] of attributes)
+        given[key] = attribute === REST ? restArguments(command, argv) : raw[attribute];
       const options = resolveOptions(definition.options, { given, env, ctx: { secrets: state.secrets } });
       state.warnings = unknownEnvVars(definition.options, env, definition.name);
       // pino-pretty is a chunk of its own in the bundle, loaded only when asked for (logger.ts).
-      if ((options as { logFormat?: string }).logFormat === 'pretty') await (await import('../common/logger.js')).preparePrettyLogs();
+      if ((options as { logFormat?: string }).logFormat === 'pretty')
+        await (await import('../common/logger.js')).preparePrettyLogs();
       exitCode = await definition.run(options, state);
     });
   }

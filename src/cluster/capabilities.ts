@@ -58,12 +58,18 @@ export interface ClusterDiscovery {
 }
 
 /** The cluster's version and API list, read the way helm reads them for an upgrade. */
-export async function clusterCapabilities(config: KubeConfig, o: { aggregated?: boolean } = {}): Promise<RenderCapabilities> {
+export async function clusterCapabilities(
+  config: KubeConfig,
+  o: { aggregated?: boolean } = {},
+): Promise<RenderCapabilities> {
   return (await clusterDiscovery(config, o)).capabilities;
 }
 
 /** The Capabilities and the resource index from one discovery read. */
-export async function clusterDiscovery(config: KubeConfig, o: { aggregated?: boolean } = {}): Promise<ClusterDiscovery> {
+export async function clusterDiscovery(
+  config: KubeConfig,
+  o: { aggregated?: boolean } = {},
+): Promise<ClusterDiscovery> {
   return (await startDiscovery(config, o)).read();
 }
 
@@ -72,24 +78,38 @@ export async function clusterDiscovery(config: KubeConfig, o: { aggregated?: boo
  * can overlap the round trips with its own first reads and still spend no parsing on a run that
  * turns out not to need them (the no-op redeploy).
  */
-async function startDiscovery(config: KubeConfig, o: { aggregated?: boolean; signal?: AbortSignal } = {}): Promise<{ read: () => Promise<ClusterDiscovery> }> {
+async function startDiscovery(
+  config: KubeConfig,
+  o: { aggregated?: boolean; signal?: AbortSignal } = {},
+): Promise<{ read: () => Promise<ClusterDiscovery> }> {
   const get = await rawGetter(config, o.signal);
   // `aggregated: false` reads the way a server without aggregated discovery answers (a test checks both agree).
   const accept = o.aggregated === false ? 'application/json' : AGGREGATED;
   const answers = Promise.all([get('/version', 'application/json'), get('/api', accept), get('/apis', accept)]);
   answers.catch(() => undefined);
   let parsed: Promise<ClusterDiscovery> | undefined;
-  return { read: () => (parsed ??= answers.then(([version, core, groups]) => parseDiscovery(get, JSON.parse(version), JSON.parse(core), JSON.parse(groups)))) };
+  return {
+    read: () =>
+      (parsed ??= answers.then(([version, core, groups]) =>
+        parseDiscovery(get, JSON.parse(version), JSON.parse(core), JSON.parse(groups)),
+      )),
+  };
 }
 
-async function parseDiscovery(get: RawGet, version: { gitVersion?: string }, core: AggregatedList, groups: AggregatedList): Promise<ClusterDiscovery> {
+async function parseDiscovery(
+  get: RawGet,
+  version: { gitVersion?: string },
+  core: AggregatedList,
+  groups: AggregatedList,
+): Promise<ClusterDiscovery> {
   if (!version.gitVersion) throw new Error('the API server did not report its version (/version has no gitVersion)');
   const apiVersions = new Set<string>();
   const resources: ResourceIndex = new Map();
   const index = (gv: string, kind: string | undefined, resource: string | undefined, namespaced: boolean) => {
     // The first resource of a kind wins, as in the client's own lookup (KubernetesObjectApi).
     const key = `${gv}:${kind}`;
-    if (kind && resource && !resources.has(key)) resources.set(key, { group: gv.includes('/') ? gv.slice(0, gv.indexOf('/')) : '', resource, namespaced });
+    if (kind && resource && !resources.has(key))
+      resources.set(key, { group: gv.includes('/') ? gv.slice(0, gv.indexOf('/')) : '', resource, namespaced });
   };
   const legacy: string[] = [];
   for (const [list, group] of [
@@ -104,20 +124,31 @@ async function parseDiscovery(get: RawGet, version: { gitVersion?: string }, cor
           apiVersions.add(gv);
           for (const r of v.resources ?? []) {
             // Subresources too: helm lists each entry of the (legacy) resource list, `deployments/scale` included.
-            for (const kind of [r.responseKind?.kind, ...(r.subresources ?? []).map((s) => s.responseKind?.kind)]) if (kind) apiVersions.add(`${gv}/${kind}`);
+            for (const kind of [r.responseKind?.kind, ...(r.subresources ?? []).map((s) => s.responseKind?.kind)])
+              if (kind) apiVersions.add(`${gv}/${kind}`);
             index(gv, r.responseKind?.kind, r.resource, r.scope !== 'Cluster');
           }
         }
       }
     } else {
-      for (const gv of [...(list.versions ?? []), ...(list.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => v.groupVersion))]) {
+      for (const gv of [
+        ...(list.versions ?? []),
+        ...(list.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => v.groupVersion)),
+      ]) {
         apiVersions.add(gv);
         legacy.push(gv);
       }
     }
   }
   // A server without aggregated discovery: one read per group version, all at once.
-  const lists = await Promise.all(legacy.map(async (gv) => JSON.parse(await get(gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`, 'application/json')) as LegacyResourceList));
+  const lists = await Promise.all(
+    legacy.map(
+      async (gv) =>
+        JSON.parse(
+          await get(gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`, 'application/json'),
+        ) as LegacyResourceList,
+    ),
+  );
   lists.forEach((l, i) =>
     l.resources?.forEach((r) => {
       if (r.kind) apiVersions.add(`${legacy[i]}/${r.kind}`);
@@ -138,7 +169,8 @@ async function rawGetter(config: KubeConfig, signal?: AbortSignal): Promise<RawG
       const context = this.configuration.baseServer.makeRequestContext(path, 'GET' as never);
       context.setHeaderParam('Accept', accept);
       if (signal) context.setSignal(signal);
-      for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default]) await auth?.applySecurityAuthentication(context);
+      for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default])
+        await auth?.applySecurityAuthentication(context);
       const response = await this.configuration.httpApi.send(context).toPromise();
       const body = await response.body.text();
       if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
@@ -158,7 +190,10 @@ async function rawGetter(config: KubeConfig, signal?: AbortSignal): Promise<RawG
  * requests are then given up, as they are on `stop` (a run that needs no answers, such as an
  * unchanged redeploy, ends without waiting for a slow server's).
  */
-export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { read: () => Promise<ClusterDiscovery>; stop: () => void } {
+export function readClusterDiscovery(
+  config: KubeConfig,
+  boundMs = 15_000,
+): { read: () => Promise<ClusterDiscovery>; stop: () => void } {
   const stopped = new AbortController();
   const started = startDiscovery(config, { signal: stopped.signal });
   started.catch(() => undefined);
@@ -169,10 +204,13 @@ export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { re
       (result ??= (async () => {
         let timer: NodeJS.Timeout | undefined;
         const bound = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            reject(new Error(`no answer within ${boundMs / 1000}s`));
-            stopped.abort();
-          }, Math.max(0, deadline - Date.now()));
+          timer = setTimeout(
+            () => {
+              reject(new Error(`no answer within ${boundMs / 1000}s`));
+              stopped.abort();
+            },
+            Math.max(0, deadline - Date.now()),
+          );
         });
         try {
           return await Promise.race([started.then((s) => s.read()), bound]);
@@ -190,15 +228,24 @@ export function readClusterDiscovery(config: KubeConfig, boundMs = 15_000): { re
  * within the bound), helm's defaults are used, with a warning: helm upgrade itself then stops
  * on an unreachable cluster anyway.
  */
-export async function clusterRenderFlags(discovery: Promise<ClusterDiscovery> | undefined, logger: Logger): Promise<string[]> {
+export async function clusterRenderFlags(
+  discovery: Promise<ClusterDiscovery> | undefined,
+  logger: Logger,
+): Promise<string[]> {
   try {
     if (!discovery) throw new Error('the cluster did not answer');
     const { capabilities: caps } = await discovery;
-    logger.info({ kubeVersion: caps.kubeVersion, apiVersions: caps.apiVersions.length }, "rendering with the cluster's Kubernetes version and API list, as helm upgrade does");
+    logger.info(
+      { kubeVersion: caps.kubeVersion, apiVersions: caps.apiVersions.length },
+      "rendering with the cluster's Kubernetes version and API list, as helm upgrade does",
+    );
     return capabilitiesArgs(caps);
   } catch (error) {
     const cause = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    logger.warn({ cause }, "cannot read the cluster's Kubernetes version and API list: the checks render with helm's defaults, which may differ from what helm installs for a chart that depends on them");
+    logger.warn(
+      { cause },
+      "cannot read the cluster's Kubernetes version and API list: the checks render with helm's defaults, which may differ from what helm installs for a chart that depends on them",
+    );
     return [];
   }
 }

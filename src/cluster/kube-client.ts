@@ -38,7 +38,9 @@ export function preloadKubeClient(): void {
   // (the bench's and cluster's scripts) load it too when it is built, else the same exports unbundled.
   const bundle = kubeClientBundlePath();
   if (clientModule) return;
-  clientModule = existsSync(bundle) ? (import(pathToFileURL(bundle).href) as Promise<KubeModule>) : import('./kubernetes-client-entry.js');
+  clientModule = existsSync(bundle)
+    ? (import(pathToFileURL(bundle).href) as Promise<KubeModule>)
+    : import('./kubernetes-client-entry.js');
   // A load started early and never awaited (the run ended first) is not an unhandled rejection;
   // whoever awaits it still gets the error.
   clientModule.catch(() => undefined);
@@ -58,17 +60,27 @@ export async function connectKube(env: NodeJS.ProcessEnv = process.env): Promise
   } catch (err) {
     // A kubeconfig that cannot be read or parsed is a setting to fix, not a bug of ours.
     const cause = err instanceof Error ? err.message : String(err);
-    throw new UsageError(`cannot load the cluster configuration${env.KUBECONFIG ? ` from KUBECONFIG=${env.KUBECONFIG}` : ''}: ${cause}`, {
-      hint: 'Point KUBECONFIG at a readable kubeconfig file, or leave it unset in a pod so the service account is used.',
-      cause: err,
-    });
+    throw new UsageError(
+      `cannot load the cluster configuration${env.KUBECONFIG ? ` from KUBECONFIG=${env.KUBECONFIG}` : ''}: ${cause}`,
+      {
+        hint: 'Point KUBECONFIG at a readable kubeconfig file, or leave it unset in a pod so the service account is used.',
+        cause: err,
+      },
+    );
   }
   // With no kubeconfig and no service account the client falls back to http://localhost:8080,
   // then fails with an obscure TLS complaint taken for an internal error: name what is missing.
-  if (config.clusters.length === 1 && config.clusters[0]!.server === 'http://localhost:8080' && config.users[0]?.name === 'user') {
-    throw new UsageError('no cluster configuration: KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod with a service account', {
-      hint: 'Set KUBECONFIG to the kubeconfig of the target cluster (in a Job the pod\'s service account is used).',
-    });
+  if (
+    config.clusters.length === 1 &&
+    config.clusters[0]!.server === 'http://localhost:8080' &&
+    config.users[0]?.name === 'user'
+  ) {
+    throw new UsageError(
+      'no cluster configuration: KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod with a service account',
+      {
+        hint: "Set KUBECONFIG to the kubeconfig of the target cluster (in a Job the pod's service account is used).",
+      },
+    );
   }
   if (env.HELM_KUBECONTEXT) config.setCurrentContext(env.HELM_KUBECONTEXT);
   keepConnectionsAlive(config);

@@ -62,7 +62,10 @@ export function networkCode(err: unknown, depth = 0): string | undefined {
 }
 
 function networkCodeIn(cause: unknown): boolean {
-  return typeof (cause as { code?: unknown } | undefined)?.code === 'string' && NETWORK_CODES.has((cause as { code: string }).code);
+  return (
+    typeof (cause as { code?: unknown } | undefined)?.code === 'string' &&
+    NETWORK_CODES.has((cause as { code: string }).code)
+  );
 }
 
 /** The API server's own words (its Status object's message), else the error's. */
@@ -72,7 +75,8 @@ export function apiMessage(err: unknown): string {
   const message = (parsed as { message?: unknown } | undefined)?.message;
   if (typeof message === 'string' && message) return message;
   const code = networkCode(err);
-  if (code === 'FETCH_FAILED') return `network error: ${((err as { cause?: Error }).cause?.message ?? 'fetch failed').split('\n')[0]}`;
+  if (code === 'FETCH_FAILED')
+    return `network error: ${((err as { cause?: Error }).cause?.message ?? 'fetch failed').split('\n')[0]}`;
   if (code) return `${NETWORK_WORDS[code] ?? 'network error'} (${code})`;
   return err instanceof Error ? err.message.split('\n')[0]! : String(err);
 }
@@ -80,7 +84,8 @@ export function apiMessage(err: unknown): string {
 /** A retry may fix it: the server unreachable, overloaded or restarting. */
 export function isTransientApiError(err: unknown): boolean {
   const status = apiStatus(err);
-  if (status !== undefined) return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
+  if (status !== undefined)
+    return status === 429 || status === 500 || status === 502 || status === 503 || status === 504;
   return networkCode(err) !== undefined;
 }
 
@@ -101,7 +106,10 @@ export function toInstallerApiError(err: unknown, what: string, server: string):
       cause: err,
     });
   }
-  return new InstallerError(1, message, { hint: 'Unexpected answer from the API server; see the log above.', cause: err });
+  return new InstallerError(1, message, {
+    hint: 'Unexpected answer from the API server; see the log above.',
+    cause: err,
+  });
 }
 
 export interface RetryOptions {
@@ -133,12 +141,18 @@ export async function withApiRetry<T>(fn: () => Promise<T>, o: RetryOptions): Pr
       if (!isTransientApiError(err)) throw toInstallerApiError(caught, o.what, o.server);
       const elapsed = Date.now() - started;
       if (elapsed >= o.boundMs || o.signal?.aborted) {
-        throw new TransientError(`${o.what} failed: cluster unreachable: API server ${o.server} did not answer (${apiMessage(err)}) after ${attempt} attempts in ${(elapsed / 1000).toFixed(1)}s`, {
-          hint: 'Check that the API server is up and reachable from the installer (network policy, proxy, KUBECONFIG); raise --connect-timeout (HELM_INSTALLER_CONNECT_TIMEOUT) to wait longer; the Job retries exit 5.',
-          cause: err,
-        });
+        throw new TransientError(
+          `${o.what} failed: cluster unreachable: API server ${o.server} did not answer (${apiMessage(err)}) after ${attempt} attempts in ${(elapsed / 1000).toFixed(1)}s`,
+          {
+            hint: 'Check that the API server is up and reachable from the installer (network policy, proxy, KUBECONFIG); raise --connect-timeout (HELM_INSTALLER_CONNECT_TIMEOUT) to wait longer; the Job retries exit 5.',
+            cause: err,
+          },
+        );
       }
-      o.logger?.warn({ attempt, retryInMs: Math.min(delay, o.boundMs - elapsed), cause: apiMessage(err), server: o.server }, `${o.what}: API server not reachable yet, retrying`);
+      o.logger?.warn(
+        { attempt, retryInMs: Math.min(delay, o.boundMs - elapsed), cause: apiMessage(err), server: o.server },
+        `${o.what}: API server not reachable yet, retrying`,
+      );
       await sleep(Math.min(delay, o.boundMs - elapsed), undefined, { signal: o.signal }).catch(() => undefined);
       delay = Math.min(delay * 2, o.maxDelayMs ?? 5000);
     }
@@ -149,7 +163,10 @@ export async function withApiRetry<T>(fn: () => Promise<T>, o: RetryOptions): Pr
 export async function withCallTimeout<T>(p: Promise<T>, ms = 15_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`API call timed out after ${ms} ms`), { code: 'API_CALL_TIMEOUT' })), ms);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`API call timed out after ${ms} ms`), { code: 'API_CALL_TIMEOUT' })),
+      ms,
+    );
   });
   try {
     return await Promise.race([p, timeout]);

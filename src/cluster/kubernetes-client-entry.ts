@@ -6,6 +6,13 @@
 // 1.4 s under load) before the Lease could be taken; the one minified file loads in about 0.1 s.
 // Tests that run the TypeScript sources load this file unbundled (see kube-client.ts).
 export { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-export { AppsV1Api, AuthorizationV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, EventsV1Api } from '@kubernetes/client-node/dist/gen/index.js';
+export {
+  AppsV1Api,
+  AuthorizationV1Api,
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  EventsV1Api,
+} from '@kubernetes/client-node/dist/gen/index.js';
 export { KubernetesObjectApi } from '@kubernetes/client-node/dist/object.js';
 export { V1MicroTime } from '@kubernetes/client-node/dist/types.js';

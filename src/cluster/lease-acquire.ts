@@ -8,8 +8,24 @@ import { ReleaseBusyError, TransientError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, toInstallerApiError, withApiRetry, withCallTimeout } from './kube-errors.js';
 import { kubeModule, type KubeClients } from './kube-client.js';
-import { decideLease, LEASE_DURATION_SECONDS, leaseName, leaseState, newHolderIdentity, type LeaseDecision, type LeaseState } from './lease-decision.js';
-import { HOLDER_ANNOTATION, judgeHolder, parseHolderRecord, readHolderFacts, selfRecord, type HolderRecord, type HolderVerdict } from './lease-holder.js';
+import {
+  decideLease,
+  LEASE_DURATION_SECONDS,
+  leaseName,
+  leaseState,
+  newHolderIdentity,
+  type LeaseDecision,
+  type LeaseState,
+} from './lease-decision.js';
+import {
+  HOLDER_ANNOTATION,
+  judgeHolder,
+  parseHolderRecord,
+  readHolderFacts,
+  selfRecord,
+  type HolderRecord,
+  type HolderVerdict,
+} from './lease-holder.js';
 
 const POLL_MS = 1000;
 
@@ -38,13 +54,19 @@ export interface AcquireOptions {
 }
 
 /** The Lease, ours, and who we are in it. */
-export async function acquireLease(kube: KubeClients, o: AcquireOptions): Promise<{ lease: V1Lease; identity: string }> {
+export async function acquireLease(
+  kube: KubeClients,
+  o: AcquireOptions,
+): Promise<{ lease: V1Lease; identity: string }> {
   const attempt = new LeaseAttempt(kube, o);
   // Most runs find no Lease: the first attempt creates it, one round trip instead of a read and
   // then a create; one that exists (409) is read and judged.
   let lease: V1Lease | undefined;
   for (let first = true; !lease; first = false) {
-    if (o.signal.aborted) throw new TransientError(`interrupted while waiting for the lease of release ${o.release}`, { hint: 'Run the installer again.' });
+    if (o.signal.aborted)
+      throw new TransientError(`interrupted while waiting for the lease of release ${o.release}`, {
+        hint: 'Run the installer again.',
+      });
     const current = first ? undefined : await attempt.read();
     lease = current ? await attempt.judge(current) : await attempt.create();
   }
@@ -76,10 +98,12 @@ class LeaseAttempt {
 
   read(): Promise<V1Lease | undefined> {
     return this.firstCall(`reading Lease ${this.where}`, () =>
-      this.kube.coordination.readNamespacedLease({ name: this.name, namespace: this.o.namespace }).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }),
+      this.kube.coordination
+        .readNamespacedLease({ name: this.name, namespace: this.o.namespace })
+        .catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        }),
     );
   }
 
@@ -113,39 +137,63 @@ class LeaseAttempt {
     if (!this.observed || this.observed.renewTime !== renewTime) this.observed = { renewTime, since: now };
     const state = leaseState(current.spec, this.identity, now, this.observed.since);
     // Who holds it, and whether it is provably gone (or alive): a /proc read or one pod GET.
-    const verdict = state.kind === 'held' || state.kind === 'expired' ? await holderVerdict(this.kube, current, state.holder, this.self, this.podsReadable) : undefined;
+    const verdict =
+      state.kind === 'held' || state.kind === 'expired'
+        ? await holderVerdict(this.kube, current, state.holder, this.self, this.podsReadable)
+        : undefined;
     const decision = decideLease(state, verdict);
     if (decision.action !== 'wait') return this.take(current, decision, verdict);
     await this.wait(state, decision, now);
     return undefined;
   }
 
-  private async take(current: V1Lease, decision: Exclude<LeaseDecision, { action: 'wait' }>, verdict: HolderVerdict | undefined): Promise<V1Lease | undefined> {
+  private async take(
+    current: V1Lease,
+    decision: Exclude<LeaseDecision, { action: 'wait' }>,
+    verdict: HolderVerdict | undefined,
+  ): Promise<V1Lease | undefined> {
     const { o } = this;
     const body = await this.body((current.spec?.leaseTransitions ?? 0) + (decision.action === 'take over' ? 1 : 0));
     // Conditional: of two runs that judged the same Lease, only the first replaces it (409).
     body.metadata!.resourceVersion = current.metadata?.resourceVersion;
     let taken: V1Lease;
     try {
-      taken = await this.call(`taking Lease ${this.where}`, () => this.kube.coordination.replaceNamespacedLease({ name: this.name, namespace: o.namespace, body }));
+      taken = await this.call(`taking Lease ${this.where}`, () =>
+        this.kube.coordination.replaceNamespacedLease({ name: this.name, namespace: o.namespace, body }),
+      );
     } catch (err) {
       if (isConflict(err)) return undefined;
       throw err;
     }
     if (decision.action === 'take over' && verdict?.kind === 'gone') {
-      o.logger.warn({ lease: this.where, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo }, `holder ${decision.holder} is gone: ${decision.why}; taking the Lease over`);
+      o.logger.warn(
+        { lease: this.where, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo },
+        `holder ${decision.holder} is gone: ${decision.why}; taking the Lease over`,
+      );
     } else if (decision.action === 'take over') {
       o.logger.warn(
-        { lease: this.where, previousHolder: decision.holder, renewedSecondsAgo: decision.renewedSecondsAgo, ...(verdict ? { holderState: verdict.why } : {}) },
+        {
+          lease: this.where,
+          previousHolder: decision.holder,
+          renewedSecondsAgo: decision.renewedSecondsAgo,
+          ...(verdict ? { holderState: verdict.why } : {}),
+        },
         'lease taken over: its holder stopped renewing it (the installer died)',
       );
     } else {
-      o.logger.info({ lease: this.where, holder: this.identity }, 'lease acquired: no other installer runs this release');
+      o.logger.info(
+        { lease: this.where, holder: this.identity },
+        'lease acquired: no other installer runs this release',
+      );
     }
     return taken;
   }
 
-  private async wait(state: LeaseState, decision: Extract<LeaseDecision, { action: 'wait' }>, now: number): Promise<void> {
+  private async wait(
+    state: LeaseState,
+    decision: Extract<LeaseDecision, { action: 'wait' }>,
+    now: number,
+  ): Promise<void> {
     const { o } = this;
     const renewedSecondsAgo = state.kind === 'held' || state.kind === 'expired' ? state.renewedSecondsAgo : 0;
     const waited = now - this.started;
@@ -161,15 +209,31 @@ class LeaseAttempt {
       if (!this.announced) o.onWaiting?.();
       this.announced = decision.holder;
       o.logger.info(
-        { lease: this.where, holder: decision.holder, renewedSecondsAgo, waitSeconds: Math.round(o.waitMs / 1000), ...(decision.why ? { holderState: decision.why } : {}) },
+        {
+          lease: this.where,
+          holder: decision.holder,
+          renewedSecondsAgo,
+          waitSeconds: Math.round(o.waitMs / 1000),
+          ...(decision.why ? { holderState: decision.why } : {}),
+        },
         'another installer holds this release: waiting for it',
       );
     }
-    await sleep(Math.min(POLL_MS, Math.max(50, o.waitMs - waited)), undefined, { signal: o.signal }).catch(() => undefined);
+    await sleep(Math.min(POLL_MS, Math.max(50, o.waitMs - waited)), undefined, { signal: o.signal }).catch(
+      () => undefined,
+    );
   }
 
   private body(transitions: number): Promise<V1Lease> {
-    return leaseBody(this.name, this.o.namespace, this.identity, this.o.release, transitions, this.self, this.o.appSlug);
+    return leaseBody(
+      this.name,
+      this.o.namespace,
+      this.identity,
+      this.o.release,
+      transitions,
+      this.self,
+      this.o.appSlug,
+    );
   }
 
   /** Plain calls: not-found and conflict are answers the loop handles; the rest are typed. */
@@ -188,14 +252,26 @@ class LeaseAttempt {
    */
   private async firstCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (this.connected) return this.call(what, fn);
-    const result = await withApiRetry(() => withCallTimeout(fn()), { boundMs: this.o.connectMs, signal: this.o.signal, logger: this.o.logger, what, server: this.kube.server });
+    const result = await withApiRetry(() => withCallTimeout(fn()), {
+      boundMs: this.o.connectMs,
+      signal: this.o.signal,
+      logger: this.o.logger,
+      what,
+      server: this.kube.server,
+    });
     this.connected = true;
     return result;
   }
 }
 
 /** What is known of the Lease's holder; never throws (an error is "unsure": wait as before). */
-async function holderVerdict(kube: KubeClients, lease: V1Lease, holder: string, self: HolderRecord, podsReadable: { forbidden?: string }): Promise<HolderVerdict> {
+async function holderVerdict(
+  kube: KubeClients,
+  lease: V1Lease,
+  holder: string,
+  self: HolderRecord,
+  podsReadable: { forbidden?: string },
+): Promise<HolderVerdict> {
   const record = parseHolderRecord(lease.metadata?.annotations?.[HOLDER_ANNOTATION], holder);
   try {
     return judgeHolder(record, self, await readHolderFacts(kube, record, self, podsReadable));
@@ -209,7 +285,15 @@ export async function microNow(): Promise<Date> {
   return new k8s.V1MicroTime();
 }
 
-async function leaseBody(name: string, namespace: string, identity: string, release: string, transitions: number, self: HolderRecord, appSlug?: string): Promise<V1Lease> {
+async function leaseBody(
+  name: string,
+  namespace: string,
+  identity: string,
+  release: string,
+  transitions: number,
+  self: HolderRecord,
+  appSlug?: string,
+): Promise<V1Lease> {
   const now = await microNow();
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -219,9 +303,18 @@ async function leaseBody(name: string, namespace: string, identity: string, rele
       namespace,
       labels: { 'app.kubernetes.io/managed-by': 'helm-installer', 'helm-installer/release': release },
       // Where this process lives, for a later run to prove it gone (lease-holder.ts).
-      annotations: { [HOLDER_ANNOTATION]: JSON.stringify(self), ...(appSlug !== undefined ? { [APP_SLUG_ANNOTATION]: appSlug } : {}) },
+      annotations: {
+        [HOLDER_ANNOTATION]: JSON.stringify(self),
+        ...(appSlug !== undefined ? { [APP_SLUG_ANNOTATION]: appSlug } : {}),
+      },
     },
-    spec: { holderIdentity: identity, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: now, renewTime: now, leaseTransitions: transitions },
+    spec: {
+      holderIdentity: identity,
+      leaseDurationSeconds: LEASE_DURATION_SECONDS,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: transitions,
+    },
   };
 }
 

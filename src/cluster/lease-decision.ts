@@ -28,16 +28,31 @@ export type LeaseState =
  * record's renewTime against our clock, or by how long we have watched the same renewTime
  * unchanged (what client-go's leader election trusts; it holds with clocks apart).
  */
-export function leaseState(spec: V1Lease['spec'], identity: string, now: number, unchangedSinceMs?: number): LeaseState {
+export function leaseState(
+  spec: V1Lease['spec'],
+  identity: string,
+  now: number,
+  unchangedSinceMs?: number,
+): LeaseState {
   const holder = spec?.holderIdentity;
   if (!holder) return { kind: 'free' };
   if (holder === identity) return { kind: 'ours' };
   const duration = (spec?.leaseDurationSeconds ?? LEASE_DURATION_SECONDS) * 1000;
-  const renewed = spec?.renewTime ? new Date(spec.renewTime).getTime() : spec?.acquireTime ? new Date(spec.acquireTime).getTime() : 0;
+  const renewed = spec?.renewTime
+    ? new Date(spec.renewTime).getTime()
+    : spec?.acquireTime
+      ? new Date(spec.acquireTime).getTime()
+      : 0;
   const ago = now - renewed;
   const watched = unchangedSinceMs === undefined ? 0 : now - unchangedSinceMs;
-  if (ago > duration || watched > duration) return { kind: 'expired', holder, renewedSecondsAgo: Math.round(ago / 1000) };
-  return { kind: 'held', holder, renewedSecondsAgo: Math.max(0, Math.round(ago / 1000)), expiresInSeconds: Math.max(0, Math.round((duration - ago) / 1000)) };
+  if (ago > duration || watched > duration)
+    return { kind: 'expired', holder, renewedSecondsAgo: Math.round(ago / 1000) };
+  return {
+    kind: 'held',
+    holder,
+    renewedSecondsAgo: Math.max(0, Math.round(ago / 1000)),
+    expiresInSeconds: Math.max(0, Math.round((duration - ago) / 1000)),
+  };
 }
 
 export type LeaseDecision =
@@ -54,8 +69,26 @@ export type LeaseDecision =
 export function decideLease(state: LeaseState, verdict: HolderVerdict | undefined): LeaseDecision {
   if (state.kind === 'free' || state.kind === 'ours') return { action: 'take' };
   const expired = state.kind === 'expired';
-  if (verdict?.kind === 'gone') return { action: 'take over', holder: state.holder, why: verdict.why, expired, renewedSecondsAgo: state.renewedSecondsAgo };
+  if (verdict?.kind === 'gone')
+    return {
+      action: 'take over',
+      holder: state.holder,
+      why: verdict.why,
+      expired,
+      renewedSecondsAgo: state.renewedSecondsAgo,
+    };
   if (!expired) return { action: 'wait', holder: state.holder, why: verdict?.why };
-  if (verdict?.kind === 'alive') return { action: 'wait', holder: state.holder, why: `it has not renewed its Lease for ${state.renewedSecondsAgo}s, but ${verdict.why}` };
-  return { action: 'take over', holder: state.holder, why: `it has not renewed its Lease for ${state.renewedSecondsAgo}s`, expired, renewedSecondsAgo: state.renewedSecondsAgo };
+  if (verdict?.kind === 'alive')
+    return {
+      action: 'wait',
+      holder: state.holder,
+      why: `it has not renewed its Lease for ${state.renewedSecondsAgo}s, but ${verdict.why}`,
+    };
+  return {
+    action: 'take over',
+    holder: state.holder,
+    why: `it has not renewed its Lease for ${state.renewedSecondsAgo}s`,
+    expired,
+    renewedSecondsAgo: state.renewedSecondsAgo,
+  };
 }

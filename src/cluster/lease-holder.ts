@@ -32,7 +32,13 @@ export interface HolderRecord {
 /** What was read about a holder's pod. */
 export type PodFact =
   | { kind: 'absent' }
-  | { kind: 'found'; phase?: string; restartPolicy?: string; containers: ('running' | 'terminated' | 'waiting' | 'unknown')[]; ready?: boolean }
+  | {
+      kind: 'found';
+      phase?: string;
+      restartPolicy?: string;
+      containers: ('running' | 'terminated' | 'waiting' | 'unknown')[];
+      ready?: boolean;
+    }
   | { kind: 'unreadable'; why: string };
 
 export interface HolderFacts {
@@ -43,7 +49,8 @@ export interface HolderFacts {
   pod?: PodFact;
 }
 
-export type HolderVerdict = { kind: 'gone'; why: string } | { kind: 'alive'; why: string } | { kind: 'unsure'; why: string };
+export type HolderVerdict =
+  { kind: 'gone'; why: string } | { kind: 'alive'; why: string } | { kind: 'unsure'; why: string };
 
 /** Pure. Proof that the holder's process (and its helm) no longer runs, or that it does. */
 export function judgeHolder(holder: HolderRecord | undefined, self: HolderRecord, facts: HolderFacts): HolderVerdict {
@@ -68,14 +75,24 @@ function judgeProcess(holder: HolderRecord, facts: HolderFacts): HolderVerdict {
   const p = facts.process;
   if (!p) return { kind: 'unsure', why: `pid ${holder.pid} was not looked up` };
   if (p.kind === 'present') {
-    if (!holder.start || !p.start) return { kind: 'unsure', why: `pid ${holder.pid} exists (its start time is unknown)` };
+    if (!holder.start || !p.start)
+      return { kind: 'unsure', why: `pid ${holder.pid} exists (its start time is unknown)` };
     if (p.start === holder.start) return { kind: 'alive', why: `pid ${holder.pid} still runs on this host` };
   }
-  const ended = p.kind === 'absent' ? `pid ${holder.pid} no longer exists on this host` : `pid ${holder.pid} is now another process`;
+  const ended =
+    p.kind === 'absent'
+      ? `pid ${holder.pid} no longer exists on this host`
+      : `pid ${holder.pid} is now another process`;
   // helm runs in the installer's process group and outlives an installer killed alone.
-  if (holder.group === undefined || holder.group <= 1) return { kind: 'unsure', why: `${ended}, but its process group is unknown` };
-  if (facts.groupMembers === undefined) return { kind: 'unsure', why: `${ended}, but its process group was not looked up` };
-  if (facts.groupMembers > 0) return { kind: 'unsure', why: `${ended}, but ${facts.groupMembers} process(es) of its group ${holder.group} (its helm?) still run` };
+  if (holder.group === undefined || holder.group <= 1)
+    return { kind: 'unsure', why: `${ended}, but its process group is unknown` };
+  if (facts.groupMembers === undefined)
+    return { kind: 'unsure', why: `${ended}, but its process group was not looked up` };
+  if (facts.groupMembers > 0)
+    return {
+      kind: 'unsure',
+      why: `${ended}, but ${facts.groupMembers} process(es) of its group ${holder.group} (its helm?) still run`,
+    };
   return { kind: 'gone', why: `${ended}, nor anything of its process group (helm)` };
 }
 
@@ -84,19 +101,32 @@ function judgePod(pod: NonNullable<HolderRecord['pod']>, fact: PodFact | undefin
   if (!fact) return { kind: 'unsure', why: `its pod ${name} was not read` };
   if (fact.kind === 'unreadable') return { kind: 'unsure', why: `cannot read its pod ${name}: ${fact.why}` };
   if (fact.kind === 'absent') return { kind: 'gone', why: `its pod ${name} no longer exists` };
-  if (fact.phase === 'Succeeded' || fact.phase === 'Failed') return { kind: 'gone', why: `its pod ${name} has ended (${fact.phase})` };
+  if (fact.phase === 'Succeeded' || fact.phase === 'Failed')
+    return { kind: 'gone', why: `its pod ${name} has ended (${fact.phase})` };
   // A container that never restarts and has terminated cannot hold anything any more; with
   // restarts, a terminated status may be an earlier instance of a container that runs again.
-  if (fact.restartPolicy === 'Never' && fact.containers.length > 0 && fact.containers.every((c) => c === 'terminated')) {
+  if (
+    fact.restartPolicy === 'Never' &&
+    fact.containers.length > 0 &&
+    fact.containers.every((c) => c === 'terminated')
+  ) {
     return { kind: 'gone', why: `every container of its pod ${name} has terminated` };
   }
   // Running, every container running and Ready: its node's kubelet vouches for it, however late
   // its renewals (a node under pressure starves the installer; issue 40). A node lost stops
   // vouching: the node controller marks its pods not Ready, and the Lease expires as before.
-  if (fact.phase === 'Running' && fact.ready && fact.containers.length > 0 && fact.containers.every((c) => c === 'running')) {
+  if (
+    fact.phase === 'Running' &&
+    fact.ready &&
+    fact.containers.length > 0 &&
+    fact.containers.every((c) => c === 'running')
+  ) {
     return { kind: 'alive', why: `its pod ${name} is Running and Ready` };
   }
-  return { kind: 'unsure', why: `its pod ${name} is ${fact.phase ?? 'in an unknown phase'}${fact.phase === 'Running' && !fact.ready ? ', not Ready' : ''}` };
+  return {
+    kind: 'unsure',
+    why: `its pod ${name} is ${fact.phase ?? 'in an unknown phase'}${fact.phase === 'Running' && !fact.ready ? ', not Ready' : ''}`,
+  };
 }
 
 /** The annotation's value, or undefined when it is missing, malformed or names another pid. */
@@ -164,29 +194,50 @@ function ownPod(server: string, env: NodeJS.ProcessEnv): HolderRecord['pod'] {
     return undefined;
   }
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  if (url.hostname.replace(/^\[|\]$/g, '') !== host.replace(/^\[|\]$/g, '') || port !== (env.KUBERNETES_SERVICE_PORT ?? '443')) return undefined;
+  if (
+    url.hostname.replace(/^\[|\]$/g, '') !== host.replace(/^\[|\]$/g, '') ||
+    port !== (env.KUBERNETES_SERVICE_PORT ?? '443')
+  )
+    return undefined;
   return { namespace, name };
 }
 
 /** The small reads judgeHolder needs: /proc for a holder on this host, else its pod (one GET). */
-export async function readHolderFacts(kube: KubeClients, holder: HolderRecord | undefined, self: HolderRecord, podsReadable: { forbidden?: string }): Promise<HolderFacts> {
+export async function readHolderFacts(
+  kube: KubeClients,
+  holder: HolderRecord | undefined,
+  self: HolderRecord,
+  podsReadable: { forbidden?: string },
+): Promise<HolderFacts> {
   if (!holder) return {};
   let facts: HolderFacts = {};
   if (sameProcessSpace(holder, self)) {
     const stat = procStat(String(holder.pid));
-    const process: HolderFacts['process'] = stat && !stat.zombie ? { kind: 'present', start: stat.start } : { kind: 'absent' };
-    const ended = process.kind === 'absent' || (holder.start !== undefined && process.start !== undefined && process.start !== holder.start);
-    facts = { process, groupMembers: ended && holder.group && holder.group > 1 ? groupMembers(holder.group) : undefined };
+    const process: HolderFacts['process'] =
+      stat && !stat.zombie ? { kind: 'present', start: stat.start } : { kind: 'absent' };
+    const ended =
+      process.kind === 'absent' ||
+      (holder.start !== undefined && process.start !== undefined && process.start !== holder.start);
+    facts = {
+      process,
+      groupMembers: ended && holder.group && holder.group > 1 ? groupMembers(holder.group) : undefined,
+    };
     if (judgeProcess(holder, facts).kind !== 'unsure') return facts;
   }
   if (!holder.pod) return facts;
   return { ...facts, pod: await readPod(kube, holder.pod, podsReadable) };
 }
 
-async function readPod(kube: KubeClients, holder: NonNullable<HolderRecord['pod']>, podsReadable: { forbidden?: string }): Promise<PodFact> {
+async function readPod(
+  kube: KubeClients,
+  holder: NonNullable<HolderRecord['pod']>,
+  podsReadable: { forbidden?: string },
+): Promise<PodFact> {
   if (podsReadable.forbidden) return { kind: 'unreadable', why: podsReadable.forbidden };
   try {
-    return podFact(await withCallTimeout(kube.core.readNamespacedPod({ name: holder.name, namespace: holder.namespace }), 3000));
+    return podFact(
+      await withCallTimeout(kube.core.readNamespacedPod({ name: holder.name, namespace: holder.namespace }), 3000),
+    );
   } catch (err) {
     const status = apiStatus(err);
     if (status === 404) return { kind: 'absent' };
@@ -200,12 +251,18 @@ async function readPod(kube: KubeClients, holder: NonNullable<HolderRecord['pod'
 }
 
 export function podFact(pod: V1Pod): PodFact {
-  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? []), ...(pod.status?.ephemeralContainerStatuses ?? [])];
+  const statuses = [
+    ...(pod.status?.initContainerStatuses ?? []),
+    ...(pod.status?.containerStatuses ?? []),
+    ...(pod.status?.ephemeralContainerStatuses ?? []),
+  ];
   return {
     kind: 'found',
     phase: pod.status?.phase,
     restartPolicy: pod.spec?.restartPolicy,
-    containers: statuses.map((s) => (s.state?.running ? 'running' : s.state?.terminated ? 'terminated' : s.state?.waiting ? 'waiting' : 'unknown')),
+    containers: statuses.map((s) =>
+      s.state?.running ? 'running' : s.state?.terminated ? 'terminated' : s.state?.waiting ? 'waiting' : 'unknown',
+    ),
     ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
   };
 }
@@ -217,7 +274,11 @@ function procStat(pid: string): { start?: string; group?: number; zombie: boolea
   // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const group = Number(fields[2]);
-  return { zombie: fields[0] === 'Z' || fields[0] === 'X', group: Number.isSafeInteger(group) && group > 0 ? group : undefined, start: fields[19] || undefined };
+  return {
+    zombie: fields[0] === 'Z' || fields[0] === 'X',
+    group: Number.isSafeInteger(group) && group > 0 ? group : undefined,
+    start: fields[19] || undefined,
+  };
 }
 
 /** Live processes of a process group (zombies excluded: they run nothing). */

@@ -60,7 +60,12 @@ export class ObjectApiError extends Error {
 }
 
 /** The REST path of one object: `/apis/apps/v1/namespaces/ns/deployments/web`. */
-export function objectPath(apiVersion: string, info: ResourceInfo, name: string, namespace: string | undefined): string {
+export function objectPath(
+  apiVersion: string,
+  info: ResourceInfo,
+  name: string,
+  namespace: string | undefined,
+): string {
   return `${collectionPath(apiVersion, info, namespace)}/${encodeURIComponent(name)}`;
 }
 
@@ -77,7 +82,12 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
   class RawApi extends k8s.KubernetesObjectApi {
-    async send(method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }): Promise<{ status: number; text: string; warning?: string }> {
+    async send(
+      method: Method,
+      path: string,
+      query: Record<string, string>,
+      body?: { type: string; text: string },
+    ): Promise<{ status: number; text: string; warning?: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
       context.setHeaderParam('Accept', 'application/json');
       for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
@@ -86,18 +96,29 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
         context.setBody(body.text);
       }
       if (signal) context.setSignal(signal);
-      for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default]) await auth?.applySecurityAuthentication(context);
+      for (const auth of [this.configuration.authMethods.BearerToken, this.configuration.authMethods.default])
+        await auth?.applySecurityAuthentication(context);
       const response = await this.configuration.httpApi.send(context).toPromise();
       return { status: response.httpStatusCode, text: await response.body.text(), warning: response.headers.warning };
     }
   }
   const api = kube.config.makeApiClient(RawApi);
-  const send = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => {
+  const send = async (
+    method: Method,
+    path: string,
+    query: Record<string, string>,
+    body?: { type: string; text: string },
+  ) => {
     const r = await withCallTimeout(api.send(method, path, query, body));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
     return { object: JSON.parse(r.text) as Obj, warnings: parseWarnings(r.warning) };
   };
-  const call = async (method: Method, path: string, query: Record<string, string>, body?: { type: string; text: string }) => (await send(method, path, query, body)).object;
+  const call = async (
+    method: Method,
+    path: string,
+    query: Record<string, string>,
+    body?: { type: string; text: string },
+  ) => (await send(method, path, query, body)).object;
   return {
     async get(path) {
       try {
@@ -109,7 +130,12 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     },
     list: (path, query) => call('GET', path, query),
     async delete(path, propagationPolicy, uid) {
-      const options = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy, ...(uid ? { preconditions: { uid } } : {}) };
+      const options = {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy,
+        ...(uid ? { preconditions: { uid } } : {}),
+      };
       try {
         await call('DELETE', path, {}, { type: 'application/json', text: JSON.stringify(options) });
         return true;
@@ -119,11 +145,25 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       }
     },
     apply: (path, body, o) =>
-      call('PATCH', path, { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/apply-patch+yaml', text: JSON.stringify(body) }),
-    createDryRun: (path, body) => send('POST', path, { dryRun: 'All' }, { type: 'application/json', text: JSON.stringify(body) }),
-    jsonPatch: (path, ops, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
-    mergePatch: (path, patch, fieldManager) => call('PATCH', path, { fieldManager }, { type: 'application/merge-patch+json', text: JSON.stringify(patch) }),
-    update: (path, body, fieldManager, dryRun) => call('PUT', path, { fieldManager, ...(dryRun ? { dryRun: 'All' } : {}) }, { type: 'application/json', text: JSON.stringify(body) }),
+      call(
+        'PATCH',
+        path,
+        { fieldManager: o.fieldManager, force: 'true', ...(o.dryRun ? { dryRun: 'All' } : {}) },
+        { type: 'application/apply-patch+yaml', text: JSON.stringify(body) },
+      ),
+    createDryRun: (path, body) =>
+      send('POST', path, { dryRun: 'All' }, { type: 'application/json', text: JSON.stringify(body) }),
+    jsonPatch: (path, ops, fieldManager) =>
+      call('PATCH', path, { fieldManager }, { type: 'application/json-patch+json', text: JSON.stringify(ops) }),
+    mergePatch: (path, patch, fieldManager) =>
+      call('PATCH', path, { fieldManager }, { type: 'application/merge-patch+json', text: JSON.stringify(patch) }),
+    update: (path, body, fieldManager, dryRun) =>
+      call(
+        'PUT',
+        path,
+        { fieldManager, ...(dryRun ? { dryRun: 'All' } : {}) },
+        { type: 'application/json', text: JSON.stringify(body) },
+      ),
   };
 }
 

@@ -38,7 +38,10 @@ export async function rewriteRecordManifest(
   const { namespace, release, revision } = at;
   const name = releaseSecretName(release, revision);
   const copy = unmappedSecretName(release, revision);
-  const call = <T>(what: string, fn: () => Promise<T>) => withCallTimeout(fn()).catch((error: unknown) => Promise.reject(toInstallerApiError(error, `${what} (namespace ${namespace})`, kube.server)));
+  const call = <T>(what: string, fn: () => Promise<T>) =>
+    withCallTimeout(fn()).catch((error: unknown) =>
+      Promise.reject(toInstallerApiError(error, `${what} (namespace ${namespace})`, kube.server)),
+    );
   const secret = await call(`reading ${name}`, () => kube.core.readNamespacedSecret({ name, namespace }));
   const payload = secret.data?.release;
   if (!payload) throw new InstallerError(ExitCode.internal, `release record ${namespace}/${name} has no data.release`);
@@ -51,7 +54,10 @@ export async function rewriteRecordManifest(
   const body: V1Secret = {
     ...secret,
     data: { ...secret.data, release: encoded.toString('base64') },
-    metadata: { ...secret.metadata, labels: { ...secret.metadata?.labels, modifiedAt: String(Math.floor(Date.now() / 1000)) } },
+    metadata: {
+      ...secret.metadata,
+      labels: { ...secret.metadata?.labels, modifiedAt: String(Math.floor(Date.now() / 1000)) },
+    },
   };
   // resourceVersion from the read: a concurrent writer makes this fail instead of being lost.
   await call(`updating ${name}`, () => kube.core.replaceNamespacedSecret({ name, namespace, body }));
@@ -62,16 +68,24 @@ export async function rewriteRecordManifest(
 export function rewrittenPayload(json: string, manifest: string, record: string, limit = RECORD_LIMIT): Buffer {
   const encoded = encodeReleasePayload(setReleaseManifest(json, manifest));
   if (encoded.length > limit) {
-    throw new InstallerError(ExitCode.invalidInput, `the rewritten record ${record} would be ${encoded.length} bytes, over the ${limit} a Secret holds; nothing was changed`, {
-      hint: 'Map the record by hand (helm mapkubeapis), or uninstall and install the release again.',
-    });
+    throw new InstallerError(
+      ExitCode.invalidInput,
+      `the rewritten record ${record} would be ${encoded.length} bytes, over the ${limit} a Secret holds; nothing was changed`,
+      {
+        hint: 'Map the record by hand (helm mapkubeapis), or uninstall and install the release again.',
+      },
+    );
   }
   return encoded;
 }
 
 type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 
-async function keepOriginal(kube: KubeClients, call: Call, c: { namespace: string; release: string; revision: number; copy: string; payload: string }): Promise<void> {
+async function keepOriginal(
+  kube: KubeClients,
+  call: Call,
+  c: { namespace: string; release: string; revision: number; copy: string; payload: string },
+): Promise<void> {
   const body: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -79,7 +93,11 @@ async function keepOriginal(kube: KubeClients, call: Call, c: { namespace: strin
     metadata: {
       name: c.copy,
       namespace: c.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'helm-installer', 'helm-installer/unmapped-release': c.release, 'helm-installer/unmapped-revision': String(c.revision) },
+      labels: {
+        'app.kubernetes.io/managed-by': 'helm-installer',
+        'helm-installer/unmapped-release': c.release,
+        'helm-installer/unmapped-revision': String(c.revision),
+      },
       annotations: { 'helm-installer/restore': restoreCommand(c.namespace, c.release, c.revision) },
     },
     data: { release: c.payload },
@@ -104,7 +122,10 @@ export function setReleaseManifest(json: string, manifest: string): string {
   const out = json.slice(0, span[0]) + JSON.stringify(manifest) + json.slice(span[1]);
   const before = JSON.parse(json) as Record<string, unknown>;
   const after = JSON.parse(out) as Record<string, unknown>;
-  if (after.manifest !== manifest || JSON.stringify({ ...after, manifest: '' }) !== JSON.stringify({ ...before, manifest: '' })) {
+  if (
+    after.manifest !== manifest ||
+    JSON.stringify({ ...after, manifest: '' }) !== JSON.stringify({ ...before, manifest: '' })
+  ) {
     throw new Error('editing the release manifest changed other fields');
   }
   return out;

@@ -5,7 +5,8 @@
 // (the scheduler). Pure: the message in, a kind and a few short lines for the admin out (each fits
 // the failure summary's 300-character lines); the message itself is shown beside them.
 
-export type RefusalKind = 'pod-security' | 'resource-quota' | 'limit-range' | 'admission-policy' | 'admission-webhook' | 'scheduler' | 'other';
+export type RefusalKind =
+  'pod-security' | 'resource-quota' | 'limit-range' | 'admission-policy' | 'admission-webhook' | 'scheduler' | 'other';
 
 export interface Refusal {
   kind: RefusalKind;
@@ -97,20 +98,30 @@ function admissionWebhook(m: string): Refusal | undefined {
   if (denied) {
     return {
       kind: 'admission-webhook',
-      wayOut: [`admission webhook ${denied[1]} denied the pods${denied[2] ? `: ${denied[2]}` : ''}`, 'change the values so the pods meet its policy, or ask the cluster admin who runs the webhook'],
+      wayOut: [
+        `admission webhook ${denied[1]} denied the pods${denied[2] ? `: ${denied[2]}` : ''}`,
+        'change the values so the pods meet its policy, or ask the cluster admin who runs the webhook',
+      ],
     };
   }
   const failed = /failed calling webhook "([^"]+)": (.*)$/.exec(m);
   if (!failed) return undefined;
   return {
     kind: 'admission-webhook',
-    wayOut: [`admission webhook ${failed[1]} could not be called: ${failed[2]}`, 'the cluster admin should fix the webhook (its Service and pods) or its failurePolicy'],
+    wayOut: [
+      `admission webhook ${failed[1]} could not be called: ${failed[2]}`,
+      'the cluster admin should fix the webhook (its Service and pods) or its failurePolicy',
+    ],
   };
 }
 
 /** `maximum cpu usage per Container is 500m, but limit is 1`, `minimum memory usage per Pod is ...`, `cpu max limit to request ratio per Container is 2, ...` */
 function limitRange(m: string, ctx: RefusalContext): Refusal | undefined {
-  const found = [...m.matchAll(/((?:maximum|minimum) \S+ usage per (?:Container|Pod) is [^,\]]+, but (?:limit|request) is [^,\]]+|\S+ max limit to request ratio per (?:Container|Pod) is [^,\]]+, but provided ratio is [^,\]]+)/g)].map((x) => x[1]!);
+  const found = [
+    ...m.matchAll(
+      /((?:maximum|minimum) \S+ usage per (?:Container|Pod) is [^,\]]+, but (?:limit|request) is [^,\]]+|\S+ max limit to request ratio per (?:Container|Pod) is [^,\]]+, but provided ratio is [^,\]]+)/g,
+    ),
+  ].map((x) => x[1]!);
   if (found.length === 0) return undefined;
   return {
     kind: 'limit-range',
@@ -136,16 +147,30 @@ function scheduler(m: string, ctx: RefusalContext): Refusal | undefined {
   const taints = [...why.matchAll(/untolerated taint(?:\(s\))?(?: (\{[^}]*\}))?/g)].map((x) => x[1]);
   if (taints.length > 0) {
     const named = [...new Set(taints.filter((t) => t !== undefined))];
-    out.push(`nodes carry taints the pods do not tolerate${named.length > 0 ? ` (${named.join(', ')})` : ' (kubectl describe nodes | grep Taints)'}: add tolerations in the chart's values, or schedule elsewhere`);
+    out.push(
+      `nodes carry taints the pods do not tolerate${named.length > 0 ? ` (${named.join(', ')})` : ' (kubectl describe nodes | grep Taints)'}: add tolerations in the chart's values, or schedule elsewhere`,
+    );
   }
   const short = [...new Set([...why.matchAll(/Insufficient ([\w./-]*[\w/-])/g)].map((x) => x[1]!))];
-  if (short.length > 0) out.push(`no node has room for the pods' requests of ${short.join(', ')}: lower the chart's resources.requests or replicas, or add capacity`);
+  if (short.length > 0)
+    out.push(
+      `no node has room for the pods' requests of ${short.join(', ')}: lower the chart's resources.requests or replicas, or add capacity`,
+    );
   if (/unbound immediate PersistentVolumeClaims/.test(why)) {
-    out.push(`a PersistentVolumeClaim of the pods is not bound: kubectl -n ${ctx.namespace} get pvc (its StorageClass must exist and provision, or a PersistentVolume must match)`);
+    out.push(
+      `a PersistentVolumeClaim of the pods is not bound: kubectl -n ${ctx.namespace} get pvc (its StorageClass must exist and provision, or a PersistentVolume must match)`,
+    );
   }
-  if (/volume node affinity conflict/.test(why)) out.push('the pods\' volumes are bound to nodes the pods cannot run on (volume node affinity): check the PersistentVolumes and the pods\' placement');
-  if (/didn't have free ports/.test(why)) out.push('the nodes have the pods\' hostPort in use: change or remove the chart\'s hostPort');
-  if (out.length === 0) out.push('no node can take the pods (the scheduler\'s words above): fix the placement or the requests, or add nodes');
+  if (/volume node affinity conflict/.test(why))
+    out.push(
+      "the pods' volumes are bound to nodes the pods cannot run on (volume node affinity): check the PersistentVolumes and the pods' placement",
+    );
+  if (/didn't have free ports/.test(why))
+    out.push("the nodes have the pods' hostPort in use: change or remove the chart's hostPort");
+  if (out.length === 0)
+    out.push(
+      "no node can take the pods (the scheduler's words above): fix the placement or the requests, or add nodes",
+    );
   return { kind: 'scheduler', wayOut: out };
 }
 

@@ -38,12 +38,26 @@ export function refusedWorkloads(w: ReleaseWorkloads): RefusedWorkload[] {
     if (!owner || !w.deployments.has(owner)) continue;
     const failure = rs.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
     if (!failure || (rs.status?.replicas ?? 0) >= (rs.spec?.replicas ?? 1)) continue;
-    out.push(refused(`ReplicaSet/${rs.metadata?.name}`, failure.reason ?? 'FailedCreate', failure.message ?? '', w.namespace, `Deployment/${owner}`));
+    out.push(
+      refused(
+        `ReplicaSet/${rs.metadata?.name}`,
+        failure.reason ?? 'FailedCreate',
+        failure.message ?? '',
+        w.namespace,
+        `Deployment/${owner}`,
+      ),
+    );
   }
   const newest = newestFailedCreate(w.events, w.since);
   const short: [string, boolean][] = [
-    ...w.statefulSets.map((s): [string, boolean] => [`StatefulSet/${s.metadata?.name}`, (s.status?.replicas ?? 0) < (s.spec?.replicas ?? 1)]),
-    ...w.daemonSets.map((d): [string, boolean] => [`DaemonSet/${d.metadata?.name}`, (d.status?.currentNumberScheduled ?? 0) < (d.status?.desiredNumberScheduled ?? 0)]),
+    ...w.statefulSets.map((s): [string, boolean] => [
+      `StatefulSet/${s.metadata?.name}`,
+      (s.status?.replicas ?? 0) < (s.spec?.replicas ?? 1),
+    ]),
+    ...w.daemonSets.map((d): [string, boolean] => [
+      `DaemonSet/${d.metadata?.name}`,
+      (d.status?.currentNumberScheduled ?? 0) < (d.status?.desiredNumberScheduled ?? 0),
+    ]),
     ...w.jobs.map((j): [string, boolean] => [`Job/${j.metadata?.name}`, jobShort(j)]),
   ];
   for (const [object, isShort] of short) {
@@ -61,12 +75,14 @@ function refused(object: string, reason: string, message: string, namespace: str
 
 /** A Job not finished with fewer pods running than it runs at once. */
 function jobShort(j: V1Job): boolean {
-  if (j.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) return false;
+  if (j.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True'))
+    return false;
   return (j.status?.active ?? 0) < (j.spec?.parallelism ?? 1);
 }
 
 function newestFailedCreate(events: CoreV1Event[], since: number): Map<string, CoreV1Event> {
-  const at = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
+  const at = (e: CoreV1Event) =>
+    new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
   const newest = new Map<string, CoreV1Event>();
   for (const e of events) {
     if (e.reason !== 'FailedCreate' || at(e) < since) continue;
@@ -95,12 +111,25 @@ export function cleanMessage(message: string): string {
  * Event on the pod, in the last 10 minutes) wait for that node, not for someone's change: their
  * reason becomes ScalingUp, which fail-fast does not stop on (--timeout still bounds the wait).
  */
-export function markScalingUp<P extends { object: string; reason: string; detail: string }>(problems: P[], events: CoreV1Event[], now: number): P[] {
-  const at = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
+export function markScalingUp<P extends { object: string; reason: string; detail: string }>(
+  problems: P[],
+  events: CoreV1Event[],
+  now: number,
+): P[] {
+  const at = (e: CoreV1Event) =>
+    new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
   const scaling = new Map<string, CoreV1Event>();
-  for (const e of events) if (e.reason === 'TriggeredScaleUp' && now - at(e) <= 600_000) scaling.set(`${e.involvedObject?.kind}/${e.involvedObject?.name}`, e);
+  for (const e of events)
+    if (e.reason === 'TriggeredScaleUp' && now - at(e) <= 600_000)
+      scaling.set(`${e.involvedObject?.kind}/${e.involvedObject?.name}`, e);
   return problems.map((p) => {
     const e = p.reason === 'Unschedulable' ? scaling.get(p.object) : undefined;
-    return e ? { ...p, reason: 'ScalingUp', detail: `the cluster autoscaler is adding a node (${cleanMessage(e.message ?? '')}); the scheduler said: ${p.detail}` } : p;
+    return e
+      ? {
+          ...p,
+          reason: 'ScalingUp',
+          detail: `the cluster autoscaler is adding a node (${cleanMessage(e.message ?? '')}); the scheduler said: ${p.detail}`,
+        }
+      : p;
   });
 }

@@ -62,20 +62,35 @@ export class ReleaseLease {
     const api = this.kube.coordination;
     const body: V1Lease = { ...this.lease, spec: { ...this.lease.spec, renewTime: await microNow() } };
     try {
-      this.lease = await withCallTimeout(api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body }), RENEW_EVERY_MS);
+      this.lease = await withCallTimeout(
+        api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body }),
+        RENEW_EVERY_MS,
+      );
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) {
-        const now = await api.readNamespacedLease({ name: this.name, namespace: this.namespace }).catch(() => undefined);
+        const now = await api
+          .readNamespacedLease({ name: this.name, namespace: this.namespace })
+          .catch(() => undefined);
         if (now?.spec?.holderIdentity === this.identity) {
           this.lease = now;
           return this.renew();
         }
-        this.logger.error({ lease: `${this.namespace}/${this.name}`, holder: now?.spec?.holderIdentity }, 'lease lost to another installer: stopping this run');
-        this.lostController.abort(new ReleaseBusyError(`the Lease ${this.namespace}/${this.name} was taken by ${now?.spec?.holderIdentity ?? 'another installer'} while this run held it`));
+        this.logger.error(
+          { lease: `${this.namespace}/${this.name}`, holder: now?.spec?.holderIdentity },
+          'lease lost to another installer: stopping this run',
+        );
+        this.lostController.abort(
+          new ReleaseBusyError(
+            `the Lease ${this.namespace}/${this.name} was taken by ${now?.spec?.holderIdentity ?? 'another installer'} while this run held it`,
+          ),
+        );
         this.stop();
         return;
       }
-      this.logger.warn({ lease: `${this.namespace}/${this.name}`, cause: (err as Error).message?.split('\n')[0] }, 'lease renewal failed; retrying');
+      this.logger.warn(
+        { lease: `${this.namespace}/${this.name}`, cause: (err as Error).message?.split('\n')[0] },
+        'lease renewal failed; retrying',
+      );
     }
   }
 
@@ -106,7 +121,10 @@ export class ReleaseLease {
       if (!ours) return this.logger.debug({ lease: where }, 'lease not released: another installer holds it now');
       if (Date.now() >= until || !(isConflict(err) || isTransientApiError(err))) {
         const cause = (err as Error).message?.split('\n')[0];
-        return this.logger.warn({ lease: where, cause }, `could not release the lease; the next run takes it over once this process has ended, or ${LEASE_DURATION_SECONDS}s after its last renewal`);
+        return this.logger.warn(
+          { lease: where, cause },
+          `could not release the lease; the next run takes it over once this process has ended, or ${LEASE_DURATION_SECONDS}s after its last renewal`,
+        );
       }
     }
   }
@@ -115,7 +133,10 @@ export class ReleaseLease {
   private async deleteOnce(timeoutMs: number): Promise<unknown> {
     const body = { preconditions: { resourceVersion: this.lease.metadata?.resourceVersion } };
     try {
-      await withCallTimeout(this.kube.coordination.deleteNamespacedLease({ name: this.name, namespace: this.namespace, body }), Math.min(5000, timeoutMs));
+      await withCallTimeout(
+        this.kube.coordination.deleteNamespacedLease({ name: this.name, namespace: this.namespace, body }),
+        Math.min(5000, timeoutMs),
+      );
       return undefined;
     } catch (err) {
       return isNotFound(err) ? undefined : err;
@@ -124,7 +145,10 @@ export class ReleaseLease {
 
   /** Reads the Lease again; true (its new version kept) when it is still ours, or when it cannot be read (tried again). */
   private async stillOurs(): Promise<boolean> {
-    const now = await withCallTimeout(this.kube.coordination.readNamespacedLease({ name: this.name, namespace: this.namespace }), 3000).catch((err: unknown) => (isNotFound(err) ? null : undefined));
+    const now = await withCallTimeout(
+      this.kube.coordination.readNamespacedLease({ name: this.name, namespace: this.namespace }),
+      3000,
+    ).catch((err: unknown) => (isNotFound(err) ? null : undefined));
     if (now === undefined) return true;
     if (now?.spec?.holderIdentity !== this.identity) return false;
     this.lease = now;

@@ -30,7 +30,10 @@ export function decodeReleasePayload(payload: Buffer): string {
 
 /** Pure: JSON text back to what data.release holds, the way helm writes it. */
 export function encodeReleasePayload(json: string): Buffer {
-  return Buffer.from(gzipSync(Buffer.from(json, 'utf8'), { level: zlib.Z_BEST_COMPRESSION }).toString('base64'), 'latin1');
+  return Buffer.from(
+    gzipSync(Buffer.from(json, 'utf8'), { level: zlib.Z_BEST_COMPRESSION }).toString('base64'),
+    'latin1',
+  );
 }
 
 /**
@@ -41,7 +44,8 @@ export function encodeReleasePayload(json: string): Buffer {
  */
 export function setReleaseStatus(json: string, from: string, to: string, description: string): string {
   const before = JSON.parse(json) as { info?: { status?: string; description?: string } };
-  if (before.info?.status !== from) throw new Error(`release record status is ${before.info?.status}, expected ${from}`);
+  if (before.info?.status !== from)
+    throw new Error(`release record status is ${before.info?.status}, expected ${from}`);
   // info is the second field of a helm release (after name), so the first "status" and
   // "description" keys at that nesting are info's; a key inside a JSON string would be escaped.
   const infoAt = json.indexOf('"info":{');
@@ -52,8 +56,10 @@ export function setReleaseStatus(json: string, from: string, to: string, descrip
   info = info.replace(/"description":"(?:[^"\\]|\\.)*"/, `"description":${JSON.stringify(description)}`);
   const out = head + info;
   const after = JSON.parse(out) as typeof before;
-  if (after.info?.status !== to || after.info?.description !== description) throw new Error('could not set the release status in its record');
-  const strip = (r: typeof before) => JSON.stringify({ ...r, info: { ...r.info, status: undefined, description: undefined } });
+  if (after.info?.status !== to || after.info?.description !== description)
+    throw new Error('could not set the release status in its record');
+  const strip = (r: typeof before) =>
+    JSON.stringify({ ...r, info: { ...r.info, status: undefined, description: undefined } });
   if (strip(after) !== strip(before)) throw new Error('editing the release status changed other fields');
   return out;
 }
@@ -80,9 +86,14 @@ export class ReleaseRecords {
     );
     // The records' payloads came with the list: kept, so reading a revision's manifest (the drift
     // check) costs no second round trip.
-    for (const s of list.items) if (s.data?.release) this.payloads.set(Number(s.metadata?.labels?.version), s.data.release);
+    for (const s of list.items)
+      if (s.data?.release) this.payloads.set(Number(s.metadata?.labels?.version), s.data.release);
     return list.items
-      .map((s) => ({ revision: Number(s.metadata?.labels?.version), status: s.metadata?.labels?.status ?? 'unknown', labels: s.metadata?.labels ?? {} }))
+      .map((s) => ({
+        revision: Number(s.metadata?.labels?.version),
+        status: s.metadata?.labels?.status ?? 'unknown',
+        labels: s.metadata?.labels ?? {},
+      }))
       .filter((r) => Number.isInteger(r.revision))
       .sort((a, b) => a.revision - b.revision);
   }
@@ -95,9 +106,12 @@ export class ReleaseRecords {
   /** Marks a pending revision failed in its record and its `status` label. */
   async markFailed(revision: number, from: string, description: string): Promise<void> {
     const name = releaseSecretName(this.release, revision);
-    const secret = await this.call(`reading ${name}`, () => this.kube.core.readNamespacedSecret({ name, namespace: this.namespace }));
+    const secret = await this.call(`reading ${name}`, () =>
+      this.kube.core.readNamespacedSecret({ name, namespace: this.namespace }),
+    );
     const payload = secret.data?.release;
-    if (!payload) throw new InstallerError(ExitCode.internal, `release record ${this.namespace}/${name} has no data.release`);
+    if (!payload)
+      throw new InstallerError(ExitCode.internal, `release record ${this.namespace}/${name} has no data.release`);
     const json = decodeReleasePayload(Buffer.from(payload, 'base64'));
     const edited = setReleaseStatus(json, from, 'failed', description);
     const body: V1Secret = {
@@ -109,7 +123,9 @@ export class ReleaseRecords {
       },
     };
     // resourceVersion from the read: a concurrent writer makes this fail instead of being lost.
-    await this.call(`updating ${name}`, () => this.kube.core.replaceNamespacedSecret({ name, namespace: this.namespace, body }));
+    await this.call(`updating ${name}`, () =>
+      this.kube.core.replaceNamespacedSecret({ name, namespace: this.namespace, body }),
+    );
   }
 
   /**
@@ -119,7 +135,10 @@ export class ReleaseRecords {
    */
   async annotateAll(key: string, value: string): Promise<number> {
     const list = await this.call('listing release records', () =>
-      this.kube.core.listNamespacedSecret({ namespace: this.namespace, labelSelector: `owner=helm,name=${this.release}` }),
+      this.kube.core.listNamespacedSecret({
+        namespace: this.namespace,
+        labelSelector: `owner=helm,name=${this.release}`,
+      }),
     );
     const missing = list.items.filter((s) => s.metadata?.name && s.metadata.annotations?.[key] !== value);
     if (missing.length === 0) return 0;
@@ -129,7 +148,9 @@ export class ReleaseRecords {
       const name = secret.metadata!.name!;
       const path = `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/secrets/${encodeURIComponent(name)}`;
       const annotations = { ...secret.metadata?.annotations, [key]: value };
-      await this.call(`annotating ${name}`, () => client.jsonPatch(path, [{ op: 'add', path: '/metadata/annotations', value: annotations }], 'helm-installer'));
+      await this.call(`annotating ${name}`, () =>
+        client.jsonPatch(path, [{ op: 'add', path: '/metadata/annotations', value: annotations }], 'helm-installer'),
+      );
     }
     return missing.length;
   }

@@ -6,7 +6,16 @@
 // and for the failure summary (each unready object, its reason, its latest Event, a crashing
 // container's last log lines, the way out of a refusal). Pure classification; the reads are a few
 // list calls per round.
-import type { CoreV1Event, V1DaemonSet, V1Deployment, V1Job, V1LabelSelector, V1Pod, V1ReplicaSet, V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  CoreV1Event,
+  V1DaemonSet,
+  V1Deployment,
+  V1Job,
+  V1LabelSelector,
+  V1Pod,
+  V1ReplicaSet,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeClients } from './kube-client.js';
 import { withCallTimeout } from './kube-errors.js';
@@ -18,7 +27,15 @@ import { ownedByRelease } from './workload-health.js';
  * Waiting reasons that more waiting does not fix. A pod no node can take (Unschedulable) and pods
  * the cluster refuses to create (FailedCreate) wait for a change someone has to make too.
  */
-const HOPELESS_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'Unschedulable', 'FailedCreate']);
+const HOPELESS_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'CrashLoopBackOff',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'Unschedulable',
+  'FailedCreate',
+]);
 
 export interface Problem {
   /** `Pod/name` or `Job/name`. */
@@ -41,7 +58,12 @@ export interface Problem {
 /** Pure: why one pod is not ready, or undefined when it is ready or done. */
 export function podProblem(pod: V1Pod): Problem | undefined {
   const problem = podProblemNow(pod);
-  const restarts = Math.max(0, ...[...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map((c) => c.restartCount ?? 0));
+  const restarts = Math.max(
+    0,
+    ...[...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].map(
+      (c) => c.restartCount ?? 0,
+    ),
+  );
   return problem && restarts > 0 ? { ...problem, restarts } : problem;
 }
 
@@ -63,34 +85,56 @@ function podProblemNow(pod: V1Pod): Problem | undefined {
     // Between its back-offs the kubelet shows a crash-looping container as terminated (Error),
     // for seconds at a time: once it has been restarted, that is the crash loop too.
     if (terminated && terminated.exitCode !== 0 && (c.restartCount ?? 0) > 0 && pod.spec?.restartPolicy !== 'Never') {
-      return { object, reason: 'CrashLoopBackOff', detail: `container ${c.name} exited ${terminated.exitCode}${terminated.reason ? ` (${terminated.reason})` : ''}, restarted ${c.restartCount} times`, container: c.name };
+      return {
+        object,
+        reason: 'CrashLoopBackOff',
+        detail: `container ${c.name} exited ${terminated.exitCode}${terminated.reason ? ` (${terminated.reason})` : ''}, restarted ${c.restartCount} times`,
+        container: c.name,
+      };
     }
     if (terminated && terminated.exitCode !== 0) {
-      return { object, reason: terminated.reason ?? 'Error', detail: `container ${c.name} exited ${terminated.exitCode}${terminated.message ? `: ${oneLine(terminated.message)}` : ''}`, container: c.name };
+      return {
+        object,
+        reason: terminated.reason ?? 'Error',
+        detail: `container ${c.name} exited ${terminated.exitCode}${terminated.message ? `: ${oneLine(terminated.message)}` : ''}`,
+        container: c.name,
+      };
     }
   }
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
   if (scheduled?.status === 'False') {
     const detail = oneLine(scheduled.message ?? 'not scheduled', 600);
     if (scheduled.reason !== 'Unschedulable') return { object, reason: scheduled.reason ?? 'Unschedulable', detail };
-    const r = classifyRefusal(detail, { namespace: pod.metadata?.namespace ?? '', nodeSelector: pod.spec?.nodeSelector });
+    const r = classifyRefusal(detail, {
+      namespace: pod.metadata?.namespace ?? '',
+      nodeSelector: pod.spec?.nodeSelector,
+    });
     return { object, reason: 'Unschedulable', detail, refusal: r.kind, wayOut: r.wayOut };
   }
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
-  if (pod.status?.phase === 'Failed') return { object, reason: pod.status.reason ?? 'Failed', detail: oneLine(pod.status.message ?? 'pod failed') };
-  if (ready?.status !== 'True') return { object, reason: 'NotReady', detail: oneLine(ready?.message ?? `phase ${pod.status?.phase ?? 'unknown'}`) };
+  if (pod.status?.phase === 'Failed')
+    return { object, reason: pod.status.reason ?? 'Failed', detail: oneLine(pod.status.message ?? 'pod failed') };
+  if (ready?.status !== 'True')
+    return { object, reason: 'NotReady', detail: oneLine(ready?.message ?? `phase ${pod.status?.phase ?? 'unknown'}`) };
   return undefined;
 }
 
 /** Pure: a failed Job (a hook, usually), or undefined. */
 export function jobProblem(job: V1Job): Problem | undefined {
   const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
-  return failed ? { object: `Job/${job.metadata?.name}`, reason: failed.reason ?? 'Failed', detail: oneLine(failed.message ?? 'job failed') } : undefined;
+  return failed
+    ? {
+        object: `Job/${job.metadata?.name}`,
+        reason: failed.reason ?? 'Failed',
+        detail: oneLine(failed.message ?? 'job failed'),
+      }
+    : undefined;
 }
 
 /** Pure: the newest Event per involved object, as `Reason: message`. */
 export function latestEvents(events: CoreV1Event[]): Map<string, string> {
-  const at = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
+  const at = (e: CoreV1Event) =>
+    new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0).getTime();
   const newest = new Map<string, CoreV1Event>();
   for (const e of events) {
     const key = `${e.involvedObject?.kind}/${e.involvedObject?.name}`;
@@ -174,7 +218,9 @@ export async function readProblems(
       // ReplicaSets and Events are optional reading (a Role may not grant them): without them the
       // pods still say what they say; only the refusals before any pod exists go unseen.
       apps.listNamespacedReplicaSet({ namespace }).catch(() => ({ items: [] as V1ReplicaSet[] })),
-      core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedCreate' }).catch(() => ({ items: [] as CoreV1Event[] })),
+      core
+        .listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedCreate' })
+        .catch(() => ({ items: [] as CoreV1Event[] })),
     ]),
   );
   const selectors: V1LabelSelector[] = [];
@@ -183,13 +229,15 @@ export async function readProblems(
   }
   const ours = (j: V1Job) =>
     ownedByRelease(j, s.release, namespace) ||
-    (j.metadata?.annotations?.['helm.sh/hook'] !== undefined && new Date(j.metadata?.creationTimestamp ?? 0).getTime() >= s.since - 5000);
+    (j.metadata?.annotations?.['helm.sh/hook'] !== undefined &&
+      new Date(j.metadata?.creationTimestamp ?? 0).getTime() >= s.since - 5000);
   const releaseJobs = jobs.items.filter(ours);
   found.objects = selectors.length + releaseJobs.length;
   const jobNames = new Set(releaseJobs.map((j) => j.metadata?.name));
   let problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
   const failedJobs = new Set(problems.map((p) => p.object.slice('Job/'.length)));
-  const mine = <T extends V1StatefulSet | V1DaemonSet | V1Deployment>(items: T[]) => items.filter((w) => ownedByRelease(w, s.release, namespace));
+  const mine = <T extends V1StatefulSet | V1DaemonSet | V1Deployment>(items: T[]) =>
+    items.filter((w) => ownedByRelease(w, s.release, namespace));
   problems.push(
     ...refusedWorkloads({
       namespace,
@@ -221,7 +269,9 @@ export async function readProblems(
     if (p && (p.reason !== 'NotReady' || failedJobs.has(owner))) problems.push(p);
   }
   if (problems.some((p) => p.reason === 'Unschedulable')) {
-    const scaling = await withCallTimeout(core.listNamespacedEvent({ namespace, fieldSelector: 'reason=TriggeredScaleUp' })).catch(() => ({ items: [] as CoreV1Event[] }));
+    const scaling = await withCallTimeout(
+      core.listNamespacedEvent({ namespace, fieldSelector: 'reason=TriggeredScaleUp' }),
+    ).catch(() => ({ items: [] as CoreV1Event[] }));
     problems = markScalingUp(problems, scaling.items, Date.now());
   }
   if (o.withEvents && problems.length > 0) {
@@ -231,22 +281,49 @@ export async function readProblems(
     for (const p of problems) if (p.reason !== 'FailedCreate') p.event = latest.get(p.object);
   }
   if (o.withLogs) {
-    for (const p of problems.filter((x) => x.object.startsWith('Pod/') && x.container && !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason))) {
+    for (const p of problems.filter(
+      (x) =>
+        x.object.startsWith('Pod/') &&
+        x.container &&
+        !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason),
+    )) {
       // The container's last run: the current one when it is shown terminated, else the previous
       // (a crash loop waiting in its back-off). The kubelet garbage-collects all but the last dead
       // container and then answers with a line of its own instead of the log: not a log line.
-      p.logTail = (await tail(s, p.object.slice(4), p.container!, false)) ?? (await tail(s, p.object.slice(4), p.container!, true));
+      p.logTail =
+        (await tail(s, p.object.slice(4), p.container!, false)) ??
+        (await tail(s, p.object.slice(4), p.container!, true));
     }
   }
   return problems;
 }
 
 /** A container's last log lines (at most 5), or undefined when there are none to read. */
-export async function tail(s: Pick<DiagnosisScope, 'kube' | 'namespace'>, pod: string, container: string, previous: boolean): Promise<string[] | undefined> {
+export async function tail(
+  s: Pick<DiagnosisScope, 'kube' | 'namespace'>,
+  pod: string,
+  container: string,
+  previous: boolean,
+): Promise<string[] | undefined> {
   try {
-    const text = await withCallTimeout(s.kube.core.readNamespacedPodLog({ name: pod, namespace: s.namespace, container, previous, tailLines: 5, limitBytes: 4096 }), 5000);
-    const lines = String(text).split('\n').map((l) => l.slice(0, 200)).filter((l) => l.trim()).slice(-5);
-    if (lines.length === 0 || (lines.length === 1 && /^unable to retrieve container logs for /.test(lines[0]!))) return undefined;
+    const text = await withCallTimeout(
+      s.kube.core.readNamespacedPodLog({
+        name: pod,
+        namespace: s.namespace,
+        container,
+        previous,
+        tailLines: 5,
+        limitBytes: 4096,
+      }),
+      5000,
+    );
+    const lines = String(text)
+      .split('\n')
+      .map((l) => l.slice(0, 200))
+      .filter((l) => l.trim())
+      .slice(-5);
+    if (lines.length === 0 || (lines.length === 1 && /^unable to retrieve container logs for /.test(lines[0]!)))
+      return undefined;
     return lines;
   } catch {
     return undefined;
@@ -283,7 +360,11 @@ export function watchWhileHelmWaits(
   o: { intervalMs: number; failFastMs: number; logger: Logger; onHopeless: (problems: Problem[]) => void },
 ): WaitWatch {
   const tracker = new HopelessTracker();
-  const state: { failedFast?: Problem[]; stopped: boolean; lastLog: number; lastSeen: Problem[] } = { stopped: false, lastLog: Date.now(), lastSeen: [] };
+  const state: { failedFast?: Problem[]; stopped: boolean; lastLog: number; lastSeen: Problem[] } = {
+    stopped: false,
+    lastLog: Date.now(),
+    lastSeen: [],
+  };
   // Polls faster than it logs, so the fail-fast bound is kept to a few seconds; a whole number of
   // polls per progress interval, so progress lines come at the interval asked for.
   // Never more than a read per second, whatever was asked; an interval of 0 logs no progress.
@@ -302,10 +383,15 @@ export function watchWhileHelmWaits(
         // crash-looping container may show as terminated again: its reason stays the one seen).
         const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
         state.failedFast = hopeless.map((p) => {
-          const d = detailed.find((x) => x.object === p.object && x.container === p.container) ?? detailed.find((x) => x.object === p.object);
+          const d =
+            detailed.find((x) => x.object === p.object && x.container === p.container) ??
+            detailed.find((x) => x.object === p.object);
           return { ...p, event: d?.event, logTail: d?.logTail };
         });
-        o.logger.error({ notReady: describeProblems(state.failedFast) }, `failing fast: ${state.failedFast[0]!.object} stayed ${state.failedFast[0]!.reason} for ${Math.round(o.failFastMs / 1000)}s; stopping helm (it rolls back)`);
+        o.logger.error(
+          { notReady: describeProblems(state.failedFast) },
+          `failing fast: ${state.failedFast[0]!.object} stayed ${state.failedFast[0]!.reason} for ${Math.round(o.failFastMs / 1000)}s; stopping helm (it rolls back)`,
+        );
         o.onHopeless(state.failedFast);
         return;
       }
@@ -327,13 +413,13 @@ export function watchWhileHelmWaits(
           const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
           if (detailed.length > 0) state.lastSeen = detailed;
           o.logger.info({ notReady: describeProblems(state.lastSeen) }, `waiting: ${problems.length} not ready`);
-        }
-        else o.logger.info('waiting: every pod of the release is ready; helm is finishing');
+        } else o.logger.info('waiting: every pod of the release is ready; helm is finishing');
       }
     } catch (err) {
       o.logger.debug({ cause: (err as Error).message?.split('\n')[0] }, 'progress read failed');
     } finally {
-      if (!state.stopped && !state.failedFast) timer = setTimeout(() => void round(), nextPollDelay(pollMs, Date.now() - began));
+      if (!state.stopped && !state.failedFast)
+        timer = setTimeout(() => void round(), nextPollDelay(pollMs, Date.now() - began));
     }
   };
   timer = setTimeout(() => void round(), pollMs);

@@ -8,7 +8,11 @@ import { toInstallerApiError, withCallTimeout } from './kube-errors.js';
 
 type Workload = V1Deployment | V1StatefulSet | V1DaemonSet;
 
-export function ownedByRelease(o: { metadata?: { annotations?: Record<string, string> } }, release: string, namespace: string): boolean {
+export function ownedByRelease(
+  o: { metadata?: { annotations?: Record<string, string> } },
+  release: string,
+  namespace: string,
+): boolean {
   const a = o.metadata?.annotations ?? {};
   return a['meta.helm.sh/release-name'] === release && a['meta.helm.sh/release-namespace'] === namespace;
 }
@@ -21,12 +25,14 @@ export function workloadUnready(kind: 'Deployment' | 'StatefulSet' | 'DaemonSet'
   if (kind === 'DaemonSet') {
     const s = (w as V1DaemonSet).status;
     const want = s?.desiredNumberScheduled ?? 0;
-    if ((s?.updatedNumberScheduled ?? 0) < want || (s?.numberReady ?? 0) < want) return `${s?.numberReady ?? 0}/${want} ready`;
+    if ((s?.updatedNumberScheduled ?? 0) < want || (s?.numberReady ?? 0) < want)
+      return `${s?.numberReady ?? 0}/${want} ready`;
     return undefined;
   }
   const want = (w as V1Deployment).spec?.replicas ?? 1;
   const s = (w as V1Deployment | V1StatefulSet).status;
-  if ((s?.updatedReplicas ?? 0) < want || (s?.readyReplicas ?? 0) < want) return `${s?.readyReplicas ?? 0}/${want} ready`;
+  if ((s?.updatedReplicas ?? 0) < want || (s?.readyReplicas ?? 0) < want)
+    return `${s?.readyReplicas ?? 0}/${want} ready`;
   if (kind === 'Deployment' && (s?.replicas ?? 0) > want) return 'old replicas still running';
   return undefined;
 }

@@ -54,6 +54,10 @@ export function parseDockerConfigJson(json: string | undefined): Map<string, Cre
 }
 
 function registryKey(key: string): string {
-  const host = key.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split('/')[0]!.toLowerCase();
+  const host = key
+    .trim()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')
+    .split('/')[0]!
+    .toLowerCase();
   return DOCKER_HUB_KEYS.has(host) ? DOCKER_HUB : host;
 }

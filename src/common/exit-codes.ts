@@ -26,7 +26,12 @@ const rows = {
   usage: { code: 2, meaning: 'usage error', retryHelps: false, severity: 2 },
   invalidInput: { code: 3, meaning: 'invalid input', retryHelps: false, severity: 3 },
   helmFailed: { code: 4, meaning: 'helm operation failed', retryHelps: false, severity: 5 },
-  transient: { code: 5, meaning: 'cluster unreachable or interrupted; retrying may help', retryHelps: true, severity: 7 },
+  transient: {
+    code: 5,
+    meaning: 'cluster unreachable or interrupted; retrying may help',
+    retryHelps: true,
+    severity: 7,
+  },
   preflightFailed: { code: 6, meaning: 'preflight check failed', retryHelps: false, severity: 4 },
   releaseBusy: { code: 7, meaning: 'release busy', retryHelps: true, severity: 6 },
   /** `plan`: the install would change something (like terraform's and helm-diff's --detailed-exitcode). Not an error. */

@@ -36,9 +36,7 @@ const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.
 // From distribution/reference/regexp.go.
 const PATH_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const DOMAIN = new RegExp(
-  `^(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?$`,
-);
+const DOMAIN = new RegExp(`^(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?$`);
 const TAG = /^[\w][\w.-]{0,127}$/;
 const DIGEST = /^([a-z0-9]+(?:[.+_-][a-z0-9]+)*):([a-zA-Z0-9=_-]+)$/;
 const DIGEST_HEX_LENGTH: Record<string, number> = { sha256: 64, sha384: 96, sha512: 128 };
@@ -150,15 +148,20 @@ export function formatImageReference(ref: Pick<ImageReference, 'registry' | 'rep
  * it and a trailing `/` are tolerated because they come from hand-edited config screens.
  */
 export function parseRegistryAddress(addr: string): LocalRegistry {
-  const where = { hint: 'Give the local registry as host[:port][/namespace], e.g. registry.local:5000/myapp (no https://).' };
-  const trimmed = String(addr ?? '').trim().replace(/\/+$/, '');
+  const where = {
+    hint: 'Give the local registry as host[:port][/namespace], e.g. registry.local:5000/myapp (no https://).',
+  };
+  const trimmed = String(addr ?? '')
+    .trim()
+    .replace(/\/+$/, '');
   if (trimmed === '') throw new UsageError('The local registry address is empty', where);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) {
     throw new UsageError(`Local registry address "${addr}" must not include a scheme`, where);
   }
   if (/\s|@/.test(trimmed)) throw new UsageError(`Local registry address "${addr}" contains whitespace or "@"`, where);
   const [host = '', ...path] = trimmed.split('/');
-  if (!DOMAIN.test(host)) throw new UsageError(`Local registry address "${addr}": "${host}" is not a valid host[:port]`, where);
+  if (!DOMAIN.test(host))
+    throw new UsageError(`Local registry address "${addr}": "${host}" is not a valid host[:port]`, where);
   for (const component of path) {
     if (!PATH_COMPONENT.test(component)) {
       throw new UsageError(

@@ -21,13 +21,19 @@ export function requireRegularFile(path: string, input: Pick<InputFile, 'what' |
   try {
     st = stats ?? statSync(path);
   } catch (err) {
-    throw new InvalidInputError(`cannot read the ${input.what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+    throw new InvalidInputError(
+      `cannot read the ${input.what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        file: path,
+        hint: input.hint,
+      },
+    );
+  }
+  if (!st.isFile()) {
+    throw new InvalidInputError(`the ${input.what} ${path} is ${kindOf(st)}, not a regular file`, {
       file: path,
       hint: input.hint,
     });
-  }
-  if (!st.isFile()) {
-    throw new InvalidInputError(`the ${input.what} ${path} is ${kindOf(st)}, not a regular file`, { file: path, hint: input.hint });
   }
   return st;
 }
@@ -37,7 +43,11 @@ export function readInputFile(path: string, input: InputFile): string {
   if (st.size > input.maxBytes) throw tooLarge(path, input, st.size);
   const fd = openSync(path, 'r');
   try {
-    if (!fstatSync(fd).isFile()) throw new InvalidInputError(`the ${input.what} ${path} changed while being opened`, { file: path, hint: input.hint });
+    if (!fstatSync(fd).isFile())
+      throw new InvalidInputError(`the ${input.what} ${path} changed while being opened`, {
+        file: path,
+        hint: input.hint,
+      });
     // Read at most maxBytes + 1: a file that grows after the stat is still caught.
     const buffer = Buffer.alloc(Math.min(input.maxBytes + 1, st.size + 64 * 1024));
     let length = 0;
@@ -55,10 +65,13 @@ export function readInputFile(path: string, input: InputFile): string {
 }
 
 function tooLarge(path: string, input: InputFile, size: number): InvalidInputError {
-  return new InvalidInputError(`the ${input.what} ${path} is ${formatBytes(size)}, over the limit of ${formatBytes(input.maxBytes)}`, {
-    file: path,
-    hint: input.hint,
-  });
+  return new InvalidInputError(
+    `the ${input.what} ${path} is ${formatBytes(size)}, over the limit of ${formatBytes(input.maxBytes)}`,
+    {
+      file: path,
+      hint: input.hint,
+    },
+  );
 }
 
 export function formatBytes(n: number): string {

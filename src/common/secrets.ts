@@ -1,7 +1,8 @@
 // Secret handling: which keys look secret, and masking their values wherever text is emitted
 // (logs, helm's echoed output, summaries, termination messages).
 
-const SECRET_KEY = /(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key)/i;
+const SECRET_KEY =
+  /(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key)/i;
 export const MASK = '[REDACTED]';
 
 // Keys that NAME a secret rather than hold one: `existingSecret: my-db`, `imagePullSecrets`,
@@ -28,7 +29,8 @@ export function isSecretReference(key: string): boolean {
 /** Whether the value under `key` is secret, given whether its parent map is. */
 function childIsSecret(key: string, value: unknown, underSecret: boolean): boolean {
   if (isSecretReference(key)) return false;
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return underSecret || (isSecretKey(key) && SECRET_CONTAINER.test(key));
+  if (value !== null && typeof value === 'object' && !Array.isArray(value))
+    return underSecret || (isSecretKey(key) && SECRET_CONTAINER.test(key));
   return underSecret || isSecretKey(key);
 }
 

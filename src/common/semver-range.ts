@@ -11,8 +11,9 @@ let semver: Semver | undefined;
 // In the bundle (npm run build) esbuild bundles the `require` call and runs semver's code on the
 // first call only; tsc's output and the tests from the sources have no `require` in scope, and
 // load the package through createRequire.
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's require, see above
-export const loadSemver = (): Semver => (semver ??= (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver);
+export const loadSemver = (): Semver =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's require, see above
+  (semver ??= (typeof require === 'function' ? require('semver') : createRequire(import.meta.url)('semver')) as Semver);
 
 /**
  * True when `version` satisfies `range` (an exact version or a range), false when it does not,
@@ -27,7 +28,8 @@ export function satisfiesRange(version: string, range: string): boolean | undefi
     .map((part) => part.replace(/,/g, ' ').replace(/=>/g, '>=').replace(/=</g, '<='))
     .join('||');
   if (/!=/.test(translated) || s.validRange(translated, { loose: true }) === null) return undefined;
-  const parsed = s.parse(version, { loose: true }) ?? (/^v?\d+(\.\d+)?$/.test(version.trim()) ? s.coerce(version) : null);
+  const parsed =
+    s.parse(version, { loose: true }) ?? (/^v?\d+(\.\d+)?$/.test(version.trim()) ? s.coerce(version) : null);
   // Helm's loader refuses a chart whose version is not SemVer; here it simply matches nothing.
   if (parsed === null) return false;
   return s.satisfies(parsed, translated, { loose: true });

@@ -16,8 +16,16 @@ export function withDroppedVersions(desired: Obj, live: Obj): Obj {
   const kept = new Set(crdVersions(desired).map((v) => v.name));
   const stored = new Set(storedVersions(live));
   const liveVersions = ((live.spec ?? {}) as { versions?: Obj[] }).versions ?? [];
-  const dropped = liveVersions.filter((v) => typeof v.name === 'string' && !kept.has(v.name) && (v.served === true || stored.has(v.name)));
+  const dropped = liveVersions.filter(
+    (v) => typeof v.name === 'string' && !kept.has(v.name) && (v.served === true || stored.has(v.name)),
+  );
   if (dropped.length === 0) return desired;
   const spec = (desired.spec ?? {}) as { versions?: Obj[] };
-  return { ...desired, spec: { ...spec, versions: [...(spec.versions ?? []), ...dropped.map((v) => ({ ...v, served: true, storage: false }))] } };
+  return {
+    ...desired,
+    spec: {
+      ...spec,
+      versions: [...(spec.versions ?? []), ...dropped.map((v) => ({ ...v, served: true, storage: false }))],
+    },
+  };
 }

@@ -59,7 +59,11 @@ export function inCrdsFolder(source: string): boolean {
 function isCrd(o: unknown): o is Obj {
   if (!o || typeof o !== 'object' || Array.isArray(o)) return false;
   const x = o as Obj;
-  return x.kind === 'CustomResourceDefinition' && typeof x.apiVersion === 'string' && x.apiVersion.startsWith('apiextensions.k8s.io/');
+  return (
+    x.kind === 'CustomResourceDefinition' &&
+    typeof x.apiVersion === 'string' &&
+    x.apiVersion.startsWith('apiextensions.k8s.io/')
+  );
 }
 
 export interface CrdVersion {
@@ -71,17 +75,26 @@ export interface CrdVersion {
 /** A CRD's versions as its spec lists them. */
 export function crdVersions(crd: Obj): CrdVersion[] {
   const spec = (crd.spec ?? {}) as { versions?: { name?: unknown; served?: unknown; storage?: unknown }[] };
-  return (spec.versions ?? []).filter((v) => typeof v?.name === 'string').map((v) => ({ name: String(v.name), served: v.served === true, storage: v.storage === true }));
+  return (spec.versions ?? [])
+    .filter((v) => typeof v?.name === 'string')
+    .map((v) => ({ name: String(v.name), served: v.served === true, storage: v.storage === true }));
 }
 
 /** The versions the API server has stored objects in (status.storedVersions of a live CRD). */
 export function storedVersions(live: Obj): string[] {
   const status = (live.status ?? {}) as { storedVersions?: unknown };
-  return Array.isArray(status.storedVersions) ? status.storedVersions.filter((v): v is string => typeof v === 'string') : [];
+  return Array.isArray(status.storedVersions)
+    ? status.storedVersions.filter((v): v is string => typeof v === 'string')
+    : [];
 }
 
 /** `group`, `plural`, scope and kind: what a migration lists and writes. */
 export function crdNames(crd: Obj): { group: string; plural: string; kind: string; namespaced: boolean } {
   const spec = (crd.spec ?? {}) as { group?: unknown; scope?: unknown; names?: { plural?: unknown; kind?: unknown } };
-  return { group: String(spec.group ?? ''), plural: String(spec.names?.plural ?? ''), kind: String(spec.names?.kind ?? ''), namespaced: spec.scope !== 'Cluster' };
+  return {
+    group: String(spec.group ?? ''),
+    plural: String(spec.names?.plural ?? ''),
+    kind: String(spec.names?.kind ?? ''),
+    namespaced: spec.scope !== 'Cluster',
+  };
 }

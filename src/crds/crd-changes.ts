@@ -42,21 +42,27 @@ export function crdChanges(live: Obj, desired: Obj): CrdChanges {
 }
 
 export function hasChanges(c: CrdChanges): boolean {
-  return c.versionsAdded.length + c.versionsRemoved.length + c.fieldsAdded.length + c.fieldsRemoved.length > 0 || c.storage !== undefined;
+  return (
+    c.versionsAdded.length + c.versionsRemoved.length + c.fieldsAdded.length + c.fieldsRemoved.length > 0 ||
+    c.storage !== undefined
+  );
 }
 
 /** `versions +v2 -v1alpha1; storage v1 -> v2; fields +v1: spec.size -v1: spec.old` */
 export function describeCrdChanges(c: CrdChanges): string {
   const parts: string[] = [];
   const signed = (xs: string[], sign: string) => xs.map((x) => `${sign}${x}`);
-  if (c.versionsAdded.length + c.versionsRemoved.length > 0) parts.push(`versions ${[...signed(c.versionsAdded, '+'), ...signed(c.versionsRemoved, '-')].join(' ')}`);
+  if (c.versionsAdded.length + c.versionsRemoved.length > 0)
+    parts.push(`versions ${[...signed(c.versionsAdded, '+'), ...signed(c.versionsRemoved, '-')].join(' ')}`);
   if (c.storage) parts.push(`storage ${c.storage.from} -> ${c.storage.to}`);
-  if (c.fieldsAdded.length + c.fieldsRemoved.length > 0) parts.push(`fields ${[...signed(c.fieldsAdded, '+'), ...signed(c.fieldsRemoved, '-')].join(', ')}`);
+  if (c.fieldsAdded.length + c.fieldsRemoved.length > 0)
+    parts.push(`fields ${[...signed(c.fieldsAdded, '+'), ...signed(c.fieldsRemoved, '-')].join(', ')}`);
   return parts.length > 0 ? parts.join('; ') : 'no version or field changes';
 }
 
 function versionSchema(crd: Obj, version: string): Obj | undefined {
-  const versions = ((crd.spec ?? {}) as { versions?: { name?: unknown; schema?: { openAPIV3Schema?: Obj } }[] }).versions ?? [];
+  const versions =
+    ((crd.spec ?? {}) as { versions?: { name?: unknown; schema?: { openAPIV3Schema?: Obj } }[] }).versions ?? [];
   return versions.find((v) => v.name === version)?.schema?.openAPIV3Schema;
 }
 

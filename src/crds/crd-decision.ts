@@ -65,9 +65,16 @@ export function decideCrd(crd: ChartCrd, live: Obj | undefined, policy: CrdPolic
   // own upgrade refuses to take it over and says so.
   if (apply === 'none') return decision;
   const storage = crdVersions(crd.body).find((v) => v.storage)?.name;
-  if (!storage) return { ...decision, refused: `CRD ${crd.name} (${crd.source}): no version is marked storage: true; the vendor must fix the chart's CRD. Release ${release.name} was left as it was.` };
+  if (!storage)
+    return {
+      ...decision,
+      refused: `CRD ${crd.name} (${crd.source}): no version is marked storage: true; the vendor must fix the chart's CRD. Release ${release.name} was left as it was.`,
+    };
   const from = crdVersions(live).find((v) => v.storage)?.name;
-  return { ...decision, migrate: { storage, from, drop, keep: [...new Set([...stored.filter((v) => wanted.has(v)), storage])] } };
+  return {
+    ...decision,
+    migrate: { storage, from, drop, keep: [...new Set([...stored.filter((v) => wanted.has(v)), storage])] },
+  };
 }
 
 /**
@@ -80,7 +87,8 @@ export function specDiffers(desired: Obj, live: Obj): boolean {
   const want = (desired.spec ?? {}) as Obj;
   const have = structuredClone((live.spec ?? {}) as Obj);
   const conversion = have.conversion as { strategy?: unknown } | undefined;
-  if (!want.conversion && conversion?.strategy === 'None' && Object.keys(conversion).length === 1) delete have.conversion;
+  if (!want.conversion && conversion?.strategy === 'None' && Object.keys(conversion).length === 1)
+    delete have.conversion;
   if (differences(want, have, [], { onlySet: true }).length > 0) return true;
   if (differences(have, want, [], { onlySet: true }).length > 0) return true;
   return labelsDiffer(desired, live);
@@ -90,7 +98,14 @@ function labelsDiffer(desired: Obj, live: Obj): boolean {
   const meta = (o: Obj) => (o.metadata ?? {}) as { labels?: Obj; annotations?: Obj };
   const d = meta(desired);
   const l = meta(live);
-  return differences({ labels: d.labels ?? {}, annotations: d.annotations ?? {} }, { labels: l.labels ?? {}, annotations: l.annotations ?? {} }, [], { onlySet: true }).length > 0;
+  return (
+    differences(
+      { labels: d.labels ?? {}, annotations: d.annotations ?? {} },
+      { labels: l.labels ?? {}, annotations: l.annotations ?? {} },
+      [],
+      { onlySet: true },
+    ).length > 0
+  );
 }
 
 const RELEASE_NAME = 'meta.helm.sh/release-name';
@@ -102,5 +117,7 @@ function ownedByARelease(live: Obj): boolean {
 
 function ownedBy(live: Obj, release: Release): boolean {
   const annotations = ((live.metadata ?? {}) as { annotations?: Record<string, unknown> }).annotations ?? {};
-  return annotations[RELEASE_NAME] === release.name && annotations['meta.helm.sh/release-namespace'] === release.namespace;
+  return (
+    annotations[RELEASE_NAME] === release.name && annotations['meta.helm.sh/release-namespace'] === release.namespace
+  );
 }

@@ -10,7 +10,16 @@ import type { Obj } from './chart-crds.js';
 export const INSTALLER_FIELD_MANAGER = 'helm-installer';
 
 /** Who put the CRD there before: helm itself, kubectl by hand, the installer's own updates. */
-const PREVIOUS_INSTALLERS = new Set(['helm', 'helm-controller', 'kubectl', 'kubectl-client-side-apply', 'kubectl-create', 'kubectl-replace', 'kubectl-edit', INSTALLER_FIELD_MANAGER]);
+const PREVIOUS_INSTALLERS = new Set([
+  'helm',
+  'helm-controller',
+  'kubectl',
+  'kubectl-client-side-apply',
+  'kubectl-create',
+  'kubectl-replace',
+  'kubectl-edit',
+  INSTALLER_FIELD_MANAGER,
+]);
 
 export interface ManagedFieldsEntry {
   manager?: string;
@@ -27,13 +36,33 @@ export interface ManagedFieldsEntry {
  * Apply entry of the installer's manager; undefined when there is nothing to take over (already
  * the installer's apply alone).
  */
-export function takeOverFields(managedFields: readonly ManagedFieldsEntry[], apiVersion: string): ManagedFieldsEntry[] | undefined {
-  const taken = managedFields.filter((e) => !e.subresource && PREVIOUS_INSTALLERS.has(e.manager ?? '') && !(e.manager === INSTALLER_FIELD_MANAGER && e.operation === 'Apply'));
+export function takeOverFields(
+  managedFields: readonly ManagedFieldsEntry[],
+  apiVersion: string,
+): ManagedFieldsEntry[] | undefined {
+  const taken = managedFields.filter(
+    (e) =>
+      !e.subresource &&
+      PREVIOUS_INSTALLERS.has(e.manager ?? '') &&
+      !(e.manager === INSTALLER_FIELD_MANAGER && e.operation === 'Apply'),
+  );
   if (taken.length === 0) return undefined;
-  const own = managedFields.find((e) => !e.subresource && e.manager === INSTALLER_FIELD_MANAGER && e.operation === 'Apply');
+  const own = managedFields.find(
+    (e) => !e.subresource && e.manager === INSTALLER_FIELD_MANAGER && e.operation === 'Apply',
+  );
   const fields = [own, ...taken].reduce<Obj>((all, e) => mergeFieldSets(all, e?.fieldsV1 ?? {}), {});
   const kept = managedFields.filter((e) => e !== own && !taken.includes(e));
-  return [...kept, { manager: INSTALLER_FIELD_MANAGER, operation: 'Apply', apiVersion, fieldsType: 'FieldsV1', fieldsV1: fields, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }];
+  return [
+    ...kept,
+    {
+      manager: INSTALLER_FIELD_MANAGER,
+      operation: 'Apply',
+      apiVersion,
+      fieldsType: 'FieldsV1',
+      fieldsV1: fields,
+      time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    },
+  ];
 }
 
 /** The union of two FieldsV1 sets (trees of `f:name`, `k:{...}`, `v:...` and `.` keys; leaves are {}). */

@@ -37,8 +37,16 @@ export interface MigrationSurvey {
  * conversion webhook the fields of another version say nothing: only the count is given, and the
  * dry runs of the migration itself decide.
  */
-export async function surveyMigration(client: ObjectClient, live: Obj, desired: Obj, m: StorageMigration, signal?: AbortSignal): Promise<MigrationSurvey> {
-  const served = crdVersions(live).filter((v) => v.served).map((v) => v.name);
+export async function surveyMigration(
+  client: ObjectClient,
+  live: Obj,
+  desired: Obj,
+  m: StorageMigration,
+  signal?: AbortSignal,
+): Promise<MigrationSurvey> {
+  const served = crdVersions(live)
+    .filter((v) => v.served)
+    .map((v) => v.name);
   const version = served.includes(m.storage) ? m.storage : m.from && served.includes(m.from) ? m.from : served[0];
   if (!version) return { objects: 0, pruned: [] };
   const webhook = ((desired.spec ?? {}) as { conversion?: { strategy?: string } }).conversion?.strategy === 'Webhook';
@@ -58,7 +66,12 @@ export async function surveyMigration(client: ObjectClient, live: Obj, desired: 
  * pruned, each written; then storedVersions trimmed. Returns how many objects there were, or the
  * objects the dry runs prune (nothing written).
  */
-export async function migrateStorage(client: ObjectClient, crd: Obj, m: StorageMigration, signal?: AbortSignal): Promise<{ objects: number } | { pruned: PrunedObject[] }> {
+export async function migrateStorage(
+  client: ObjectClient,
+  crd: Obj,
+  m: StorageMigration,
+  signal?: AbortSignal,
+): Promise<{ objects: number } | { pruned: PrunedObject[] }> {
   const { group, plural, kind } = crdNames(crd);
   const apiVersion = `${group}/${m.storage}`;
   const items: Obj[] = [];
@@ -76,16 +89,29 @@ export async function migrateStorage(client: ObjectClient, crd: Obj, m: StorageM
     await write(client, item, plural, false);
   }
   const name = String((crd.metadata as Obj).name);
-  await client.mergePatch(`${CRD_PATH}/${encodeURIComponent(name)}/status`, { status: { storedVersions: m.keep } }, INSTALLER_FIELD_MANAGER);
+  await client.mergePatch(
+    `${CRD_PATH}/${encodeURIComponent(name)}/status`,
+    { status: { storedVersions: m.keep } },
+    INSTALLER_FIELD_MANAGER,
+  );
   return { objects: items.length };
 }
 
-async function eachObject(client: ObjectClient, crd: Obj, version: string, signal: AbortSignal | undefined, each: (item: Obj) => void): Promise<void> {
+async function eachObject(
+  client: ObjectClient,
+  crd: Obj,
+  version: string,
+  signal: AbortSignal | undefined,
+  each: (item: Obj) => void,
+): Promise<void> {
   const { group, plural } = crdNames(crd);
   let next: string | undefined;
   do {
     signal?.throwIfAborted();
-    const page = await client.list(`/apis/${group}/${version}/${plural}`, { limit: PAGE, ...(next ? { continue: next } : {}) });
+    const page = await client.list(`/apis/${group}/${version}/${plural}`, {
+      limit: PAGE,
+      ...(next ? { continue: next } : {}),
+    });
     for (const item of (page.items ?? []) as Obj[]) each(item);
     next = ((page.metadata ?? {}) as { continue?: string }).continue || undefined;
   } while (next);
@@ -96,7 +122,12 @@ async function write(client: ObjectClient, object: Obj, plural: string, dryRun: 
   const meta = object.metadata as { name: string; namespace?: string };
   const scope = meta.namespace ? `/namespaces/${encodeURIComponent(meta.namespace)}` : '';
   try {
-    return await client.update(`/apis/${String(object.apiVersion)}${scope}/${plural}/${encodeURIComponent(meta.name)}`, object, INSTALLER_FIELD_MANAGER, dryRun);
+    return await client.update(
+      `/apis/${String(object.apiVersion)}${scope}/${plural}/${encodeURIComponent(meta.name)}`,
+      object,
+      INSTALLER_FIELD_MANAGER,
+      dryRun,
+    );
   } catch (error) {
     if (error instanceof ObjectApiError && (error.code === 409 || error.code === 404)) return undefined;
     throw error;
@@ -116,7 +147,12 @@ function objectName(o: Obj): string {
 const NAMED = 10;
 
 /** The refusal (exit 3) of a migration that would lose fields: the CRD, the objects and their fields. */
-export function prunedRefusal(crd: { name: string; source: string }, m: StorageMigration, pruned: PrunedObject[], release: string): string {
+export function prunedRefusal(
+  crd: { name: string; source: string },
+  m: StorageMigration,
+  pruned: PrunedObject[],
+  release: string,
+): string {
   const named = pruned.slice(0, NAMED).map((p) => `${p.object} (${p.fields.join(', ')})`);
   const more = pruned.length > NAMED ? `, and ${pruned.length - NAMED} more` : '';
   return (

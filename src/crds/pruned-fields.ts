@@ -8,7 +8,8 @@ import type { Obj } from './chart-crds.js';
 
 /** The openAPIV3Schema of `version` in a CRD, or undefined (no schema: nothing to check). */
 export function versionSchema(crd: Obj, version: string): Obj | undefined {
-  const versions = ((crd.spec ?? {}) as { versions?: { name?: unknown; schema?: { openAPIV3Schema?: Obj } }[] }).versions ?? [];
+  const versions =
+    ((crd.spec ?? {}) as { versions?: { name?: unknown; schema?: { openAPIV3Schema?: Obj } }[] }).versions ?? [];
   return versions.find((v) => v.name === version)?.schema?.openAPIV3Schema;
 }
 
@@ -25,7 +26,8 @@ export function prunedFields(object: Obj, schema: Obj | undefined): string[] {
 function walk(value: unknown, schema: Obj, path: string, out: string[]): void {
   if (Array.isArray(value)) {
     const items = schema.items as Obj | undefined;
-    if (items && typeof items === 'object' && !Array.isArray(items)) value.forEach((v, i) => walk(v, items, `${path}[${i}]`, out));
+    if (items && typeof items === 'object' && !Array.isArray(items))
+      value.forEach((v, i) => walk(v, items, `${path}[${i}]`, out));
     return;
   }
   if (!value || typeof value !== 'object') return;
@@ -50,5 +52,7 @@ export function removedPaths(before: unknown, after: unknown, path = ''): string
   }
   if (!before || typeof before !== 'object') return after === undefined ? [path] : [];
   if (!after || typeof after !== 'object' || Array.isArray(after)) return after === undefined ? [path] : [];
-  return Object.entries(before as Obj).flatMap(([k, v]) => removedPaths(v, (after as Obj)[k], path ? `${path}.${k}` : k));
+  return Object.entries(before as Obj).flatMap(([k, v]) =>
+    removedPaths(v, (after as Obj)[k], path ? `${path}.${k}` : k),
+  );
 }

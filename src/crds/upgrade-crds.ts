@@ -56,7 +56,10 @@ export interface CrdOutcome {
 }
 
 /** Reads and decides; changes nothing (install's step and the plan share it). */
-export async function planCrds(client: ObjectClient, input: Pick<CrdStepInput, 'manifests' | 'policy' | 'release'>): Promise<CrdPlan> {
+export async function planCrds(
+  client: ObjectClient,
+  input: Pick<CrdStepInput, 'manifests' | 'policy' | 'release'>,
+): Promise<CrdPlan> {
   const crds = chartCrds(input.manifests);
   const live = new Map<string, Obj>();
   await Promise.all(
@@ -76,7 +79,8 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
     const client = await objectClient(input.kube, input.signal);
     const plan = await planCrds(client, input);
     const refused = plan.decisions.filter((d) => d.refused);
-    if (refused.length > 0) throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: REFUSED_HINT });
+    if (refused.length > 0)
+      throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: REFUSED_HINT });
     if (!input.skipPreflight) await checkMigrationAccess(input.kube, plan);
     await surveyMigrations(client, plan, input.release.name, input.signal);
     const applied = new Map<string, Obj>();
@@ -96,7 +100,12 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
  * change (install and plan alike): one that would lose a field refuses the run, exit 3. Returns
  * each migrating CRD's survey (the plan shows the counts).
  */
-export async function surveyMigrations(client: ObjectClient, plan: CrdPlan, release: string, signal?: AbortSignal): Promise<Map<string, MigrationSurvey>> {
+export async function surveyMigrations(
+  client: ObjectClient,
+  plan: CrdPlan,
+  release: string,
+  signal?: AbortSignal,
+): Promise<Map<string, MigrationSurvey>> {
   const surveys = new Map<string, MigrationSurvey>();
   const refused: string[] = [];
   for (const [i, d] of plan.decisions.entries()) {
@@ -106,7 +115,10 @@ export async function surveyMigrations(client: ObjectClient, plan: CrdPlan, rele
     surveys.set(d.name, survey);
     if (survey.pruned.length > 0) refused.push(prunedRefusal(crd, d.migrate, survey.pruned, release));
   }
-  if (refused.length > 0) throw new InvalidInputError(refused.join('\n'), { hint: "Ship a chart whose CRD keeps the fields named above in its storage version; nothing was changed." });
+  if (refused.length > 0)
+    throw new InvalidInputError(refused.join('\n'), {
+      hint: 'Ship a chart whose CRD keeps the fields named above in its storage version; nothing was changed.',
+    });
   return surveys;
 }
 
@@ -115,16 +127,25 @@ async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome,
   for (const [i, d] of plan.decisions.entries()) {
     if (!d.migrate) continue;
     const crd = plan.crds[i]!;
-    input.logger.info({ crd: d.name, storage: d.migrate.storage, drop: d.migrate.drop }, `CRD ${d.name}: rewriting its objects in ${d.migrate.storage}, so the new chart can drop ${d.migrate.drop.join(', ')}`);
+    input.logger.info(
+      { crd: d.name, storage: d.migrate.storage, drop: d.migrate.drop },
+      `CRD ${d.name}: rewriting its objects in ${d.migrate.storage}, so the new chart can drop ${d.migrate.drop.join(', ')}`,
+    );
     const done = await migrateStorage(client, crd.body, d.migrate, input.signal);
     if ('pruned' in done) {
-      throw new InvalidInputError(`${prunedRefusal(crd, d.migrate, done.pruned, input.release.name)} (The API server's dry run pruned them: no object was written; the CRD serves ${d.migrate.drop.join(', ')} beside ${d.migrate.storage} until a chart that keeps the fields goes in.)`, {
-        hint: 'Ship a chart whose CRDs keep the fields named above; no object was written, no release changed.',
-      });
+      throw new InvalidInputError(
+        `${prunedRefusal(crd, d.migrate, done.pruned, input.release.name)} (The API server's dry run pruned them: no object was written; the CRD serves ${d.migrate.drop.join(', ')} beside ${d.migrate.storage} until a chart that keeps the fields goes in.)`,
+        {
+          hint: 'Ship a chart whose CRDs keep the fields named above; no object was written, no release changed.',
+        },
+      );
     }
     const objects = done.objects;
     outcome.migrated.push({ name: d.name, objects, dropped: d.migrate.drop });
-    input.logger.info({ crd: d.name, objects, storedVersions: d.migrate.keep }, `CRD ${d.name}: ${objects} objects stored in ${d.migrate.storage}; ${d.migrate.drop.join(', ')} dropped from its stored versions`);
+    input.logger.info(
+      { crd: d.name, objects, storedVersions: d.migrate.keep },
+      `CRD ${d.name}: ${objects} objects stored in ${d.migrate.storage}; ${d.migrate.drop.join(', ')} dropped from its stored versions`,
+    );
   }
 }
 
@@ -132,7 +153,13 @@ async function migrate(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome,
  * Side by side; every apply has ended (done or failed) before the first failure is thrown, naming
  * its CRD. Returns the CRDs applied with their dropped versions still served (bridged.ts).
  */
-async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, input: CrdStepInput, applied: Map<string, Obj>): Promise<ChartCrd[]> {
+async function applyCrds(
+  client: ObjectClient,
+  plan: CrdPlan,
+  outcome: CrdOutcome,
+  input: CrdStepInput,
+  applied: Map<string, Obj>,
+): Promise<ChartCrd[]> {
   const bridged: ChartCrd[] = [];
   const results = await Promise.allSettled(
     plan.crds.map(async (crd, i) => {
@@ -143,23 +170,37 @@ async function applyCrds(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcom
         const live = plan.live.get(crd.name);
         if (crd.origin === 'templates') {
           // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
-          applied.set(crd.name, await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), { fieldManager: HELM_FIELD_MANAGER, dryRun: false }));
+          applied.set(
+            crd.name,
+            await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), {
+              fieldManager: HELM_FIELD_MANAGER,
+              dryRun: false,
+            }),
+          );
         } else {
           if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
           const body = live ? withDroppedVersions(crd.body, live) : crd.body;
           if (body !== crd.body) bridged.push(crd);
-          applied.set(crd.name, await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false }));
+          applied.set(
+            crd.name,
+            await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false }),
+          );
         }
       } catch (error) {
         const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;
         // The API server refused the chart's CRD itself (it is invalid): the chart must change.
         if (error instanceof ObjectApiError && (error.code === 400 || error.code === 422)) {
-          throw new InvalidInputError(`${what} was refused: ${refusal(error)}`, { hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed." });
+          throw new InvalidInputError(`${what} was refused: ${refusal(error)}`, {
+            hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed.",
+          });
         }
         throw toInstallerApiError(error, what, input.kube.server);
       }
       (d.apply === 'create' ? outcome.created : outcome.updated).push(crd.name);
-      input.logger.info({ crd: crd.name, source: crd.source, action: d.apply }, `CRD ${crd.name} ${d.apply === 'create' ? 'created' : `updated: ${describeCrdChanges(d.changes!)}`}`);
+      input.logger.info(
+        { crd: crd.name, source: crd.source, action: d.apply },
+        `CRD ${crd.name} ${d.apply === 'create' ? 'created' : `updated: ${describeCrdChanges(d.changes!)}`}`,
+      );
     }),
   );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -175,7 +216,11 @@ function asHelmApplies(crd: Obj, release: Release): Obj {
     metadata: {
       ...meta,
       labels: { ...meta.labels, 'app.kubernetes.io/managed-by': 'Helm' },
-      annotations: { ...meta.annotations, 'meta.helm.sh/release-name': release.name, 'meta.helm.sh/release-namespace': release.namespace },
+      annotations: {
+        ...meta.annotations,
+        'meta.helm.sh/release-name': release.name,
+        'meta.helm.sh/release-namespace': release.namespace,
+      },
     },
   };
 }
@@ -184,11 +229,21 @@ function asHelmApplies(crd: Obj, release: Release): Obj {
 async function finishBridged(client: ObjectClient, bridged: readonly ChartCrd[], input: CrdStepInput): Promise<void> {
   for (const crd of bridged) {
     try {
-      await client.apply(`${CRD_PATH}/${encodeURIComponent(crd.name)}`, crd.body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false });
+      await client.apply(`${CRD_PATH}/${encodeURIComponent(crd.name)}`, crd.body, {
+        fieldManager: INSTALLER_FIELD_MANAGER,
+        dryRun: false,
+      });
     } catch (error) {
-      throw toInstallerApiError(error, `dropping the versions the chart no longer has from CRD ${crd.name}`, input.kube.server);
+      throw toInstallerApiError(
+        error,
+        `dropping the versions the chart no longer has from CRD ${crd.name}`,
+        input.kube.server,
+      );
     }
-    input.logger.info({ crd: crd.name }, `CRD ${crd.name}: the versions the chart dropped are no longer served, now that the release no longer uses them`);
+    input.logger.info(
+      { crd: crd.name },
+      `CRD ${crd.name}: the versions the chart dropped are no longer served, now that the release no longer uses them`,
+    );
   }
 }
 
@@ -198,7 +253,13 @@ async function finishBridged(client: ObjectClient, bridged: readonly ChartCrd[],
  * CRD may have changed since it was read (its stored versions trimmed by a migration, the API
  * server's own status update), so it is read again and the patch made again, a few times.
  */
-async function takeOver(client: ObjectClient, path: string, read: Obj, apiVersion: string, attempts = 3): Promise<void> {
+async function takeOver(
+  client: ObjectClient,
+  path: string,
+  read: Obj,
+  apiVersion: string,
+  attempts = 3,
+): Promise<void> {
   let live: Obj | undefined = read;
   for (let attempt = 1; live; attempt++) {
     const meta = live.metadata as { managedFields?: ManagedFieldsEntry[]; resourceVersion?: string };
@@ -213,7 +274,8 @@ async function takeOver(client: ObjectClient, path: string, read: Obj, apiVersio
       return;
     } catch (error) {
       // 422: the test failed (the CRD changed since it was read); 409: a conflict.
-      if (!(error instanceof ObjectApiError) || (error.code !== 422 && error.code !== 409) || attempt >= attempts) throw error;
+      if (!(error instanceof ObjectApiError) || (error.code !== 422 && error.code !== 409) || attempt >= attempts)
+        throw error;
       live = await client.get(path);
     }
   }
@@ -227,13 +289,19 @@ async function adopt(client: ObjectClient, plan: CrdPlan, outcome: CrdOutcome, i
       {
         metadata: {
           labels: { 'app.kubernetes.io/managed-by': 'Helm' },
-          annotations: { 'meta.helm.sh/release-name': input.release.name, 'meta.helm.sh/release-namespace': input.release.namespace },
+          annotations: {
+            'meta.helm.sh/release-name': input.release.name,
+            'meta.helm.sh/release-namespace': input.release.namespace,
+          },
         },
       },
       INSTALLER_FIELD_MANAGER,
     );
     outcome.adopted.push(d.name);
-    input.logger.info({ crd: d.name, release: input.release.name }, `CRD ${d.name}: no release owned it (the chart moved it out of crds/); adopted by release ${input.release.name}`);
+    input.logger.info(
+      { crd: d.name, release: input.release.name },
+      `CRD ${d.name}: no release owned it (the chart moved it out of crds/); adopted by release ${input.release.name}`,
+    );
   }
 }
 
@@ -255,6 +323,8 @@ async function checkMigrationAccess(kube: KubeClients, plan: CrdPlan): Promise<v
   if (denied.length === 0) return;
   throw new PreflightError(
     `missing permissions for the CRD storage migration: ${[...new Set(denied.map((p) => `${p.verb} ${p.resource}.${p.group} (cluster-wide)`))].join(', ')}`,
-    { hint: "Grant the installer's ServiceAccount these verbs in its ClusterRole (manifests/installer.yaml, kots/installer-job.yaml), then run again; nothing was changed." },
+    {
+      hint: "Grant the installer's ServiceAccount these verbs in its ClusterRole (manifests/installer.yaml, kots/installer-job.yaml), then run again; nothing was changed.",
+    },
   );
 }

@@ -29,7 +29,12 @@ type Obj = Record<string, unknown>;
  * `onlySet`: compare only the fields `desired` has, for a manifest object compared as written
  * (when the API server refused its dry run, there are no defaults to compare with).
  */
-export function compareObjects(desired: Obj, live: Obj, ignored: readonly string[], o: { onlySet?: boolean } = {}): DriftedField[] {
+export function compareObjects(
+  desired: Obj,
+  live: Obj,
+  ignored: readonly string[],
+  o: { onlySet?: boolean } = {},
+): DriftedField[] {
   const found = differences(desired, live, ignored, o);
   const kind = typeof live.kind === 'string' ? live.kind : String(desired.kind);
   return found.map((d) => {
@@ -45,7 +50,12 @@ export function compareObjects(desired: Obj, live: Obj, ignored: readonly string
 }
 
 /** The differing leaves with their raw values (for a repair; never for a message: not masked). */
-export function differences(desired: Obj, live: Obj, ignored: readonly string[], o: { onlySet?: boolean } = {}): Found[] {
+export function differences(
+  desired: Obj,
+  live: Obj,
+  ignored: readonly string[],
+  o: { onlySet?: boolean } = {},
+): Found[] {
   const found: Found[] = [];
   diffValues(comparable(live, ignored), comparable(desired, ignored), [], found, o.onlySet === true);
   return found;
@@ -63,7 +73,8 @@ export function setAsWritten(desired: Obj, live: Obj, ignored: readonly string[]
 
 function holds(want: unknown, have: unknown): boolean {
   if (isMap(want)) return isMap(have) && Object.keys(want).every((k) => holds(want[k], have[k]));
-  if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((w, i) => holds(w, have[i]));
+  if (Array.isArray(want))
+    return Array.isArray(have) && want.length === have.length && want.every((w, i) => holds(w, have[i]));
   return sameJson(want, have);
 }
 
@@ -84,9 +95,11 @@ function diffValues(live: unknown, desired: unknown, at: string[], out: Found[],
   // Labels and annotations others added are not the release's: only what it sets counts.
   if (desired === undefined && (onlySet || (at.length === 3 && at[0] === 'metadata'))) return;
   if (isMap(live) && isMap(desired)) {
-    for (const key of [...new Set([...Object.keys(desired), ...Object.keys(live)])].sort()) diffValues(live[key], desired[key], [...at, key], out, onlySet);
+    for (const key of [...new Set([...Object.keys(desired), ...Object.keys(live)])].sort())
+      diffValues(live[key], desired[key], [...at, key], out, onlySet);
   } else if (Array.isArray(live) && Array.isArray(desired)) {
-    for (let i = 0; i < Math.max(live.length, desired.length); i++) diffValues(live[i], desired[i], [...at, String(i)], out, onlySet);
+    for (let i = 0; i < Math.max(live.length, desired.length); i++)
+      diffValues(live[i], desired[i], [...at, String(i)], out, onlySet);
   } else {
     out.push({ segments: at, live, desired });
   }
@@ -126,7 +139,8 @@ function maskStructure(v: unknown): unknown {
   if (!isMap(v)) return v;
   const secretItem = typeof v.name === 'string' && isSecretKey(v.name);
   const out: Obj = {};
-  for (const [k, inner] of Object.entries(v)) out[k] = (isSecretKey(k) || k === LAST_APPLIED || (secretItem && k !== 'name')) ? MASK : maskStructure(inner);
+  for (const [k, inner] of Object.entries(v))
+    out[k] = isSecretKey(k) || k === LAST_APPLIED || (secretItem && k !== 'name') ? MASK : maskStructure(inner);
   return out;
 }
 

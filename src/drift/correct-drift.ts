@@ -24,32 +24,58 @@ export interface CorrectionResult {
 const CONCURRENCY = 16;
 
 /** Re-applies each drifted object, as helm's own field manager (the one helm's next runs use). */
-export async function correctDrift(kube: KubeClients, manifest: string, drifts: readonly ObjectDrift[], o: DriftOptions): Promise<CorrectionResult> {
+export async function correctDrift(
+  kube: KubeClients,
+  manifest: string,
+  drifts: readonly ObjectDrift[],
+  o: DriftOptions,
+): Promise<CorrectionResult> {
   const result: CorrectionResult = { corrected: [], failed: [] };
   if (drifts.length === 0) return result;
-  const [resources, client] = await Promise.all([o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources), objectClient(kube, o.signal)]);
+  const [resources, client] = await Promise.all([
+    o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources),
+    objectClient(kube, o.signal),
+  ]);
   const placed = placeObjects(manifestObjects(manifest), resources, o);
   const outcomes = await mapBounded(drifts, CONCURRENCY, async (drift) => {
-    const p = placed.find((x) => x.kind === drift.kind && x.apiVersion === drift.apiVersion && x.name === drift.name && x.namespace === drift.namespace);
+    const p = placed.find(
+      (x) =>
+        x.kind === drift.kind &&
+        x.apiVersion === drift.apiVersion &&
+        x.name === drift.name &&
+        x.namespace === drift.namespace,
+    );
     if (!p) return `not in the release's manifest`;
     if (!p.path) return `the cluster does not serve ${p.apiVersion} ${p.kind}`;
     return putBack(kube, client, p, drift, o);
   });
-  outcomes.forEach((reason, i) => (reason === undefined ? result.corrected.push(drifts[i]!) : result.failed.push({ drift: drifts[i]!, reason })));
+  outcomes.forEach((reason, i) =>
+    reason === undefined ? result.corrected.push(drifts[i]!) : result.failed.push({ drift: drifts[i]!, reason }),
+  );
   return result;
 }
 
 /** undefined when put back, else why not. RBAC and an unreachable server are thrown. */
-async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject, drift: ObjectDrift, o: DriftOptions): Promise<string | undefined> {
+async function putBack(
+  kube: KubeClients,
+  client: ObjectClient,
+  p: PlacedObject,
+  drift: ObjectDrift,
+  o: DriftOptions,
+): Promise<string | undefined> {
   const manager = o.fieldManager ?? HELM_FIELD_MANAGER;
   const ignored = ignoredPaths(o.rules, p);
-  const live = drift.missing ? undefined : await client.get(p.path!).catch((error: unknown) => {
-    throw driftApiError(kube, error, p, 'get');
-  });
+  const live = drift.missing
+    ? undefined
+    : await client.get(p.path!).catch((error: unknown) => {
+        throw driftApiError(kube, error, p, 'get');
+      });
   // A missing object is created whole, as helm would: ignore rules are about fields others own.
   const body = live ? keepIgnored(p.body, live, ignored, manager) : p.body;
   const verb = live ? 'patch' : 'create';
-  const refused = await attempt(kube, p, verb, () => client.apply(p.path!, body, { fieldManager: manager, dryRun: false }));
+  const refused = await attempt(kube, p, verb, () =>
+    client.apply(p.path!, body, { fieldManager: manager, dryRun: false }),
+  );
   if (refused === undefined || !live) return refused;
   // Refused although nothing immutable changed, e.g. a Service port edited in place: apply keys
   // ports by number, so it would add port 80 beside the edited 8081 under the same name. Set the
@@ -63,13 +89,19 @@ async function putBack(kube: KubeClients, client: ObjectClient, p: PlacedObject,
 }
 
 /** undefined when fn succeeded; the API server's refusal as text; anything else thrown. */
-async function attempt(kube: KubeClients, p: PlacedObject, verb: 'patch' | 'create', fn: () => Promise<unknown>): Promise<string | undefined> {
+async function attempt(
+  kube: KubeClients,
+  p: PlacedObject,
+  verb: 'patch' | 'create',
+  fn: () => Promise<unknown>,
+): Promise<string | undefined> {
   try {
     await fn();
     return undefined;
   } catch (error) {
     const status = apiStatus(error);
-    if (status === 401 || status === 403 || isTransientApiError(error) || status === undefined) throw driftApiError(kube, error, p, verb);
+    if (status === 401 || status === 403 || isTransientApiError(error) || status === undefined)
+      throw driftApiError(kube, error, p, verb);
     return refusal(error);
   }
 }
@@ -85,7 +117,11 @@ export function repairOps(body: Obj, live: Obj, ignored: readonly string[]): Jso
     // A JSON patch adds only under an existing parent: add the highest missing one, whole.
     let at = d.segments;
     while (at.length > 1 && getAt(live, at.slice(0, -1)) === undefined) at = at.slice(0, -1);
-    ops.set(formatPointer(at), { op: 'add', path: formatPointer(at), value: at === d.segments ? d.desired : getAt(body, at) });
+    ops.set(formatPointer(at), {
+      op: 'add',
+      path: formatPointer(at),
+      value: at === d.segments ? d.desired : getAt(body, at),
+    });
   }
   return [...ops.values()];
 }

@@ -15,7 +15,6 @@ import { ignoredPaths, type IgnoreRule } from './ignore-rules.js';
 import { describeObject, manifestObjects, placeObjects, type PlacedObject } from './manifest-objects.js';
 import { objectClient, type ObjectClient } from '../cluster/object-client.js';
 
-
 export interface ObjectDrift {
   apiVersion: string;
   kind: string;
@@ -65,14 +64,27 @@ export const HELM_FIELD_MANAGER = 'helm';
 export async function detectDrift(kube: KubeClients, manifest: string, o: DriftOptions): Promise<ObjectDrift[]> {
   const objects = manifestObjects(manifest);
   if (objects.length === 0) return [];
-  const [resources, client] = await Promise.all([o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources), objectClient(kube, o.signal)]);
+  const [resources, client] = await Promise.all([
+    o.resources ?? clusterDiscovery(kube.config).then((d) => d.resources),
+    objectClient(kube, o.signal),
+  ]);
   const placed = placeObjects(objects, resources, o);
   const results = await mapBounded(placed, CONCURRENCY, (p) => checkObject(kube, client, p, o));
   return results.filter((d) => d.missing || d.fields.length > 0);
 }
 
-async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObject, o: DriftOptions): Promise<ObjectDrift> {
-  const drift = { apiVersion: p.apiVersion, kind: p.kind, ...(p.namespace ? { namespace: p.namespace } : {}), name: p.name };
+async function checkObject(
+  kube: KubeClients,
+  client: ObjectClient,
+  p: PlacedObject,
+  o: DriftOptions,
+): Promise<ObjectDrift> {
+  const drift = {
+    apiVersion: p.apiVersion,
+    kind: p.kind,
+    ...(p.namespace ? { namespace: p.namespace } : {}),
+    name: p.name,
+  };
   if (!p.path) return { ...drift, missing: true, fields: [] };
   const live = await client.get(p.path).catch((error: unknown) => {
     throw driftApiError(kube, error, p, 'get');
@@ -89,7 +101,12 @@ async function checkObject(kube: KubeClients, client: ObjectClient, p: PlacedObj
     const status = apiStatus(error);
     if (status !== 400 && status !== 422) throw driftApiError(kube, error, p, 'patch');
     // Refused (invalid): the manifest's fields as written against the live ones.
-    return { ...drift, missing: false, fields: compareObjects(p.body, live, ignored, { onlySet: true }), refused: refusal(error) };
+    return {
+      ...drift,
+      missing: false,
+      fields: compareObjects(p.body, live, ignored, { onlySet: true }),
+      refused: refusal(error),
+    };
   }
 }
 
@@ -111,12 +128,20 @@ export function driftApiError(
   const status = apiStatus(error);
   if (status === 403 || status === 401) {
     const group = p.apiVersion.includes('/') ? p.apiVersion.slice(0, p.apiVersion.indexOf('/')) : 'core';
-    const verbs = purpose === 'plan' ? '"list" (or "get") and "patch" (server-side dry runs persist nothing)' : purpose === 'ownership check' ? '"list" (or "get")' : '"get" and "patch"';
+    const verbs =
+      purpose === 'plan'
+        ? '"list" (or "get") and "patch" (server-side dry runs persist nothing)'
+        : purpose === 'ownership check'
+          ? '"list" (or "get")'
+          : '"get" and "patch"';
     const way = purpose === 'drift check' ? ', or run with --drift off' : '';
-    return new PreflightError(`${what} is not allowed: the installer may not ${verb} ${p.kind} (API group ${group}) in ${p.namespace ? `namespace ${p.namespace}` : 'the cluster'}`, {
-      hint: `Grant the installer's ServiceAccount ${verbs} on ${p.kind} (group ${group})${p.namespace ? ` in namespace ${p.namespace}` : ''} (see manifests/installer.yaml)${way}.`,
-      cause: error,
-    });
+    return new PreflightError(
+      `${what} is not allowed: the installer may not ${verb} ${p.kind} (API group ${group}) in ${p.namespace ? `namespace ${p.namespace}` : 'the cluster'}`,
+      {
+        hint: `Grant the installer's ServiceAccount ${verbs} on ${p.kind} (group ${group})${p.namespace ? ` in namespace ${p.namespace}` : ''} (see manifests/installer.yaml)${way}.`,
+        cause: error,
+      },
+    );
   }
   return toInstallerApiError(error, what, kube.server);
 }

@@ -12,16 +12,27 @@ import { type LiveClaim, orphanedClaims, type OrphanedClaims } from './orphaned-
 type ClaimsInput = ImmutableInput;
 
 export async function findOrphanedClaims(kube: KubeClients, i: ClaimsInput): Promise<OrphanedClaims[]> {
-  const place = (text: string) => placeObjects(manifestObjects(text), i.resources, { releaseNamespace: i.releaseNamespace, release: i.release });
+  const place = (text: string) =>
+    placeObjects(manifestObjects(text), i.resources, { releaseNamespace: i.releaseNamespace, release: i.release });
   const previous = place(i.previousManifest).filter((o) => o.kind === 'StatefulSet');
   if (previous.length === 0) return [];
   const client = await objectClient(kube, i.signal);
   const namespaces = [...new Set(previous.map((o) => o.namespace ?? i.releaseNamespace))];
-  const live = (await Promise.all(namespaces.map(async (ns) => claimsIn(await client.list(`/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims`, {}), ns)))).flat();
+  const live = (
+    await Promise.all(
+      namespaces.map(async (ns) =>
+        claimsIn(await client.list(`/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims`, {}), ns),
+      ),
+    )
+  ).flat();
   return orphanedClaims(previous, place(i.manifests), live);
 }
 
 function claimsIn(list: Record<string, unknown>, namespace: string): LiveClaim[] {
   const items = (list.items ?? []) as { metadata?: { name?: string }; status?: { phase?: string } }[];
-  return items.map((c) => ({ name: String(c.metadata?.name), namespace, ...(c.status?.phase ? { phase: c.status.phase } : {}) }));
+  return items.map((c) => ({
+    name: String(c.metadata?.name),
+    namespace,
+    ...(c.status?.phase ? { phase: c.status.phase } : {}),
+  }));
 }

@@ -34,8 +34,10 @@ export interface ObjectRef {
 
 const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const TEXT_FORM = 'write [Kind[/name]:]/json/pointer[,/other/pointer], rules separated by ";", e.g. "Deployment/web:/spec/replicas"';
-const FILE_FORM = 'write a YAML list of rules, e.g. "- paths: [/spec/replicas]\\n  target: {kind: Deployment, name: web}"';
+const TEXT_FORM =
+  'write [Kind[/name]:]/json/pointer[,/other/pointer], rules separated by ";", e.g. "Deployment/web:/spec/replicas"';
+const FILE_FORM =
+  'write a YAML list of rules, e.g. "- paths: [/spec/replicas]\\n  target: {kind: Deployment, name: web}"';
 
 /** Parses the option/env form, or the YAML file form when origin.file is set. Throws UsageError (exit 2). */
 export function parseIgnoreRules(text: string, origin: RuleOrigin): IgnoreRule[] {
@@ -53,7 +55,9 @@ export function ruleApplies(rule: IgnoreRule, ref: ObjectRef): boolean {
   const any = (v: string | undefined) => v === undefined || v === '*';
   // Kinds are matched without regard to case: `deployment/web` is what people type.
   return (
-    (any(t.kind) || t.kind!.toLowerCase() === ref.kind.toLowerCase()) && (any(t.name) || t.name === ref.name) && (any(t.namespace) || t.namespace === (ref.namespace ?? ''))
+    (any(t.kind) || t.kind!.toLowerCase() === ref.kind.toLowerCase()) &&
+    (any(t.name) || t.name === ref.name) &&
+    (any(t.namespace) || t.namespace === (ref.namespace ?? ''))
   );
 }
 
@@ -63,7 +67,9 @@ function parseTextRules(text: string, origin: RuleOrigin): IgnoreRule[] {
     const rule = raw.trim();
     if (!rule) continue;
     const fail = (why: string): never => {
-      throw new UsageError(`${describe(origin)}: invalid drift ignore rule ${JSON.stringify(rule)}: ${why}`, { hint: `In ${origin.option} (${origin.env}), ${TEXT_FORM}.` });
+      throw new UsageError(`${describe(origin)}: invalid drift ignore rule ${JSON.stringify(rule)}: ${why}`, {
+        hint: `In ${origin.option} (${origin.env}), ${TEXT_FORM}.`,
+      });
     };
     const colon = rule.startsWith('/') ? -1 : rule.indexOf(':');
     if (!rule.startsWith('/') && colon < 0) fail('no path (a path starts with "/")');
@@ -80,12 +86,14 @@ function parseTarget(text: string, fail: (why: string) => never): IgnoreRule['ta
   if (parts.length > 3) fail(`target ${JSON.stringify(text)} has more than Kind/namespace/name`);
   const [kind, a, b] = parts;
   const target = parts.length === 3 ? { kind, namespace: a, name: b } : { kind, name: a };
-  if (!kind || (kind !== '*' && !KIND.test(kind))) fail(`${JSON.stringify(kind ?? '')} is not a kind (e.g. Deployment, or * for any)`);
+  if (!kind || (kind !== '*' && !KIND.test(kind)))
+    fail(`${JSON.stringify(kind ?? '')} is not a kind (e.g. Deployment, or * for any)`);
   for (const [what, v] of [
     ['name', target.name],
     ['namespace', (target as { namespace?: string }).namespace],
   ] as const) {
-    if (v !== undefined && v !== '*' && !NAME.test(v)) fail(`${JSON.stringify(v)} is not a ${what} (lowercase letters, digits, "-" and ".", or * for any)`);
+    if (v !== undefined && v !== '*' && !NAME.test(v))
+      fail(`${JSON.stringify(v)} is not a ${what} (lowercase letters, digits, "-" and ".", or * for any)`);
   }
   return Object.fromEntries(Object.entries(target).filter(([, v]) => v !== undefined)) as IgnoreRule['target'];
 }
@@ -93,7 +101,8 @@ function parseTarget(text: string, fail: (why: string) => never): IgnoreRule['ta
 /** A path names at least one field and uses only the escapes ~0 and ~1. */
 function checkPath(path: string, fail: (why: string) => never): void {
   if (!path) fail('an empty path');
-  if (!path.startsWith('/')) fail(`path ${JSON.stringify(path)} is not a JSON pointer (it starts with "/", e.g. /spec/replicas)`);
+  if (!path.startsWith('/'))
+    fail(`path ${JSON.stringify(path)} is not a JSON pointer (it starts with "/", e.g. /spec/replicas)`);
   if (path === '/') fail('path "/" names no field');
   if (/~(?![01])/.test(path)) fail(`path ${JSON.stringify(path)} has a "~" that is not ~0 ("~") or ~1 ("/")`);
   parsePointer(path);
@@ -146,13 +155,18 @@ function filePaths(node: Node | null, fail: (why: string, node?: Node | null) =>
   });
 }
 
-function fileTarget(node: Node | null, fail: (why: string, node?: Node | null) => never, keyNode: unknown): IgnoreRule['target'] {
+function fileTarget(
+  node: Node | null,
+  fail: (why: string, node?: Node | null) => never,
+  keyNode: unknown,
+): IgnoreRule['target'] {
   if (!isMap(node)) return fail('"target" is a map with kind, name and namespace', (node ?? keyNode) as Node);
   const target: Record<string, string> = {};
   for (const pair of node.items) {
     const key = (pair.key as { value?: unknown }).value;
     const value = (pair.value as { value?: unknown } | null)?.value;
-    if (key !== 'kind' && key !== 'name' && key !== 'namespace') fail(`unknown key ${JSON.stringify(key)} in "target" (it has kind, name and namespace)`, pair.key as Node);
+    if (key !== 'kind' && key !== 'name' && key !== 'namespace')
+      fail(`unknown key ${JSON.stringify(key)} in "target" (it has kind, name and namespace)`, pair.key as Node);
     if (typeof value !== 'string' || !(value === '*' || (key === 'kind' ? KIND : NAME).test(value))) {
       fail(`target ${String(key)} ${JSON.stringify(value)} is not a ${String(key)}`, (pair.value ?? pair.key) as Node);
     }

@@ -15,7 +15,6 @@ import { describeObject, manifestObjects, placeObjects } from './manifest-object
 import { objectClient, type Obj, type ObjectClient } from '../cluster/object-client.js';
 import { refusal } from './refusal.js';
 
-
 /** A candidate (immutable-fields.ts) the API server confirmed it refuses. */
 export interface ImmutableChange extends Omit<ImmutableCandidate, 'body'> {
   /** The API server's refusal of the dry run, fields named, values masked (refusal.ts). */
@@ -40,7 +39,8 @@ const HOOK = 'helm.sh/hook';
 
 /** Changes the API server would refuse, each confirmed; [] without any request when the manifests differ in no immutable field. */
 export async function findImmutableChanges(kube: KubeClients, i: ImmutableInput): Promise<ImmutableChange[]> {
-  const place = (text: string) => placeObjects(manifestObjects(text), i.resources, { releaseNamespace: i.releaseNamespace, release: i.release });
+  const place = (text: string) =>
+    placeObjects(manifestObjects(text), i.resources, { releaseNamespace: i.releaseNamespace, release: i.release });
   const next = place(i.manifests).filter((p) => !annotation(p.body, HOOK));
   const candidates = immutableCandidates(place(i.previousManifest), next);
   if (candidates.length === 0) return [];
@@ -49,7 +49,12 @@ export async function findImmutableChanges(kube: KubeClients, i: ImmutableInput)
   return confirmed.filter((c): c is ImmutableChange => c !== undefined);
 }
 
-async function confirm(kube: KubeClients, client: ObjectClient, c: ImmutableCandidate, i: ImmutableInput): Promise<ImmutableChange | undefined> {
+async function confirm(
+  kube: KubeClients,
+  client: ObjectClient,
+  c: ImmutableCandidate,
+  i: ImmutableInput,
+): Promise<ImmutableChange | undefined> {
   const live = await client.get(c.path).catch((error: unknown) => {
     throw checkError(kube, error, c, 'get');
   });
@@ -65,7 +70,17 @@ async function confirm(kube: KubeClients, client: ObjectClient, c: ImmutableCand
     const reason = refusal(error);
     if (!isImmutableRefusal(reason)) return undefined;
     const uid = String((live.metadata as Obj | undefined)?.uid ?? '');
-    return { apiVersion: c.apiVersion, kind: c.kind, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), path: c.path, fields: c.fields, how: c.how, reason, uid };
+    return {
+      apiVersion: c.apiVersion,
+      kind: c.kind,
+      name: c.name,
+      ...(c.namespace ? { namespace: c.namespace } : {}),
+      path: c.path,
+      fields: c.fields,
+      how: c.how,
+      reason,
+      uid,
+    };
   }
 }
 
@@ -81,7 +96,10 @@ function checkError(kube: KubeClients, error: unknown, c: ImmutableCandidate, ve
 }
 
 function ownedBy(live: Obj, i: ImmutableInput): boolean {
-  return annotation(live, 'meta.helm.sh/release-name') === i.release && annotation(live, 'meta.helm.sh/release-namespace') === i.releaseNamespace;
+  return (
+    annotation(live, 'meta.helm.sh/release-name') === i.release &&
+    annotation(live, 'meta.helm.sh/release-namespace') === i.releaseNamespace
+  );
 }
 
 function annotation(o: Obj, name: string): string | undefined {

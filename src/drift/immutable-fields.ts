@@ -31,7 +31,15 @@ export interface ImmutableCandidate {
 }
 
 /** The StatefulSet spec fields an update may change (kubernetes pkg/apis/apps/validation, v1.34). */
-const STATEFULSET_MUTABLE = new Set(['replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds']);
+const STATEFULSET_MUTABLE = new Set([
+  'replicas',
+  'ordinals',
+  'template',
+  'updateStrategy',
+  'revisionHistoryLimit',
+  'persistentVolumeClaimRetentionPolicy',
+  'minReadySeconds',
+]);
 
 /** The fixed immutable spec fields per `group/Kind` (a StatefulSet's are every field but the mutable ones). */
 const IMMUTABLE_SPEC: Record<string, readonly string[]> = {
@@ -45,7 +53,10 @@ const IMMUTABLE_SPEC: Record<string, readonly string[]> = {
 };
 
 /** Pure: the objects of both manifests whose immutable fields differ, in the new manifest's order. */
-export function immutableCandidates(previous: readonly PlacedObject[], next: readonly PlacedObject[]): ImmutableCandidate[] {
+export function immutableCandidates(
+  previous: readonly PlacedObject[],
+  next: readonly PlacedObject[],
+): ImmutableCandidate[] {
   const before = new Map(previous.map((p) => [key(p), p]));
   const out: ImmutableCandidate[] = [];
   for (const p of next) {
@@ -53,14 +64,26 @@ export function immutableCandidates(previous: readonly PlacedObject[], next: rea
     if (!old || !p.path) continue;
     const fields = changedImmutableFields(groupKind(p), spec(old.body), spec(p.body));
     if (fields.length === 0) continue;
-    out.push({ apiVersion: p.apiVersion, kind: p.kind, name: p.name, ...(p.namespace ? { namespace: p.namespace } : {}), path: p.path, fields, how: recreateHow(p.kind, fields), body: p.body });
+    out.push({
+      apiVersion: p.apiVersion,
+      kind: p.kind,
+      name: p.name,
+      ...(p.namespace ? { namespace: p.namespace } : {}),
+      path: p.path,
+      fields,
+      how: recreateHow(p.kind, fields),
+      body: p.body,
+    });
   }
   return out;
 }
 
 /** Pure: the immutable spec fields that differ between two specs of a kind (`group/Kind`), sorted. */
 export function changedImmutableFields(kind: string, before: Obj, after: Obj): string[] {
-  const names = kind === 'apps/StatefulSet' ? [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !STATEFULSET_MUTABLE.has(k)) : IMMUTABLE_SPEC[kind] ?? [];
+  const names =
+    kind === 'apps/StatefulSet'
+      ? [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !STATEFULSET_MUTABLE.has(k))
+      : (IMMUTABLE_SPEC[kind] ?? []);
   return names
     .filter((k) => !sameJson(before[k], after[k]))
     .map((k) => `spec.${k}`)

@@ -26,7 +26,8 @@ export function fieldManager(live: unknown, segments: readonly string[]): string
   const entries = owningEntries(live, segments);
   const named = entries.filter((e) => isFieldSet(e.fieldsV1) && owns(e.fieldsV1, live, segments, true));
   let best: ManagedFieldsEntry | undefined;
-  for (const entry of named.length > 0 ? named : entries) if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
+  for (const entry of named.length > 0 ? named : entries)
+    if (!best || (entry.time ?? '') > (best.time ?? '')) best = entry;
   return best?.manager;
 }
 
@@ -38,7 +39,9 @@ export function fieldManagers(live: unknown, segments: readonly string[]): strin
 function owningEntries(live: unknown, segments: readonly string[]): ManagedFieldsEntry[] {
   const entries = (live as { metadata?: { managedFields?: unknown } } | undefined)?.metadata?.managedFields;
   if (!Array.isArray(entries)) return [];
-  return (entries as ManagedFieldsEntry[]).filter((e) => e.manager && isFieldSet(e.fieldsV1) && owns(e.fieldsV1, live, segments));
+  return (entries as ManagedFieldsEntry[]).filter(
+    (e) => e.manager && isFieldSet(e.fieldsV1) && owns(e.fieldsV1, live, segments),
+  );
 }
 
 /** `exact`: only by naming the field itself, not by owning a whole value above it. */
@@ -69,7 +72,8 @@ export function itemMatches(key: string, item: unknown, index: number): boolean 
   const json = parseJson(key.slice(2));
   if (json === undefined) return false;
   if (key.startsWith('v:')) return sameJson(json, item);
-  if (!key.startsWith('k:') || json === null || typeof json !== 'object' || item === null || typeof item !== 'object') return false;
+  if (!key.startsWith('k:') || json === null || typeof json !== 'object' || item === null || typeof item !== 'object')
+    return false;
   return Object.entries(json).every(([k, v]) => sameJson(v, (item as Record<string, unknown>)[k]));
 }
 
@@ -92,5 +96,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return ka.every(
+    (k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
 }

@@ -28,19 +28,24 @@ export function manifestObjects(manifest: string): Obj[] {
     for (const doc of parsePiece(piece).docs) {
       let value = doc.toJS({ maxAliasCount: -1 }) as unknown;
       // YAML 1.1 reads an unquoted 2026-11-24 as a timestamp; helm's go-yaml sent it as text.
-      if (hasDate(value)) value = parseDocument(piece.text, { version: '1.1', uniqueKeys: false, customTags: withoutTimestamp }).toJS({ maxAliasCount: -1 });
+      if (hasDate(value))
+        value = parseDocument(piece.text, { version: '1.1', uniqueKeys: false, customTags: withoutTimestamp }).toJS({
+          maxAliasCount: -1,
+        });
       if (value === null || typeof value !== 'object' || Array.isArray(value)) continue;
       const o = value as Obj;
       if (typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') continue;
       // `kind: List` (or a typed `*List` with items) is its items, as helm applies it.
-      if (o.kind.endsWith('List') && Array.isArray(o.items)) out.push(...(o.items as Obj[]).filter((x) => x && typeof x === 'object'));
+      if (o.kind.endsWith('List') && Array.isArray(o.items))
+        out.push(...(o.items as Obj[]).filter((x) => x && typeof x === 'object'));
       else out.push(o);
     }
   }
   return out;
 }
 
-const withoutTimestamp = (tags: unknown[]) => tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp') as never;
+const withoutTimestamp = (tags: unknown[]) =>
+  tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp') as never;
 
 function hasDate(v: unknown): boolean {
   if (v instanceof Date) return true;
@@ -49,7 +54,11 @@ function hasDate(v: unknown): boolean {
 }
 
 /** Each object with its namespace, helm's metadata and its REST path. */
-export function placeObjects(objects: readonly Obj[], resources: ResourceIndex, o: { releaseNamespace: string; release: string }): PlacedObject[] {
+export function placeObjects(
+  objects: readonly Obj[],
+  resources: ResourceIndex,
+  o: { releaseNamespace: string; release: string },
+): PlacedObject[] {
   return objects.map((object) => {
     const body = structuredClone(object);
     const apiVersion = String(body.apiVersion);
@@ -59,13 +68,26 @@ export function placeObjects(objects: readonly Obj[], resources: ResourceIndex, 
     const info = resources.get(`${apiVersion}:${kind}`);
     // A kind the cluster does not serve: keep what the manifest says, the object cannot exist.
     const namespaced = info ? info.namespaced : true;
-    const namespace = namespaced ? (typeof metadata.namespace === 'string' && metadata.namespace) || o.releaseNamespace : undefined;
+    const namespace = namespaced
+      ? (typeof metadata.namespace === 'string' && metadata.namespace) || o.releaseNamespace
+      : undefined;
     if (namespace) metadata.namespace = namespace;
     else delete metadata.namespace;
     // helm sets these on every object it installs or upgrades (and applies them with the rest).
     metadata.labels = { ...(metadata.labels as Obj | undefined), 'app.kubernetes.io/managed-by': 'Helm' };
-    metadata.annotations = { ...(metadata.annotations as Obj | undefined), 'meta.helm.sh/release-name': o.release, 'meta.helm.sh/release-namespace': o.releaseNamespace };
-    return { apiVersion, kind, name, ...(namespace ? { namespace } : {}), body, ...(info ? { path: objectPath(apiVersion, info, name, namespace) } : {}) };
+    metadata.annotations = {
+      ...(metadata.annotations as Obj | undefined),
+      'meta.helm.sh/release-name': o.release,
+      'meta.helm.sh/release-namespace': o.releaseNamespace,
+    };
+    return {
+      apiVersion,
+      kind,
+      name,
+      ...(namespace ? { namespace } : {}),
+      body,
+      ...(info ? { path: objectPath(apiVersion, info, name, namespace) } : {}),
+    };
   });
 }
 

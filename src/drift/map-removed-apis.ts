@@ -63,12 +63,16 @@ function sourceOf(text: string): string | undefined {
   return sourceComment(text);
 }
 
-function mappingOf(doc: Document.Parsed, served: Served): { mapping: Omit<ApiMapping, 'source'>; range: [number, number] } | undefined {
+function mappingOf(
+  doc: Document.Parsed,
+  served: Served,
+): { mapping: Omit<ApiMapping, 'source'>; range: [number, number] } | undefined {
   const root = doc.contents;
   if (!isMap(root)) return undefined;
   const version = root.items.find((p) => isScalar(p.key) && p.key.value === 'apiVersion')?.value;
   const kind = root.get('kind');
-  if (!isScalar(version) || typeof version.value !== 'string' || typeof kind !== 'string' || !version.range) return undefined;
+  if (!isScalar(version) || typeof version.value !== 'string' || typeof kind !== 'string' || !version.range)
+    return undefined;
   const successor = successorServed(version.value, kind, served);
   if (!successor) return undefined;
   const metadata = root.get('metadata');
@@ -78,7 +82,14 @@ function mappingOf(doc: Document.Parsed, served: Served): { mapping: Omit<ApiMap
   const [start, end] = version.range;
   const quoted = version.type === 'QUOTE_DOUBLE' || version.type === 'QUOTE_SINGLE';
   return {
-    mapping: { kind, name: String(name ?? ''), ...(typeof namespace === 'string' ? { namespace } : {}), from: version.value, to: successor.to, removedIn: successor.removedIn },
+    mapping: {
+      kind,
+      name: String(name ?? ''),
+      ...(typeof namespace === 'string' ? { namespace } : {}),
+      from: version.value,
+      to: successor.to,
+      removedIn: successor.removedIn,
+    },
     range: quoted ? [start + 1, end - 1] : [start, end],
   };
 }

@@ -29,7 +29,11 @@ export interface OrphanedClaims {
 
 type Placed = Pick<PlacedObject, 'kind' | 'name' | 'namespace' | 'body'>;
 
-export function orphanedClaims(previous: readonly Placed[], next: readonly Placed[], live: readonly LiveClaim[]): OrphanedClaims[] {
+export function orphanedClaims(
+  previous: readonly Placed[],
+  next: readonly Placed[],
+  live: readonly LiveClaim[],
+): OrphanedClaims[] {
   const out: OrphanedClaims[] = [];
   const nextSets = next.filter((o) => o.kind === 'StatefulSet');
   for (const old of previous.filter((o) => o.kind === 'StatefulSet')) {
@@ -42,7 +46,8 @@ export function orphanedClaims(previous: readonly Placed[], next: readonly Place
       .filter((c) => !mountedByNext(c, next, nextSets))
       .map((c) => c.name)
       .sort();
-    if (claims.length > 0) out.push({ statefulSet: { name: old.name, namespace }, kept: successor !== undefined, claims });
+    if (claims.length > 0)
+      out.push({ statefulSet: { name: old.name, namespace }, kept: successor !== undefined, claims });
   }
   return out;
 }
@@ -54,13 +59,16 @@ export function isClaimOf(claim: string, template: string, statefulSet: string):
 }
 
 function claimTemplates(statefulSet: Obj): string[] {
-  const templates = ((statefulSet.spec ?? {}) as { volumeClaimTemplates?: { metadata?: { name?: unknown } }[] }).volumeClaimTemplates ?? [];
+  const templates =
+    ((statefulSet.spec ?? {}) as { volumeClaimTemplates?: { metadata?: { name?: unknown } }[] }).volumeClaimTemplates ??
+    [];
   return templates.map((t) => t.metadata?.name).filter((n): n is string => typeof n === 'string');
 }
 
 function mountedByNext(claim: LiveClaim, next: readonly Placed[], nextSets: readonly Placed[]): boolean {
   const here = (o: Placed) => (o.namespace ?? '') === claim.namespace;
-  if (nextSets.some((s) => here(s) && claimTemplates(s.body).some((t) => isClaimOf(claim.name, t, s.name)))) return true;
+  if (nextSets.some((s) => here(s) && claimTemplates(s.body).some((t) => isClaimOf(claim.name, t, s.name))))
+    return true;
   return next.some((o) => here(o) && claimNames(o).includes(claim.name));
 }
 
@@ -69,10 +77,13 @@ export function claimNames(o: Pick<Placed, 'kind' | 'body'>): string[] {
   const spec = (o.body.spec ?? {}) as Obj;
   const podSpec = (() => {
     if (o.kind === 'Pod') return spec;
-    if (o.kind === 'CronJob') return (((spec.jobTemplate as Obj | undefined)?.spec as Obj | undefined)?.template as Obj | undefined)?.spec;
+    if (o.kind === 'CronJob')
+      return (((spec.jobTemplate as Obj | undefined)?.spec as Obj | undefined)?.template as Obj | undefined)?.spec;
     return (spec.template as Obj | undefined)?.spec;
   })() as { volumes?: { persistentVolumeClaim?: { claimName?: unknown } }[] } | undefined;
-  return (podSpec?.volumes ?? []).map((v) => v.persistentVolumeClaim?.claimName).filter((n): n is string => typeof n === 'string');
+  return (podSpec?.volumes ?? [])
+    .map((v) => v.persistentVolumeClaim?.claimName)
+    .filter((n): n is string => typeof n === 'string');
 }
 
 /** One line per StatefulSet, for the refusal, the log and the plan. */

@@ -55,11 +55,20 @@ export function ownerOf(live: Obj): ReleaseRef | undefined {
  * --take-ownership only with `always`, or `first-install` on a first install). Objects this
  * release already owns are in no list.
  */
-export function judgeOwnership(objects: readonly LiveObject[], ours: ReleaseRef, mode: 'always' | 'first-install'): OwnershipVerdict {
+export function judgeOwnership(
+  objects: readonly LiveObject[],
+  ours: ReleaseRef,
+  mode: 'always' | 'first-install',
+): OwnershipVerdict {
   const verdict: OwnershipVerdict = { adopted: [], taken: [], refused: [] };
   for (const o of objects) {
     const owner = ownerOf(o.live);
-    const claim: Claim = { kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}), ...(owner ? { owner } : {}) };
+    const claim: Claim = {
+      kind: o.kind,
+      name: o.name,
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      ...(owner ? { owner } : {}),
+    };
     if (!owner) verdict.adopted.push(claim);
     else if (owner.release === ours.release && owner.namespace === ours.namespace) continue;
     else (mode === 'always' ? verdict.taken : verdict.refused).push(claim);

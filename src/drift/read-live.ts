@@ -19,7 +19,12 @@ export function objectKey(o: { apiVersion: string; kind: string; namespace?: str
 }
 
 /** The live objects among `placed`, by objectKey; an object that does not exist is not in the map. */
-export async function readLive(kube: KubeClients, client: ObjectClient, placed: readonly PlacedObject[], purpose: ApiPurpose = 'plan'): Promise<Map<string, Obj>> {
+export async function readLive(
+  kube: KubeClients,
+  client: ObjectClient,
+  placed: readonly PlacedObject[],
+  purpose: ApiPurpose = 'plan',
+): Promise<Map<string, Obj>> {
   const groups = new Map<string, PlacedObject[]>();
   for (const p of placed) {
     if (!p.path) continue; // a kind the cluster does not serve: nothing of it can exist
@@ -31,14 +36,25 @@ export async function readLive(kube: KubeClients, client: ObjectClient, placed: 
     const wanted = new Set(members.map(objectKey));
     for (const object of await readCollection(kube, client, collection, members, purpose)) {
       const metadata = (object.metadata ?? {}) as { name?: string; namespace?: string };
-      const key = objectKey({ apiVersion: String(object.apiVersion), kind: String(object.kind), name: String(metadata.name ?? ''), namespace: metadata.namespace });
+      const key = objectKey({
+        apiVersion: String(object.apiVersion),
+        kind: String(object.kind),
+        name: String(metadata.name ?? ''),
+        namespace: metadata.namespace,
+      });
       if (wanted.has(key)) live.set(key, object);
     }
   });
   return live;
 }
 
-async function readCollection(kube: KubeClients, client: ObjectClient, collection: string, members: PlacedObject[], purpose: ApiPurpose): Promise<Obj[]> {
+async function readCollection(
+  kube: KubeClients,
+  client: ObjectClient,
+  collection: string,
+  members: PlacedObject[],
+  purpose: ApiPurpose,
+): Promise<Obj[]> {
   const first = members[0]!;
   try {
     return await listAll(client, collection, first);

@@ -7,7 +7,8 @@ import { ObjectApiError } from '../cluster/object-client.js';
 
 export function refusal(error: unknown): string {
   const body = error instanceof ObjectApiError ? safeJson(error.body) : undefined;
-  const causes = (body as { details?: { causes?: { field?: string; message?: string }[] } } | undefined)?.details?.causes ?? [];
+  const causes =
+    (body as { details?: { causes?: { field?: string; message?: string }[] } } | undefined)?.details?.causes ?? [];
   const named = causes.filter((c) => c.field).map((c) => `${c.field}: ${withoutValue(c.message ?? 'invalid')}`);
   if (named.length > 0) return [...new Set(named)].join('; ');
   return withoutValue(apiMessage(error));
@@ -15,7 +16,11 @@ export function refusal(error: unknown): string {
 
 /** A server-side apply refused because the object does not fit its kind's schema (a stale CRD): HTTP 500, but no outage. */
 export function isSchemaRefusal(error: unknown): boolean {
-  return error instanceof ObjectApiError && error.code === 500 && /failed to create typed patch object|field not declared in schema/.test(error.body);
+  return (
+    error instanceof ObjectApiError &&
+    error.code === 500 &&
+    /failed to create typed patch object|field not declared in schema/.test(error.body)
+  );
 }
 
 function withoutValue(message: string): string {

@@ -17,8 +17,14 @@ export interface RecordedRelease {
  */
 export function releaseFromRecord(dataRelease: string | undefined): RecordedRelease {
   if (!dataRelease) throw new Error('the release record has no data.release');
-  const json = JSON.parse(decodeReleasePayload(Buffer.from(dataRelease, 'base64'))) as { name?: unknown; namespace?: unknown; version?: unknown; manifest?: unknown };
-  if (typeof json.name !== 'string' || typeof json.version !== 'number') throw new Error('the release record is not a helm release (no name or version)');
+  const json = JSON.parse(decodeReleasePayload(Buffer.from(dataRelease, 'base64'))) as {
+    name?: unknown;
+    namespace?: unknown;
+    version?: unknown;
+    manifest?: unknown;
+  };
+  if (typeof json.name !== 'string' || typeof json.version !== 'number')
+    throw new Error('the release record is not a helm release (no name or version)');
   return {
     name: json.name,
     namespace: typeof json.namespace === 'string' ? json.namespace : '',

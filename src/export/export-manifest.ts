@@ -39,7 +39,13 @@ export function earlierExportFiles(out: string): string[] | undefined {
   const manifest = join(out, MANIFEST);
   if (existsSync(manifest)) return parseManifest(readFileSync(manifest, 'utf8'));
   const tops = legacyRenderedExport(out);
-  return tops?.flatMap((top) => (existsSync(join(out, top)) && lstatSync(join(out, top)).isDirectory() ? listFiles(join(out, top), top) : existsSync(join(out, top)) ? [top] : []));
+  return tops?.flatMap((top) =>
+    existsSync(join(out, top)) && lstatSync(join(out, top)).isDirectory()
+      ? listFiles(join(out, top), top)
+      : existsSync(join(out, top))
+        ? [top]
+        : [],
+  );
 }
 
 /** A rendered export from before the manifest: README.md, flux/ and its releases' folders. */
@@ -72,11 +78,20 @@ export interface Placement {
  * a whole folder would take the tree's files with it); `encrypted`: new paths whose present file
  * the user encrypted with SOPS (kept, not written again in clear).
  */
-export function placeExport(p: { files: string[]; present: string[]; earlier: string[] | undefined; inTree: boolean; encrypted: string[] }): Placement {
+export function placeExport(p: {
+  files: string[];
+  present: string[];
+  earlier: string[] | undefined;
+  inTree: boolean;
+  encrypted: string[];
+}): Placement {
   const ours = new Set([...(p.earlier ?? []), MANIFEST]);
   const foreign = p.present.filter((f) => !ours.has(f));
   const foreignSet = new Set(foreign);
-  const conflicts = p.files.filter((f) => foreignSet.has(f) || ancestors(f).some((a) => foreignSet.has(a)) || foreign.some((x) => x.startsWith(`${f}/`)));
+  const conflicts = p.files.filter(
+    (f) =>
+      foreignSet.has(f) || ancestors(f).some((a) => foreignSet.has(a)) || foreign.some((x) => x.startsWith(`${f}/`)),
+  );
   const next = new Set(p.files);
   const presentSet = new Set(p.present);
   const remove = (p.earlier ?? []).filter((f) => !next.has(f) && presentSet.has(f));

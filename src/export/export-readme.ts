@@ -21,7 +21,10 @@ export interface ReleaseOutcome {
 
 export function exportReadme(outcomes: ReleaseOutcome[], source: FluxSource): string {
   const secretFolders = outcomes.filter((x) => x.plan.secrets.length > 0).map((x) => `${x.release.folder}/secrets/`);
-  const where = source.kind === 'GitRepository' ? 'the branch of the git repository this folder is committed to' : 'the OCI artifact this folder is pushed as';
+  const where =
+    source.kind === 'GitRepository'
+      ? 'the branch of the git repository this folder is committed to'
+      : 'the OCI artifact this folder is pushed as';
   return [
     '# Export for GitOps (rendered form)',
     '',
@@ -31,21 +34,27 @@ export function exportReadme(outcomes: ReleaseOutcome[], source: FluxSource): st
     '## Layout',
     '',
     `- \`flux/\`: \`source.yaml\`, the ${source.kind} that reads ${where}; \`kustomizations.yaml\`, one Flux Kustomization per release, in order (\`dependsOn\`); \`root.yaml\`, the Kustomization of \`flux/\` itself, so that a release a later export drops loses its Kustomization and Flux prunes its objects.`,
-    '- `<release>/base/`: what the vendor\'s chart and values produce, images already pointing at your registry; its README.md names the chart\'s version and what the export decided for it.',
+    "- `<release>/base/`: what the vendor's chart and values produce, images already pointing at your registry; its README.md names the chart's version and what the export decided for it.",
     '- `<release>/overlay/`: your changes: JSON6902 patches (`patches/`), objects your values add, `$patch: delete` for objects they remove; its README.md names what the export decided for your values.',
     '- `<release>/secrets/`: every Secret of the release, with its values in clear.',
     '- CRDs carry `kustomize.toolkit.fluxcd.io/prune: disabled` (a patch in base/): as helm never deletes a CRD, Flux never prunes one, and with it every custom resource in the cluster.',
     '',
     '## Secrets',
     '',
-    secretFolders.length > 0 ? `These folders hold secret values in clear: ${secretFolders.map((f) => `\`${f}\``).join(', ')}.` : 'No release has a Secret.',
-    'Encrypt each file there with SOPS before it leaves this machine (`sops --encrypt --in-place --encrypted-regex \'^(data|stringData)$\' FILE`; the Kustomizations decrypt with `decryption.provider: sops`, give them your key\'s Secret as `decryption.secretRef`), or create the Secret yourself and remove its file from that folder\'s kustomization.yaml.',
-    ...(source.kind === 'GitRepository' ? ['A later export into this folder keeps a file there that you encrypted (it has a `sops:` key) and says so: update it yourself when the Secret changes.'] : []),
+    secretFolders.length > 0
+      ? `These folders hold secret values in clear: ${secretFolders.map((f) => `\`${f}\``).join(', ')}.`
+      : 'No release has a Secret.',
+    "Encrypt each file there with SOPS before it leaves this machine (`sops --encrypt --in-place --encrypted-regex '^(data|stringData)$' FILE`; the Kustomizations decrypt with `decryption.provider: sops`, give them your key's Secret as `decryption.secretRef`), or create the Secret yourself and remove its file from that folder's kustomization.yaml.",
+    ...(source.kind === 'GitRepository'
+      ? [
+          'A later export into this folder keeps a file there that you encrypted (it has a `sops:` key) and says so: update it yourself when the Secret changes.',
+        ]
+      : []),
     '',
     ...(source.kind === 'GitRepository' ? gitSteps(source) : ociSteps(source)),
     '## Hooks',
     '',
-    'Helm hooks (a pre-upgrade migration Job) are ordinary objects here: Flux applies them with the rest, not before, and does not delete them after they ran. A Job\'s template cannot change: when an upgrade changes one, delete the Job (or annotate it `kustomize.toolkit.fluxcd.io/force: enabled`). `helm test` hooks are not exported.',
+    "Helm hooks (a pre-upgrade migration Job) are ordinary objects here: Flux applies them with the rest, not before, and does not delete them after they ran. A Job's template cannot change: when an upgrade changes one, delete the Job (or annotate it `kustomize.toolkit.fluxcd.io/force: enabled`). `helm test` hooks are not exported.",
     '',
   ].join('\n');
 }
@@ -92,18 +101,34 @@ function gitSteps(source: GitSource): string[] {
 
 const rewriteKey = (r: ImageRewrite) => JSON.stringify([r.kind, r.namespace, r.name, r.path, r.from, r.to, r.via]);
 const objectKey = (o: RenderedObject) => o.id;
-const rewriteLine = (r: ImageRewrite) => `- ${r.kind}/${r.name} ${r.path}${r.via ? ` (${r.via})` : ''}: ${r.from} rewritten to ${r.to}.`;
+const rewriteLine = (r: ImageRewrite) =>
+  `- ${r.kind}/${r.name} ${r.path}${r.via ? ` (${r.via})` : ''}: ${r.from} rewritten to ${r.to}.`;
 const testLine = (t: RenderedObject) => `- ${t.kind}/${t.name} (helm test hook) is not exported.`;
 
 /** base/README.md: the chart, and what the export decided about the vendor's render. */
 export function baseReadme(x: ReleaseOutcome): string {
   const lines = [
-    ...(x.vendorFailure ? [`- The chart does not render with the vendor's values alone (${x.vendorFailure}): every object is in the overlay in full and base/ is empty.`] : []),
+    ...(x.vendorFailure
+      ? [
+          `- The chart does not render with the vendor's values alone (${x.vendorFailure}): every object is in the overlay in full and base/ is empty.`,
+        ]
+      : []),
     ...x.vendor.tests.filter(isTestHook).map(testLine),
     ...x.vendor.rewrites.map(rewriteLine),
   ];
-  const head = [`# ${x.release.folder}: the vendor's base`, '', `Chart ${x.release.chart.name} ${x.release.chart.version}, namespace ${x.release.namespace}.`, ''];
-  return [...head, ...(lines.length > 0 ? lines : ['Nothing to note: every object is as the chart renders it with the vendor\'s values.']), ''].join('\n');
+  const head = [
+    `# ${x.release.folder}: the vendor's base`,
+    '',
+    `Chart ${x.release.chart.name} ${x.release.chart.version}, namespace ${x.release.namespace}.`,
+    '',
+  ];
+  return [
+    ...head,
+    ...(lines.length > 0
+      ? lines
+      : ["Nothing to note: every object is as the chart renders it with the vendor's values."]),
+    '',
+  ].join('\n');
 }
 
 /** overlay/README.md: what the export decided about the customer's values (what base/README.md does not already say). */
@@ -116,5 +141,11 @@ export function overlayReadme(x: ReleaseOutcome): string {
     ...x.release.imageRewrites.filter((r) => !vendorRewrites.has(rewriteKey(r))).map(rewriteLine),
   ];
   const head = [`# ${x.release.folder}: your values`, ''];
-  return [...head, ...(lines.length > 0 ? lines : ['Nothing to note beyond base/README.md: the patches here are what your values change.']), ''].join('\n');
+  return [
+    ...head,
+    ...(lines.length > 0
+      ? lines
+      : ['Nothing to note beyond base/README.md: the patches here are what your values change.']),
+    '',
+  ].join('\n');
 }

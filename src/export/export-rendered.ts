@@ -44,33 +44,55 @@ export async function exportRendered(o: ExportOptions, state: RunState, input: A
   const target = exportTarget(o);
   const scope = exportScope(o, input);
   // The releases are independent here (no cluster, each its own renders): a few side by side.
-  const outcomes: ReleaseOutcome[] = await mapBounded(scope.releases, EXPORT_PARALLEL, async ({ options, place, key }) => {
-    const renders = await renderRelease(options, key ? memberState(state, key) : state, place);
-    const plan = splitOverlay(renders.vendor ?? [], renders.customer);
-    refuseSecretsInClear(renders.release.folder, [...renders.customer, ...(renders.vendor ?? [])], state);
-    const vendor = { rewrites: renders.vendorRewrites ?? [], tests: (renders.vendor ?? []).filter(isTestHook) };
-    return { release: renders.release, plan, vendorFailure: renders.vendorFailure, vendor };
-  });
+  const outcomes: ReleaseOutcome[] = await mapBounded(
+    scope.releases,
+    EXPORT_PARALLEL,
+    async ({ options, place, key }) => {
+      const renders = await renderRelease(options, key ? memberState(state, key) : state, place);
+      const plan = splitOverlay(renders.vendor ?? [], renders.customer);
+      refuseSecretsInClear(renders.release.folder, [...renders.customer, ...(renders.vendor ?? [])], state);
+      const vendor = { rewrites: renders.vendorRewrites ?? [], tests: (renders.vendor ?? []).filter(isTestHook) };
+      return { release: renders.release, plan, vendorFailure: renders.vendorFailure, vendor };
+    },
+  );
   const source = fluxSource(o, scope.app ?? outcomes[0]!.release.name, target);
   const files = exportFiles(outcomes, source);
   // In a git work tree in place (its .git and other files stay); elsewhere a complete folder at once
   // when it holds nothing but an earlier export.
-  const { kept } = await writeExportTo(o.out, { inTree: target.tree !== undefined, isSecret: isSecretPath }, (temp) => writeFiles(temp, files, isSecretPath));
+  const { kept } = await writeExportTo(o.out, { inTree: target.tree !== undefined, isSecret: isSecretPath }, (temp) =>
+    writeFiles(temp, files, isSecretPath),
+  );
   logExport(o, state, outcomes, { files: files.size, kept, warnings: target.warnings });
   return 0;
 }
 
 /** The export's own lines (each release's run logged its own): what was rewritten where, and the total. */
-function logExport(o: ExportOptions, state: RunState, outcomes: ReleaseOutcome[], written: { files: number; kept: string[]; warnings: string[] }): void {
+function logExport(
+  o: ExportOptions,
+  state: RunState,
+  outcomes: ReleaseOutcome[],
+  written: { files: number; kept: string[]; warnings: string[] },
+): void {
   const { files, kept, warnings } = written;
   const logger = createLogger({ format: o.logFormat, level: o.logLevel, secrets: state.secrets, destination: 2 });
   for (const w of warnings) logger.warn({ out: o.out }, w);
   for (const path of kept) logger.warn({ file: path }, keptEncrypted(path));
   for (const x of outcomes) {
-    if (x.vendorFailure) logger.warn({ release: x.release.folder, cause: x.vendorFailure }, `${x.release.folder}: the chart does not render with the vendor's values alone: every object is in its overlay in full, base/ is empty`);
-    if (x.release.imageRewrites.length > 0) logger.info({ release: x.release.folder, rewrites: x.release.imageRewrites }, `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in its base/README.md and overlay/README.md)`);
+    if (x.vendorFailure)
+      logger.warn(
+        { release: x.release.folder, cause: x.vendorFailure },
+        `${x.release.folder}: the chart does not render with the vendor's values alone: every object is in its overlay in full, base/ is empty`,
+      );
+    if (x.release.imageRewrites.length > 0)
+      logger.info(
+        { release: x.release.folder, rewrites: x.release.imageRewrites },
+        `${x.release.folder}: ${x.release.imageRewrites.length} image reference(s) rewritten (listed in its base/README.md and overlay/README.md)`,
+      );
   }
-  logger.info({ out: o.out, releases: outcomes.map((x) => x.release.folder), files }, `exported ${outcomes.length} release(s) to ${o.out}`);
+  logger.info(
+    { out: o.out, releases: outcomes.map((x) => x.release.folder), files },
+    `exported ${outcomes.length} release(s) to ${o.out}`,
+  );
 }
 
 const isSecretPath = (path: string) => /\/secrets\/[^/]+$/.test(path);
@@ -83,23 +105,41 @@ function exportFiles(outcomes: ReleaseOutcome[], source: FluxSource): Map<string
     files.set(`${x.release.folder}/overlay/README.md`, overlayReadme(x));
   }
   const withSecrets = new Set(outcomes.filter((x) => x.plan.secrets.length > 0).map((x) => x.release.folder));
-  for (const [path, content] of fluxFolder(outcomes.map((x) => x.release), source, withSecrets)) files.set(path, content);
+  for (const [path, content] of fluxFolder(
+    outcomes.map((x) => x.release),
+    source,
+    withSecrets,
+  ))
+    files.set(path, content);
   files.set('README.md', exportReadme(outcomes, source));
   return files;
 }
 
 /** A secret value in a ConfigMap, an env value, an annotation: named, exit 3, nothing written. */
 function refuseSecretsInClear(folder: string, objects: Parameters<typeof secretFields>[0], state: RunState): void {
-  const found = secretFields(objects.filter((x) => !isSecret(x)), state.secrets);
+  const found = secretFields(
+    objects.filter((x) => !isSecret(x)),
+    state.secrets,
+  );
   const places = [...new Set(found.map((f) => `${folder}: ${f.kind}/${f.name} ${f.path}`))];
   if (places.length === 0) return;
-  throw new InvalidInputError(`a secret value would be written in clear outside a Secret, at:\n${places.map((p) => `  ${p}`).join('\n')}`, {
-    hint: 'Move the value into a Secret the chart references (e.g. an existingSecret value), or export nothing secret there; the export writes secret values only to <release>/secrets/.',
-  });
+  throw new InvalidInputError(
+    `a secret value would be written in clear outside a Secret, at:\n${places.map((p) => `  ${p}`).join('\n')}`,
+    {
+      hint: 'Move the value into a Secret the chart references (e.g. an existingSecret value), or export nothing secret there; the export writes secret values only to <release>/secrets/.',
+    },
+  );
 }
 
 function fluxSource(o: ExportOptions, app: string, target: ExportTarget): FluxSource {
   const common = { name: app, namespace: o.fluxNamespace };
-  if (o.source === 'git') return { kind: 'GitRepository', ...common, url: o.gitUrl!, branch: o.gitBranch, path: target.gitPath };
-  return { kind: 'OCIRepository', ...common, repository: o.ociRepository ?? `${o.registry}/${app}-export`, tag: o.ociTag, insecure: o.ociInsecure };
+  if (o.source === 'git')
+    return { kind: 'GitRepository', ...common, url: o.gitUrl!, branch: o.gitBranch, path: target.gitPath };
+  return {
+    kind: 'OCIRepository',
+    ...common,
+    repository: o.ociRepository ?? `${o.registry}/${app}-export`,
+    tag: o.ociTag,
+    insecure: o.ociInsecure,
+  };
 }

@@ -39,9 +39,22 @@ export type FluxSource = OciSource | GitSource;
 function sourceObject(source: FluxSource): string {
   const spec =
     source.kind === 'OCIRepository'
-      ? { interval: '10m', url: `oci://${source.repository}`, ref: { tag: source.tag }, ...(source.insecure ? { insecure: true } : {}) }
+      ? {
+          interval: '10m',
+          url: `oci://${source.repository}`,
+          ref: { tag: source.tag },
+          ...(source.insecure ? { insecure: true } : {}),
+        }
       : { interval: '10m', url: source.url, ref: { branch: source.branch } };
-  return stringify({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: source.kind, metadata: { name: source.name, namespace: source.namespace }, spec }, { lineWidth: 0 });
+  return stringify(
+    {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: source.kind,
+      metadata: { name: source.name, namespace: source.namespace },
+      spec,
+    },
+    { lineWidth: 0 },
+  );
 }
 
 /** A folder of the export as the Kustomization's `path` (relative to the source's root). */
@@ -50,7 +63,9 @@ function pathOf(source: FluxSource, folder: string): string {
 }
 
 function kustomizations(releases: ExportRelease[], source: FluxSource, withSecrets: Set<string>): string {
-  return releases.map((r) => stringify(kustomization(r, source, withSecrets.has(r.folder)), { lineWidth: 0 })).join('---\n');
+  return releases
+    .map((r) => stringify(kustomization(r, source, withSecrets.has(r.folder)), { lineWidth: 0 }))
+    .join('---\n');
 }
 
 function kustomization(r: ExportRelease, source: FluxSource, hasSecrets: boolean): unknown {
@@ -80,19 +95,32 @@ function rootKustomization(source: FluxSource): string {
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
       kind: 'Kustomization',
       metadata: { name: `${source.name}-flux`, namespace: source.namespace },
-      spec: { interval: '10m', path: pathOf(source, 'flux'), sourceRef: { kind: source.kind, name: source.name }, prune: true, wait: false },
+      spec: {
+        interval: '10m',
+        path: pathOf(source, 'flux'),
+        sourceRef: { kind: source.kind, name: source.name },
+        prune: true,
+        wait: false,
+      },
     },
     { lineWidth: 0 },
   );
 }
 
 /** flux/'s files: what the root Kustomization applies. */
-export function fluxFolder(releases: ExportRelease[], source: FluxSource, withSecrets: Set<string>): Map<string, string> {
+export function fluxFolder(
+  releases: ExportRelease[],
+  source: FluxSource,
+  withSecrets: Set<string>,
+): Map<string, string> {
   const resources = ['source.yaml', 'root.yaml', 'kustomizations.yaml'];
   return new Map([
     ['flux/source.yaml', sourceObject(source)],
     ['flux/root.yaml', rootKustomization(source)],
     ['flux/kustomizations.yaml', kustomizations(releases, source, withSecrets)],
-    ['flux/kustomization.yaml', stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }, { lineWidth: 0 })],
+    [
+      'flux/kustomization.yaml',
+      stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }, { lineWidth: 0 }),
+    ],
   ]);
 }

@@ -11,19 +11,37 @@ import { OptionValueError } from '../common/errors.js';
  */
 export function parseGitUrl(raw: string): string {
   const v = raw.trim();
-  if (/^[\w.-]+@[\w.-]+:(?!\/\/)/.test(v)) throw new OptionValueError(`expected a URL Flux can clone; "${v}" is scp-like syntax, which Flux does not read: write it ssh://${v.replace(':', '/')}`);
-  if (v === '' || /[\s\0-\x1f\x7f]/.test(v)) throw new OptionValueError('expected a repository URL (http://, https:// or ssh://HOST/PATH), without spaces or control characters');
+  if (/^[\w.-]+@[\w.-]+:(?!\/\/)/.test(v))
+    throw new OptionValueError(
+      `expected a URL Flux can clone; "${v}" is scp-like syntax, which Flux does not read: write it ssh://${v.replace(':', '/')}`,
+    );
+  if (v === '' || /[\s\0-\x1f\x7f]/.test(v))
+    throw new OptionValueError(
+      'expected a repository URL (http://, https:// or ssh://HOST/PATH), without spaces or control characters',
+    );
   let url: URL;
   try {
     url = new URL(v);
   } catch {
-    throw new OptionValueError(`expected a repository URL (http://, https:// or ssh://HOST/PATH); "${maskGitUrl(v)}" is not a URL`);
+    throw new OptionValueError(
+      `expected a repository URL (http://, https:// or ssh://HOST/PATH); "${maskGitUrl(v)}" is not a URL`,
+    );
   }
-  if (!['http:', 'https:', 'ssh:'].includes(url.protocol)) throw new OptionValueError(`expected an http://, https:// or ssh:// URL (what Flux's GitRepository clones); got ${url.protocol}//`);
+  if (!['http:', 'https:', 'ssh:'].includes(url.protocol))
+    throw new OptionValueError(
+      `expected an http://, https:// or ssh:// URL (what Flux's GitRepository clones); got ${url.protocol}//`,
+    );
   if (url.hostname === '') throw new OptionValueError('expected a repository URL with a host');
-  if (url.pathname === '' || url.pathname === '/') throw new OptionValueError('expected a repository URL with the repository\'s path, e.g. https://git.example.com/acme/fleet.git');
-  if (url.password !== '') throw new OptionValueError('the URL carries a password or token, which would be written in clear into flux/source.yaml: give the URL without it and the credentials as a Secret the GitRepository references (spec.secretRef)');
-  if (url.search !== '' || url.hash !== '') throw new OptionValueError('expected a repository URL without a query (?) or fragment (#)');
+  if (url.pathname === '' || url.pathname === '/')
+    throw new OptionValueError(
+      "expected a repository URL with the repository's path, e.g. https://git.example.com/acme/fleet.git",
+    );
+  if (url.password !== '')
+    throw new OptionValueError(
+      'the URL carries a password or token, which would be written in clear into flux/source.yaml: give the URL without it and the credentials as a Secret the GitRepository references (spec.secretRef)',
+    );
+  if (url.search !== '' || url.hash !== '')
+    throw new OptionValueError('expected a repository URL without a query (?) or fragment (#)');
   return v;
 }
 
@@ -43,7 +61,9 @@ export function parseGitBranch(raw: string): string {
   const v = raw.trim();
   // `@` and HEAD are names of what is checked out, not a branch Flux can follow.
   if (v === '' || v === '@' || v === 'HEAD' || v.length > 255 || REFUSED.some((r) => r.test(v))) {
-    throw new OptionValueError(`expected a branch name git accepts (git check-ref-format --branch), e.g. main or release/1.2; "${v}" is not one`);
+    throw new OptionValueError(
+      `expected a branch name git accepts (git check-ref-format --branch), e.g. main or release/1.2; "${v}" is not one`,
+    );
   }
   return v;
 }
@@ -54,11 +74,17 @@ export function parseGitBranch(raw: string): string {
  */
 export function parseGitPath(raw: string): string {
   const v = raw.trim();
-  if (v.startsWith('/')) throw new OptionValueError(`expected a path inside the repository, relative to its root (e.g. clusters/prod, or . for the root); "${v}" is absolute`);
-  if (/[\0-\x1f\x7f\\]/.test(v)) throw new OptionValueError('expected a path inside the repository without control characters or backslashes');
+  if (v.startsWith('/'))
+    throw new OptionValueError(
+      `expected a path inside the repository, relative to its root (e.g. clusters/prod, or . for the root); "${v}" is absolute`,
+    );
+  if (/[\0-\x1f\x7f\\]/.test(v))
+    throw new OptionValueError('expected a path inside the repository without control characters or backslashes');
   const parts = v.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.includes('..')) throw new OptionValueError(`expected a path inside the repository; "${v}" climbs out of it with ..`);
-  if (parts.includes('.git')) throw new OptionValueError("expected a path inside the repository's files, not in its .git folder");
+  if (parts.includes('..'))
+    throw new OptionValueError(`expected a path inside the repository; "${v}" climbs out of it with ..`);
+  if (parts.includes('.git'))
+    throw new OptionValueError("expected a path inside the repository's files, not in its .git folder");
   return parts.length === 0 ? '.' : parts.join('/');
 }
 

@@ -33,7 +33,11 @@ function realOrNearest(full: string): string {
 /** Runs git in `dir`; undefined when git is not installed; `allowFailure`: null when git exits non-zero. */
 function git(dir: string, args: string[], allowFailure = false): string | undefined | null {
   try {
-    return execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+    return execFileSync('git', ['-C', dir, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (allowFailure) return null;
@@ -48,7 +52,12 @@ export type BranchCheck = 'found' | 'missing' | 'no-git';
 
 /** A local branch, a remote-tracking one (any remote), or the branch HEAD names (even unborn). */
 export function branchIn(tree: WorkTree, branch: string): BranchCheck {
-  const refs = git(tree.root, ['for-each-ref', '--format=%(refname)', `refs/heads/${branch}`, `refs/remotes/*/${branch}`]);
+  const refs = git(tree.root, [
+    'for-each-ref',
+    '--format=%(refname)',
+    `refs/heads/${branch}`,
+    `refs/remotes/*/${branch}`,
+  ]);
   if (refs === undefined) return 'no-git';
   if (refs!.trim() !== '') return 'found';
   // Exits 1 on a detached HEAD: no branch named there.
@@ -59,5 +68,10 @@ export function branchIn(tree: WorkTree, branch: string): BranchCheck {
 /** Tracked files under `dir` with changes not committed (staged or not); undefined without git. */
 export function uncommittedChanges(dir: string): string[] | undefined {
   const status = git(dir, ['status', '--porcelain', '--untracked-files=no', '--', '.']);
-  return status === undefined ? undefined : status!.split('\n').filter(Boolean).map((l) => l.slice(3));
+  return status === undefined
+    ? undefined
+    : status!
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3));
 }

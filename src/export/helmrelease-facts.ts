@@ -22,7 +22,11 @@ export interface HelmReleaseFacts {
   packageChart: (destination: string) => Promise<void>;
 }
 
-export async function helmReleaseFacts(o: CommonOptions & { helmArgs: string[] }, state: RunState, place: ReleasePlace): Promise<HelmReleaseFacts> {
+export async function helmReleaseFacts(
+  o: CommonOptions & { helmArgs: string[] },
+  state: RunState,
+  place: ReleasePlace,
+): Promise<HelmReleaseFacts> {
   const run = await startRun({ ...o, namespace: place.namespace }, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   run.stage('rendering');
@@ -30,9 +34,16 @@ export async function helmReleaseFacts(o: CommonOptions & { helmArgs: string[] }
     // Rendered as install renders it: a reference the rewrite refuses fails here as it would there.
     await plan.render(place.namespace);
     const values = await layerValues(run, plan);
-    const found = [values.vendor, values.customer, values.generated].flatMap((v) => (v ? secretValuePaths(v, run.secrets) : []));
+    const found = [values.vendor, values.customer, values.generated].flatMap((v) =>
+      v ? secretValuePaths(v, run.secrets) : [],
+    );
     const secretPaths = [...new Map(found.map((p) => [JSON.stringify(p), p])).values()];
-    return { release: exportRelease(run, place, rewritesOf(plan)), values, secretPaths, packageChart: (dir) => packageChart(run, dir) };
+    return {
+      release: exportRelease(run, place, rewritesOf(plan)),
+      values,
+      secretPaths,
+      packageChart: (dir) => packageChart(run, dir),
+    };
   });
 }
 

@@ -13,15 +13,19 @@ export interface ReadmeRelease {
   key: string;
 }
 
-export function helmReleaseReadme(releases: ReadmeRelease[], written: HelmReleaseFiles, options: HelmReleaseOptions): string {
+export function helmReleaseReadme(
+  releases: ReadmeRelease[],
+  written: HelmReleaseFiles,
+  options: HelmReleaseOptions,
+): string {
   const secrets = written.files.filter((f) => f.secret).map((f) => `\`${f.path}\``);
   return [
     '# Export for GitOps (HelmRelease form)',
     '',
     "Written by `helm-installer export --format helmrelease`, for clusters that run Flux's helm-controller.",
-    'Each release has its folder: `ocirepository.yaml` (the chart\'s source), `helmrelease.yaml`, its values',
+    "Each release has its folder: `ocirepository.yaml` (the chart's source), `helmrelease.yaml`, its values",
     '(`values-vendor.yaml`, `values-customer.yaml`, `values-generated.yaml`: ConfigMaps merged in that order,',
-    'with `values-secret.yaml` after each layer\'s plain part), `kustomization.yaml`, and `chart/`: the chart',
+    "with `values-secret.yaml` after each layer's plain part), `kustomization.yaml`, and `chart/`: the chart",
     'archive to push. The archive is made by `helm package`: its bytes may differ from one export to the next.',
     '',
     '## Secrets',
@@ -32,7 +36,9 @@ export function helmReleaseReadme(releases: ReadmeRelease[], written: HelmReleas
     '',
     '```',
     // Releases of one chart share its archive in the registry: pushed once.
-    ...releases.filter((r, i) => releases.findIndex((x) => chartLabel(x) === chartLabel(r)) === i).map((r) => pushLine(r, options)),
+    ...releases
+      .filter((r, i) => releases.findIndex((x) => chartLabel(x) === chartLabel(r)) === i)
+      .map((r) => pushLine(r, options)),
     'kubectl apply -k .',
     '```',
     '',
@@ -59,6 +65,17 @@ function pushLine(r: ReadmeRelease, options: HelmReleaseOptions): string {
 
 function notes(r: ReadmeRelease, written: HelmReleaseFiles): string[] {
   const own = written.notes.filter((n) => n.release === r.key).map((n) => `- ${n.what}`);
-  const head = [`## ${r.folder}`, '', `Chart ${r.release.chart.name} ${r.release.chart.version}, release ${r.release.name} in namespace ${r.release.namespace}.`, ''];
-  return [...head, ...(own.length > 0 ? ['What this form does not do as our install does:', '', ...own] : ['Everything our install does is expressed.']), ''];
+  const head = [
+    `## ${r.folder}`,
+    '',
+    `Chart ${r.release.chart.name} ${r.release.chart.version}, release ${r.release.name} in namespace ${r.release.namespace}.`,
+    '',
+  ];
+  return [
+    ...head,
+    ...(own.length > 0
+      ? ['What this form does not do as our install does:', '', ...own]
+      : ['Everything our install does is expressed.']),
+    '',
+  ];
 }

@@ -3,7 +3,8 @@
 // only the fields the customer's values changed; a list that differs is replaced whole, because
 // an index-based `add`/`remove` would silently hit the wrong item once a new vendor version
 // inserts one into that list (a whole-list replace fails loudly instead: the path is explicit).
-export type JsonPatchOperation = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+export type JsonPatchOperation =
+  { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** JSON pointer escaping (RFC 6901): `~` and `/` inside a key, as in `helm.sh/hook`. */
 export function pointerSegment(key: string): string {

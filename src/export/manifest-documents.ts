@@ -35,7 +35,8 @@ export function renderedObjects(stream: string): RenderedObject[] {
     const bodies = manifestObjects(piece.text);
     // A `kind: List` is several objects in one document: each gets its own text, from its body.
     const single = bodies.length === 1;
-    for (const body of bodies) out.push(describe(body, single ? documentText(piece.text) : `${JSON.stringify(body, null, 2)}\n`));
+    for (const body of bodies)
+      out.push(describe(body, single ? documentText(piece.text) : `${JSON.stringify(body, null, 2)}\n`));
   }
   return out;
 }
@@ -43,9 +44,14 @@ export function renderedObjects(stream: string): RenderedObject[] {
 function describe(body: Obj, text: string): RenderedObject {
   const apiVersion = String(body.apiVersion);
   const kind = String(body.kind);
-  const metadata = (body.metadata ?? {}) as { name?: unknown; namespace?: unknown; annotations?: Record<string, unknown> };
+  const metadata = (body.metadata ?? {}) as {
+    name?: unknown;
+    namespace?: unknown;
+    annotations?: Record<string, unknown>;
+  };
   const name = String(metadata.name ?? '');
-  const namespace = typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : undefined;
+  const namespace =
+    typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : undefined;
   const hook = metadata.annotations?.['helm.sh/hook'];
   return {
     id: `${groupOf(apiVersion)}/${kind}/${namespace ?? ''}/${name}`,

@@ -82,12 +82,20 @@ async function sortedEntries(dir: string): Promise<string[]> {
 /** The manifest as `flux push artifact` lays it out (same fields, same order). */
 export function manifestJson(config: Descriptor, layer: Descriptor, notes: Record<string, string>): Buffer {
   return Buffer.from(
-    JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST_MEDIA_TYPE, config, layers: [layer], annotations: notes }),
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST_MEDIA_TYPE,
+      config,
+      layers: [layer],
+      annotations: notes,
+    }),
   );
 }
 
 /** The OpenContainers annotations the flux CLI writes; created in RFC 3339 without fractions. */
-export function annotations(options: Pick<PushArtifactOptions, 'source' | 'revision' | 'created'>): Record<string, string> {
+export function annotations(
+  options: Pick<PushArtifactOptions, 'source' | 'revision' | 'created'>,
+): Record<string, string> {
   const created = (options.created ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return {
     'org.opencontainers.image.created': created,
@@ -149,7 +157,11 @@ function expectStatus(res: HttpResponse, ok: number[], doing: string, options: P
   if (ok.includes(res.status)) return;
   // The spec's error body: {"errors":[{"code":"...","message":"..."}]}; fall back to raw text.
   const text = res.body.toString('utf8').slice(0, 500).trim();
-  throw registryError(`${doing} failed: the registry answered ${res.status}${text ? `: ${text}` : ''}`, options, res.status);
+  throw registryError(
+    `${doing} failed: the registry answered ${res.status}${text ? `: ${text}` : ''}`,
+    options,
+    res.status,
+  );
 }
 
 /** 5xx (or no answer) may pass on a retry; a 4xx (denied, unknown name) needs a different target. */

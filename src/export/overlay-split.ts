@@ -34,7 +34,8 @@ export interface OverlaySplit {
 }
 
 export const isSecret = (o: RenderedObject) => o.apiVersion === 'v1' && o.kind === 'Secret';
-export const isTestHook = (o: RenderedObject) => o.hook !== undefined && o.hook.split(',').some((h) => h.trim().startsWith('test'));
+export const isTestHook = (o: RenderedObject) =>
+  o.hook !== undefined && o.hook.split(',').some((h) => h.trim().startsWith('test'));
 const isCrd = (o: RenderedObject) => o.kind === 'CustomResourceDefinition';
 const exported = (o: RenderedObject) => !isSecret(o) && !isTestHook(o);
 
@@ -46,13 +47,24 @@ function crdsFirst(objects: RenderedObject[]): RenderedObject[] {
 export function splitOverlay(vendor: RenderedObject[], customer: RenderedObject[]): OverlaySplit {
   const vendorById = new Map(vendor.filter(exported).map((o) => [o.id, o]));
   const customerIds = new Set(customer.map((o) => o.id));
-  const plan: OverlaySplit = { base: [], patches: [], added: [], removed: [], inFull: [], secrets: customer.filter((o) => isSecret(o) && !isTestHook(o)), tests: customer.filter(isTestHook) };
+  const plan: OverlaySplit = {
+    base: [],
+    patches: [],
+    added: [],
+    removed: [],
+    inFull: [],
+    secrets: customer.filter((o) => isSecret(o) && !isTestHook(o)),
+    tests: customer.filter(isTestHook),
+  };
   const notInBase = new Set<string>();
   for (const object of crdsFirst(customer.filter(exported))) {
     const theirs = vendorById.get(object.id);
     if (!theirs) plan.added.push(object);
     else if (versionOf(theirs.apiVersion) !== versionOf(object.apiVersion)) {
-      plan.inFull.push({ object, reason: `the customer's values change its apiVersion from ${theirs.apiVersion} to ${object.apiVersion}, which a kustomize patch cannot do` });
+      plan.inFull.push({
+        object,
+        reason: `the customer's values change its apiVersion from ${theirs.apiVersion} to ${object.apiVersion}, which a kustomize patch cannot do`,
+      });
       plan.added.push(object);
       notInBase.add(object.id);
     } else {

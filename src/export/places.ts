@@ -27,19 +27,34 @@ export function exportScope<O extends CommonOptions & { timeout: string }>(o: O,
 function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
   const namespace = o.namespace ?? 'default';
   // The folder '' is the release's name, settled once the chart is read (render-release.ts).
-  return { releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }] };
+  return {
+    releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }],
+  };
 }
 
-function planReleases<O extends CommonOptions & { timeout: string }>(o: O, { plan, shared }: OpenedPlan): ExportScope<O> {
+function planReleases<O extends CommonOptions & { timeout: string }>(
+  o: O,
+  { plan, shared }: OpenedPlan,
+): ExportScope<O> {
   const graph = planGraph(plan, o.namespace ?? 'default', process.env);
   // A folder is the release's name, or namespace-name where two namespaces share a name.
   const names = graph.enabled.map((r) => r.name);
-  const folderOf = new Map(graph.enabled.map((r) => [r.key, names.filter((n) => n === r.name).length > 1 ? `${r.namespace}-${r.name}` : r.name]));
+  const folderOf = new Map(
+    graph.enabled.map((r) => [
+      r.key,
+      names.filter((n) => n === r.name).length > 1 ? `${r.namespace}-${r.name}` : r.name,
+    ]),
+  );
   return {
     app: graph.app,
     releases: graph.enabled.map((r) => ({
       options: { ...chartOptions(o, r, shared), namespace: r.namespace },
-      place: { folder: folderOf.get(r.key)!, namespace: r.namespace, dependsOn: r.deps.map((d) => folderOf.get(d)!), timeout: r.timeout ?? o.timeout },
+      place: {
+        folder: folderOf.get(r.key)!,
+        namespace: r.namespace,
+        dependsOn: r.deps.map((d) => folderOf.get(d)!),
+        timeout: r.timeout ?? o.timeout,
+      },
       key: r.key,
     })),
   };

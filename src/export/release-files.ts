@@ -16,7 +16,14 @@ const HEADER = { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomiza
  */
 const KEEP_CRDS = {
   target: { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition' },
-  patch: stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'any', annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } } }, { lineWidth: 0 }),
+  patch: stringify(
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'any', annotations: { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } },
+    },
+    { lineWidth: 0 },
+  ),
 };
 
 /** `<kind>-<name>.yaml`, the namespace added where two objects share both, then a counter. */
@@ -41,25 +48,45 @@ export function releaseFiles(plan: OverlaySplit): Files {
   const upstream = ['../base', ...(plan.secrets.length > 0 ? ['../secrets'] : [])];
   // A patch file is named after the object it patches (JSON: the operations' values keep their types exactly).
   const patchNames = fileNames(plan.patches.map((p) => p.object));
-  const patches = plan.patches.map((p) => ({ path: `patches/${patchNames.get(p.object)!.replace(/\.yaml$/, '.json')}`, target: targetOf(p.object) }));
-  for (const [i, p] of plan.patches.entries()) files.set(`overlay/${patches[i]!.path}`, `${JSON.stringify(p.operations, null, 2)}\n`);
+  const patches = plan.patches.map((p) => ({
+    path: `patches/${patchNames.get(p.object)!.replace(/\.yaml$/, '.json')}`,
+    target: targetOf(p.object),
+  }));
+  for (const [i, p] of plan.patches.entries())
+    files.set(`overlay/${patches[i]!.path}`, `${JSON.stringify(p.operations, null, 2)}\n`);
   const deletes = plan.removed.map((o) => ({ patch: deletePatch(o) }));
   addFolder(files, 'overlay', plan.added, upstream, [...patches, ...deletes]);
   return files;
 }
 
-function addFolder(files: Files, folder: string, objects: RenderedObject[], upstream: string[], patches: unknown[] = []): void {
+function addFolder(
+  files: Files,
+  folder: string,
+  objects: RenderedObject[],
+  upstream: string[],
+  patches: unknown[] = [],
+): void {
   const names = fileNames(objects);
   for (const o of objects) files.set(`${folder}/${names.get(o)}`, o.text);
   if (objects.some((o) => o.kind === 'CustomResourceDefinition')) patches = [...patches, KEEP_CRDS];
-  const kustomization = { ...HEADER, resources: [...upstream, ...objects.map((o) => names.get(o)!)], ...(patches.length > 0 ? { patches } : {}) };
+  const kustomization = {
+    ...HEADER,
+    resources: [...upstream, ...objects.map((o) => names.get(o)!)],
+    ...(patches.length > 0 ? { patches } : {}),
+  };
   files.set(`${folder}/kustomization.yaml`, stringify(kustomization, { lineWidth: 0 }));
 }
 
 /** kustomize's patch target: the object's group, version, kind, name (and namespace when it has one). */
 function targetOf(o: RenderedObject): Record<string, string> {
   const group = groupOf(o.apiVersion);
-  return { ...(group ? { group } : {}), version: versionOf(o.apiVersion), kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) };
+  return {
+    ...(group ? { group } : {}),
+    version: versionOf(o.apiVersion),
+    kind: o.kind,
+    name: o.name,
+    ...(o.namespace ? { namespace: o.namespace } : {}),
+  };
 }
 
 function deletePatch(o: RenderedObject): string {

@@ -33,7 +33,11 @@ export interface ReleasePlace {
   timeout: string;
 }
 
-export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, state: RunState, place: ReleasePlace): Promise<ReleaseRenders> {
+export async function renderRelease(
+  o: CommonOptions & { helmArgs: string[] },
+  state: RunState,
+  place: ReleasePlace,
+): Promise<ReleaseRenders> {
   const run = await startRun({ ...o, namespace: place.namespace }, state, 2);
   run.helm.setRenderFlags(o.helmArgs);
   run.stage('rendering');
@@ -41,8 +45,16 @@ export async function renderRelease(o: CommonOptions & { helmArgs: string[] }, s
   const customerFiles = layerFiles(run, 'customer');
   // The two renders are independent (each its own plan and temporary directory): side by side.
   const [{ customer, imageRewrites }, vendor] = await Promise.all([
-    withRenderSetup(run, async (plan) => ({ customer: await renderObjects(plan, place.namespace), imageRewrites: rewritesOf(plan) })),
-    renderVendor(o, state, place.namespace, { release: run.release, vendorFiles, customerFiles, sets: run.resolved.sets }),
+    withRenderSetup(run, async (plan) => ({
+      customer: await renderObjects(plan, place.namespace),
+      imageRewrites: rewritesOf(plan),
+    })),
+    renderVendor(o, state, place.namespace, {
+      release: run.release,
+      vendorFiles,
+      customerFiles,
+      sets: run.resolved.sets,
+    }),
   ]);
   const release = exportRelease(run, place, imageRewrites);
   return { release, customer, ...vendor };
@@ -77,11 +89,21 @@ async function renderVendor(
 ): Promise<{ vendor?: RenderedObject[]; vendorFailure?: string; vendorRewrites?: ImageRewrite[] }> {
   return withTempDir('helm-installer-export', async (dir) => {
     const secretLayers = writeSecretLayers(input.customerFiles, state.secrets, dir);
-    const vendorOptions = { ...o, release: input.release, namespace, baseValues: [...input.vendorFiles, ...secretLayers], values: [], sets: secretSets(input.sets, state.secrets) };
+    const vendorOptions = {
+      ...o,
+      release: input.release,
+      namespace,
+      baseValues: [...input.vendorFiles, ...secretLayers],
+      values: [],
+      sets: secretSets(input.sets, state.secrets),
+    };
     try {
       const run = await startRun(vendorOptions, state, 2);
       run.helm.setRenderFlags(o.helmArgs);
-      return await withRenderSetup(run, async (plan) => ({ vendor: await renderObjects(plan, namespace), vendorRewrites: rewritesOf(plan) }));
+      return await withRenderSetup(run, async (plan) => ({
+        vendor: await renderObjects(plan, namespace),
+        vendorRewrites: rewritesOf(plan),
+      }));
     } catch (error) {
       // A chart that needs a customer's value (`required`) has no vendor-only render: the
       // release goes to its overlay in full (the README says why). Anything else is a failure.
@@ -113,4 +135,3 @@ export function rewritesOf(plan: RenderSetup): ImageRewrite[] {
       })),
     );
 }
-

@@ -14,7 +14,9 @@ export interface SecretField {
 }
 
 export function secretFields(objects: RenderedObject[], secrets: SecretRegistry): SecretField[] {
-  return objects.flatMap((o) => leavesHoldingSecrets(o.body, '', secrets).map((path) => ({ kind: o.kind, name: o.name, path })));
+  return objects.flatMap((o) =>
+    leavesHoldingSecrets(o.body, '', secrets).map((path) => ({ kind: o.kind, name: o.name, path })),
+  );
 }
 
 function leavesHoldingSecrets(node: unknown, path: string, secrets: SecretRegistry): string[] {

@@ -28,8 +28,10 @@ export function secretSubtree(tree: unknown, masked: unknown): unknown {
 
 /** Pure: dotted paths of the secret leaves (`database.password`), for the facts and the README. */
 export function secretPaths(tree: unknown, masked: unknown, path = ''): string[] {
-  if (isMap(tree) && isMap(masked)) return Object.entries(tree).flatMap(([k, v]) => secretPaths(v, masked[k], path ? `${path}.${k}` : k));
-  if (Array.isArray(tree) && Array.isArray(masked)) return tree.flatMap((t, i) => secretPaths(t, masked[i], `${path}[${i}]`));
+  if (isMap(tree) && isMap(masked))
+    return Object.entries(tree).flatMap(([k, v]) => secretPaths(v, masked[k], path ? `${path}.${k}` : k));
+  if (Array.isArray(tree) && Array.isArray(masked))
+    return tree.flatMap((t, i) => secretPaths(t, masked[i], `${path}[${i}]`));
   return masked === MASK && tree !== MASK ? [path] : [];
 }
 
@@ -53,10 +55,14 @@ export function secretSets(sets: SetArgument[], secrets: SecretRegistry): SetArg
 }
 
 export function secretValuePaths(files: string[], secrets: SecretRegistry): string[] {
-  return [...new Set(files.flatMap((file) => {
-    const tree = readValuesFile(file, secrets);
-    return secretPaths(tree, secrets.maskTree(tree));
-  }))].sort();
+  return [
+    ...new Set(
+      files.flatMap((file) => {
+        const tree = readValuesFile(file, secrets);
+        return secretPaths(tree, secrets.maskTree(tree));
+      }),
+    ),
+  ].sort();
 }
 
 function isMap(v: unknown): v is Record<string, unknown> {

@@ -5,10 +5,27 @@
 // else is replaced whole, at once; a git work tree, or a folder with files no export wrote, is
 // written in place, the earlier export's files replaced or removed and nothing else touched. A
 // file of the user's where the export would write is a conflict: named, exit 2, nothing written.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../common/errors.js';
-import { earlierExportFiles, listFiles, MANIFEST, manifestText, placeExport, type Placement } from './export-manifest.js';
+import {
+  earlierExportFiles,
+  listFiles,
+  MANIFEST,
+  manifestText,
+  placeExport,
+  type Placement,
+} from './export-manifest.js';
 import { abandonFolder, finishFolder, startFolder } from './write-folder.js';
 import { isSopsEncrypted } from './write-work-tree.js';
 
@@ -20,7 +37,11 @@ export interface WriteOptions {
 }
 
 /** Fills a temporary folder, then places it at --out; returns the encrypted files kept. */
-export async function writeExportTo(out: string, o: WriteOptions, fill: (temp: string) => Promise<void> | void): Promise<{ kept: string[] }> {
+export async function writeExportTo(
+  out: string,
+  o: WriteOptions,
+  fill: (temp: string) => Promise<void> | void,
+): Promise<{ kept: string[] }> {
   const full = resolve(out);
   const temp = startFolder(full);
   try {
@@ -28,7 +49,13 @@ export async function writeExportTo(out: string, o: WriteOptions, fill: (temp: s
     const files = listFiles(temp).filter((f) => f !== MANIFEST);
     const earlier = earlierExportFiles(full);
     const ours = new Set(earlier ?? []);
-    const encrypted = files.filter((f) => o.isSecret(f) && ours.has(f) && existsSync(join(full, f)) && isSopsEncrypted(readFileSync(join(full, f), 'utf8')));
+    const encrypted = files.filter(
+      (f) =>
+        o.isSecret(f) &&
+        ours.has(f) &&
+        existsSync(join(full, f)) &&
+        isSopsEncrypted(readFileSync(join(full, f), 'utf8')),
+    );
     const placement = placeExport({ files, present: listFiles(full), earlier, inTree: o.inTree, encrypted });
     if (placement.conflicts.length > 0) throw conflictError(full, placement.conflicts);
     writeFileSync(join(temp, MANIFEST), manifestText(files));
@@ -70,9 +97,12 @@ function pruneEmpty(full: string, dir: string): void {
 
 function conflictError(full: string, conflicts: string[]): UsageError {
   const shown = conflicts.slice(0, 10).join(', ') + (conflicts.length > 10 ? `, ... (${conflicts.length} in all)` : '');
-  return new UsageError(`--out ${full} holds files no earlier export wrote where this export writes: ${shown}; they are kept, and nothing was written`, {
-    hint: `Move or rename them, or give --out (HELM_INSTALLER_OUT) a folder of its own (e.g. a subfolder of the repository); an export replaces only the files listed in its ${MANIFEST}.`,
-  });
+  return new UsageError(
+    `--out ${full} holds files no earlier export wrote where this export writes: ${shown}; they are kept, and nothing was written`,
+    {
+      hint: `Move or rename them, or give --out (HELM_INSTALLER_OUT) a folder of its own (e.g. a subfolder of the repository); an export replaces only the files listed in its ${MANIFEST}.`,
+    },
+  );
 }
 
 /** The log line for a file kept because the user encrypted it. */

@@ -19,7 +19,6 @@ export interface HelmBinary {
   traits: HelmTraits;
 }
 
-
 function pinnedHelmPath(major: 3 | 4 = 4): string {
   return join(packageRoot(), 'node_modules', '.helm-installer', `helm${major}`);
 }
@@ -71,9 +70,12 @@ export async function detectHelm(explicit?: string): Promise<HelmBinary> {
   }
   const parsed = parseHelmVersion(result.stdout);
   if (result.exitCode !== 0 || !parsed) {
-    throw new HelmNotFoundError(`${path} is not a usable helm 3 or 4: ${(result.stderr || result.stdout).trim().slice(0, 200)}`, {
-      hint: 'Point --helm-bin / HELM_BIN at a helm 4 (or 3.17+) binary.',
-    });
+    throw new HelmNotFoundError(
+      `${path} is not a usable helm 3 or 4: ${(result.stderr || result.stdout).trim().slice(0, 200)}`,
+      {
+        hint: 'Point --helm-bin / HELM_BIN at a helm 4 (or 3.17+) binary.',
+      },
+    );
   }
   return { path, ...parsed, traits: helmTraits(parsed.major) };
 }

@@ -24,7 +24,14 @@ import {
 import type { HelmBinary } from './helm-binary.js';
 import type { HelmTraits } from './helm-traits.js';
 import { classifyHelmFailure } from './helm-errors.js';
-import { type HistoryEntry, parseHistory, parseProbeValues, parseTestSuite, parseUpgradeRevision, type TestRun } from './helm-results.js';
+import {
+  type HistoryEntry,
+  parseHistory,
+  parseProbeValues,
+  parseTestSuite,
+  parseUpgradeRevision,
+  type TestRun,
+} from './helm-results.js';
 import { HelmRunner } from './helm-runner.js';
 
 export interface HelmClientOptions {
@@ -89,7 +96,11 @@ export class HelmClient {
       mkdirSync(join(chart, 'templates'), { recursive: true });
       writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: values-probe\nversion: 0.0.0\n');
       writeFileSync(join(chart, 'templates', 'values.yaml'), '{{ toJson .Values }}\n');
-      const out = await this.call(mergedValuesArgs('values-probe', chart, values), { action: 'reading values', release: 'values-probe', signal });
+      const out = await this.call(mergedValuesArgs('values-probe', chart, values), {
+        action: 'reading values',
+        release: 'values-probe',
+        signal,
+      });
       return parseProbeValues(out.stdout);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -102,12 +113,20 @@ export class HelmClient {
   }
 
   async template(a: TemplateArguments, env?: Record<string, string>, signal?: AbortSignal): Promise<string> {
-    const out = await this.call(templateArgs(a, await this.renderFlags), { action: 'rendering', release: a.release, env, signal });
+    const out = await this.call(templateArgs(a, await this.renderFlags), {
+      action: 'rendering',
+      release: a.release,
+      env,
+      signal,
+    });
     return out.stdout;
   }
 
   /** The revision made (none for a dry run): read from helm's own output, else from its history. */
-  async upgradeInstall(a: UpgradeArguments, opts: { signal?: AbortSignal; env?: Record<string, string> }): Promise<{ revision?: number }> {
+  async upgradeInstall(
+    a: UpgradeArguments,
+    opts: { signal?: AbortSignal; env?: Record<string, string> },
+  ): Promise<{ revision?: number }> {
     const out = await this.call(this.rateLimited(upgradeInstallArgs(a, this.traits), a.extraArgs.length), {
       action: a.dryRun ? 'dry-run install/upgrade' : 'install/upgrade',
       release: a.release,
@@ -115,15 +134,27 @@ export class HelmClient {
       ...opts,
     });
     if (a.dryRun) return {};
-    return { revision: parseUpgradeRevision(out.stdout) ?? (await this.history(a.release, a.namespace, 1)).at(-1)?.revision };
+    return {
+      revision: parseUpgradeRevision(out.stdout) ?? (await this.history(a.release, a.namespace, 1)).at(-1)?.revision,
+    };
   }
 
   async rollback(a: RollbackArguments, opts: { signal?: AbortSignal }): Promise<void> {
-    await this.call(this.rateLimited(rollbackArgs(a, this.traits)), { action: `rollback to revision ${a.revision}`, release: a.release, stream: true, ...opts });
+    await this.call(this.rateLimited(rollbackArgs(a, this.traits)), {
+      action: `rollback to revision ${a.revision}`,
+      release: a.release,
+      stream: true,
+      ...opts,
+    });
   }
 
   async uninstall(a: UninstallArguments, opts: { signal?: AbortSignal }): Promise<void> {
-    await this.call(this.rateLimited(uninstallArgs(a, this.traits)), { action: 'uninstall', release: a.release, stream: true, ...opts });
+    await this.call(this.rateLimited(uninstallArgs(a, this.traits)), {
+      action: 'uninstall',
+      release: a.release,
+      stream: true,
+      ...opts,
+    });
   }
 
   /**
@@ -132,11 +163,21 @@ export class HelmClient {
    */
   async test(a: TestArguments, opts: { signal?: AbortSignal }): Promise<{ runs: TestRun[]; failure?: string }> {
     const args = testArgs(a);
-    const out = await this.runner.run({ args, displayArgs: this.options.maskArgs(args), stream: true, signal: opts.signal, env: this.env() });
+    const out = await this.runner.run({
+      args,
+      displayArgs: this.options.maskArgs(args),
+      stream: true,
+      signal: opts.signal,
+      env: this.env(),
+    });
     const runs = parseTestSuite(out.stdout);
     if (out.ok) return { runs };
     if (out.canceled || runs.length === 0) throw classifyHelmFailure({ release: a.release, action: 'test', ...out });
-    const failure = out.stderr.split('\n').map((l) => l.trim()).filter((l) => l && l !== 'Error: 1 error occurred:').map((l) => l.replace(/^(Error: |\* )/, ''));
+    const failure = out.stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && l !== 'Error: 1 error occurred:')
+      .map((l) => l.replace(/^(Error: |\* )/, ''));
     return { runs, failure: failure.join('; ') };
   }
 
@@ -146,7 +187,12 @@ export class HelmClient {
   }
 
   /** The release's revisions, oldest first; empty when it does not exist. */
-  async history(release: string, namespace: string | undefined, max?: number, signal?: AbortSignal): Promise<HistoryEntry[]> {
+  async history(
+    release: string,
+    namespace: string | undefined,
+    max?: number,
+    signal?: AbortSignal,
+  ): Promise<HistoryEntry[]> {
     const out = await this.runner.run({ args: historyArgs(release, namespace, max), env: this.env(), signal });
     if (!out.ok) {
       if (/release: not found/.test(out.stderr)) return [];

@@ -27,7 +27,7 @@ export function parseHistory(json: string): HistoryEntry[] {
     const r = raw as Record<string, unknown>;
     return {
       revision: Number(r.revision),
-      status: (String(r.status ?? 'unknown') as ReleaseStatus),
+      status: String(r.status ?? 'unknown') as ReleaseStatus,
       chart: String(r.chart ?? ''),
       appVersion: String(r.app_version ?? ''),
       description: String(r.description ?? ''),

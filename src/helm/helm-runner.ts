@@ -20,7 +20,15 @@ export interface HelmCall {
 
 export type HelmOutcome =
   | { ok: true; stdout: string; stderr: string }
-  | { ok: false; exitCode: number; stdout: string; stderr: string; canceled: boolean; spawnError?: string; killedBy?: NodeJS.Signals };
+  | {
+      ok: false;
+      exitCode: number;
+      stdout: string;
+      stderr: string;
+      canceled: boolean;
+      spawnError?: string;
+      killedBy?: NodeJS.Signals;
+    };
 
 /** Helm commands that write release records or cluster objects. */
 const CHANGES_RELEASE = new Set(['upgrade', 'install', 'rollback', 'uninstall']);

@@ -19,11 +19,12 @@ const KNOWN_FAILURES: readonly KnownFailure[] = [
     // Helm builds the objects of the release's current record before an upgrade or a rollback;
     // "no matches for kind ... in version ..." there is the cluster's doing, not the values'.
     name: 'removed API in the stored record',
-    match: /(?:unable to build kubernetes objects from current release manifest|current release manifest contains removed kubernetes api)/,
+    match:
+      /(?:unable to build kubernetes objects from current release manifest|current release manifest contains removed kubernetes api)/,
     exitCode: ExitCode.helmFailed,
     meaning:
       "The release's stored record names an API version this cluster no longer serves (the cluster was upgraded since it was written); no value is at fault, and every run fails the same way until the record changes.",
-    hint: "The installer maps the removed APIs of its table in the record before helm (README, Removed APIs); this one is not in it (a custom resource whose CRD dropped the version?): rewrite the record with helm mapkubeapis, or serve the version again, then run again.",
+    hint: 'The installer maps the removed APIs of its table in the record before helm (README, Removed APIs); this one is not in it (a custom resource whose CRD dropped the version?): rewrite the record with helm mapkubeapis, or serve the version again, then run again.',
   },
   {
     // A rollback builds its target's record the same way ("new release manifest"); an upgrade's
@@ -40,7 +41,8 @@ const KNOWN_FAILURES: readonly KnownFailure[] = [
     name: 'stale CRD',
     match: /field not declared in schema|strict decoding error: unknown field/,
     exitCode: ExitCode.invalidInput,
-    meaning: "A custom resource of the chart sets a field that its CRD in the cluster does not declare: the cluster's CRD is older than the chart's.",
+    meaning:
+      "A custom resource of the chart sets a field that its CRD in the cluster does not declare: the cluster's CRD is older than the chart's.",
     hint: "The installer updates the chart's crds/ CRDs before helm with --crds create-replace (the default; HELM_INSTALLER_CRDS): use it. If it was used, the chart's own CRD lacks the field: tell the vendor.",
   },
   {
@@ -61,14 +63,17 @@ const KNOWN_FAILURES: readonly KnownFailure[] = [
     name: 'immutable field',
     match: /field is immutable|updates to statefulset spec for fields other than/,
     exitCode: ExitCode.helmFailed,
-    meaning: 'The new chart version changes a field the API server never lets change (a selector, a StatefulSet serviceName or volumeClaimTemplates, a Job template).',
+    meaning:
+      'The new chart version changes a field the API server never lets change (a selector, a StatefulSet serviceName or volumeClaimTemplates, a Job template).',
     hint: 'With --recreate-immutable auto (the default; HELM_INSTALLER_RECREATE_IMMUTABLE) the installer recreates such an object before helm, a StatefulSet keeping its PVCs; if it was on, the change was not recognised before helm: by hand, kubectl delete statefulset NAME --cascade=orphan (PVCs stay), then run again.',
   },
   {
     name: 'release too large',
-    match: /[Rr]equest entity too large|Too long: must have at most 1048576 bytes|etcdserver: request is too large|exceeds the maximum/,
+    match:
+      /[Rr]equest entity too large|Too long: must have at most 1048576 bytes|etcdserver: request is too large|exceeds the maximum/,
     exitCode: ExitCode.invalidInput,
-    meaning: 'The release record is too large: helm keeps each revision in one Secret of at most 1 MiB, and the API server refuses larger requests.',
+    meaning:
+      'The release record is too large: helm keeps each revision in one Secret of at most 1 MiB, and the API server refuses larger requests.',
     hint: 'A retry fails the same way. Split the chart into several releases (a release plan, releases.yaml), or make the chart inline fewer files (large ConfigMaps, dashboards, CRDs in templates).',
   },
   {

@@ -76,8 +76,10 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
   const found: EmbeddedFindings = { images: [], registries: [] };
   const consider = (candidate: string, start: number, hint: string, via: string) => {
     if (candidate === '') return;
-    if (isEmbeddedImage(candidate, hint)) found.images.push({ start, end: start + candidate.length, reference: candidate, via });
-    else if (isRegistryOnly(candidate, hint)) found.registries.push({ start, end: start + candidate.length, reference: candidate, via });
+    if (isEmbeddedImage(candidate, hint))
+      found.images.push({ start, end: start + candidate.length, reference: candidate, via });
+    else if (isRegistryOnly(candidate, hint))
+      found.registries.push({ start, end: start + candidate.length, reference: candidate, via });
   };
 
   // ConfigMap data: an `oci://` reference is an artifact (its scheme is cut off, the reference
@@ -86,7 +88,8 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
     if (!candidate.startsWith(OCI_SCHEME)) return consider(candidate, start, hint, via);
     const reference = candidate.slice(OCI_SCHEME.length);
     const at = start + OCI_SCHEME.length;
-    if (isFullReference(reference)) found.images.push({ start: at, end: at + reference.length, reference, via, artifact: true });
+    if (isFullReference(reference))
+      found.images.push({ start: at, end: at + reference.length, reference, via, artifact: true });
   };
 
   if (context.where === 'env' && LABEL_SETTING_NAME.test(context.name)) return found; // labels or a selector: never an image
@@ -110,12 +113,16 @@ export function findEmbeddedReferences(value: string, context: EmbeddedContext):
       return found;
     }
     if (value.startsWith('-')) return found;
-    const previous = context.previous !== undefined && /^--?[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(context.previous) ? context.previous : undefined;
+    const previous =
+      context.previous !== undefined && /^--?[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(context.previous)
+        ? context.previous
+        : undefined;
     consider(value, 0, previous ?? '', previous ?? 'argument');
     return found;
   }
   if (context.where === 'env') {
-    if (value === '' && isEmptyRegistrySetting(context.name)) found.registries.push({ start: 0, end: 0, reference: '', via: `env ${context.name}` });
+    if (value === '' && isEmptyRegistrySetting(context.name))
+      found.registries.push({ start: 0, end: 0, reference: '', via: `env ${context.name}` });
     else consider(value, 0, context.name, `env ${context.name}`);
     return found;
   }
@@ -139,10 +146,25 @@ function scanData(value: string, key: string, found: EmbeddedFindings, considerD
   const pairs = findNameTagPairs(value);
   const paired = new Set(pairs.flatMap((p) => (p.registry ? [p.start, p.registry.start] : [p.start])));
   for (const p of pairs) {
-    if (!p.registry) found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
+    if (!p.registry)
+      found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true });
     else {
-      found.images.push({ start: p.registry.start, end: p.registry.end, reference: p.reference, via: p.registry.via, nameOnly: true, part: 'registry' });
-      found.images.push({ start: p.start, end: p.end, reference: p.reference, via: p.via, nameOnly: true, part: 'repository' });
+      found.images.push({
+        start: p.registry.start,
+        end: p.registry.end,
+        reference: p.reference,
+        via: p.registry.via,
+        nameOnly: true,
+        part: 'registry',
+      });
+      found.images.push({
+        start: p.start,
+        end: p.end,
+        reference: p.reference,
+        via: p.via,
+        nameOnly: true,
+        part: 'repository',
+      });
     }
   }
   if (isOneLineJson(value)) {
@@ -160,7 +182,14 @@ function scanData(value: string, key: string, found: EmbeddedFindings, considerD
     if (!isFullReference(oci ? item.candidate.slice(OCI_SCHEME.length) : item.candidate)) continue;
     const listKey = item.key(); // looked up only for a reference: a JSON array of 10k strings is not walked 10k times
     if (oci) considerData(item.candidate, item.start, '', listKey || key);
-    else found.images.push({ start: item.start, end: item.start + item.candidate.length, reference: item.candidate, via: listKey || key, ...(IMAGE_HINT.test(listKey) ? {} : { artifact: true as const }) });
+    else
+      found.images.push({
+        start: item.start,
+        end: item.start + item.candidate.length,
+        reference: item.candidate,
+        via: listKey || key,
+        ...(IMAGE_HINT.test(listKey) ? {} : { artifact: true as const }),
+      });
   }
 }
 
@@ -196,12 +225,17 @@ function listItems(value: string): { candidate: string; start: number; key: () =
     const m = block ?? element;
     if (m) {
       const indent = m[1]!.length;
-      items.push({ candidate: m[3]!, start: lineStart + m.indices![3]![0], key: () => listKeyAbove(lines, i, indent, block ? 'block' : 'array') });
+      items.push({
+        candidate: m[3]!,
+        start: lineStart + m.indices![3]![0],
+        key: () => listKeyAbove(lines, i, indent, block ? 'block' : 'array'),
+      });
     }
     for (const list of line.matchAll(FLOW_LIST)) {
       const key = () => FLOW_KEY.exec(line.slice(0, list.index))?.[2] ?? '';
       const innerStart = list.indices![1]![0];
-      for (const item of list[1]!.matchAll(FLOW_ITEM)) items.push({ candidate: item[2]!, start: lineStart + innerStart + item.indices![2]![0], key });
+      for (const item of list[1]!.matchAll(FLOW_ITEM))
+        items.push({ candidate: item[2]!, start: lineStart + innerStart + item.indices![2]![0], key });
     }
     lineStart += line.length + 1;
   });
@@ -234,7 +268,10 @@ function listKeyAbove(lines: string[], index: number, indent: number, kind: 'blo
 const WORD = /(^|[\s;(])(-{0,2}[A-Za-z0-9_][A-Za-z0-9_.-]*)=(["']?)([A-Za-z0-9._\-/:@+]+)\3(?=$|[\s;,)\\])/g;
 
 /** Each `key: <ref>` line and each `name=<ref>` word of a string, every place taken once; returns the places taken. */
-function scanWords(value: string, consider: (candidate: string, start: number, hint: string, via: string) => void): Set<number> {
+function scanWords(
+  value: string,
+  consider: (candidate: string, start: number, hint: string, via: string) => void,
+): Set<number> {
   const taken = new Set<number>();
   const take = (candidate: string, start: number, name: string) => {
     if (taken.has(start)) return;
@@ -246,7 +283,11 @@ function scanWords(value: string, consider: (candidate: string, start: number, h
     const m = DATA_LINE.exec(line);
     if (m) {
       const [, lead = '', quote = '', key = '', separator = '', valueQuote = '', candidate = ''] = m;
-      take(candidate, lineStart + lead.length + quote.length * 2 + key.length + separator.length + valueQuote.length, key);
+      take(
+        candidate,
+        lineStart + lead.length + quote.length * 2 + key.length + separator.length + valueQuote.length,
+        key,
+      );
     }
     lineStart += line.length + 1;
   }
@@ -275,10 +316,11 @@ export function isEmbeddedImage(candidate: string, hint: string): boolean {
  * `kubespawner.KubeSpawner` is a class, not a host.
  */
 export function isRegistryOnly(candidate: string, hint: string): boolean {
-  if (!REGISTRY_HINT.test(lastKeyComponent(hint)) || candidate.includes('://') || hasExplicitTagOrDigest(candidate)) return false;
+  if (!REGISTRY_HINT.test(lastKeyComponent(hint)) || candidate.includes('://') || hasExplicitTagOrDigest(candidate))
+    return false;
   const [host = '', ...path] = candidate.replace(/\/+$/, '').split('/');
   if (host !== host.toLowerCase()) return false;
-  if (!DOMAIN_LIKE.test(host) || !host.includes('.') && !host.includes(':') && host !== 'localhost') return false;
+  if (!DOMAIN_LIKE.test(host) || (!host.includes('.') && !host.includes(':') && host !== 'localhost')) return false;
   return path.every((component) => /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(component));
 }
 

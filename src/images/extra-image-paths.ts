@@ -8,9 +8,12 @@ import type { ExtraImagePath } from './manifest-images.js';
 export function parseImagePath(spec: string): ExtraImagePath {
   const m = /^(?:([^:]+)\/)?([A-Za-z][A-Za-z0-9]*):([A-Za-z0-9_.\-[\]*]+)$/.exec(spec.trim());
   if (!m) {
-    throw new UsageError(`invalid --image-path "${spec}": expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image`, {
-      key: 'image-path',
-    });
+    throw new UsageError(
+      `invalid --image-path "${spec}": expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image`,
+      {
+        key: 'image-path',
+      },
+    );
   }
   return { kind: m[2]!, path: m[3]!, ...(m[1] ? { apiVersion: m[1] } : {}) };
 }

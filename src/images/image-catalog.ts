@@ -5,11 +5,18 @@
 // what is an image, what it is called locally, or what collides.
 import { InvalidInputError } from '../common/errors.js';
 import type { AnnotatedImage } from '../inputs/chart-images.js';
-import { isKotsLocalName, namesTagOrDigest, parseImageReference, planImageRewrites, rewriteImageReference, withoutTag, type LocalRegistry } from '../common/image-reference.js';
+import {
+  isKotsLocalName,
+  namesTagOrDigest,
+  parseImageReference,
+  planImageRewrites,
+  rewriteImageReference,
+  withoutTag,
+  type LocalRegistry,
+} from '../common/image-reference.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from './manifest-images.js';
 
 // Read with the chart (src/inputs/chart-images.ts); named here too, where the image catalog uses them.
-
 
 export interface CatalogImage {
   /** Normalised source reference (`docker.io/library/nginx:latest`). */
@@ -74,11 +81,17 @@ export function buildImageCatalog(input: ImageCatalogInput): ImageCatalog {
     return planned;
   };
   for (const o of input.occurrences) {
-    const where = () => `document ${o.document + 1}: ${o.kind} "${o.name}", ${o.path}${o.via ? ` (${o.via})` : ''}, line ${o.line} of the rendered manifests`;
+    const where = () =>
+      `document ${o.document + 1}: ${o.kind} "${o.name}", ${o.path}${o.via ? ` (${o.via})` : ''}, line ${o.line} of the rendered manifests`;
     entry(o.image, where, o.source, o.path).occurrences.push(o);
   }
   for (const a of input.annotated ?? []) {
-    entry(a.image, () => `helm.sh/images annotation of chart ${a.chart}`, undefined, 'annotations.helm.sh/images').annotations.push(a);
+    entry(
+      a.image,
+      () => `helm.sh/images annotation of chart ${a.chart}`,
+      undefined,
+      'annotations.helm.sh/images',
+    ).annotations.push(a);
   }
 
   const images = [...byImage.values()].sort((a, b) => a.source.localeCompare(b.source));
@@ -113,7 +126,9 @@ const ANY_REGISTRY: LocalRegistry = { host: 'local-registry.invalid', address: '
 /** Placed where a container runs it: an image field, not a string it is part of. */
 const runsInContainer = (image: CatalogImage) => image.occurrences.some((o) => o.embedded === undefined);
 const onlyInFlagsOrEnv = (image: CatalogImage) =>
-  image.annotations.length === 0 && image.occurrences.length > 0 && image.occurrences.every((o) => o.embedded === 'arg' || o.embedded === 'env');
+  image.annotations.length === 0 &&
+  image.occurrences.length > 0 &&
+  image.occurrences.every((o) => o.embedded === 'arg' || o.embedded === 'env');
 
 /**
  * An untagged reference inside longer strings only, for a repository the chart deploys with a
@@ -123,9 +138,20 @@ const onlyInFlagsOrEnv = (image: CatalogImage) =>
  */
 function markUntaggedNames(images: CatalogImage[]): void {
   for (const image of images) {
-    if (image.annotations.length > 0 || image.occurrences.some((o) => o.embedded === undefined) || image.spellings.some(namesTagOrDigest)) continue;
+    if (
+      image.annotations.length > 0 ||
+      image.occurrences.some((o) => o.embedded === undefined) ||
+      image.spellings.some(namesTagOrDigest)
+    )
+      continue;
     const repository = sourceRepository(image);
-    const named = images.find((other) => other !== image && other.occurrences.length > 0 && other.spellings.some(namesTagOrDigest) && sourceRepository(other) === repository);
+    const named = images.find(
+      (other) =>
+        other !== image &&
+        other.occurrences.length > 0 &&
+        other.spellings.some(namesTagOrDigest) &&
+        sourceRepository(other) === repository,
+    );
     if (named) image.nameOf = { image: named.spellings[0]!, reason: 'untagged' };
   }
 }
@@ -167,7 +193,9 @@ function nameWarnings(images: CatalogImage[], registry: LocalRegistry | undefine
   const lines = new Set<string>();
   for (const image of images) {
     if (image.nameOf?.reason !== 'collision') continue;
-    const local = registry ? rewriteImageReference(image.spellings[0]!, registry) : `<local registry>/${rewriteImageReference(image.spellings[0]!, ANY_REGISTRY).slice(ANY_REGISTRY.address.length + 1)}`;
+    const local = registry
+      ? rewriteImageReference(image.spellings[0]!, registry)
+      : `<local registry>/${rewriteImageReference(image.spellings[0]!, ANY_REGISTRY).slice(ANY_REGISTRY.address.length + 1)}`;
     for (const o of image.occurrences) {
       lines.add(
         `image name only: ${o.image} (${describeOccurrence(o)}) names ${image.nameOf.image}, which a container runs, under the same local name ` +
@@ -193,7 +221,10 @@ export function requiredLocalImages(plan: ImageCatalog): string[] {
 
 /** Every image as the chart spells it (its first spelling), sorted: what an Application must list. */
 export function sourceImages(plan: ImageCatalog): string[] {
-  return plan.images.filter((i) => !i.nameOf).map((i) => i.spellings[0]!).sort();
+  return plan.images
+    .filter((i) => !i.nameOf)
+    .map((i) => i.spellings[0]!)
+    .sort();
 }
 
 export interface ListedImage {
@@ -210,7 +241,9 @@ export function listedImages(plan: ImageCatalog): ListedImage[] {
     const reference = plan.registry ? (image.target ?? image.source) : image.spellings[0]!;
     listed.set(reference, (listed.get(reference) ?? true) && image.artifact === true);
   }
-  return [...listed].map(([reference, artifact]) => ({ reference, artifact })).sort((a, b) => (a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0));
+  return [...listed]
+    .map(([reference, artifact]) => ({ reference, artifact }))
+    .sort((a, b) => (a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0));
 }
 
 /** Every place a reference (as written, normalised, or its local name) came from. */
@@ -222,7 +255,11 @@ export function whyImage(plan: ImageCatalog, reference: string): string[] {
     normalized = undefined;
   }
   const matches = plan.images.filter(
-    (i) => i.source === normalized || i.spellings.includes(reference) || i.target === reference || (normalized !== undefined && i.target === normalized),
+    (i) =>
+      i.source === normalized ||
+      i.spellings.includes(reference) ||
+      i.target === reference ||
+      (normalized !== undefined && i.target === normalized),
   );
   return matches.flatMap((i) => [
     ...i.occurrences.map((o) => `${i.spellings.length > 1 ? `${o.image}: ` : ''}${describeOccurrence(o)}`),
@@ -230,7 +267,9 @@ export function whyImage(plan: ImageCatalog, reference: string): string[] {
   ]);
 }
 
-export function describeOccurrence(o: Pick<ImageOccurrence, 'kind' | 'name' | 'path' | 'line' | 'source' | 'hook' | 'via' | 'release'>): string {
+export function describeOccurrence(
+  o: Pick<ImageOccurrence, 'kind' | 'name' | 'path' | 'line' | 'source' | 'hook' | 'via' | 'release'>,
+): string {
   const parts = [...(o.release ? [`release ${o.release}`] : []), `${o.kind} ${o.name}`, o.path];
   if (o.via) parts.push(`via ${o.via}`);
   if (o.hook) parts.push(`hook ${o.hook}`);
@@ -271,4 +310,3 @@ function isLocalRegistryValue(value: string, registry: LocalRegistry): boolean {
   const v = value.replace(/\/+$/, '').toLowerCase();
   return v === registry.address || v === registry.host;
 }
-

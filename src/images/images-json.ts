@@ -51,5 +51,9 @@ export function imagesJson(plan: ImageCatalog): ImagesJson {
       releases: [...new Set(group.flatMap((i) => i.occurrences.flatMap((o) => (o.release ? [o.release] : []))))].sort(),
     };
   });
-  return { schemaVersion: IMAGES_JSON_SCHEMA_VERSION, ...(plan.registry ? { registry: plan.registry.address } : {}), images };
+  return {
+    schemaVersion: IMAGES_JSON_SCHEMA_VERSION,
+    ...(plan.registry ? { registry: plan.registry.address } : {}),
+    images,
+  };
 }

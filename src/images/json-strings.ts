@@ -66,7 +66,14 @@ function walk(text: string, onValue: OnValue, onObject?: (frame: Frame) => void)
     const top = stack.at(-1);
     if (m[2] === '{' || m[2] === '[') {
       const key = keyHere();
-      stack.push({ array: m[2] === '[', key, parent: key, expectKey: m[2] === '{', start: m.index, ...(onObject && m[2] === '{' ? { members: new Map() } : {}) });
+      stack.push({
+        array: m[2] === '[',
+        key,
+        parent: key,
+        expectKey: m[2] === '{',
+        start: m.index,
+        ...(onObject && m[2] === '{' ? { members: new Map() } : {}),
+      });
     } else if (m[2] === '}' || m[2] === ']') {
       const closed = stack.pop();
       if (closed && !closed.array && onObject) onObject(closed);
@@ -95,10 +102,18 @@ export function jsonStrings(text: string): JsonString[] {
 }
 
 /** The objects of one-line JSON that `keep` selects by their members, in the order they open, each with the key it sits under. */
-export function jsonObjects(text: string, keep: (members: Map<string, JsonMember>) => boolean): { key: string; members: Map<string, JsonMember> }[] {
+export function jsonObjects(
+  text: string,
+  keep: (members: Map<string, JsonMember>) => boolean,
+): { key: string; members: Map<string, JsonMember> }[] {
   const found: { key: string; start: number; members: Map<string, JsonMember> }[] = [];
-  const ok = walk(text, () => {}, (frame) => {
-    if (frame.members && keep(frame.members)) found.push({ key: frame.parent, start: frame.start, members: frame.members });
-  });
+  const ok = walk(
+    text,
+    () => {},
+    (frame) => {
+      if (frame.members && keep(frame.members))
+        found.push({ key: frame.parent, start: frame.start, members: frame.members });
+    },
+  );
   return ok ? found.sort((a, b) => a.start - b.start).map(({ key, members }) => ({ key, members })) : [];
 }

@@ -54,7 +54,11 @@ export function formatImages(images: ListedImage[], format: 'list' | 'kots'): st
 export async function checkKotsApplication(file: string, images: string[]): Promise<string[]> {
   let text: string;
   try {
-    text = readInputFile(file, { what: 'KOTS Application file', maxBytes: 4 * MiB, hint: 'Check --check (HELM_INSTALLER_IMAGES_CHECK).' });
+    text = readInputFile(file, {
+      what: 'KOTS Application file',
+      maxBytes: 4 * MiB,
+      hint: 'Check --check (HELM_INSTALLER_IMAGES_CHECK).',
+    });
   } catch (error) {
     if (error instanceof InvalidInputError) throw error;
     throw new InvalidInputError(`Cannot read the KOTS Application file ${file}: ${(error as Error).message}`, { file });
@@ -98,7 +102,9 @@ function readAdditionalImages(text: string, file: string): ImageReference[] {
   const objects = docs.filter((d): d is Document.Parsed => isMap(d.contents));
   if (objects.length === 0) throw fail(`${file} holds no YAML object`, undefined);
   const app =
-    objects.find((d) => scalar(d, ['kind']) === 'Application' && scalar(d, ['apiVersion']) === KOTS_APPLICATION_API_VERSION) ??
+    objects.find(
+      (d) => scalar(d, ['kind']) === 'Application' && scalar(d, ['apiVersion']) === KOTS_APPLICATION_API_VERSION,
+    ) ??
     objects.find((d) => scalar(d, ['kind']) === 'Application') ??
     objects[0]!;
 
@@ -124,7 +130,8 @@ function readAdditionalImages(text: string, file: string): ImageReference[] {
   }
   const list = spec.get('additionalImages', true) as Node | undefined;
   if (list === undefined || (isScalar(list) && list.value === null)) return [];
-  if (!isSeq(list)) throw fail(`${file}: spec.additionalImages must be a list of image references`, list, 'spec.additionalImages');
+  if (!isSeq(list))
+    throw fail(`${file}: spec.additionalImages must be a list of image references`, list, 'spec.additionalImages');
   return list.items.map((item, i) => {
     const key = `spec.additionalImages[${i}]`;
     const node = item as Node;

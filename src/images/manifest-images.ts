@@ -8,9 +8,23 @@
 // the exact source ranges of what it finds and leave every other byte alone.
 import { isMap, isScalar, isSeq, type Document, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../common/errors.js';
-import { findEmbeddedReferences, isEmbeddedImage, isRegistryOnly, type EmbeddedContext, type EmbeddedReference, type NamePart } from './embedded-images.js';
+import {
+  findEmbeddedReferences,
+  isEmbeddedImage,
+  isRegistryOnly,
+  type EmbeddedContext,
+  type EmbeddedReference,
+  type NamePart,
+} from './embedded-images.js';
 import { at, get, getScalar, resolve, stringAt, walkSegments, type Segment } from '../rendered/yaml-nodes.js';
-import { isCustomResourceDefinition, parsePiece, sourceComment, splitManifestStream, type ManifestPiece, type ParsedPiece } from '../rendered/manifest-stream.js';
+import {
+  isCustomResourceDefinition,
+  parsePiece,
+  sourceComment,
+  splitManifestStream,
+  type ManifestPiece,
+  type ParsedPiece,
+} from '../rendered/manifest-stream.js';
 import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
 import { isSecretKey } from '../common/secrets.js';
 
@@ -95,7 +109,6 @@ export interface PodSpecLocation {
 /** One document of the stream, parsed: node ranges index into `text`. */
 export type ManifestStream = ParsedPiece;
 
-
 // Where the pod spec sits, per built-in kind, and the API groups that own the kind ('' = core).
 const WORKLOADS: Record<string, { groups: string[]; specPath: string[] }> = {
   Pod: { groups: [''], specPath: ['spec'] },
@@ -145,7 +158,8 @@ function parseExtraImagePath(extra: ExtraImagePath): Segment[] {
   return extra.path.split('.').map((part) => {
     if (part === '*') return { key: '*', each: true } as const;
     const m = /^([^.[\]*]+)(\[\])?$/.exec(part);
-    if (!m || !m[1]) throw new UsageError(`Extra image path "${extra.path}" (kind ${extra.kind}): bad segment "${part}"`, { hint });
+    if (!m || !m[1])
+      throw new UsageError(`Extra image path "${extra.path}" (kind ${extra.kind}): bad segment "${part}"`, { hint });
     return { key: m[1], each: m[2] !== undefined };
   });
 }
@@ -180,11 +194,16 @@ interface ObjectSink {
   addRegistry(node: Scalar, path: string, via: string, value: string): void;
 }
 
-function objectSink(stream: ManifestStream, ctx: ObjectContext, sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] }): ObjectSink {
+function objectSink(
+  stream: ManifestStream,
+  ctx: ObjectContext,
+  sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] },
+): ObjectSink {
   // A path reached twice (a custom resource's image key inside its pod template) is one
   // location; one scalar reached by two paths (an alias) is two.
   const seen = new Set<string>();
-  const addRegistry = (node: Scalar, path: string, via: string, value: string) => sink.registries.push({ ...occurrenceOf(node, path, ctx, stream), via, value });
+  const addRegistry = (node: Scalar, path: string, via: string, value: string) =>
+    sink.registries.push({ ...occurrenceOf(node, path, ctx, stream), via, value });
   return {
     add: (node, path) => {
       if (seen.has(path)) return;
@@ -213,7 +232,8 @@ function locateInPodSpec(spec: { node: YAMLMap; path: string }, ctx: ObjectConte
       const path = `${spec.path}.${list}[${i}]`;
       const image = getScalar(container, 'image', ctx.doc);
       if (image) at.add(image, `${path}.image`);
-      for (const field of ['command', 'args']) locateInArgs(get(container, field, ctx.doc), `${path}.${field}`, ctx, at);
+      for (const field of ['command', 'args'])
+        locateInArgs(get(container, field, ctx.doc), `${path}.${field}`, ctx, at);
       const env = get(container, 'env', ctx.doc);
       if (!isSeq(env)) return;
       env.items.forEach((entry, j) => {
@@ -261,7 +281,10 @@ function locateInCustomResource(obj: YAMLMap, ctx: ObjectContext, at: ObjectSink
       if (isRegistryOnly(node.value, key)) at.addRegistry(node, path, key, node.value);
       return;
     }
-    if (key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key)) at.add(node, path);
+    if (
+      key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key)
+    )
+      at.add(node, path);
   });
 }
 
@@ -295,12 +318,20 @@ function locateExtraPath(
  * secret-looking key (`password`, `cookie_secret`, `api_token`: src/common/secrets.ts) is read or
  * listed: a token shaped like `host/x:y` must never be rewritten, nor printed by `images`.
  */
-function locateInSecret(obj: YAMLMap, ctx: ObjectContext, stream: ManifestStream, sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] }): void {
+function locateInSecret(
+  obj: YAMLMap,
+  ctx: ObjectContext,
+  stream: ManifestStream,
+  sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] },
+): void {
   if (isKubernetesSecretType(stringAt(obj, ['type'], ctx.doc))) return;
   const read = (value: Scalar, path: string, key: string, text: string, decoded?: string) => {
     const { images, registries } = findEmbeddedReferences(text, { where: 'data', key });
-    for (const ref of images) if (!isSecretKey(ref.via)) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, decoded);
-    for (const ref of registries) if (!isSecretKey(ref.via)) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: ref.via, value: ref.reference });
+    for (const ref of images)
+      if (!isSecretKey(ref.via)) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, decoded);
+    for (const ref of registries)
+      if (!isSecretKey(ref.via))
+        sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: ref.via, value: ref.reference });
   };
   forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => {
     if (!isSecretKey(key)) read(value, `stringData.${key}`, key, String(value.value));
@@ -309,13 +340,24 @@ function locateInSecret(obj: YAMLMap, ctx: ObjectContext, stream: ManifestStream
     if (isSecretKey(key)) return;
     const path = `data.${key}`;
     const text = readSecretValue(value, key);
-    if ('problem' in text) sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: key, value: '', unreadable: text.problem });
+    if ('problem' in text)
+      sink.registries.push({
+        ...occurrenceOf(value, path, ctx, stream),
+        via: key,
+        value: '',
+        unreadable: text.problem,
+      });
     if ('text' in text) read(value, path, key, text.text, text.text);
   });
 }
 
 /** Each `key: <string>` of a map of string values (a ConfigMap's or a Secret's data). */
-function forEachDataValue(obj: YAMLMap, field: string, doc: Document.Parsed, fn: (key: string, value: Scalar) => void): void {
+function forEachDataValue(
+  obj: YAMLMap,
+  field: string,
+  doc: Document.Parsed,
+  fn: (key: string, value: Scalar) => void,
+): void {
   const data = get(obj, field, doc);
   if (!isMap(data)) return;
   for (const pair of data.items) {
@@ -347,9 +389,16 @@ function isPlainImage(value: string): boolean {
 // an image with (an operator's configuration: postgres-operator's OperatorConfiguration).
 const IMAGE_KEY = /^(?:image|[a-z][A-Za-z0-9]*Image|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-]image)$/;
 // `repository`, `registry`, `imageRegistry`, `hub`: keys that may name only where images come from.
-const REGISTRY_KEY = /^(?:repository|registry|hub|[a-z][A-Za-z0-9]*(?:Repository|Registry|Hub)|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-](?:repository|registry|hub))$/;
+const REGISTRY_KEY =
+  /^(?:repository|registry|hub|[a-z][A-Za-z0-9]*(?:Repository|Registry|Hub)|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-](?:repository|registry|hub))$/;
 
-function walkImageKeys(node: unknown, path: string, doc: Document.Parsed, fn: (node: Scalar, key: string, path: string) => void, depth = 0): void {
+function walkImageKeys(
+  node: unknown,
+  path: string,
+  doc: Document.Parsed,
+  fn: (node: Scalar, key: string, path: string) => void,
+  depth = 0,
+): void {
   const current = resolve(node, doc);
   if (depth > 64) return;
   if (isSeq(current)) current.items.forEach((item, i) => walkImageKeys(item, `${path}[${i}]`, doc, fn, depth + 1));
@@ -392,7 +441,10 @@ export function collectImages(text: string, extraPaths: ExtraImagePath[] = []): 
 }
 
 /** Every image and registry-only value of the stream, one document parsed at a time. */
-export function collectAll(text: string, extraPaths: ExtraImagePath[] = []): { images: ImageOccurrence[]; registries: RegistryOnlyOccurrence[] } {
+export function collectAll(
+  text: string,
+  extraPaths: ExtraImagePath[] = [],
+): { images: ImageOccurrence[]; registries: RegistryOnlyOccurrence[] } {
   const images: ImageOccurrence[] = [];
   const registries: RegistryOnlyOccurrence[] = [];
   for (const stream of manifestDocuments(text, extraPaths)) {
@@ -463,7 +515,12 @@ function podSpecOf(obj: YAMLMap, ctx: ObjectContext): { node: YAMLMap; path: str
   return undefined;
 }
 
-function occurrenceOf(node: Scalar, path: string, ctx: ObjectContext, stream: ManifestStream): Omit<ImageOccurrence, 'image'> {
+function occurrenceOf(
+  node: Scalar,
+  path: string,
+  ctx: ObjectContext,
+  stream: ManifestStream,
+): Omit<ImageOccurrence, 'image'> {
   return {
     kind: ctx.kind,
     name: ctx.name,
@@ -493,11 +550,23 @@ function addEmbeddedImage(
     embedded: where,
     ...(ref.artifact ? { artifact: true as const } : {}),
     node,
-    span: { start: ref.start, end: ref.end, ...(ref.nameOnly ? { nameOnly: true as const } : {}), ...(ref.part ? { part: ref.part } : {}), ...(decoded !== undefined ? { decoded } : {}) },
+    span: {
+      start: ref.start,
+      end: ref.end,
+      ...(ref.nameOnly ? { nameOnly: true as const } : {}),
+      ...(ref.part ? { part: ref.part } : {}),
+      ...(decoded !== undefined ? { decoded } : {}),
+    },
   });
 }
 
-function addImage(found: ImageLocation[], node: Scalar, path: string, ctx: ObjectContext, stream: ManifestStream): void {
+function addImage(
+  found: ImageLocation[],
+  node: Scalar,
+  path: string,
+  ctx: ObjectContext,
+  stream: ManifestStream,
+): void {
   const line = lineOf(stream, node);
   if (node.value === null || node.value === '') return; // no image set: nothing to rewrite
   if (typeof node.value !== 'string') {

@@ -68,13 +68,19 @@ function jsonPairs(text: string): NameTagPair[] {
 
 /** A string as YAML reads it double-quoted (its range from the opening quote), another value as a plain scalar. */
 function scalarOf(m: JsonMember): Scalar {
-  const node = new Scalar<unknown>(m.quoted ? (m.text.includes('\\') ? JSON.parse(`"${m.text}"`) : m.text) : JSON.parse(m.text));
+  const node = new Scalar<unknown>(
+    m.quoted ? (m.text.includes('\\') ? JSON.parse(`"${m.text}"`) : m.text) : JSON.parse(m.text),
+  );
   node.type = m.quoted ? 'QUOTE_DOUBLE' : 'PLAIN';
   node.range = m.quoted ? [m.start - 1, m.end + 1, m.end + 1] : [m.start, m.end, m.end];
   return node;
 }
 
-function pairOf(map: { get(key: string, keepScalar: true): unknown }, key: string, text: string): NameTagPair | undefined {
+function pairOf(
+  map: { get(key: string, keepScalar: true): unknown },
+  key: string,
+  text: string,
+): NameTagPair | undefined {
   const tag = map.get('tag', true);
   if (!isScalar(tag)) return undefined;
   const tagText = scalarText(tag, text);
@@ -104,10 +110,18 @@ function pairOf(map: { get(key: string, keepScalar: true): unknown }, key: strin
  * Undefined when the map has no string `registry` beside a name without a host (read as a pair);
  * false when it has one but the three do not make a reference (nothing counts).
  */
-function tripleOf(map: { get(key: string, keepScalar: true): unknown }, name: Scalar, nameKey: string, key: string, tag: string, text: string): NameTagPair | false | undefined {
+function tripleOf(
+  map: { get(key: string, keepScalar: true): unknown },
+  name: Scalar,
+  nameKey: string,
+  key: string,
+  tag: string,
+  text: string,
+): NameTagPair | false | undefined {
   const registry = map.get('registry', true);
   const value = name.value as string;
-  if (!isScalar(registry) || typeof registry.value !== 'string' || registry.value === '' || HOSTED.test(value)) return undefined;
+  if (!isScalar(registry) || typeof registry.value !== 'string' || registry.value === '' || HOSTED.test(value))
+    return undefined;
   const host = registry.value.replace(/\/+$/, '');
   if (!HOSTED.test(`${host}/`) || value.includes('@') || value.lastIndexOf(':') > value.lastIndexOf('/')) return false;
   const [nameRange, registryRange] = [valueRange(name, text), valueRange(registry, text)];

@@ -19,7 +19,13 @@
 // Every hint set is then checked against a real render (verify-hints.ts) and dropped when it
 // changed an image; when it changes images of a chart that verifies them (Bitnami's
 // "non-standard containers" check), the chart's own allow switch is set.
-import { parseImageReference, rewriteImageReference, isKotsLocalName, type ImageReference, type LocalRegistry } from '../common/image-reference.js';
+import {
+  parseImageReference,
+  rewriteImageReference,
+  isKotsLocalName,
+  type ImageReference,
+  type LocalRegistry,
+} from '../common/image-reference.js';
 
 type Values = Record<string, unknown>;
 
@@ -108,7 +114,9 @@ function hasGlobalImageRegistry(values: unknown, depth = 0): boolean {
 function isNameMap(value: Values): boolean {
   if (typeof value.image !== 'string' || !('tag' in value || 'digest' in value)) return false;
   const first = value.image.split('/')[0]!;
-  return value.image.includes('/') ? !(first.includes('.') || first.includes(':') || first === 'localhost') : value.image !== '';
+  return value.image.includes('/')
+    ? !(first.includes('.') || first.includes(':') || first === 'localhost')
+    : value.image !== '';
 }
 
 /**
@@ -117,7 +125,8 @@ function isNameMap(value: Values): boolean {
  * one its exact KOTS name (`<address>/<name>`), whatever the per-image `name`.
  */
 function registryNamespaceHint(node: Values, path: string[], registry: LocalRegistry, hints: Values): void {
-  if (path.at(-1) === 'global' || typeof node.imageRegistry !== 'string' || typeof node.imageNamespace !== 'string') return;
+  if (path.at(-1) === 'global' || typeof node.imageRegistry !== 'string' || typeof node.imageNamespace !== 'string')
+    return;
   const namespace = registry.namespace ?? '';
   if (node.imageRegistry === registry.host && node.imageNamespace === namespace) return;
   setAt(hints, [...path, 'imageRegistry'], registry.host);
@@ -138,13 +147,16 @@ function imageMapHint(image: Values, registry: LocalRegistry): Values | undefine
   if (repository.includes('@') || repository.lastIndexOf(':') > repository.lastIndexOf('/')) return undefined;
   // An `image`-named map is always joined with a registry (its own or a global one).
   const hasRegistry = 'registry' in image || nameKey === 'image';
-  if (hasRegistry && image.registry !== null && image.registry !== undefined && typeof image.registry !== 'string') return undefined;
+  if (hasRegistry && image.registry !== null && image.registry !== undefined && typeof image.registry !== 'string')
+    return undefined;
   const prefix = hasRegistry && typeof image.registry === 'string' ? image.registry : '';
   const ref = parseOrUndefined(prefix ? `${prefix}/${repository}` : repository);
   if (!ref) return undefined;
   const last = ref.repository.slice(ref.repository.lastIndexOf('/') + 1);
   if (hasRegistry) {
-    return image.registry === registry.address && repository === last ? undefined : { registry: registry.address, [nameKey]: last };
+    return image.registry === registry.address && repository === last
+      ? undefined
+      : { registry: registry.address, [nameKey]: last };
   }
   const local = `${registry.address}/${last}`;
   return repository === local ? undefined : { [nameKey]: local };

@@ -3,7 +3,12 @@
 // changes WHICH image runs is worse than none, so every hint set is checked against the chart's
 // own rendering: each image of the hinted render must be the image the chart deploys without
 // hints, either unchanged or under its exact KOTS name. Pure: both renders are located already.
-import { isKotsLocalName, parseImageReference, rewriteImageReference, type LocalRegistry } from '../common/image-reference.js';
+import {
+  isKotsLocalName,
+  parseImageReference,
+  rewriteImageReference,
+  type LocalRegistry,
+} from '../common/image-reference.js';
 import { describeOccurrence } from './image-catalog.js';
 import type { ImageOccurrence } from './manifest-images.js';
 
@@ -31,7 +36,11 @@ function keyed(occurrences: ImageOccurrence[]): Map<string, ImageOccurrence> {
   return out;
 }
 
-export function compareHintedImages(plain: ImageOccurrence[], hinted: ImageOccurrence[], registry: LocalRegistry): HintMismatch[] {
+export function compareHintedImages(
+  plain: ImageOccurrence[],
+  hinted: ImageOccurrence[],
+  registry: LocalRegistry,
+): HintMismatch[] {
   const before = keyed(plain);
   const targets = new Set<string>();
   for (const o of plain) targets.add(kotsName(o.image, registry));
@@ -39,7 +48,9 @@ export function compareHintedImages(plain: ImageOccurrence[], hinted: ImageOccur
   for (const [key, h] of keyed(hinted)) {
     const p = before.get(key);
     const expected = p ? kotsName(p.image, registry) : undefined;
-    const ok = p ? h.image === p.image || isExactly(h.image, expected!, registry) : [...targets].some((t) => isExactly(h.image, t, registry));
+    const ok = p
+      ? h.image === p.image || isExactly(h.image, expected!, registry)
+      : [...targets].some((t) => isExactly(h.image, t, registry));
     if (!ok) mismatches.push({ at: describeOccurrence(h), ...(p ? { expected: p.image } : {}), got: h.image });
   }
   return mismatches;
@@ -63,6 +74,9 @@ function isExactly(image: string, target: string, registry: LocalRegistry): bool
   if (isKotsLocalName(ref, registry)) return ref.normalized === target;
   const tagAndDigest = ref.digest !== undefined && ref.tag !== undefined;
   const prefix = registry.namespace ? `${registry.namespace}/` : '';
-  const exactPath = ref.registry === registry.host && ref.repository.startsWith(prefix) && !ref.repository.slice(prefix.length).includes('/');
+  const exactPath =
+    ref.registry === registry.host &&
+    ref.repository.startsWith(prefix) &&
+    !ref.repository.slice(prefix.length).includes('/');
   return tagAndDigest && exactPath && rewriteImageReference(ref, registry) === target;
 }

@@ -18,7 +18,8 @@ export interface OpenedPlan {
 /** `plan` undefined: one chart, named by the command's own options (--chart, --release, the app directory). */
 export type AppInput = { plan?: undefined } | OpenedPlan;
 
-type InputOptions = Pick<CommonOptions, 'appDir'> & Partial<Pick<CommonOptions, 'chart' | 'release' | 'releasesFile' | 'baseValues' | 'values' | 'sets'>>;
+type InputOptions = Pick<CommonOptions, 'appDir'> &
+  Partial<Pick<CommonOptions, 'chart' | 'release' | 'releasesFile' | 'baseValues' | 'values' | 'sets'>>;
 
 /** `progress`: the run's, whose action a failure summary names. */
 export function resolveInput(o: InputOptions, progress?: { action: string }): AppInput {
@@ -27,7 +28,10 @@ export function resolveInput(o: InputOptions, progress?: { action: string }): Ap
   refuseChartOptions(o);
   if (progress) progress.action = 'reading the release plan';
   const plan = readPlanFile(file, o.appDir);
-  return { plan, shared: shareValues({ values: o.values ?? [], sets: o.sets ?? [] }, [...new Set(plan.releases.map((r) => r.name))]) };
+  return {
+    plan,
+    shared: shareValues({ values: o.values ?? [], sets: o.sets ?? [] }, [...new Set(plan.releases.map((r) => r.name))]),
+  };
 }
 
 /** One release of the app: its command options, and its name in the release plan (none for one chart). */
@@ -43,7 +47,11 @@ export function appReleases<O extends CommonOptions>(o: O, input: AppInput): App
 }
 
 /** Any command's options for one release of the plan: its chart, name, namespace and values. */
-export function chartOptions<O extends CommonOptions>(o: O, r: Pick<PlannedRelease, 'name' | 'chart' | 'values' | 'namespace'>, shared: SharedValues): O {
+export function chartOptions<O extends CommonOptions>(
+  o: O,
+  r: Pick<PlannedRelease, 'name' | 'chart' | 'values' | 'namespace'>,
+  shared: SharedValues,
+): O {
   return {
     ...o,
     releasesFile: undefined,
@@ -59,20 +67,34 @@ export function chartOptions<O extends CommonOptions>(o: O, r: Pick<PlannedRelea
 /** For a command that takes one chart (values, render): an app whose release plan names several is refused. */
 export function oneChart(input: AppInput): void {
   if (!input.plan) return;
-  throw new UsageError(`this command takes one chart, and the app directory has a release plan (${input.plan.file}) naming several`, {
-    hint: "Name one release's chart with --chart (and its values with --base-values and --values).",
-  });
+  throw new UsageError(
+    `this command takes one chart, and the app directory has a release plan (${input.plan.file}) naming several`,
+    {
+      hint: "Name one release's chart with --chart (and its values with --base-values and --values).",
+    },
+  );
 }
 
 /** The options that name one chart, given beside a release plan. */
 function refuseChartOptions(o: InputOptions): void {
-  const hint = 'A release plan names each release, its chart and namespace: remove the option, or drop --releases-file to use one chart.';
-  if (o.chart !== undefined) throw new UsageError('--chart (HELM_INSTALLER_CHART) and a release plan (--releases-file) were both given', { hint });
-  if (o.release !== undefined) throw new UsageError("--release (HELM_INSTALLER_RELEASE) names one chart's release; the release plan names its own", { hint });
+  const hint =
+    'A release plan names each release, its chart and namespace: remove the option, or drop --releases-file to use one chart.';
+  if (o.chart !== undefined)
+    throw new UsageError('--chart (HELM_INSTALLER_CHART) and a release plan (--releases-file) were both given', {
+      hint,
+    });
+  if (o.release !== undefined)
+    throw new UsageError(
+      "--release (HELM_INSTALLER_RELEASE) names one chart's release; the release plan names its own",
+      { hint },
+    );
   // Only the default (<app-dir>/values) may be there: the plan gives each release its own vendor
   // values, and a --base-values that was silently dropped would be a trap.
   if (o.baseValues && o.baseValues.join('\0') !== defaultBaseValues(o.appDir).join('\0')) {
-    throw new UsageError('--base-values (HELM_INSTALLER_BASE_VALUES) was given, but a release plan names each release\'s vendor values (its `values` list)', { hint });
+    throw new UsageError(
+      "--base-values (HELM_INSTALLER_BASE_VALUES) was given, but a release plan names each release's vendor values (its `values` list)",
+      { hint },
+    );
   }
 }
 
@@ -85,7 +107,8 @@ export interface SharedValues {
   sets: Map<string, SetArgument[]>;
 }
 
-const HINT = 'With a release plan, name each customer values file after its release (<release>.yaml) and prefix each --set with its release (--set <release>:key=value).';
+const HINT =
+  'With a release plan, name each customer values file after its release (<release>.yaml) and prefix each --set with its release (--set <release>:key=value).';
 
 /** Pure but for listing the --values directories. `names`: every release name of the plan. */
 export function shareValues(o: Pick<CommonOptions, 'values' | 'sets'>, names: string[]): SharedValues {
@@ -93,14 +116,22 @@ export function shareValues(o: Pick<CommonOptions, 'values' | 'sets'>, names: st
   for (const file of o.values.flatMap(expandValuesPath)) {
     const name = basename(file).replace(/\.ya?ml$/, '');
     const list = files.get(name);
-    if (!list) throw new InvalidInputError(`customer values file ${file} names no release of the plan (releases: ${names.join(', ')})`, { file, hint: HINT });
+    if (!list)
+      throw new InvalidInputError(
+        `customer values file ${file} names no release of the plan (releases: ${names.join(', ')})`,
+        { file, hint: HINT },
+      );
     list.push(file);
   }
   const sets = new Map<string, SetArgument[]>(names.map((n) => [n, []]));
   for (const s of o.sets) {
     const m = /^([a-z0-9][a-z0-9.-]*):(.*)$/s.exec(s.expression);
     const list = m && sets.get(m[1]!);
-    if (!m || !list) throw new InvalidInputError(`--${s.kind} ${s.expression.split('=')[0]}=... names no release of the plan (releases: ${names.join(', ')})`, { key: `--${s.kind}`, hint: HINT });
+    if (!m || !list)
+      throw new InvalidInputError(
+        `--${s.kind} ${s.expression.split('=')[0]}=... names no release of the plan (releases: ${names.join(', ')})`,
+        { key: `--${s.kind}`, hint: HINT },
+      );
     list.push({ kind: s.kind, expression: m[2]! });
   }
   return { files, sets };

@@ -29,7 +29,8 @@ export interface ArchiveScan {
  * What a chart's tree needs: Chart.yaml, values.yaml and the dependency files (Chart.lock,
  * requirements.*) of each chart, and archived subcharts.
  */
-const KEPT_FILE = /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|Chart\.lock|requirements\.(?:yaml|lock)|values\.yaml|charts\/[^/]+\.tgz)$/;
+const KEPT_FILE =
+  /^(?:charts\/[^/]+\/)*(?:Chart\.yaml|Chart\.lock|requirements\.(?:yaml|lock)|values\.yaml|charts\/[^/]+\.tgz)$/;
 
 /**
  * Streams the archive once: gunzip -> byte counter -> tar headers. Stops at the first header or
@@ -93,9 +94,12 @@ export async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
     gunzip.on('data', (chunk: Buffer) => {
       if (finished) return;
       unpacked += chunk.length;
-      if (unpacked > MAX_TOTAL_BYTES + TAR_OVERHEAD) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
+      if (unpacked > MAX_TOTAL_BYTES + TAR_OVERHEAD)
+        return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
       if (unpacked - accounted > OUTSIDE_ENTRIES_BYTES) {
-        return stop(`more than ${formatBytes(OUTSIDE_ENTRIES_BYTES)} of data outside any tar entry (not an archive made by \`helm package\`)`);
+        return stop(
+          `more than ${formatBytes(OUTSIDE_ENTRIES_BYTES)} of data outside any tar entry (not an archive made by \`helm package\`)`,
+        );
       }
       if (!parser.write(chunk)) {
         gunzip.pause();
@@ -110,18 +114,25 @@ export async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
 }
 
 /** Why one archive entry is unsafe, or undefined when it is fine. Pure, for unit tests. */
-export function archiveEntryProblem(path: string, type: string, linkpath: string | undefined, size: number): string | undefined {
+export function archiveEntryProblem(
+  path: string,
+  type: string,
+  linkpath: string | undefined,
+  size: number,
+): string | undefined {
   if (isAbsolute(path) || /^[a-zA-Z]:[\\/]/.test(path)) return `absolute path ${path}`;
   if (path.split(/[\\/]/).includes('..')) return `path with .. ${path}`;
   if (['CharacterDevice', 'BlockDevice', 'FIFO'].includes(type)) return `device or FIFO ${path}`;
-  if (size > MAX_FILE_BYTES) return `file ${path} is ${formatBytes(size)} (helm's limit is ${formatBytes(MAX_FILE_BYTES)} per file)`;
+  if (size > MAX_FILE_BYTES)
+    return `file ${path} is ${formatBytes(size)} (helm's limit is ${formatBytes(MAX_FILE_BYTES)} per file)`;
   if (type === 'SymbolicLink' || type === 'Link') {
     if (!linkpath) return `link ${path} without a target`;
     if (isAbsolute(linkpath)) return `link ${path} points to absolute ${linkpath}`;
     // Symlink targets are relative to the link's folder; hard links to the archive root.
     const base = type === 'SymbolicLink' ? posix.dirname(path) : '.';
     const target = normalize(posix.join(base, linkpath));
-    if (target.startsWith('..') || relative('.', target).startsWith('..')) return `link ${path} escapes the chart (-> ${linkpath})`;
+    if (target.startsWith('..') || relative('.', target).startsWith('..'))
+      return `link ${path} escapes the chart (-> ${linkpath})`;
   }
   return undefined;
 }

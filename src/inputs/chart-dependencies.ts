@@ -44,7 +44,11 @@ export function checkDependencies(tree: LoadedChart): DependencyCheck[] {
   const present = tree.subcharts.map((s) => ({ name: s.meta.name, version: String(s.meta.version ?? '') }));
   const own = list.map((entry, i) => {
     if (!isMap(entry) || typeof entry.name !== 'string' || entry.name === '') {
-      throw new InvalidInputError(`${file}: dependency ${i + 1} has no name`, { file, key: `dependencies[${i}]`, hint: 'Give every dependency a name, as `helm dependency build` requires.' });
+      throw new InvalidInputError(`${file}: dependency ${i + 1} has no name`, {
+        file,
+        key: `dependencies[${i}]`,
+        hint: 'Give every dependency a name, as `helm dependency build` requires.',
+      });
     }
     const name = entry.name;
     const pin = pins[i]?.name === name ? pins[i] : pins.find((p) => p.name === name);
@@ -58,7 +62,11 @@ export function checkDependencies(tree: LoadedChart): DependencyCheck[] {
 }
 
 /** Whether a vendored version is the pinned one and within the range; a range not read is not held against it. */
-function judge(vendored: string[], range: string, pinned: string | undefined): Pick<DependencyCheck, 'ok' | 'rangeUnread' | 'offPin'> {
+function judge(
+  vendored: string[],
+  range: string,
+  pinned: string | undefined,
+): Pick<DependencyCheck, 'ok' | 'rangeUnread' | 'offPin'> {
   let rangeUnread = false;
   const fits = (version: string) => {
     const inRange = range === '' ? true : satisfiesRange(version, range);
@@ -67,25 +75,40 @@ function judge(vendored: string[], range: string, pinned: string | undefined): P
   };
   const ok = vendored.some(fits);
   // Within the range (or a range not read), only the pin missed: bookkeeping, not a broken render.
-  const offPin = !ok && pinned !== undefined && vendored.some((v) => (range === '' ? true : satisfiesRange(v, range)) !== false);
+  const offPin =
+    !ok && pinned !== undefined && vendored.some((v) => (range === '' ? true : satisfiesRange(v, range)) !== false);
   return { ok, ...(rangeUnread ? { rangeUnread } : {}), ...(offPin ? { offPin: true as const } : {}) };
 }
 
 /** The chart's dependencies: requirements.yaml's when it has them (helm reads it over Chart.yaml). */
-function listedDependencies(tree: LoadedChart): { list: unknown[]; file: string; listedIn: DependencyCheck['listedIn'] } {
+function listedDependencies(tree: LoadedChart): {
+  list: unknown[];
+  file: string;
+  listedIn: DependencyCheck['listedIn'];
+} {
   const requirements = tree.dependencyFiles?.['requirements.yaml'];
   if (requirements && Array.isArray(requirements.data.dependencies)) {
     return { list: requirements.data.dependencies, file: requirements.file, listedIn: 'requirements.yaml' };
   }
-  return { list: Array.isArray(tree.meta.dependencies) ? tree.meta.dependencies : [], file: tree.chartFile, listedIn: 'Chart.yaml' };
+  return {
+    list: Array.isArray(tree.meta.dependencies) ? tree.meta.dependencies : [],
+    file: tree.chartFile,
+    listedIn: 'Chart.yaml',
+  };
 }
 
 /** The lock's entries (requirements.lock wins, as helm reads it after Chart.lock). */
-function lockedDependencies(tree: LoadedChart): { pins: { name: unknown; version?: string }[]; pinnedIn: DependencyCheck['pinnedIn'] } {
+function lockedDependencies(tree: LoadedChart): {
+  pins: { name: unknown; version?: string }[];
+  pinnedIn: DependencyCheck['pinnedIn'];
+} {
   const files = tree.dependencyFiles ?? {};
   const pinnedIn = files['requirements.lock'] ? 'requirements.lock' : 'Chart.lock';
   const list = files[pinnedIn]?.data.dependencies;
-  const pins = (Array.isArray(list) ? list : []).filter(isMap).map((d) => ({ name: d.name, version: d.version === undefined || d.version === null ? undefined : String(d.version) }));
+  const pins = (Array.isArray(list) ? list : []).filter(isMap).map((d) => ({
+    name: d.name,
+    version: d.version === undefined || d.version === null ? undefined : String(d.version),
+  }));
   return { pins, pinnedIn };
 }
 
@@ -96,31 +119,42 @@ function lockedDependencies(tree: LoadedChart): { pins: { name: unknown; version
  */
 export function requireVendoredDependencies(tree: LoadedChart): DependencyCheck[] {
   const checks = checkDependencies(tree);
-  refuse(checks.filter((c) => !c.ok && !c.offPin), tree);
+  refuse(
+    checks.filter((c) => !c.ok && !c.offPin),
+    tree,
+  );
   return checks;
 }
 
 /** `check-chart` and the image build: a dependency off its lock's pin is exit 3 too. */
 export function refuseOffPin(checks: DependencyCheck[], tree?: LoadedChart): void {
-  refuse(checks.filter((c) => c.offPin), tree);
+  refuse(
+    checks.filter((c) => c.offPin),
+    tree,
+  );
 }
 
 function refuse(bad: DependencyCheck[], tree: LoadedChart | undefined): void {
   const first = bad[0];
   if (!first) return;
-  throw new InvalidInputError(bad.map((c) => dependencyProblem(c, tree)).join('\n'), { file: first.chart, hint: vendorHint(first.chart) });
+  throw new InvalidInputError(bad.map((c) => dependencyProblem(c, tree)).join('\n'), {
+    file: first.chart,
+    hint: vendorHint(first.chart),
+  });
 }
 
 /** The warning every other command gives for one off its pin: both versions, and why it goes on. */
 export function offPinWarning(c: DependencyCheck): string {
-  const within = c.range === '' ? `${c.listedIn} gives it no range` : `it is within the range ${c.range} ${c.listedIn} asks for`;
+  const within =
+    c.range === '' ? `${c.listedIn} gives it no range` : `it is within the range ${c.range} ${c.listedIn} asks for`;
   return `${dependencyProblem(c)}: installed as it is (${within}); the vendor's CI (helm-installer check-chart) refuses this chart until its charts/ matches the lock`;
 }
 
 /** One line: the chart, the dependency, the version wanted and what charts/ holds instead. */
 function dependencyProblem(c: DependencyCheck, root?: LoadedChart): string {
   const label = c.alias ? `${c.name} (alias ${c.alias})` : c.name;
-  const wanted = c.pinned !== undefined ? `${c.pinned} (pinned in ${c.pinnedIn})` : c.range !== '' ? c.range : '(any version)';
+  const wanted =
+    c.pinned !== undefined ? `${c.pinned} (pinned in ${c.pinnedIn})` : c.range !== '' ? c.range : '(any version)';
   if (c.vendored.length === 0) {
     return `chart ${c.chart}: dependency ${label} ${wanted} is not vendored: charts/ holds ${holdings(c.chart, root)}`;
   }
@@ -135,7 +169,9 @@ export function describeDependency(c: DependencyCheck): string {
   const label = c.alias ? `${c.name} (alias ${c.alias})` : c.name;
   const against = [
     ...(c.pinned !== undefined ? [`${c.pinnedIn} pins ${c.pinned}`] : []),
-    c.range === '' ? `${c.listedIn} gives no version` : `${c.listedIn} asks for ${c.range}${c.rangeUnread ? ' (a range only helm reads: not checked)' : ''}`,
+    c.range === ''
+      ? `${c.listedIn} gives no version`
+      : `${c.listedIn} asks for ${c.range}${c.rangeUnread ? ' (a range only helm reads: not checked)' : ''}`,
   ];
   return `${c.chart}: ${label} ${c.vendored.join(', ')} in charts/ (${against.join('; ')})`;
 }
@@ -160,7 +196,9 @@ function findChart(tree: LoadedChart, chart: string): LoadedChart | undefined {
 function vendorHint(chart: string): string {
   // A chart read from an archive is `x.tgz` (its root) or `x.tgz:charts/sub` (inside it).
   const archive = chart.includes(':') || chart.endsWith('.tgz') ? chart.split(':')[0] : undefined;
-  const build = archive ? `rebuild ${archive} (\`helm dependency build\` on its chart, then \`helm package\`)` : `run \`helm dependency build ${chart}\``;
+  const build = archive
+    ? `rebuild ${archive} (\`helm dependency build\` on its chart, then \`helm package\`)`
+    : `run \`helm dependency build ${chart}\``;
   return `Where the network is reachable, ${build}, then rebuild the installer image: an airgapped install cannot download a dependency.`;
 }
 

@@ -14,16 +14,27 @@ export interface AnnotatedImage {
  * Reads `helm.sh/images` (HIP-0015, the same shape as artifacthub.io/images): a YAML list of
  * `{name, image}` in a Chart.yaml annotation. Bad entries are an error naming the chart.
  */
-export function parseImagesAnnotation(value: unknown, chart: string, parse: (text: string) => unknown): AnnotatedImage[] {
+export function parseImagesAnnotation(
+  value: unknown,
+  chart: string,
+  parse: (text: string) => unknown,
+): AnnotatedImage[] {
   if (value === undefined || value === null || value === '') return [];
-  const where = { key: 'annotations.helm.sh/images', hint: 'Write it as a YAML list of {name, image} entries (HIP-0015).' };
+  const where = {
+    key: 'annotations.helm.sh/images',
+    hint: 'Write it as a YAML list of {name, image} entries (HIP-0015).',
+  };
   let list: unknown;
   try {
     list = typeof value === 'string' ? parse(value) : value;
   } catch (error) {
-    throw new InvalidInputError(`Chart ${chart}: the helm.sh/images annotation is not YAML: ${(error as Error).message}`, where);
+    throw new InvalidInputError(
+      `Chart ${chart}: the helm.sh/images annotation is not YAML: ${(error as Error).message}`,
+      where,
+    );
   }
-  if (!Array.isArray(list)) throw new InvalidInputError(`Chart ${chart}: the helm.sh/images annotation is not a list`, where);
+  if (!Array.isArray(list))
+    throw new InvalidInputError(`Chart ${chart}: the helm.sh/images annotation is not a list`, where);
   return list.map((item, i) => {
     const image = typeof item === 'string' ? item : (item as { image?: unknown } | null)?.image;
     if (typeof image !== 'string' || image === '') {

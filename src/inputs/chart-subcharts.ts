@@ -24,7 +24,9 @@ export interface LoadedChart {
 
 /** The files beside Chart.yaml that say which subcharts it needs, in the order helm reads them. */
 export const DEPENDENCY_FILES = ['Chart.lock', 'requirements.yaml', 'requirements.lock'] as const;
-export type DependencyFiles = Partial<Record<(typeof DEPENDENCY_FILES)[number], { file: string; data: Record<string, unknown> }>>;
+export type DependencyFiles = Partial<
+  Record<(typeof DEPENDENCY_FILES)[number], { file: string; data: Record<string, unknown> }>
+>;
 
 /**
  * The chart's defaults with every subchart's under the key helm gives it: the `alias` of each
@@ -59,7 +61,8 @@ function annotatedImagesOf(meta: Record<string, unknown>, file: string): Annotat
   try {
     return parseImagesAnnotation(annotations?.['helm.sh/images'], name, (text) => parse(text, { version: '1.1' }));
   } catch (error) {
-    if (error instanceof InvalidInputError) throw new InvalidInputError(error.message, { file, key: error.key, hint: error.hint });
+    if (error instanceof InvalidInputError)
+      throw new InvalidInputError(error.message, { file, key: error.key, hint: error.hint });
     throw error;
   }
 }

@@ -9,9 +9,22 @@ import { InvalidInputError } from '../common/errors.js';
 import { formatBytes, kindOf, readInputFile, requireRegularFile } from '../common/read-input.js';
 import { checkYamlBounds, MAX_ALIAS_COUNT } from './values.js';
 import type { AnnotatedImage } from './chart-images.js';
-import { annotatedImagesOfTree, coalescedDefaults, DEPENDENCY_FILES, type DependencyFiles, type LoadedChart } from './chart-subcharts.js';
+import {
+  annotatedImagesOfTree,
+  coalescedDefaults,
+  DEPENDENCY_FILES,
+  type DependencyFiles,
+  type LoadedChart,
+} from './chart-subcharts.js';
 import { refuseOffPin, requireVendoredDependencies, type DependencyCheck } from './chart-dependencies.js';
-import { MAX_ARCHIVE_BYTES, MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, scanArchive, type ArchiveScan } from './chart-archive.js';
+import {
+  MAX_ARCHIVE_BYTES,
+  MAX_ENTRIES,
+  MAX_FILE_BYTES,
+  MAX_TOTAL_BYTES,
+  scanArchive,
+  type ArchiveScan,
+} from './chart-archive.js';
 import { Readable } from 'node:stream';
 
 export interface ChartInput {
@@ -49,7 +62,10 @@ const CHART_HINT = 'Pass --chart (HELM_INSTALLER_CHART) with a chart directory o
  * `strictPins` (the vendor's CI: check-chart, the image build): a dependency vendored off its
  * lock's pin is refused too; elsewhere it is only in `dependencies`, marked `offPin`.
  */
-export async function loadChart(input: ChartInput, options: { deferValues?: boolean; strictPins?: boolean } = {}): Promise<ChartInfo> {
+export async function loadChart(
+  input: ChartInput,
+  options: { deferValues?: boolean; strictPins?: boolean } = {},
+): Promise<ChartInfo> {
   const chart = await loadChartLazily(input);
   if (options.strictPins) refuseOffPin(chart.dependencies);
   if (!options.deferValues) void chart.defaultValues;
@@ -66,7 +82,11 @@ async function loadChartLazily(input: ChartInput): Promise<ChartInfo> {
   }
   const st = statSync(path);
   if (st.isDirectory()) return readChartDirectory(path);
-  if (!st.isFile()) throw new InvalidInputError(`the chart ${path} is ${kindOf(st)}, not a directory or a .tgz file`, { file: path, hint: CHART_HINT });
+  if (!st.isFile())
+    throw new InvalidInputError(`the chart ${path} is ${kindOf(st)}, not a directory or a .tgz file`, {
+      file: path,
+      hint: CHART_HINT,
+    });
   return readChartArchive(path);
 }
 
@@ -80,13 +100,19 @@ function findBundledChart(appDir: string): string {
     });
   }
   const candidates = readdirSync(dir, { withFileTypes: true })
-    .filter((e) => (e.isDirectory() && existsSync(join(dir, e.name, 'Chart.yaml'))) || (e.isFile() && e.name.endsWith('.tgz')))
+    .filter(
+      (e) =>
+        (e.isDirectory() && existsSync(join(dir, e.name, 'Chart.yaml'))) || (e.isFile() && e.name.endsWith('.tgz')),
+    )
     .map((e) => join(dir, e.name))
     .sort();
   if (candidates.length !== 1) {
     throw new InvalidInputError(
       candidates.length === 0 ? `no chart under ${dir}` : `more than one chart under ${dir}: ${candidates.join(', ')}`,
-      { file: dir, hint: 'Keep exactly one chart (directory with Chart.yaml, or .tgz) in the app directory, or pass --chart.' },
+      {
+        file: dir,
+        hint: 'Keep exactly one chart (directory with Chart.yaml, or .tgz) in the app directory, or pass --chart.',
+      },
     );
   }
   return candidates[0]!;
@@ -104,7 +130,8 @@ async function readChartDirectory(dir: string): Promise<ChartInfo> {
   return describeChart(dir, 'directory', await loadDirectoryTree(dir, 0));
 }
 
-const readChartFile = (file: string) => readInputFile(file, { what: 'chart file', maxBytes: MAX_FILE_BYTES, hint: 'Fix the chart.' });
+const readChartFile = (file: string) =>
+  readInputFile(file, { what: 'chart file', maxBytes: MAX_FILE_BYTES, hint: 'Fix the chart.' });
 
 /** A chart directory with its subcharts: unpacked ones under charts/ and archived ones (charts/*.tgz). */
 async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChart> {
@@ -117,11 +144,17 @@ async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChar
     for (const e of entries) {
       const path = join(charts, e.name);
       if (ignoredByHelm(e.name)) continue;
-      if (e.isDirectory() && existsSync(join(path, 'Chart.yaml'))) subcharts.push(await loadDirectoryTree(path, depth + 1));
-      else if (e.isFile() && e.name.endsWith('.tgz')) subcharts.push(await loadArchiveTree(() => createReadStream(path), path, depth + 1));
+      if (e.isDirectory() && existsSync(join(path, 'Chart.yaml')))
+        subcharts.push(await loadDirectoryTree(path, depth + 1));
+      else if (e.isFile() && e.name.endsWith('.tgz'))
+        subcharts.push(await loadArchiveTree(() => createReadStream(path), path, depth + 1));
     }
   }
-  const dependencyFiles = readDependencyFiles(dir, (file) => (existsSync(file) ? readChartFile(file) : undefined), join);
+  const dependencyFiles = readDependencyFiles(
+    dir,
+    (file) => (existsSync(file) ? readChartFile(file) : undefined),
+    join,
+  );
   return withLazyValues(
     { chartFile, meta: parseYamlMap(readChartFile(chartFile), chartFile), subcharts, dependencyFiles },
     () => (existsSync(valuesFile) ? parseYamlMap(readChartFile(valuesFile), valuesFile) : {}),
@@ -132,7 +165,11 @@ async function loadDirectoryTree(dir: string, depth: number): Promise<LoadedChar
 const ignoredByHelm = (name: string) => name.startsWith('_') || name.startsWith('.');
 
 /** Chart.lock and the old requirements files of one chart, those it has, parsed. */
-function readDependencyFiles(at: string, read: (file: string) => string | undefined, place: (at: string, name: string) => string): DependencyFiles {
+function readDependencyFiles(
+  at: string,
+  read: (file: string) => string | undefined,
+  place: (at: string, name: string) => string,
+): DependencyFiles {
   const found: DependencyFiles = {};
   for (const name of DEPENDENCY_FILES) {
     const file = place(at, name);
@@ -154,15 +191,24 @@ function withLazyValues(tree: Omit<LoadedChart, 'values'>, read: () => Record<st
  */
 async function loadArchiveTree(open: () => Readable, label: string, depth: number): Promise<LoadedChart> {
   if (depth > MAX_CHART_DEPTH) {
-    throw new InvalidInputError(`chart ${label} nests subcharts more than ${MAX_CHART_DEPTH} levels deep`, { file: label, hint: 'Fix the chart.' });
+    throw new InvalidInputError(`chart ${label} nests subcharts more than ${MAX_CHART_DEPTH} levels deep`, {
+      file: label,
+      hint: 'Fix the chart.',
+    });
   }
   let scan: ArchiveScan;
   try {
     scan = await scanArchive(open);
   } catch (err) {
     const message = (err as Error).message;
-    const what = /header check|incorrect header|unknown compression/i.test(message) ? 'it is not a gzip archive' : message;
-    throw new InvalidInputError(`cannot read chart archive ${label}: ${what}`, { file: label, cause: err, hint: 'Rebuild the archive with `helm package`.' });
+    const what = /header check|incorrect header|unknown compression/i.test(message)
+      ? 'it is not a gzip archive'
+      : message;
+    throw new InvalidInputError(`cannot read chart archive ${label}: ${what}`, {
+      file: label,
+      cause: err,
+      hint: 'Rebuild the archive with `helm package`.',
+    });
   }
   if (scan.problems.length > 0) {
     throw new InvalidInputError(`unsafe chart archive ${label}: ${scan.problems.slice(0, 5).join('; ')}`, {
@@ -180,7 +226,9 @@ async function loadArchiveTree(open: () => Readable, label: string, depth: numbe
     const subcharts: LoadedChart[] = [];
     const names = new Set<string>();
     for (const path of scan.files.keys()) {
-      const m = path.startsWith(`${prefix}charts/`) ? /^([^/]+)(\/Chart\.yaml)?$/.exec(path.slice(prefix.length + 'charts/'.length)) : null;
+      const m = path.startsWith(`${prefix}charts/`)
+        ? /^([^/]+)(\/Chart\.yaml)?$/.exec(path.slice(prefix.length + 'charts/'.length))
+        : null;
       if (m && (m[2] || m[1]!.endsWith('.tgz')) && !ignoredByHelm(m[1]!)) names.add(m[1]!);
     }
     for (const name of [...names].sort()) {
@@ -194,9 +242,14 @@ async function loadArchiveTree(open: () => Readable, label: string, depth: numbe
     const text = (name: string) => scan.files.get(`${prefix}${name}`)?.toString('utf8');
     const chartFile = `${label}:${prefix}Chart.yaml`;
     const valuesText = text('values.yaml');
-    const dependencyFiles = readDependencyFiles(`${label}:${prefix}`, (file) => text(file.slice(`${label}:${prefix}`.length)), (at, name) => `${at}${name}`);
-    return withLazyValues({ chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts, dependencyFiles }, () =>
-      valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`),
+    const dependencyFiles = readDependencyFiles(
+      `${label}:${prefix}`,
+      (file) => text(file.slice(`${label}:${prefix}`.length)),
+      (at, name) => `${at}${name}`,
+    );
+    return withLazyValues(
+      { chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts, dependencyFiles },
+      () => (valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`)),
     );
   };
   return fromFiles('', 0);
@@ -212,7 +265,10 @@ function checkDirectoryLinks(root: string): void {
       const p = join(dir, e.name);
       entries += 1;
       if (entries > MAX_ENTRIES) {
-        throw new InvalidInputError(`the chart directory ${root} holds more than ${MAX_ENTRIES} entries`, { file: root, hint: 'Fix the chart.' });
+        throw new InvalidInputError(`the chart directory ${root} holds more than ${MAX_ENTRIES} entries`, {
+          file: root,
+          hint: 'Fix the chart.',
+        });
       }
       if (e.isFile()) {
         const size = lstatSync(p).size;
@@ -238,7 +294,10 @@ function checkDirectoryLinks(root: string): void {
       } else if (e.isDirectory()) {
         walk(p);
       } else if (!e.isFile() && !lstatSync(p).isFile()) {
-        throw new InvalidInputError(`chart contains a special file: ${p}`, { file: p, hint: 'Remove it from the chart.' });
+        throw new InvalidInputError(`chart contains a special file: ${p}`, {
+          file: p,
+          hint: 'Remove it from the chart.',
+        });
       }
     }
   };
@@ -248,7 +307,10 @@ function checkDirectoryLinks(root: string): void {
 async function readChartArchive(file: string): Promise<ChartInfo> {
   const st = requireRegularFile(file, { what: 'chart archive', hint: CHART_HINT });
   if (st.size > MAX_ARCHIVE_BYTES) {
-    throw new InvalidInputError(`chart archive ${file} is ${formatBytes(st.size)}, over the limit of ${formatBytes(MAX_ARCHIVE_BYTES)}`, { file, hint: CHART_HINT });
+    throw new InvalidInputError(
+      `chart archive ${file} is ${formatBytes(st.size)}, over the limit of ${formatBytes(MAX_ARCHIVE_BYTES)}`,
+      { file, hint: CHART_HINT },
+    );
   }
   return describeChart(file, 'archive', await loadArchiveTree(() => createReadStream(file), file, 0));
 }
@@ -274,7 +336,8 @@ function describeChart(path: string, format: ChartInfo['format'], tree: LoadedCh
     name,
     version,
     appVersion: typeof meta.appVersion === 'string' ? meta.appVersion : undefined,
-    kubeVersion: typeof meta.kubeVersion === 'string' && meta.kubeVersion.trim() !== '' ? meta.kubeVersion.trim() : undefined,
+    kubeVersion:
+      typeof meta.kubeVersion === 'string' && meta.kubeVersion.trim() !== '' ? meta.kubeVersion.trim() : undefined,
     get defaultValues() {
       return (defaults ??= coalescedDefaults(tree));
     },
@@ -290,17 +353,28 @@ function parseYamlMap(text: string, file: string): Record<string, unknown> {
   const doc = parseDocument(text, { version: '1.1', uniqueKeys: false });
   const err = doc.errors[0];
   if (err) {
-    throw new InvalidInputError(`${file}: ${err.message.split('\n')[0]}`, { file, line: err.linePos?.[0].line, hint: 'Fix the YAML syntax.' });
+    throw new InvalidInputError(`${file}: ${err.message.split('\n')[0]}`, {
+      file,
+      line: err.linePos?.[0].line,
+      hint: 'Fix the YAML syntax.',
+    });
   }
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
   } catch (e) {
-    throw new InvalidInputError(`${file}: cannot be read (${(e as Error).message.split('\n')[0]!.slice(0, 120)})`, { file, hint: 'Fix the chart (an alias bomb?).' });
+    throw new InvalidInputError(`${file}: cannot be read (${(e as Error).message.split('\n')[0]!.slice(0, 120)})`, {
+      file,
+      hint: 'Fix the chart (an alias bomb?).',
+    });
   }
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new InvalidInputError(`${file} must be a YAML map at the top level`, { file, line: 1, hint: 'Fix the file.' });
+    throw new InvalidInputError(`${file} must be a YAML map at the top level`, {
+      file,
+      line: 1,
+      hint: 'Fix the file.',
+    });
   }
   return data as Record<string, unknown>;
 }

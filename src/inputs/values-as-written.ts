@@ -18,7 +18,8 @@ type WrittenMap = { [key: string]: WrittenValue };
 
 /** Plain keys that are strings to go-yaml as well: no YAML 1.1 boolean, null or number. */
 const PLAIN_STRING_KEY = /^[A-Za-z_$][\w.\-/$]*$/;
-const YAML11_WORDS = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL)$/;
+const YAML11_WORDS =
+  /^(y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL)$/;
 
 class NotFollowed extends Error {}
 
@@ -43,7 +44,12 @@ function readFile(text: string): WrittenMap {
   const top = written(doc.contents, doc);
   if (typeof top !== 'object' || Array.isArray(top)) {
     // A file that is only `~` or `null` is an empty map to helm; anything else is helm's error to report.
-    if (isScalar(doc.contents) && doc.contents.type === 'PLAIN' && /^(~|null|Null|NULL|)$/.test(String(doc.contents.source))) return {};
+    if (
+      isScalar(doc.contents) &&
+      doc.contents.type === 'PLAIN' &&
+      /^(~|null|Null|NULL|)$/.test(String(doc.contents.source))
+    )
+      return {};
     throw new NotFollowed();
   }
   return top;
@@ -63,7 +69,8 @@ function written(node: Node | null, doc: Document.Parsed, depth = 0): WrittenVal
       const key = pair.key as Node | null;
       if (!isScalar(key) || key.tag !== undefined) throw new NotFollowed();
       const text = String(key.source);
-      if (key.type === 'PLAIN' && (text === '<<' || !PLAIN_STRING_KEY.test(text) || YAML11_WORDS.test(text))) throw new NotFollowed();
+      if (key.type === 'PLAIN' && (text === '<<' || !PLAIN_STRING_KEY.test(text) || YAML11_WORDS.test(text)))
+        throw new NotFollowed();
       out[text] = written(pair.value as Node | null, doc, depth + 1);
     }
     return out;

@@ -29,7 +29,8 @@ const MAX_VALUES_DEPTH = 256;
  */
 const MAX_YAML_TOKENS = 100_000;
 
-const VALUES_HINT = 'Check --values (HELM_INSTALLER_VALUES) / --base-values, and that the ConfigMap or Secret mounted there exists and has that key (kubectl describe pod: Volumes).';
+const VALUES_HINT =
+  'Check --values (HELM_INSTALLER_VALUES) / --base-values, and that the ConfigMap or Secret mounted there exists and has that key (kubectl describe pod: Volumes).';
 
 type LayerSource = 'vendor' | 'customer' | 'generated';
 
@@ -79,14 +80,20 @@ export function expandValuesPath(path: string): string[] {
   const st = statSync(full);
   if (st.isFile()) return [full];
   if (!st.isDirectory()) {
-    throw new InvalidInputError(`the values path ${full} is ${kindOf(st)}, not a file or directory`, { file: full, hint: VALUES_HINT });
+    throw new InvalidInputError(`the values path ${full} is ${kindOf(st)}, not a file or directory`, {
+      file: full,
+      hint: VALUES_HINT,
+    });
   }
   const names = readdirSync(full).filter((name) => !name.startsWith('.') && /\.ya?ml$/.test(name));
   if (names.length > MAX_VALUES_FILES) {
-    throw new InvalidInputError(`the values directory ${full} holds ${names.length} *.yaml files; at most ${MAX_VALUES_FILES} are read`, {
-      file: full,
-      hint: 'Point --values at the directory the ConfigMap is mounted at, or merge the files.',
-    });
+    throw new InvalidInputError(
+      `the values directory ${full} holds ${names.length} *.yaml files; at most ${MAX_VALUES_FILES} are read`,
+      {
+        file: full,
+        hint: 'Point --values at the directory the ConfigMap is mounted at, or merge the files.',
+      },
+    );
   }
   return names
     .sort()
@@ -119,10 +126,13 @@ export function checkYamlBounds(text: string, file: string): void {
     if (token === '') continue;
     tokens += 1;
     if (tokens > MAX_YAML_TOKENS) {
-      throw new InvalidInputError(`${file}: more than ${MAX_YAML_TOKENS} YAML tokens (list items, keys, documents); too many to read safely`, {
-        file,
-        hint: 'Split the values over fewer keys (a large text belongs in one block scalar `key: |`), or remove the repetition.',
-      });
+      throw new InvalidInputError(
+        `${file}: more than ${MAX_YAML_TOKENS} YAML tokens (list items, keys, documents); too many to read safely`,
+        {
+          file,
+          hint: 'Split the values over fewer keys (a large text belongs in one block scalar `key: |`), or remove the repetition.',
+        },
+      );
     }
   }
 }
@@ -135,8 +145,13 @@ export function parseValuesText(text: string, file: string): Record<string, unkn
     if (err instanceof InvalidInputError) throw err;
     // The yaml library's own limits (alias expansion, stack depth) end up here.
     const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-    const what = /alias/i.test(message) ? `more than ${MAX_ALIAS_COUNT} YAML aliases expanded (an alias bomb?)` : `cannot be parsed (${message.slice(0, 120)})`;
-    throw new InvalidInputError(`${file}: ${what}`, { file, hint: 'Write the values out without deep anchors/aliases or nesting.' });
+    const what = /alias/i.test(message)
+      ? `more than ${MAX_ALIAS_COUNT} YAML aliases expanded (an alias bomb?)`
+      : `cannot be parsed (${message.slice(0, 120)})`;
+    throw new InvalidInputError(`${file}: ${what}`, {
+      file,
+      hint: 'Write the values out without deep anchors/aliases or nesting.',
+    });
   }
 }
 
@@ -167,11 +182,14 @@ function parseValuesDocument(text: string, file: string): Record<string, unknown
   if (!doc) return {};
   if (!isMap(doc.contents)) {
     const line = doc.contents?.range ? lineOf(text, doc.contents.range[0]) : 1;
-    throw new InvalidInputError(`${file}:${line}: the top level of a values file must be a map of keys, not a ${describe(doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }))}`, {
-      file,
-      line,
-      hint: 'Write values as `key: value` pairs at the top level.',
-    });
+    throw new InvalidInputError(
+      `${file}:${line}: the top level of a values file must be a map of keys, not a ${describe(doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }))}`,
+      {
+        file,
+        line,
+        hint: 'Write values as `key: value` pairs at the top level.',
+      },
+    );
   }
   return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>;
 }

@@ -13,7 +13,6 @@ import { OptionValueError } from '../common/errors.js';
 import { parseRenderFlags } from '../helm/render-flags.js';
 import { maskSetArgument, setExpression } from './set-expressions.js';
 
-
 /** Go duration syntax, which is what helm's --timeout parses (`90s`, `5m`, `1h30m`). */
 const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 
@@ -23,10 +22,12 @@ const MAX_TIMEOUT_SECONDS = 24 * 3600;
 
 export function parseTimeout(raw: string): string {
   const v = raw.trim();
-  if (v.length > 40 || !GO_DURATION.test(v)) throw new OptionValueError('expected a duration such as 300s, 10m or 1h30m');
+  if (v.length > 40 || !GO_DURATION.test(v))
+    throw new OptionValueError('expected a duration such as 300s, 10m or 1h30m');
   let seconds = 0;
   for (const m of v.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) seconds += Number(m[1]) * UNIT_SECONDS[m[2]!]!;
-  if (seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) throw new OptionValueError('expected a duration above 0 and at most 24h');
+  if (seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS)
+    throw new OptionValueError('expected a duration above 0 and at most 24h');
   return v;
 }
 
@@ -63,13 +64,15 @@ function parseLogFormat(raw: string): LogFormat {
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 function parseLogLevel(raw: string): string {
   const v = raw.trim().toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new OptionValueError(`expected one of ${LOG_LEVELS.join(', ')}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(v))
+    throw new OptionValueError(`expected one of ${LOG_LEVELS.join(', ')}`);
   return v;
 }
 
 export function oneOf<T extends string>(...choices: T[]) {
   return (raw: string): T => {
-    if (!(choices as string[]).includes(raw)) throw new OptionValueError(`expected ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`);
+    if (!(choices as string[]).includes(raw))
+      throw new OptionValueError(`expected ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`);
     return raw as T;
   };
 }
@@ -83,14 +86,18 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 export function parseReleaseName(raw: string): string {
   // Helm's rule: a DNS-1123 subdomain of at most 53 characters (it becomes part of object names).
   if (raw.length > 53 || !DNS_SUBDOMAIN.test(raw)) {
-    throw new OptionValueError("expected a release name: lowercase letters, digits, '-' and '.', at most 53 characters");
+    throw new OptionValueError(
+      "expected a release name: lowercase letters, digits, '-' and '.', at most 53 characters",
+    );
   }
   return raw;
 }
 
 export function parseNamespace(raw: string): string {
   if (raw.length > 63 || !DNS_LABEL.test(raw)) {
-    throw new OptionValueError("expected a namespace name: lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit");
+    throw new OptionValueError(
+      "expected a namespace name: lowercase letters, digits and '-', at most 63 characters, starting and ending with a letter or digit",
+    );
   }
   return raw;
 }
@@ -99,7 +106,9 @@ export function parseNamespace(raw: string): string {
 export function parseObjectName(raw: string): string {
   const v = raw.trim();
   if (v.length > 253 || !DNS_SUBDOMAIN.test(v)) {
-    throw new OptionValueError("expected an object name: lowercase letters, digits, '-' and '.', at most 253 characters");
+    throw new OptionValueError(
+      "expected an object name: lowercase letters, digits, '-' and '.', at most 253 characters",
+    );
   }
   return v;
 }
@@ -107,13 +116,16 @@ export function parseObjectName(raw: string): string {
 /** An object's uid (metadata.uid: a UUID the API server gave it). */
 export function parseUid(raw: string): string {
   const v = raw.trim();
-  if (!/^[0-9a-zA-Z-]{1,64}$/.test(v)) throw new OptionValueError('expected an object uid such as 3f0f6c4e-5f1a-4b61-9a57-0c1e0e9f2b8d');
+  if (!/^[0-9a-zA-Z-]{1,64}$/.test(v))
+    throw new OptionValueError('expected an object uid such as 3f0f6c4e-5f1a-4b61-9a57-0c1e0e9f2b8d');
   return v;
 }
 
 function parseSecretName(raw: string): string {
   if (raw.length > 253 || !DNS_SUBDOMAIN.test(raw)) {
-    throw new OptionValueError("expected a Secret name: lowercase letters, digits, '-' and '.', at most 253 characters");
+    throw new OptionValueError(
+      "expected a Secret name: lowercase letters, digits, '-' and '.', at most 253 characters",
+    );
   }
   return raw;
 }
@@ -121,11 +133,15 @@ function parseSecretName(raw: string): string {
 export function parseRegistry(raw: string): string {
   if (raw.length > 255) throw new OptionValueError('expected host[:port][/namespace] of at most 255 characters');
   const port = /^[^/]*:(\d+)(\/|$)/.exec(raw.trim())?.[1];
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new OptionValueError(`port ${port.slice(0, 12)} is out of range (1-65535)`);
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535))
+    throw new OptionValueError(`port ${port.slice(0, 12)} is out of range (1-65535)`);
   try {
     return parseRegistryAddress(raw).address;
   } catch (err) {
-    throw new OptionValueError((err as Error).message.replace(/^Local registry address "[^"]*":? ?/, '').trim() + ' (expected host[:port][/namespace], e.g. registry.local:5000/myapp, no https://)');
+    throw new OptionValueError(
+      (err as Error).message.replace(/^Local registry address "[^"]*":? ?/, '').trim() +
+        ' (expected host[:port][/namespace], e.g. registry.local:5000/myapp, no https://)',
+    );
   }
 }
 
@@ -137,14 +153,17 @@ export function parseRegistry(raw: string): string {
 export function parseAppSlug(raw: string): string {
   const v = raw.trim();
   if (v.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v)) {
-    throw new OptionValueError("expected a KOTS app slug: lowercase letters, digits and '-', at most 253 characters, starting and ending with a letter or digit");
+    throw new OptionValueError(
+      "expected a KOTS app slug: lowercase letters, digits and '-', at most 253 characters, starting and ending with a letter or digit",
+    );
   }
   return v;
 }
 
 /** A path: non-empty, no NUL, bounded. Whether it exists is checked where it is read (exit 3). */
 export function parsePath(raw: string): string {
-  if (raw.trim() === '' || raw.includes('\0') || raw.length > 4096) throw new OptionValueError('expected a file or directory path');
+  if (raw.trim() === '' || raw.includes('\0') || raw.length > 4096)
+    throw new OptionValueError('expected a file or directory path');
   return raw;
 }
 
@@ -153,11 +172,17 @@ export function parsePath(raw: string): string {
  * PATH/KUBECONFIG (`:`); --set expressions by newlines (a single one may hold commas, as in helm).
  */
 export function splitPathList(raw: string): string[] {
-  return raw.split(delimiter).map((s) => s.trim()).filter(Boolean);
+  return raw
+    .split(delimiter)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function splitLines(raw: string): string[] {
-  return raw.split('\n').map((s) => s.trim()).filter(Boolean);
+  return raw
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -174,21 +199,49 @@ export function defaultBaseValues(appDir: string, chart?: string): string[] {
   return existsSync(dir) ? [dir] : [];
 }
 
-const maskedSet = (kind: SetArgument['kind']) => (raw: string, ctx: { secrets: import('../common/secrets.js').SecretRegistry }) => maskSetArgument(kind, raw, ctx.secrets);
+const maskedSet =
+  (kind: SetArgument['kind']) => (raw: string, ctx: { secrets: import('../common/secrets.js').SecretRegistry }) =>
+    maskSetArgument(kind, raw, ctx.secrets);
 
 /** The options every command takes (chart, release, values, registry, helm, logging). */
 export const commonOptionTable = {
-  chart: value('--chart <path>', 'CHART', 'chart directory or .tgz (default: the one chart under the app directory)', parsePath),
-  appDir: value('--app-dir <dir>', 'APP_DIR', 'where the bundled chart and vendor values live', parsePath, join(packageRoot(), 'app'), '<package>/app'),
-  baseValues: optionalList('--base-values <path>', 'BASE_VALUES', "vendor base values, file or directory (repeatable; ':'-separated in env; default: <app-dir>/values, for the bundled chart only)", {
-    split: splitPathList,
-    parse: parsePath,
+  chart: value(
+    '--chart <path>',
+    'CHART',
+    'chart directory or .tgz (default: the one chart under the app directory)',
+    parsePath,
+  ),
+  appDir: value(
+    '--app-dir <dir>',
+    'APP_DIR',
+    'where the bundled chart and vendor values live',
+    parsePath,
+    join(packageRoot(), 'app'),
+    '<package>/app',
+  ),
+  baseValues: optionalList(
+    '--base-values <path>',
+    'BASE_VALUES',
+    "vendor base values, file or directory (repeatable; ':'-separated in env; default: <app-dir>/values, for the bundled chart only)",
+    {
+      split: splitPathList,
+      parse: parsePath,
+    },
+  ),
+  values: list(
+    '-f, --values <path>',
+    'VALUES',
+    "customer values, file or directory of *.yaml (repeatable, in order; ':'-separated in env)",
+    {
+      split: splitPathList,
+      parse: parsePath,
+    },
+  ),
+  set: list('--set <expr>', 'SET', 'helm --set (repeatable; one per line in env)', {
+    split: splitLines,
+    parse: setExpression('set'),
+    echo: maskedSet('set'),
   }),
-  values: list('-f, --values <path>', 'VALUES', "customer values, file or directory of *.yaml (repeatable, in order; ':'-separated in env)", {
-    split: splitPathList,
-    parse: parsePath,
-  }),
-  set: list('--set <expr>', 'SET', 'helm --set (repeatable; one per line in env)', { split: splitLines, parse: setExpression('set'), echo: maskedSet('set') }),
   setString: list('--set-string <expr>', 'SET_STRING', 'helm --set-string (repeatable; one per line in env)', {
     split: splitLines,
     parse: setExpression('set-string'),
@@ -199,24 +252,63 @@ export const commonOptionTable = {
     parse: setExpression('set-json'),
     echo: maskedSet('set-json'),
   }),
-  releasesFile: value('--releases-file <file>', 'RELEASES_FILE', 'a release plan: several charts in dependency order (default: <app-dir>/releases.yaml when it exists and no --chart is given)', parsePath),
+  releasesFile: value(
+    '--releases-file <file>',
+    'RELEASES_FILE',
+    'a release plan: several charts in dependency order (default: <app-dir>/releases.yaml when it exists and no --chart is given)',
+    parsePath,
+  ),
   release: value('--release <name>', 'RELEASE', 'release name (default: the chart name)', parseReleaseName),
-  namespace: value('-n, --namespace <ns>', 'NAMESPACE', "target namespace (default: helm's: the pod's own namespace in a Job)", parseNamespace),
-  registry: value('--registry <address>', 'REGISTRY', 'local registry host[:port][/namespace] (KOTS LocalRegistryAddress); unset = no rewrite', parseRegistry),
-  imagePullSecret: value('--image-pull-secret <name>', 'IMAGE_PULL_SECRET', 'pull secret added to every pod spec when rewriting', parseSecretName),
-  imagePath: list('--image-path <kind:path>', 'IMAGE_PATHS', 'extra image location in a custom resource, e.g. Prometheus:spec.image (repeatable)', {
-    split: (v) => v.split(/[\s,]+/).filter(Boolean),
-    parse: parseImagePathSpec,
-    max: 200,
-  }),
+  namespace: value(
+    '-n, --namespace <ns>',
+    'NAMESPACE',
+    "target namespace (default: helm's: the pod's own namespace in a Job)",
+    parseNamespace,
+  ),
+  registry: value(
+    '--registry <address>',
+    'REGISTRY',
+    'local registry host[:port][/namespace] (KOTS LocalRegistryAddress); unset = no rewrite',
+    parseRegistry,
+  ),
+  imagePullSecret: value(
+    '--image-pull-secret <name>',
+    'IMAGE_PULL_SECRET',
+    'pull secret added to every pod spec when rewriting',
+    parseSecretName,
+  ),
+  imagePath: list(
+    '--image-path <kind:path>',
+    'IMAGE_PATHS',
+    'extra image location in a custom resource, e.g. Prometheus:spec.image (repeatable)',
+    {
+      split: (v) => v.split(/[\s,]+/).filter(Boolean),
+      parse: parseImagePathSpec,
+      max: 200,
+    },
+  ),
   appSlug: value(
     '--app-slug <slug>',
     'APP_SLUG',
     'KOTS app slug: set as the kots.io/app-slug annotation of every object applied, so `kubectl kots remove --undeploy` removes them',
     parseAppSlug,
   ),
-  helmBin: { ...value('--helm-bin <path>', 'HELM_BIN', 'helm binary (default: pinned helm in a dev checkout, else helm on PATH)', parsePath), env: 'HELM_BIN' },
-  logFormat: value('--log-format <format>', 'LOG_FORMAT', 'json (one object per line) or pretty', parseLogFormat, 'json' as LogFormat),
+  helmBin: {
+    ...value(
+      '--helm-bin <path>',
+      'HELM_BIN',
+      'helm binary (default: pinned helm in a dev checkout, else helm on PATH)',
+      parsePath,
+    ),
+    env: 'HELM_BIN',
+  },
+  logFormat: value(
+    '--log-format <format>',
+    'LOG_FORMAT',
+    'json (one object per line) or pretty',
+    parseLogFormat,
+    'json' as LogFormat,
+  ),
   logLevel: value('--log-level <level>', 'LOG_LEVEL', LOG_LEVELS.join(', '), parseLogLevel, 'info'),
 };
 
@@ -226,7 +318,11 @@ export const commonOptionTable = {
  * install's helm arguments (which go to helm upgrade verbatim).
  */
 export function renderHelmArgs() {
-  return rest('HELM_ARGS', 'after --: helm template flags for every render (--kube-version, --api-versions, --skip-tests, --is-upgrade, ...)', parseRenderFlags);
+  return rest(
+    'HELM_ARGS',
+    'after --: helm template flags for every render (--kube-version, --api-versions, --skip-tests, --is-upgrade, ...)',
+    parseRenderFlags,
+  );
 }
 
 export type CommonOptionValues = OptionsOf<typeof commonOptionTable>;
@@ -277,8 +373,9 @@ export function toCommonOptions(raw: CommonOptionValues): CommonOptions {
 /** `Kind:path` or `group/version/Kind:path`, checked here; airgap.ts parses it for use. */
 function parseImagePathSpec(raw: string): string {
   if (raw.length > 500 || !/^(?:([^:]+)\/)?([A-Za-z][A-Za-z0-9]*):([A-Za-z0-9_.\-[\]*]+)$/.test(raw.trim())) {
-    throw new OptionValueError('expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image');
+    throw new OptionValueError(
+      'expected Kind:path, e.g. Promotion:spec.image or Workflow:spec.templates[].container.image',
+    );
   }
   return raw.trim();
 }
-

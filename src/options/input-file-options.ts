@@ -28,7 +28,9 @@ export function parsePullSecretFile(raw: string, ctx: ParseContext): string {
     parseDockerConfigJson(text);
   } catch (err) {
     // Its message names what is wrong, never the content (a secret).
-    throw new OptionValueError(`${(err as Error).message} (expected {"auths": {"<host>": {"auth": "<base64 of user:password>"}}})`);
+    throw new OptionValueError(
+      `${(err as Error).message} (expected {"auths": {"<host>": {"auth": "<base64 of user:password>"}}})`,
+    );
   }
   return path;
 }
@@ -43,7 +45,9 @@ export function parseCaFile(raw: string, ctx: ParseContext): string {
     if (!first) throw new Error('none');
     new X509Certificate(first[0]);
   } catch {
-    throw new OptionValueError(`the registry CA file ${path} holds no PEM certificate (expected -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)`);
+    throw new OptionValueError(
+      `the registry CA file ${path} holds no PEM certificate (expected -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)`,
+    );
   }
   return path;
 }

@@ -34,8 +34,10 @@ export function parseNotifyUrl(raw: string, ctx: ParseContext): string {
   const text = raw.trim();
   const url = URL.canParse(text) ? new URL(text) : undefined;
   registerUrl(raw, url, ctx.secrets);
-  if (!url || /\s/.test(text)) throw new OptionValueError(`expected an http:// or https:// URL; this one does not parse ${NOT_SHOWN}`);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OptionValueError(`expected an http:// or https:// URL; this one has another scheme ${NOT_SHOWN}`);
+  if (!url || /\s/.test(text))
+    throw new OptionValueError(`expected an http:// or https:// URL; this one does not parse ${NOT_SHOWN}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OptionValueError(`expected an http:// or https:// URL; this one has another scheme ${NOT_SHOWN}`);
   if (url.hostname === '') throw new OptionValueError(`expected an http:// or https:// URL with a host ${NOT_SHOWN}`);
   return url.href;
 }
@@ -84,7 +86,8 @@ export function boundedDurationMs(maxMs: number, maxText: string) {
 
 export function parseNotifyRetries(raw: string): number {
   const n = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isInteger(n) || n < 0 || n > 5) throw new OptionValueError('expected a whole number from 0 to 5');
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 0 || n > 5)
+    throw new OptionValueError('expected a whole number from 0 to 5');
   return n;
 }
 
@@ -94,9 +97,12 @@ export function parseNotifyRetries(raw: string): number {
  */
 export function notifyUrlOf(o: { notifyUrl?: string; notifyUrlFile?: string }): string | undefined {
   if (o.notifyUrl !== undefined && o.notifyUrlFile !== undefined) {
-    throw new UsageError('--notify-url (HELM_INSTALLER_NOTIFY_URL) and --notify-url-file (HELM_INSTALLER_NOTIFY_URL_FILE) are both set: give the URL one way', {
-      hint: 'Keep one of the two: the file (a mounted Secret) keeps the URL out of the environment helm inherits.',
-    });
+    throw new UsageError(
+      '--notify-url (HELM_INSTALLER_NOTIFY_URL) and --notify-url-file (HELM_INSTALLER_NOTIFY_URL_FILE) are both set: give the URL one way',
+      {
+        hint: 'Keep one of the two: the file (a mounted Secret) keeps the URL out of the environment helm inherits.',
+      },
+    );
   }
   return o.notifyUrl ?? o.notifyUrlFile;
 }

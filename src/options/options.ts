@@ -71,10 +71,37 @@ export type OptionsOf<S extends OptionTable> = {
 
 const env = (name: string) => ENV_PREFIX + name;
 
-export function value<T>(flags: string, envName: string, description: string, parse: Parser<T>): ValueSpec<T, undefined>;
-export function value<T>(flags: string, envName: string, description: string, parse: Parser<T>, fallback: T, defaultText?: string): ValueSpec<T, T>;
-export function value<T>(flags: string, envName: string, description: string, parse: Parser<T>, fallback?: T, defaultText?: string): ValueSpec<T, T | undefined> {
-  return { kind: 'value', flags, env: env(envName), description, parse, fallback: () => fallback, defaultText: defaultText ?? (fallback === undefined ? undefined : String(fallback)) };
+export function value<T>(
+  flags: string,
+  envName: string,
+  description: string,
+  parse: Parser<T>,
+): ValueSpec<T, undefined>;
+export function value<T>(
+  flags: string,
+  envName: string,
+  description: string,
+  parse: Parser<T>,
+  fallback: T,
+  defaultText?: string,
+): ValueSpec<T, T>;
+export function value<T>(
+  flags: string,
+  envName: string,
+  description: string,
+  parse: Parser<T>,
+  fallback?: T,
+  defaultText?: string,
+): ValueSpec<T, T | undefined> {
+  return {
+    kind: 'value',
+    flags,
+    env: env(envName),
+    description,
+    parse,
+    fallback: () => fallback,
+    defaultText: defaultText ?? (fallback === undefined ? undefined : String(fallback)),
+  };
 }
 
 export function switchOption(flags: string, envName: string, description: string): SwitchSpec {
@@ -87,7 +114,17 @@ export function list<T>(
   description: string,
   o: { split: (raw: string) => string[]; parse: Parser<T>; max?: number; echo?: BaseSpec['echo'] },
 ): ListSpec<T, T[]> {
-  return { kind: 'list', flags, env: env(envName), description, split: o.split, parse: o.parse, fallback: () => [], max: o.max ?? 1000, echo: o.echo };
+  return {
+    kind: 'list',
+    flags,
+    env: env(envName),
+    description,
+    split: o.split,
+    parse: o.parse,
+    fallback: () => [],
+    max: o.max ?? 1000,
+    echo: o.echo,
+  };
 }
 
 /** A list whose absence differs from empty (a default computed later from other options). */
@@ -97,7 +134,16 @@ export function optionalList<T>(
   description: string,
   o: { split: (raw: string) => string[]; parse: Parser<T>; max?: number },
 ): ListSpec<T, undefined> {
-  return { kind: 'list', flags, env: env(envName), description, split: o.split, parse: o.parse, fallback: () => undefined, max: o.max ?? 1000 };
+  return {
+    kind: 'list',
+    flags,
+    env: env(envName),
+    description,
+    split: o.split,
+    parse: o.parse,
+    fallback: () => undefined,
+    max: o.max ?? 1000,
+  };
 }
 
 export function rest(envName: string, description: string, parse?: (args: string[]) => string[]): RestSpec {
@@ -147,7 +193,9 @@ export function resolveOptions<S extends OptionTable>(table: S, input: ResolveIn
     const flag = longFlag(spec);
     const name = (raw: string, source: 'flag' | 'env') => {
       const shown = echo(spec, raw, input.ctx);
-      return source === 'env' ? `invalid ${spec.env}=${shown} (env for ${flag})` : `invalid ${flag} ${shown} (or env ${spec.env})`;
+      return source === 'env'
+        ? `invalid ${spec.env}=${shown} (env for ${flag})`
+        : `invalid ${flag} ${shown} (or env ${spec.env})`;
     };
     const attempt = <T>(raw: string, source: 'flag' | 'env', parse: () => T): T | undefined => {
       try {
@@ -176,7 +224,9 @@ export function resolveOptions<S extends OptionTable>(table: S, input: ResolveIn
         }
         const items = raws.flatMap((r) => spec.split(r));
         if (items.length > spec.max) {
-          problems.push(`${source === 'env' ? `${spec.env} (env for ${flag})` : `${flag} (or env ${spec.env})`} has ${items.length} items; at most ${spec.max} are accepted`);
+          problems.push(
+            `${source === 'env' ? `${spec.env} (env for ${flag})` : `${flag} (or env ${spec.env})`} has ${items.length} items; at most ${spec.max} are accepted`,
+          );
           out[key] = [];
           break;
         }
@@ -189,7 +239,9 @@ export function resolveOptions<S extends OptionTable>(table: S, input: ResolveIn
         try {
           out[key] = spec.parse ? spec.parse(args) : args;
         } catch (err) {
-          problems.push(`${fromArgv ? `invalid helm arguments after -- (or env ${spec.env})` : `invalid ${spec.env}=${echo(spec, envRaw!, input.ctx)}`}: ${reason(err)}`);
+          problems.push(
+            `${fromArgv ? `invalid helm arguments after -- (or env ${spec.env})` : `invalid ${spec.env}=${echo(spec, envRaw!, input.ctx)}`}: ${reason(err)}`,
+          );
           out[key] = [];
         }
         break;
@@ -244,7 +296,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i += 1) {
     const row = [i];
-    for (let j = 1; j <= b.length; j += 1) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j += 1)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = row;
   }
   return prev[b.length]!;

@@ -27,7 +27,9 @@ export function setExpression(kind: SetKind) {
 
 function parseSetArgument(kind: SetKind, expression: string, secrets: SecretRegistry): SetArgument {
   if (Buffer.byteLength(expression) > MAX_SET_EXPRESSION_BYTES) {
-    throw new OptionValueError(`the expression is over ${MAX_SET_EXPRESSION_BYTES / 1024} KiB: put such values in a values file (--values)`);
+    throw new OptionValueError(
+      `the expression is over ${MAX_SET_EXPRESSION_BYTES / 1024} KiB: put such values in a values file (--values)`,
+    );
   }
   const pairs = kind === 'set-json' ? splitJsonPairs(expression) : splitSetPairs(expression);
   // Secrets first: a later structural error must not echo a value that was already recognised.
@@ -67,7 +69,8 @@ function registerPairSecrets(kind: SetKind, p: SetPair, secrets: SecretRegistry)
     if (secretKey && typeof json.value !== 'object') secrets.add(p.value);
   } else if (kind === 'set-json') {
     // Invalid JSON still may hold a secret: take string literals after secret-looking keys.
-    for (const m of p.value.matchAll(/"([^"\\]*)"\s*:\s*"((?:[^"\\]|\\.)*)"/g)) if (isSecretKey(m[1]!)) secrets.add(m[2]);
+    for (const m of p.value.matchAll(/"([^"\\]*)"\s*:\s*"((?:[^"\\]|\\.)*)"/g))
+      if (isSecretKey(m[1]!)) secrets.add(m[2]);
     if (secretKey) secrets.add(p.value);
   } else if (secretKey) {
     secrets.add(p.value);
@@ -82,7 +85,8 @@ function registerPairSecrets(kind: SetKind, p: SetPair, secrets: SecretRegistry)
 function checkPair(kind: SetKind, p: SetPair): void {
   if (p.key === '') throw new OptionValueError(`expected key=value (helm syntax: a.b=c, lists as a[0]=x)`);
   for (const m of p.key.matchAll(/\[(\d+)\]/g)) {
-    if (Number(m[1]) > MAX_SET_INDEX) throw new OptionValueError(`list index ${m[1]} in "${p.key}" is over helm's limit of ${MAX_SET_INDEX}`);
+    if (Number(m[1]) > MAX_SET_INDEX)
+      throw new OptionValueError(`list index ${m[1]} in "${p.key}" is over helm's limit of ${MAX_SET_INDEX}`);
   }
   if (kind === 'set-json') {
     const json = tryJson(p.value);

@@ -8,8 +8,20 @@ import type { ChartInfo } from '../inputs/chart.js';
 import { type InstallerError, InvalidInputError, PreflightError } from '../common/errors.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import type { ValuesArguments } from '../helm/helm-args.js';
-import { parseImageReference, parseRegistryAddress, pullsKotsImage, type LocalRegistry } from '../common/image-reference.js';
-import { buildImageCatalog, describeOccurrence, describeRegistryOnly, requiredLocalImages, targetOf, type ImageCatalog } from '../images/image-catalog.js';
+import {
+  parseImageReference,
+  parseRegistryAddress,
+  pullsKotsImage,
+  type LocalRegistry,
+} from '../common/image-reference.js';
+import {
+  buildImageCatalog,
+  describeOccurrence,
+  describeRegistryOnly,
+  requiredLocalImages,
+  targetOf,
+  type ImageCatalog,
+} from '../images/image-catalog.js';
 import { splitManifestStream } from '../rendered/manifest-stream.js';
 import { prepareRewrite } from './rewrite-manifests.js';
 import type { RewritePlan } from './rewrite-plan.js';
@@ -86,10 +98,26 @@ export async function planChartImages(
   values: ValuesArguments,
   registry: LocalRegistry | undefined,
 ): Promise<{ plan: ImageCatalog; occurrences: ImageOccurrence[]; manifests: string }> {
-  const manifests = await ctx.helm.template({ release: ctx.release, chart: ctx.chart.path, namespace: o.namespace, values, postRendererArgs: [], includeCrds: true });
+  const manifests = await ctx.helm.template({
+    release: ctx.release,
+    chart: ctx.chart.path,
+    namespace: o.namespace,
+    values,
+    postRendererArgs: [],
+    includeCrds: true,
+  });
   const located = collectAll(manifests, o.imagePaths.map(parseImagePath));
   const occurrences = located.images;
-  return { plan: buildImageCatalog({ occurrences, registries: located.registries, annotated: ctx.chart.annotatedImages, registry }), occurrences, manifests };
+  return {
+    plan: buildImageCatalog({
+      occurrences,
+      registries: located.registries,
+      annotated: ctx.chart.annotatedImages,
+      registry,
+    }),
+    occurrences,
+    manifests,
+  };
 }
 
 /**
@@ -129,7 +157,17 @@ export async function prepareAirgap(
   if (registry && options.imagesOnly) {
     // `images` lists the plan: no hints to choose, nothing to apply, its own report of the plan.
     const planned = await planChartImages(o, ctx, userValues, registry);
-    return { registry, extraPaths, generated, postRendererArgs: [], env: {}, plan: planned.plan, rendered: { manifests: planned.manifests }, rewrite, unrewrittenHooks };
+    return {
+      registry,
+      extraPaths,
+      generated,
+      postRendererArgs: [],
+      env: {},
+      plan: planned.plan,
+      rendered: { manifests: planned.manifests },
+      rewrite,
+      unrewrittenHooks,
+    };
   }
   if (registry) {
     const chosen = await planWithHints(o, ctx, userValues, registry, workDir);
@@ -138,9 +176,12 @@ export async function prepareAirgap(
     rendered = { manifests: chosen.manifests };
     // `helm test` hooks do not run at install unless --test asks; every other hook does,
     // un-post-rendered on helm 3 (helm test then runs the hook as the release stored it).
-    const runsAtInstall = (hook: string) => hook.split(',').some((h) => options.runsTests || !h.trim().startsWith('test'));
+    const runsAtInstall = (hook: string) =>
+      hook.split(',').some((h) => options.runsTests || !h.trim().startsWith('test'));
     if (!helm.traits.postRendersHooks) {
-      unrewrittenHooks = chosen.occurrences.filter((h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry));
+      unrewrittenHooks = chosen.occurrences.filter(
+        (h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry),
+      );
     }
   }
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helm: helm.traits });
@@ -156,7 +197,10 @@ export async function prepareAirgap(
     ...(rendered ? { rendered } : {}),
     rewrite,
     unrewrittenHooks,
-    preflight: registry && plan ? (logger, settings) => checkRegistry(plan, unrewrittenHooks, registry, logger, settings) : undefined,
+    preflight:
+      registry && plan
+        ? (logger, settings) => checkRegistry(plan, unrewrittenHooks, registry, logger, settings)
+        : undefined,
   };
 }
 
@@ -242,7 +286,13 @@ function renderHintCandidates(
           (r) => ({ occurrences: r.occurrences, manifests: r.manifests }),
           (error: unknown) => ({ error: error instanceof Error ? error : new Error(String(error)) }),
         ));
-    return { file, hints, allowSwitches: built.allowSwitches, withGlobalRegistry: i === 0 && 'global' in hints, result };
+    return {
+      file,
+      hints,
+      allowSwitches: built.allowSwitches,
+      withGlobalRegistry: i === 0 && 'global' in hints,
+      result,
+    };
   });
   void candidates[0]!.result();
   return candidates;
@@ -261,14 +311,21 @@ async function chooseHints(
   const { logger } = ctx;
   for (const [i, candidate] of candidates.entries()) {
     const result = await candidate.result();
-    const next = i + 1 < candidates.length ? 'trying without global.imageRegistry' : 'leaving hints out: the post-renderer rewrites';
+    const next =
+      i + 1 < candidates.length
+        ? 'trying without global.imageRegistry'
+        : 'leaving hints out: the post-renderer rewrites';
     if ('error' in result) {
-      logger.warn({ attempt: i + 1, cause: result.error.message.split('\n')[0] }, `with registry hints the chart does not render or names an invalid image; ${next}`);
+      logger.warn(
+        { attempt: i + 1, cause: result.error.message.split('\n')[0] },
+        `with registry hints the chart does not render or names an invalid image; ${next}`,
+      );
       continue;
     }
     const mismatches = compareHintedImages(plain, result.occurrences, registry);
     if (mismatches.length === 0) {
-      for (const path of candidate.allowSwitches) logger.info({ value: path }, `registry hints change images of a chart that verifies them: set ${path}=true`);
+      for (const path of candidate.allowSwitches)
+        logger.info({ value: path }, `registry hints change images of a chart that verifies them: set ${path}=true`);
       logger.info({ file: candidate.file, globalRegistry: candidate.withGlobalRegistry }, 'registry hints applied');
       return { file: candidate.file, occurrences: result.occurrences, manifests: result.manifests };
     }
@@ -291,7 +348,9 @@ async function checkRegistry(
     throw new PreflightError(
       [
         `${unrewrittenHooks.length} hook image(s) would be pulled from outside ${registry.address}: helm 3 does not post-render hooks`,
-        ...unrewrittenHooks.map((h) => `  ${h.image} -> ${targetOf(plan, h.image) ?? h.image} (${describeOccurrence(h)})`),
+        ...unrewrittenHooks.map(
+          (h) => `  ${h.image} -> ${targetOf(plan, h.image) ?? h.image} (${describeOccurrence(h)})`,
+        ),
       ].join('\n'),
       {
         hint:
@@ -302,21 +361,29 @@ async function checkRegistry(
   }
   // The same names the post-renderer writes: the plan's KOTS names.
   const images = requiredLocalImages(plan);
-  const dockerConfigJson = settings.pullSecretFile ? readPullSecret(settings.pullSecretFile, settings.secrets) : undefined;
+  const dockerConfigJson = settings.pullSecretFile
+    ? readPullSecret(settings.pullSecretFile, settings.secrets)
+    : undefined;
   const result = await checkImagesExist(images, { dockerConfigJson, caFile: settings.caFile });
-  logger.info({ registry: registry.address, present: result.present.length, missing: result.missing.length }, 'registry preflight');
+  logger.info(
+    { registry: registry.address, present: result.present.length, missing: result.missing.length },
+    'registry preflight',
+  );
   if (result.missing.length > 0) {
     throw new PreflightError(
       [
         `${result.missing.length} of ${images.length} images are missing from the registry ${registry.address}:`,
         ...result.missing.map((m) => `  ${m.image} (${m.reason})`),
       ].join('\n'),
-      { hint: 'Push the airgap bundle to the registry (KOTS does on upload), or fix --registry; --skip-preflight skips this check.' },
+      {
+        hint: 'Push the airgap bundle to the registry (KOTS does on upload), or fix --registry; --skip-preflight skips this check.',
+      },
     );
   }
 }
 
-const PULL_SECRET_HINT = 'Mount the pull secret (its .dockerconfigjson key) at that path, or unset --pull-secret-file (HELM_INSTALLER_PULL_SECRET_FILE).';
+const PULL_SECRET_HINT =
+  'Mount the pull secret (its .dockerconfigjson key) at that path, or unset --pull-secret-file (HELM_INSTALLER_PULL_SECRET_FILE).';
 
 function readPullSecret(file: string, secrets: SecretRegistry | undefined): string {
   let text: string;
@@ -324,7 +391,10 @@ function readPullSecret(file: string, secrets: SecretRegistry | undefined): stri
     text = readInputFile(file, { what: 'pull secret file', maxBytes: MiB, hint: PULL_SECRET_HINT });
   } catch (err) {
     if (err instanceof InvalidInputError) throw err;
-    throw new InvalidInputError(`cannot read the pull secret file ${file}: ${(err as Error).message}`, { file, hint: PULL_SECRET_HINT });
+    throw new InvalidInputError(`cannot read the pull secret file ${file}: ${(err as Error).message}`, {
+      file,
+      hint: PULL_SECRET_HINT,
+    });
   }
   if (secrets) registerPullSecret(text, secrets);
   return text;

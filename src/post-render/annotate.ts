@@ -11,7 +11,6 @@ import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Pair, t
 import { visitObjects, type ManifestStream } from '../images/manifest-images.js';
 import { rangeOf, type TextEdit } from '../rendered/text-edits.js';
 
-
 /**
  * The edits that give every object of one parsed piece `annotations[key] = value`. The value is
  * always written quoted: a slug such as `yes` or `1234` would reach the API server as a boolean
@@ -29,7 +28,13 @@ export function annotationEdits(stream: ManifestStream, key: string, value: stri
   return edits;
 }
 
-function objectEdit(obj: YAMLMap, doc: Document.Parsed, text: string, key: string, value: string): TextEdit | undefined {
+function objectEdit(
+  obj: YAMLMap,
+  doc: Document.Parsed,
+  text: string,
+  key: string,
+  value: string,
+): TextEdit | undefined {
   const metadataPair = explicitPair(obj, 'metadata');
   const metadata = metadataPair ? metadataPair.value : undefined;
   // No metadata of its own (none at all, or one from a `<<` merge or an alias, both shared with
@@ -45,7 +50,13 @@ function objectEdit(obj: YAMLMap, doc: Document.Parsed, text: string, key: strin
   return annotationsEdit(metadata, doc, text, key, value);
 }
 
-function annotationsEdit(metadata: YAMLMap, doc: Document.Parsed, text: string, key: string, value: string): TextEdit | undefined {
+function annotationsEdit(
+  metadata: YAMLMap,
+  doc: Document.Parsed,
+  text: string,
+  key: string,
+  value: string,
+): TextEdit | undefined {
   const pair = explicitPair(metadata, 'annotations');
   const quoted = JSON.stringify(value);
   if (!pair) {
@@ -57,15 +68,24 @@ function annotationsEdit(metadata: YAMLMap, doc: Document.Parsed, text: string, 
   const annotations = pair.value;
   if (isAlias(annotations)) {
     const shared = plain(annotations, doc);
-    return replaceNode(annotations as unknown as Node, JSON.stringify({ ...(isRecord(shared) ? shared : {}), [key]: value }));
+    return replaceNode(
+      annotations as unknown as Node,
+      JSON.stringify({ ...(isRecord(shared) ? shared : {}), [key]: value }),
+    );
   }
   if (annotations === null || annotations === undefined || (isScalar(annotations) && annotations.value === null)) {
     // `annotations:` with nothing after it, `~` or `null`.
     const entry = `{${JSON.stringify(key)}: ${quoted}}`;
-    const [start, end] = annotations ? rangeOf(annotations) : [rangeOf(pair.key as Node)[1], rangeOf(pair.key as Node)[1]];
+    const [start, end] = annotations
+      ? rangeOf(annotations)
+      : [rangeOf(pair.key as Node)[1], rangeOf(pair.key as Node)[1]];
     if (start !== end) return { start, end, text: entry };
     // Inserted into `key:` or `key: # comment`: a blank before the map and before a `#`.
-    return { start, end, text: `${/\s/.test(text[start - 1] ?? '') ? '' : ' '}${entry}${text[start] === '#' ? ' ' : ''}` };
+    return {
+      start,
+      end,
+      text: `${/\s/.test(text[start - 1] ?? '') ? '' : ' '}${entry}${text[start] === '#' ? ' ' : ''}`,
+    };
   }
   if (!isMap(annotations)) return undefined; // a string or a list: the API server refuses it
   const existing = explicitPair(annotations, key);
@@ -85,7 +105,11 @@ function insertPair(map: YAMLMap, text: string, key: string, valueText: string):
   const [start] = rangeOf(map);
   if (map.flow) {
     if (text[start] !== '{') return undefined;
-    return { start: start + 1, end: start + 1, text: `${keyText(key)}: ${valueText}${map.items.length > 0 ? ', ' : ''}` };
+    return {
+      start: start + 1,
+      end: start + 1,
+      text: `${keyText(key)}: ${valueText}${map.items.length > 0 ? ', ' : ''}`,
+    };
   }
   const first = map.items[0]?.key as Node | undefined;
   if (!first || !isScalar(first)) return undefined;
@@ -133,4 +157,3 @@ function plain(node: unknown, doc: Document.Parsed): unknown {
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
-

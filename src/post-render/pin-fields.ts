@@ -62,7 +62,13 @@ export class PinMatcher {
   constructor(plan: PinPlan) {
     this.plan = plan;
     this.compiled = plan.objects.map((object) => {
-      if (!object || typeof object.kind !== 'string' || object.kind === '' || typeof object.name !== 'string' || object.name === '') {
+      if (
+        !object ||
+        typeof object.kind !== 'string' ||
+        object.kind === '' ||
+        typeof object.name !== 'string' ||
+        object.name === ''
+      ) {
         throw new UsageError(`A pinned object needs a kind and a name: ${JSON.stringify(object)}`);
       }
       return { object, fields: object.fields.map((pin) => ({ keys: parsePointer(pin.path, object), pin })) };
@@ -73,7 +79,9 @@ export class PinMatcher {
 
   /** The pinned objects a document of this identity is (usually none or one). */
   objectsFor(identity: Identity): PinnedObject[] {
-    return this.compiled.filter(({ object }) => matches(object, identity, this.plan.releaseNamespace)).map((c) => c.object);
+    return this.compiled
+      .filter(({ object }) => matches(object, identity, this.plan.releaseNamespace))
+      .map((c) => c.object);
   }
 
   /**
@@ -114,7 +122,8 @@ export class PinMatcher {
       for (const { fields: pins } of objects) {
         for (const { keys, pin } of pins) if (applyPin(doc, keys, pin)) fields++;
       }
-      if (filename !== undefined && annotation(doc, HELM4_FILENAME) === undefined) restoreAnnotation(doc, HELM4_FILENAME, filename);
+      if (filename !== undefined && annotation(doc, HELM4_FILENAME) === undefined)
+        restoreAnnotation(doc, HELM4_FILENAME, filename);
     }
     if (documents === 0) return undefined;
     // lineWidth 0: no long string is folded onto new lines by the printer.
@@ -140,19 +149,26 @@ export function pinFields(pieces: ManifestPiece[], plan: PinPlan): string {
 export function parsePointer(path: string, object?: Pick<PinnedObject, 'kind' | 'name'>): string[] {
   const where = object ? ` (${object.kind} ${object.name})` : '';
   const hint = 'Write the path as a JSON pointer to a field: /spec/replicas, /metadata/annotations/example.com~1key.';
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new UsageError(`Pinned path ${JSON.stringify(path)}${where} is not a JSON pointer to a field`, { hint });
+  if (typeof path !== 'string' || !path.startsWith('/'))
+    throw new UsageError(`Pinned path ${JSON.stringify(path)}${where} is not a JSON pointer to a field`, { hint });
   return path
     .slice(1)
     .split('/')
     .map((token) => {
-      if (/~(?![01])/.test(token)) throw new UsageError(`Pinned path ${JSON.stringify(path)}${where}: "~" must be followed by 0 or 1`, { hint });
+      if (/~(?![01])/.test(token))
+        throw new UsageError(`Pinned path ${JSON.stringify(path)}${where}: "~" must be followed by 0 or 1`, { hint });
       return token.replace(/~1/g, '/').replace(/~0/g, '~');
     });
 }
 
 function matches(object: PinnedObject, identity: Identity, releaseNamespace: string): boolean {
   if (object.kind !== identity.kind || object.name !== identity.name) return false;
-  if (object.apiVersion !== undefined && identity.apiVersion !== undefined && groupOf(object.apiVersion) !== groupOf(identity.apiVersion)) return false;
+  if (
+    object.apiVersion !== undefined &&
+    identity.apiVersion !== undefined &&
+    groupOf(object.apiVersion) !== groupOf(identity.apiVersion)
+  )
+    return false;
   if (object.namespace === undefined) return true;
   return object.namespace === (identity.namespace ?? releaseNamespace);
 }
@@ -172,7 +188,12 @@ function identityOf(doc: Document.Parsed): Identity | undefined {
   if (name === undefined) return undefined;
   const namespace = stringOf(get(metadata, 'namespace', doc));
   const apiVersion = stringOf(get(root, 'apiVersion', doc));
-  return { kind, name, ...(namespace !== undefined && namespace !== '' ? { namespace } : {}), ...(apiVersion !== undefined ? { apiVersion } : {}) };
+  return {
+    kind,
+    name,
+    ...(namespace !== undefined && namespace !== '' ? { namespace } : {}),
+    ...(apiVersion !== undefined ? { apiVersion } : {}),
+  };
 }
 
 function stringOf(node: Node | undefined): string | undefined {
@@ -181,7 +202,9 @@ function stringOf(node: Node | undefined): string | undefined {
 
 /** The pair of `map` whose key reads as `key` (the last one: go-yaml v2 keeps the last). */
 function pairOf(map: YAMLMap, key: string): Pair | undefined {
-  return (map.items as Pair[]).findLast((p) => isScalar(p.key) && (p.key.value === key || String(p.key.value) === key || p.key.source === key));
+  return (map.items as Pair[]).findLast(
+    (p) => isScalar(p.key) && (p.key.value === key || String(p.key.value) === key || p.key.source === key),
+  );
 }
 
 /** Sets or removes one field; false when the path cannot be reached (a list item that does not exist, a scalar on the way). */

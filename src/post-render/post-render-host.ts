@@ -23,7 +23,6 @@ import { ExitCode } from '../common/exit-codes.js';
 import type { HelmTraits } from '../helm/helm-traits.js';
 import { SHIM_FDS, ShimRequest, type ServeRequest } from './post-render-request.js';
 
-
 /** Helm refuses empty post-renderer output; a chart that renders nothing is not our failure. */
 export const EMPTY_STREAM = '# helm-installer: the chart rendered no manifests\n';
 
@@ -37,7 +36,11 @@ export interface PostRenderHost {
 const STOPPED = 'helm-installer post-render: the installer stopped before the rewrite ended\n';
 const DISPOSED = 'helm-installer post-render: the installer no longer serves post-renders (its helm run has ended)\n';
 
-export async function startPostRenderHost(dir: string, serve: ServeRequest, pid: number = process.pid): Promise<PostRenderHost> {
+export async function startPostRenderHost(
+  dir: string,
+  serve: ServeRequest,
+  pid: number = process.pid,
+): Promise<PostRenderHost> {
   // The real path: the one /proc shows for the shim's files, which the host checks (ShimRequest).
   const root = realpathSync(dir);
   const requests = join(root, 'requests');
@@ -67,9 +70,13 @@ async function makeFifo(path: string): Promise<void> {
   try {
     await promisify(execFile)('mkfifo', ['-m', '600', path]);
   } catch (error) {
-    throw new InstallerError(ExitCode.internal, `cannot make the post-renderer's FIFO ${path}: ${(error as Error).message}`, {
-      hint: 'The installer needs mkfifo (coreutils) and a writable temporary directory (TMPDIR).',
-    });
+    throw new InstallerError(
+      ExitCode.internal,
+      `cannot make the post-renderer's FIFO ${path}: ${(error as Error).message}`,
+      {
+        hint: 'The installer needs mkfifo (coreutils) and a writable temporary directory (TMPDIR).',
+      },
+    );
   }
 }
 
@@ -89,9 +96,13 @@ function listenForRequests(requests: string, onLine: (line: string) => void): vo
     // Checked below.
   }
   if (viaProc !== requests) {
-    throw new InstallerError(ExitCode.internal, `the post-renderer cannot reach its FIFO through /proc/self/fd (found ${viaProc ?? 'nothing'})`, {
-      hint: 'The installer needs /proc (mounted in every Kubernetes container).',
-    });
+    throw new InstallerError(
+      ExitCode.internal,
+      `the post-renderer cannot reach its FIFO through /proc/self/fd (found ${viaProc ?? 'nothing'})`,
+      {
+        hint: 'The installer needs /proc (mounted in every Kubernetes container).',
+      },
+    );
   }
   const listener = new Socket({ fd, readable: true, writable: false });
   listener.unref();
@@ -109,7 +120,9 @@ function listenForRequests(requests: string, onLine: (line: string) => void): vo
 export function shimScript(dir: string, requests: string, pid: number): string {
   for (const p of [dir, requests]) {
     if (/['\n]/.test(p)) {
-      throw new InstallerError(ExitCode.internal, `the post-renderer cannot use the path ${JSON.stringify(p)}`, { hint: 'Set TMPDIR to a plain path.' });
+      throw new InstallerError(ExitCode.internal, `the post-renderer cannot use the path ${JSON.stringify(p)}`, {
+        hint: 'Set TMPDIR to a plain path.',
+      });
     }
   }
   const { answer, in: input, out } = SHIM_FDS;
@@ -158,15 +171,24 @@ export interface HostedPostRenderer {
 }
 
 /** Serves helm's post-renderer slot in this process with `serve`, under the helm 4 plugin name `plugin`. */
-export async function hostPostRenderer(o: { workDir: string; helm: HelmTraits; plugin: string }, serve: ServeRequest): Promise<HostedPostRenderer> {
+export async function hostPostRenderer(
+  o: { workDir: string; helm: HelmTraits; plugin: string },
+  serve: ServeRequest,
+): Promise<HostedPostRenderer> {
   await mkdir(o.workDir, { recursive: true });
   const host = await startPostRenderHost(o.workDir, serve);
-  if (o.helm.postRenderer === 'executable') return { helmArgs: ['--post-renderer', host.shim], env: {}, shim: host.shim, dispose: host.dispose };
+  if (o.helm.postRenderer === 'executable')
+    return { helmArgs: ['--post-renderer', host.shim], env: {}, shim: host.shim, dispose: host.dispose };
   const pluginsDir = join(o.workDir, 'plugins');
   const pluginDir = join(pluginsDir, o.plugin);
   await mkdir(pluginDir, { recursive: true });
   await writeFile(join(pluginDir, 'plugin.yaml'), pluginYaml(host.shim, o.plugin), 'utf8');
-  return { helmArgs: ['--post-renderer', o.plugin], env: { HELM_PLUGINS: pluginsDir }, shim: host.shim, dispose: host.dispose };
+  return {
+    helmArgs: ['--post-renderer', o.plugin],
+    env: { HELM_PLUGINS: pluginsDir },
+    shim: host.shim,
+    dispose: host.dispose,
+  };
 }
 
 /**

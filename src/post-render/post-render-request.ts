@@ -3,7 +3,16 @@
 // it holds them only by descriptor: fd 3 a FIFO it reads its answer from, fd 4 helm's stream, fd 5
 // the file it prints from. The host reaches them through /proc/<shim pid>/fd/N. Nothing of the
 // stream has a name on disk, so nothing of it outlives the shim and the host, however they end.
-import { closeSync, constants, createReadStream, ftruncateSync, openSync, readlinkSync, writeSync, type ReadStream } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  ftruncateSync,
+  openSync,
+  readlinkSync,
+  writeSync,
+  type ReadStream,
+} from 'node:fs';
 
 /** What a request's rewrite returns: the shim's exit code, and what it prints on stderr when not 0. */
 interface ServedRequest {
@@ -12,7 +21,10 @@ interface ServedRequest {
 }
 
 /** Rewrites `input` (helm's stream) by calling `write` with each output chunk in order. */
-export type ServeRequest = (input: AsyncIterable<Uint8Array>, write: (chunk: string | Uint8Array) => void) => Promise<ServedRequest>;
+export type ServeRequest = (
+  input: AsyncIterable<Uint8Array>,
+  write: (chunk: string | Uint8Array) => void,
+) => Promise<ServedRequest>;
 
 /** The shim's descriptors, by the names their files had in its request directory. */
 export const SHIM_FDS = { answer: 3, in: 4, out: 5 } as const;
@@ -40,8 +52,13 @@ export class ShimRequest {
     if (answerFd === undefined) return undefined;
     const input = openShimFd(pid, requestDir, 'in', constants.O_RDONLY);
     const output = openShimFd(pid, requestDir, 'out', constants.O_RDWR);
-    const request = new ShimRequest(answerFd, input === undefined ? undefined : createReadStream('', { fd: input, highWaterMark: 64 * 1024 }), output);
-    if (input === undefined || output === undefined) request.fail('helm-installer post-render: the installer cannot read the stream of this request\n');
+    const request = new ShimRequest(
+      answerFd,
+      input === undefined ? undefined : createReadStream('', { fd: input, highWaterMark: 64 * 1024 }),
+      output,
+    );
+    if (input === undefined || output === undefined)
+      request.fail('helm-installer post-render: the installer cannot read the stream of this request\n');
     return request;
   }
 
@@ -113,7 +130,7 @@ function openShimFd(pid: string, requestDir: string, name: keyof typeof SHIM_FDS
 
 /** writeSync until every byte is written (a regular file may take fewer at once). */
 function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
-  for (let done = 0; done < bytes.length; ) {
+  for (let done = 0; done < bytes.length;) {
     done += writeSync(fd, bytes, done, bytes.length - done, position === undefined ? null : position + done);
   }
 }

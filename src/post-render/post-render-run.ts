@@ -17,7 +17,15 @@ export type PostRenderReport =
   | {
       ok: false;
       at: string;
-      error: { name: string; message: string; exitCode: number; hint?: string; file?: string; key?: string; line?: number };
+      error: {
+        name: string;
+        message: string;
+        exitCode: number;
+        hint?: string;
+        file?: string;
+        key?: string;
+        line?: number;
+      };
     };
 
 export interface PostRenderOutcome {
@@ -38,7 +46,8 @@ async function readPieces<S extends { push(piece: ManifestPiece): unknown }>(
   const decoder = new TextDecoder('utf-8');
   const splitter = new ManifestSplitter();
   for await (const chunk of input) {
-    for (const piece of splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }))) sink.push(piece);
+    for (const piece of splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true })))
+      sink.push(piece);
   }
   for (const piece of [...splitter.push(decoder.decode()), ...splitter.end()]) sink.push(piece);
   return sink;
@@ -101,13 +110,27 @@ function failed(error: unknown): PostRenderOutcome {
       ...(e?.line ? { line: e.line } : {}),
     },
   };
-  return { exitCode: 1, stdout: '', stderr: `helm-installer post-render: ${e?.where ? `${e.where}: ` : ''}${message}\n`, report };
+  return {
+    exitCode: 1,
+    stdout: '',
+    stderr: `helm-installer post-render: ${e?.where ? `${e.where}: ` : ''}${message}\n`,
+    report,
+  };
 }
 
 const PURPOSES = {
-  images: { name: 'The image rewrite (post-renderer)', fallback: 'Fix the template named above, or run without --registry.' },
-  pins: { name: 'The post-renderer that keeps the ignored fields (--drift-ignore)', fallback: 'Fix the template or the ignore rule named above.' },
-  annotate: { name: 'The post-renderer that sets the app slug annotation (--app-slug)', fallback: 'Fix the template named above, or run without --app-slug.' },
+  images: {
+    name: 'The image rewrite (post-renderer)',
+    fallback: 'Fix the template named above, or run without --registry.',
+  },
+  pins: {
+    name: 'The post-renderer that keeps the ignored fields (--drift-ignore)',
+    fallback: 'Fix the template or the ignore rule named above.',
+  },
+  annotate: {
+    name: 'The post-renderer that sets the app slug annotation (--app-slug)',
+    fallback: 'Fix the template named above, or run without --app-slug.',
+  },
 } as const;
 
 /**
@@ -116,7 +139,10 @@ const PURPOSES = {
  * helm failure would be reported as a failed release although helm stopped before touching it.
  */
 /** `purpose`: what the post-render was for: images (--registry), only pins (drift ignore rules), only the app slug annotation. */
-export function postRenderFailure(reports: readonly PostRenderReport[], purpose: 'images' | 'pins' | 'annotate' = 'images'): InstallerError | undefined {
+export function postRenderFailure(
+  reports: readonly PostRenderReport[],
+  purpose: 'images' | 'pins' | 'annotate' = 'images',
+): InstallerError | undefined {
   const failed = reports.findLast((r) => !r.ok);
   if (!failed || failed.ok) return undefined;
   const { message, exitCode, hint, file, key, line } = failed.error;

@@ -30,13 +30,17 @@ export interface PostRendererSetup extends HostedPostRenderer {
 
 export async function preparePostRenderer(options: PostRendererOptions): Promise<PostRendererSetup> {
   const reports: PostRenderReport[] = [];
-  const hosted = await hostPostRenderer({ workDir: options.workDir, helm: options.helm, plugin: POST_RENDERER_PLUGIN }, async (input, write) => {
-    const outcome = await runPostRender(options.plan, options.workDir, input, write);
-    reports.push(outcome.report);
-    return outcome;
-  });
+  const hosted = await hostPostRenderer(
+    { workDir: options.workDir, helm: options.helm, plugin: POST_RENDERER_PLUGIN },
+    async (input, write) => {
+      const outcome = await runPostRender(options.plan, options.workDir, input, write);
+      reports.push(outcome.report);
+      return outcome;
+    },
+  );
   const { plan } = options;
-  const rewritesImages = plan.registry !== undefined || plan.imagePullSecret !== undefined || plan.extraPaths.length > 0;
+  const rewritesImages =
+    plan.registry !== undefined || plan.imagePullSecret !== undefined || plan.extraPaths.length > 0;
   const purpose = rewritesImages ? 'images' : plan.pins ? 'pins' : 'annotate';
   return { ...hosted, reports, failure: () => postRenderFailure(reports, purpose) };
 }

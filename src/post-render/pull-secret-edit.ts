@@ -51,17 +51,26 @@ export function addPullSecret(stream: ManifestStream, spec: PodSpecLocation, sec
   const [start] = rangeOf(spec.node);
   if (spec.node.flow) {
     expectChar(text, start, '{', spec);
-    return { start: start + 1, end: start + 1, text: `imagePullSecrets: [${entry}]${spec.node.items.length > 0 ? ', ' : ''}` };
+    return {
+      start: start + 1,
+      end: start + 1,
+      text: `imagePullSecrets: [${entry}]${spec.node.items.length > 0 ? ', ' : ''}`,
+    };
   }
   // Block map: a new first pair, at the column of the current first key.
   const [keyStart] = rangeOf(keyOf(spec.node));
   const indent = ' '.repeat(columnOf(text, keyStart));
-  return { start: keyStart, end: keyStart, text: `imagePullSecrets:\n${indent}- name: ${JSON.stringify(secret)}\n${indent}` };
+  return {
+    start: keyStart,
+    end: keyStart,
+    text: `imagePullSecrets:\n${indent}- name: ${JSON.stringify(secret)}\n${indent}`,
+  };
 }
 
 function keyOf(map: YAMLMap): Node {
   const key = map.items[0]?.key;
-  if (!key || !isScalar(key)) throw new InstallerError(ExitCode.internal, 'Internal error: a pod spec map without a plain first key');
+  if (!key || !isScalar(key))
+    throw new InstallerError(ExitCode.internal, 'Internal error: a pod spec map without a plain first key');
   return key;
 }
 
@@ -71,6 +80,9 @@ function columnOf(text: string, offset: number): number {
 
 function expectChar(text: string, offset: number, char: string, spec: PodSpecLocation): void {
   if (text[offset] !== char) {
-    throw new InstallerError(ExitCode.internal, `Internal error: expected "${char}" at line ${spec.line} of ${spec.kind} "${spec.name}"`);
+    throw new InstallerError(
+      ExitCode.internal,
+      `Internal error: expected "${char}" at line ${spec.line} of ${spec.kind} "${spec.name}"`,
+    );
   }
 }

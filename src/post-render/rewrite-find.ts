@@ -5,8 +5,21 @@ import type { Scalar } from 'yaml';
 import { InvalidInputError } from '../common/errors.js';
 import type { NamePart } from '../images/embedded-images.js';
 import { parseImageReference } from '../common/image-reference.js';
-import { locateAll, locatePodSpecs, mayHoldImages, type ImageLocation, type ImageOccurrence, type ManifestStream, type RegistryOnlyOccurrence } from '../images/manifest-images.js';
-import { isCustomResourceDefinition, parsePiece, type ParsedPiece, type PieceSource } from '../rendered/manifest-stream.js';
+import {
+  locateAll,
+  locatePodSpecs,
+  mayHoldImages,
+  type ImageLocation,
+  type ImageOccurrence,
+  type ManifestStream,
+  type RegistryOnlyOccurrence,
+} from '../images/manifest-images.js';
+import {
+  isCustomResourceDefinition,
+  parsePiece,
+  type ParsedPiece,
+  type PieceSource,
+} from '../rendered/manifest-stream.js';
 import type { PinMatcher } from './pin-fields.js';
 import { addPullSecret } from './pull-secret-edit.js';
 import { rangeOf } from '../rendered/text-edits.js';
@@ -42,7 +55,14 @@ class PendingEdits {
     this.text.push(text);
   }
 }
-export const SCALAR_TYPES: Scalar['type'][] = ['PLAIN', 'QUOTE_SINGLE', 'QUOTE_DOUBLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED', undefined];
+export const SCALAR_TYPES: Scalar['type'][] = [
+  'PLAIN',
+  'QUOTE_SINGLE',
+  'QUOTE_DOUBLE',
+  'BLOCK_LITERAL',
+  'BLOCK_FOLDED',
+  undefined,
+];
 
 /**
  * A scalar holding references inside a longer string (a flag, an env value, ConfigMap data): its
@@ -88,7 +108,10 @@ export class FirstPass {
     private readonly pins: PinMatcher | undefined,
     private readonly collect: boolean,
   ) {
-    this.searchImages = plan.registry !== undefined || plan.imagePullSecret !== undefined || (pins === undefined && plan.appSlug === undefined);
+    this.searchImages =
+      plan.registry !== undefined ||
+      plan.imagePullSecret !== undefined ||
+      (pins === undefined && plan.appSlug === undefined);
     this.crdsSearched = plan.extraPaths.some((e) => e.kind === 'CustomResourceDefinition');
   }
 
@@ -100,7 +123,10 @@ export class FirstPass {
     const pin = pins !== undefined && !(!pins.pinsCustomResourceDefinitions && isCrd);
     // Not a CRD: KOTS never deletes a cluster-scoped object, and CRDs from crds/ never reach a
     // post-renderer, so annotating the rest would only cost the parse the pass-through saves.
-    const annotate = plan.appSlug !== undefined && isCrd !== true && !(isCrd === undefined && isCustomResourceDefinition(pieces.at(index)!.text));
+    const annotate =
+      plan.appSlug !== undefined &&
+      isCrd !== true &&
+      !(isCrd === undefined && isCustomResourceDefinition(pieces.at(index)!.text));
     if (!search && !pin && !annotate) return;
     const piece = pieces.at(index)!;
     let parsed: ParsedPiece | undefined;
@@ -169,18 +195,27 @@ export class FirstPass {
   }
 
   /** References inside one string are edited together, in one edit of that scalar. */
-  private editEmbedded(location: ImageLocation, image: string, piece: number, embeddedOf: Map<Scalar, EmbeddedEdit>): void {
+  private editEmbedded(
+    location: ImageLocation,
+    image: string,
+    piece: number,
+    embeddedOf: Map<Scalar, EmbeddedEdit>,
+  ): void {
     let edit = embeddedOf.get(location.node);
     if (!edit) {
       const decoded = location.span!.decoded;
-      edit = decoded === undefined ? { value: detached(String(location.node.value)), spans: [] } : { value: detached(decoded), spans: [], base64: true };
+      edit =
+        decoded === undefined
+          ? { value: detached(String(location.node.value)), spans: [] }
+          : { value: detached(decoded), spans: [], base64: true };
       embeddedOf.set(location.node, edit);
       const [start, end] = rangeOf(location.node);
       this.embedded.set(this.pending.piece.length, edit);
       this.pending.add(piece, start, end, SCALAR_TYPES.indexOf(location.node.type), '');
     }
     const { start, end, nameOnly, part } = location.span!;
-    if (!edit.spans.some((s) => s.start === start)) edit.spans.push({ start, end, image, ...(nameOnly ? { nameOnly } : {}), ...(part ? { part } : {}) });
+    if (!edit.spans.some((s) => s.start === start))
+      edit.spans.push({ start, end, image, ...(nameOnly ? { nameOnly } : {}), ...(part ? { part } : {}) });
   }
 }
 

@@ -71,8 +71,15 @@ export function rewriteManifests(text: string, plan: RewritePlan): RewriteResult
   return { output: [...prepared.output()].join(''), rewrites: prepared.rewrites!, images: prepared.images! };
 }
 
-export function prepareRewrite(pieces: PieceSource, plan: RewritePlan, options: { collect?: boolean } = {}): PreparedRewrite {
-  if (plan.imagePullSecret !== undefined && !(DNS_SUBDOMAIN.test(plan.imagePullSecret) && plan.imagePullSecret.length <= 253)) {
+export function prepareRewrite(
+  pieces: PieceSource,
+  plan: RewritePlan,
+  options: { collect?: boolean } = {},
+): PreparedRewrite {
+  if (
+    plan.imagePullSecret !== undefined &&
+    !(DNS_SUBDOMAIN.test(plan.imagePullSecret) && plan.imagePullSecret.length <= 253)
+  ) {
     throw new UsageError(`Image pull secret name "${plan.imagePullSecret}" is not a valid Kubernetes object name`, {
       hint: 'Use the name of an existing docker-registry Secret: lowercase letters, digits, "-" and ".".',
     });
@@ -90,7 +97,11 @@ export function prepareRewrite(pieces: PieceSource, plan: RewritePlan, options: 
     : undefined;
   const splice = (asBytes: boolean) => spliceEdits(pieces, { found, rewriteMap, pins, asBytes });
   return {
-    summary: summaryOf(found, rewriteMap, { documents: pieces.length, pins: pins !== undefined, annotate: plan.appSlug !== undefined }),
+    summary: summaryOf(found, rewriteMap, {
+      documents: pieces.length,
+      pins: pins !== undefined,
+      annotate: plan.appSlug !== undefined,
+    }),
     ...(collect ? { images: found.images, rewrites } : {}),
     output: () => splice(false) as Generator<string>,
     outputChunks: () => splice(true),
@@ -117,7 +128,11 @@ function rewritesOf(found: FirstPass, registry: LocalRegistry | undefined): Map<
   return rewriteMap;
 }
 
-function summaryOf(found: FirstPass, rewriteMap: Map<string, string>, o: { documents: number; pins: boolean; annotate: boolean }): RewriteSummary {
+function summaryOf(
+  found: FirstPass,
+  rewriteMap: Map<string, string>,
+  o: { documents: number; pins: boolean; annotate: boolean },
+): RewriteSummary {
   return {
     documents: o.documents,
     images: { occurrences: found.occurrences, distinct: found.perImage.size },
@@ -148,7 +163,13 @@ function* spliceEdits(
   const { pending, pinned } = c.found;
   let next = 0;
   for (let index = 0; index < pieces.length; index++) {
-    if (c.asBytes && pieces.chunksOf && pending.piece[next] !== index && !pinned.has(index) && pieces.isCustomResourceDefinition?.(index)) {
+    if (
+      c.asBytes &&
+      pieces.chunksOf &&
+      pending.piece[next] !== index &&
+      !pinned.has(index) &&
+      pieces.isCustomResourceDefinition?.(index)
+    ) {
       yield* pieces.chunksOf(index);
       continue;
     }
@@ -175,16 +196,31 @@ function editAt(found: FirstPass, i: number, rewriteMap: Map<string, string>, te
   return to === undefined ? undefined : scalarEdit({ type: SCALAR_TYPES[style], range: [start, end, end] }, to, text);
 }
 
-function embeddedEdit(inside: EmbeddedEdit, node: { type: Scalar['type']; start: number; end: number }, rewriteMap: Map<string, string>, text: string): TextEdit | undefined {
+function embeddedEdit(
+  inside: EmbeddedEdit,
+  node: { type: Scalar['type']; start: number; end: number },
+  rewriteMap: Map<string, string>,
+  text: string,
+): TextEdit | undefined {
   const spans = inside.spans.flatMap((s) => {
     const to = rewriteMap.get(s.image);
     // A name written without a tag (the tag set elsewhere, e.g. in another key) stays without one.
-    return to === undefined ? [] : [{ ...s, to: partOf(namesTagOrDigest(s.image) && !s.nameOnly ? to : withoutTag(to), s.part) }];
+    return to === undefined
+      ? []
+      : [{ ...s, to: partOf(namesTagOrDigest(s.image) && !s.nameOnly ? to : withoutTag(to), s.part) }];
   });
   if (spans.length === 0) return undefined;
   // A Secret's data: the decoded text edited, then encoded again (its other bytes are the same).
-  if (inside.base64) return scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, encodeSecretValue(replaceSpans(inside.value, spans)), text);
-  return substringEdit(inside.value, node, spans, text) ?? scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, replaceSpans(inside.value, spans), text);
+  if (inside.base64)
+    return scalarEdit(
+      { type: node.type, range: [node.start, node.end, node.end] },
+      encodeSecretValue(replaceSpans(inside.value, spans)),
+      text,
+    );
+  return (
+    substringEdit(inside.value, node, spans, text) ??
+    scalarEdit({ type: node.type, range: [node.start, node.end, node.end] }, replaceSpans(inside.value, spans), text)
+  );
 }
 
 /** An image given as registry and repository keys: the local name's address, or its last component. */
@@ -196,7 +232,8 @@ function partOf(name: string, part: NamePart | undefined): string {
 
 function replaceSpans(value: string, spans: { start: number; end: number; to: string }[]): string {
   let out = value;
-  for (const span of [...spans].sort((a, b) => b.start - a.start)) out = out.slice(0, span.start) + span.to + out.slice(span.end);
+  for (const span of [...spans].sort((a, b) => b.start - a.start))
+    out = out.slice(0, span.start) + span.to + out.slice(span.end);
   return out;
 }
 
@@ -206,7 +243,12 @@ function replaceSpans(value: string, spans: { start: number; end: number; to: st
  * alike: a reference holds no character any style escapes or folds). The rest of the string, its
  * style and its line breaks stay as helm wrote them. Undefined when that cannot be shown.
  */
-function substringEdit(value: string, node: { start: number; end: number }, spans: { image: string; to: string }[], text: string): TextEdit | undefined {
+function substringEdit(
+  value: string,
+  node: { start: number; end: number },
+  spans: { image: string; to: string }[],
+  text: string,
+): TextEdit | undefined {
   const source = text.slice(node.start, node.end);
   const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
   const froms = [...new Set(spans.map((s) => s.image))];

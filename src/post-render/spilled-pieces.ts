@@ -33,9 +33,11 @@ export class SpilledPieces implements PieceSource {
   }
 
   push(piece: ManifestPiece): void {
-    if (piece.index !== this.lines.length) throw new Error(`spilled pieces must come in order: got ${piece.index}, expected ${this.lines.length}`);
+    if (piece.index !== this.lines.length)
+      throw new Error(`spilled pieces must come in order: got ${piece.index}, expected ${this.lines.length}`);
     const bytes = Buffer.from(piece.text, 'utf8');
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.open(), bytes, done, bytes.length - done, this.size + done);
+    for (let done = 0; done < bytes.length;)
+      done += writeSync(this.open(), bytes, done, bytes.length - done, this.size + done);
     this.offsets.push(this.size);
     this.lines.push(piece.line);
     this.crds.push(isCustomResourceDefinition(piece.text));
@@ -49,7 +51,7 @@ export class SpilledPieces implements PieceSource {
   /** Reads piece `index` back CHUNK bytes at a time: a copy that never holds the whole piece. */
   *chunksOf(index: number): Generator<Uint8Array> {
     const [start, end] = this.range(index);
-    for (let at = start; at < end; ) {
+    for (let at = start; at < end;) {
       const bytes = Buffer.allocUnsafe(Math.min(CHUNK, end - at));
       this.readFully(bytes, at);
       at += bytes.length;
@@ -71,12 +73,13 @@ export class SpilledPieces implements PieceSource {
   }
 
   private range(index: number): [number, number] {
-    if (!Number.isInteger(index) || index < 0 || index >= this.lines.length) throw new Error(`no piece ${index} in the spill file`);
+    if (!Number.isInteger(index) || index < 0 || index >= this.lines.length)
+      throw new Error(`no piece ${index} in the spill file`);
     return [this.offsets[index]!, index + 1 < this.offsets.length ? this.offsets[index + 1]! : this.size];
   }
 
   private readFully(bytes: Buffer, position: number): void {
-    for (let done = 0; done < bytes.length; ) {
+    for (let done = 0; done < bytes.length;) {
       const read = readSync(this.open(), bytes, done, bytes.length - done, position + done);
       if (read === 0) throw new Error(`the spill file ended early at byte ${position + done} of ${this.size}`);
       done += read;

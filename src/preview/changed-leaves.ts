@@ -20,7 +20,8 @@ function walk(live: unknown, desired: unknown, at: string[], out: string[][], on
     const keys = [...new Set([...Object.keys(desired), ...Object.keys(live)])].sort();
     for (const key of keys) walk(own(live, key), own(desired, key), [...at, key], out, onlySet);
   } else if (Array.isArray(live) && Array.isArray(desired)) {
-    for (let i = 0; i < Math.max(live.length, desired.length); i++) walk(live[i], desired[i], [...at, String(i)], out, onlySet);
+    for (let i = 0; i < Math.max(live.length, desired.length); i++)
+      walk(live[i], desired[i], [...at, String(i)], out, onlySet);
   } else {
     out.push(at);
   }

@@ -61,8 +61,13 @@ export function withoutOthersMetadata(live: Obj, desired: Obj): Obj {
  */
 export function projectOnto(live: unknown, desired: unknown): unknown {
   if (isMap(live) && isMap(desired)) {
-    return Object.fromEntries(Object.keys(desired).filter((k) => Object.hasOwn(live, k)).map((k) => [k, projectOnto(live[k], desired[k])]));
+    return Object.fromEntries(
+      Object.keys(desired)
+        .filter((k) => Object.hasOwn(live, k))
+        .map((k) => [k, projectOnto(live[k], desired[k])]),
+    );
   }
-  if (Array.isArray(live) && Array.isArray(desired)) return live.map((item, i) => (i < desired.length ? projectOnto(item, desired[i]) : item));
+  if (Array.isArray(live) && Array.isArray(desired))
+    return live.map((item, i) => (i < desired.length ? projectOnto(item, desired[i]) : item));
   return live;
 }

@@ -42,7 +42,8 @@ const CONCURRENCY = 16;
 const HOOK = 'helm.sh/hook';
 
 export async function compareWithLive(kube: KubeClients, client: ObjectClient, c: CompareInput): Promise<Compared> {
-  const place = (text: string) => placeObjects(manifestObjects(text), c.resources, { releaseNamespace: c.releaseNamespace, release: c.release });
+  const place = (text: string) =>
+    placeObjects(manifestObjects(text), c.resources, { releaseNamespace: c.releaseNamespace, release: c.release });
   const { templates, crds } = splitChartCrds(c.rendered);
   const all = place(templates);
   const hooks = all.filter((p) => hookOf(p) !== undefined);
@@ -57,14 +58,22 @@ export async function compareWithLive(kube: KubeClients, client: ObjectClient, c
 
   const drift: ObjectDrift[] = [];
   const compared = await mapBounded(desired, CONCURRENCY, async (p) => {
-    const found = await desiredState(kube, client, p, { live: live.get(objectKey(p)), last: lastBodies.get(objectKey(p)) }, ignoredPaths(c.rules, p));
+    const found = await desiredState(
+      kube,
+      client,
+      p,
+      { live: live.get(objectKey(p)), last: lastBodies.get(objectKey(p)) },
+      ignoredPaths(c.rules, p),
+    );
     if (found.drift) drift.push(found.drift);
     return found.input;
   });
   return {
     objects: [
       // crds/ only on a first install, and only those not there yet: helm creates them once.
-      ...chartCrds.filter((p) => c.firstInstall && !live.has(objectKey(p))).map((p) => ({ ...identity(p), desired: p.body })),
+      ...chartCrds
+        .filter((p) => c.firstInstall && !live.has(objectKey(p)))
+        .map((p) => ({ ...identity(p), desired: p.body })),
       ...compared,
       ...dropped.flatMap((p) => (live.has(objectKey(p)) ? [{ ...identity(p), live: live.get(objectKey(p)) }] : [])),
       ...hooks.map((p) => ({ ...identity(p), hook: hookOf(p), desired: p.body })),
@@ -78,24 +87,42 @@ export async function compareWithLive(kube: KubeClients, client: ObjectClient, c
  * always asked of the dry run (holding every field as written says nothing of the fields the new
  * chart stopped setting), and those fields are taken out of its result as helm takes them out.
  */
-async function desiredState(kube: KubeClients, client: ObjectClient, p: PlacedObject, state: { live?: Obj; last?: Obj }, ignored: string[]): Promise<{ input: PlanObjectInput; drift?: ObjectDrift }> {
+async function desiredState(
+  kube: KubeClients,
+  client: ObjectClient,
+  p: PlacedObject,
+  state: { live?: Obj; last?: Obj },
+  ignored: string[],
+): Promise<{ input: PlanObjectInput; drift?: ObjectDrift }> {
   const id = identity(p);
   const { live, last } = state;
   if (!live) return { input: { ...id, desired: p.body }, drift: { ...id, missing: true, fields: [] } };
   const sameInChart = last !== undefined && sameJson(last, p.body);
   if (sameInChart && setAsWritten(p.body, live, ignored)) return { input: { ...id, desired: live, live } };
   try {
-    const result = withoutDroppedFields(await client.apply(p.path!, p.body, { fieldManager: HELM_FIELD_MANAGER, dryRun: true }), last, p.body, ignored);
+    const result = withoutDroppedFields(
+      await client.apply(p.path!, p.body, { fieldManager: HELM_FIELD_MANAGER, dryRun: true }),
+      last,
+      p.body,
+      ignored,
+    );
     const fields = compareObjects(result, live, ignored);
-    return { input: { ...id, desired: result, live }, ...(fields.length > 0 ? { drift: { ...id, missing: false, fields } } : {}) };
+    return {
+      input: { ...id, desired: result, live },
+      ...(fields.length > 0 ? { drift: { ...id, missing: false, fields } } : {}),
+    };
   } catch (error) {
     const status = apiStatus(error);
     // A custom resource that sets a field its live CRD lacks is refused with a 500 (`failed to
     // create typed patch object`): not the cluster failing, and install updates the CRD first.
-    if (status !== 400 && status !== 422 && !isSchemaRefusal(error)) throw driftApiError(kube, error, p, 'patch', 'plan');
+    if (status !== 400 && status !== 422 && !isSchemaRefusal(error))
+      throw driftApiError(kube, error, p, 'patch', 'plan');
     // Refused (an immutable field): the manifest's fields as written against the live ones.
     const refused = refusal(error);
-    return { input: { ...id, desired: p.body, live, refused }, drift: { ...id, missing: false, fields: compareObjects(p.body, live, ignored, { onlySet: true }), refused } };
+    return {
+      input: { ...id, desired: p.body, live, refused },
+      drift: { ...id, missing: false, fields: compareObjects(p.body, live, ignored, { onlySet: true }), refused },
+    };
   }
 }
 
@@ -129,7 +156,8 @@ function isMap(v: unknown): v is Obj {
 function splitChartCrds(rendered: string): { templates: string; crds: string } {
   const templates: string[] = [];
   const crds: string[] = [];
-  for (const { piece, source } of piecesWithSource(rendered)) (inCrdsFolder(source) ? crds : templates).push(ensureSeparator(piece.text));
+  for (const { piece, source } of piecesWithSource(rendered))
+    (inCrdsFolder(source) ? crds : templates).push(ensureSeparator(piece.text));
   return { templates: templates.join(''), crds: crds.join('') };
 }
 

@@ -105,7 +105,14 @@ function jsonObject(e: PlanEntry): PlanJsonObject {
     ...(e.hook !== undefined ? { hook: e.hook } : {}),
     ...(e.refused !== undefined ? { refused: e.refused } : {}),
     ...(e.recreate !== undefined ? { recreate: { fields: [...e.recreate.fields], how: e.recreate.how } } : {}),
-    ...(e.ownership !== undefined ? { ownership: { outcome: e.ownership.outcome, ...(e.ownership.owner ? { owner: { ...e.ownership.owner } } : {}) } } : {}),
+    ...(e.ownership !== undefined
+      ? {
+          ownership: {
+            outcome: e.ownership.outcome,
+            ...(e.ownership.owner ? { owner: { ...e.ownership.owner } } : {}),
+          },
+        }
+      : {}),
     diff: e.diff,
   };
 }

@@ -1,13 +1,30 @@
 // The plan for a person at a terminal (or a Job's log): the decision first, then each object that
 // would change with its fields and diff, hooks apart, the count last.
 import type { PlanAction, PlanCrd, PlanEntry, PlanRefusal, PlanReport } from './plan-types.js';
-import { countActions, countLine, crdLine, dataAtRiskLines, decisionLine, objectName, oneLine, ownershipLine, recreateLine, removedApiLines, SIGN } from './summary.js';
+import {
+  countActions,
+  countLine,
+  crdLine,
+  dataAtRiskLines,
+  decisionLine,
+  objectName,
+  oneLine,
+  ownershipLine,
+  recreateLine,
+  removedApiLines,
+  SIGN,
+} from './summary.js';
 
 // ANSI SGR colours, terraform's: green adds, yellow changes, red removes.
 const GREEN = 32;
 const YELLOW = 33;
 const RED = 31;
-const COLOR: Record<PlanAction, number | undefined> = { create: GREEN, change: YELLOW, delete: RED, unchanged: undefined };
+const COLOR: Record<PlanAction, number | undefined> = {
+  create: GREEN,
+  change: YELLOW,
+  delete: RED,
+  unchanged: undefined,
+};
 const INDENT = '    ';
 
 type Paint = (color: number | undefined, text: string) => string;
@@ -23,17 +40,31 @@ export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): b
 /** Unchanged objects are counted, not listed. Ends with the count line and a newline. */
 export function formatText(report: PlanReport, o: { color: boolean }): string {
   const paint: Paint = (color, text) => (o.color && color !== undefined ? `\u001b[${color}m${text}\u001b[0m` : text);
-  const lines = [`Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`, oneLine(decisionLine(report.decision)), ''];
+  const lines = [
+    `Plan for release ${report.release} in namespace ${report.namespace}, chart ${oneLine(report.chart)}`,
+    oneLine(decisionLine(report.decision)),
+    '',
+  ];
   const refused = report.entries.filter((e) => e.ownership?.outcome === 'refused').length;
-  if (refused > 0) lines.push(`Install would be refused (exit 4): ${refused} object(s) belong to another release (marked below); nothing would change.`, '');
+  if (refused > 0)
+    lines.push(
+      `Install would be refused (exit 4): ${refused} object(s) belong to another release (marked below); nothing would change.`,
+      '',
+    );
   const removed = removedApiLines(report.removedApis ?? []);
   if (removed.length > 0) lines.push(removed[0]!, ...removed.slice(1).map((l) => `${INDENT}${l}`), '');
   lines.push(...crdLines(report.crds ?? []));
   lines.push(...refusalLines(report.refusals ?? []));
   const risk = dataAtRiskLines(report.dataAtRisk ?? []);
-  if (risk.length > 0) lines.push('Data at risk (claims that hold data and that no workload of the new version mounts):', ...risk.map((l) => `${INDENT}${l}`), '');
+  if (risk.length > 0)
+    lines.push(
+      'Data at risk (claims that hold data and that no workload of the new version mounts):',
+      ...risk.map((l) => `${INDENT}${l}`),
+      '',
+    );
   // An unchanged object helm adopts (or install refuses) is listed for its owner.
-  for (const e of report.entries) if (e.action !== 'unchanged' || e.ownership !== undefined) lines.push(...entryLines(e, paint), '');
+  for (const e of report.entries)
+    if (e.action !== 'unchanged' || e.ownership !== undefined) lines.push(...entryLines(e, paint), '');
   if (report.hooks.length > 0) {
     lines.push('Hooks (helm deletes and re-creates them on every install):', '');
     for (const e of report.hooks) lines.push(...entryLines(e, paint), '');

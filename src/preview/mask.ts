@@ -55,22 +55,31 @@ export function maskPair(kind: string, live: Obj | undefined, desired: Obj | und
 }
 
 function walk(live: unknown, desired: unknown, at: string[], scope: Scope, ctx: Context): [unknown, unknown] {
-  if (bothOr(isMap, live, desired)) return walkMaps(live as Obj | undefined, desired as Obj | undefined, at, scope, ctx);
-  if (bothOr(Array.isArray, live, desired)) return walkLists(live as unknown[] | undefined, desired as unknown[] | undefined, at, scope, ctx);
+  if (bothOr(isMap, live, desired))
+    return walkMaps(live as Obj | undefined, desired as Obj | undefined, at, scope, ctx);
+  if (bothOr(Array.isArray, live, desired))
+    return walkLists(live as unknown[] | undefined, desired as unknown[] | undefined, at, scope, ctx);
   // A switch is never secret material (`automountServiceAccountToken: false`, `auth: true`)
   // outside a Secret's data, where every value is.
-  const switches = typeof live !== 'object' && typeof desired !== 'object' && [live, desired].every((v) => v === undefined || typeof v === 'boolean');
+  const switches =
+    typeof live !== 'object' &&
+    typeof desired !== 'object' &&
+    [live, desired].every((v) => v === undefined || typeof v === 'boolean');
   const secret = scope.strict || (!scope.reference && !switches && isSecretPath(ctx.kind, at, ctx.live, ctx.desired));
   return secret ? markers(live, desired, ctx.oneSided) : [live, desired];
 }
 
 /** The scope under map key `key` of the node at `at`. */
 function enter(scope: Scope, at: string[], key: string, ctx: Context): Scope {
-  const strict = scope.strict || key === LAST_APPLIED || (ctx.kind === 'Secret' && at.length === 0 && (key === 'data' || key === 'stringData'));
+  const strict =
+    scope.strict ||
+    key === LAST_APPLIED ||
+    (ctx.kind === 'Secret' && at.length === 0 && (key === 'data' || key === 'stringData'));
   if (strict) return { strict, reference: false };
   // A reference under something secret (any child of `at` would be secret: the '' probe) stays
   // readable, until a secret-looking key below it (`existingSecret: {password: ...}`).
-  if (isSecretReference(key) && isSecretPath(ctx.kind, [...at, ''], ctx.live, ctx.desired)) return { strict, reference: true };
+  if (isSecretReference(key) && isSecretPath(ctx.kind, [...at, ''], ctx.live, ctx.desired))
+    return { strict, reference: true };
   return { strict, reference: scope.reference && !isSecretKey(key) };
 }
 
@@ -79,17 +88,30 @@ function bothOr(test: (v: unknown) => boolean, a: unknown, b: unknown): boolean 
   return (test(a) || a === undefined) && (test(b) || b === undefined) && !(a === undefined && b === undefined);
 }
 
-function walkMaps(live: Obj | undefined, desired: Obj | undefined, at: string[], scope: Scope, ctx: Context): [unknown, unknown] {
+function walkMaps(
+  live: Obj | undefined,
+  desired: Obj | undefined,
+  at: string[],
+  scope: Scope,
+  ctx: Context,
+): [unknown, unknown] {
   const pairs = new Map<string, [unknown, unknown]>();
   for (const key of new Set([...Object.keys(live ?? {}), ...Object.keys(desired ?? {})])) {
     pairs.set(key, walk(own(live, key), own(desired, key), [...at, key], enter(scope, at, key, ctx), ctx));
   }
   // Each side keeps its own key order: the diff then shows only real changes.
-  const side = (o: Obj | undefined, i: 0 | 1): Obj | undefined => o && Object.fromEntries(Object.keys(o).map((k) => [k, pairs.get(k)![i]]));
+  const side = (o: Obj | undefined, i: 0 | 1): Obj | undefined =>
+    o && Object.fromEntries(Object.keys(o).map((k) => [k, pairs.get(k)![i]]));
   return [side(live, 0), side(desired, 1)];
 }
 
-function walkLists(live: unknown[] | undefined, desired: unknown[] | undefined, at: string[], scope: Scope, ctx: Context): [unknown, unknown] {
+function walkLists(
+  live: unknown[] | undefined,
+  desired: unknown[] | undefined,
+  at: string[],
+  scope: Scope,
+  ctx: Context,
+): [unknown, unknown] {
   const l: unknown[] = [];
   const d: unknown[] = [];
   for (let i = 0; i < Math.max(live?.length ?? 0, desired?.length ?? 0); i++) {

@@ -5,9 +5,16 @@ import { judgeOwnership, type Claim, type ReleaseRef } from '../drift/ownership.
 import type { PlanEntry, PlanObjectInput, PlanOwnership } from './plan-types.js';
 
 /** `mode`: how helm adopts on the decided step (undefined: it adopts nothing, and nothing is marked). */
-export function markOwnership(entries: PlanEntry[], objects: readonly PlanObjectInput[], ours: ReleaseRef, mode: 'always' | 'first-install' | undefined): PlanEntry[] {
+export function markOwnership(
+  entries: PlanEntry[],
+  objects: readonly PlanObjectInput[],
+  ours: ReleaseRef,
+  mode: 'always' | 'first-install' | undefined,
+): PlanEntry[] {
   if (!mode) return entries;
-  const existing = objects.filter((o) => o.hook === undefined && o.desired && o.live).map((o) => ({ kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}), live: o.live! }));
+  const existing = objects
+    .filter((o) => o.hook === undefined && o.desired && o.live)
+    .map((o) => ({ kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}), live: o.live! }));
   const verdict = judgeOwnership(existing, ours, mode);
   const marks = new Map<string, PlanOwnership>();
   const mark = (claims: Claim[], outcome: PlanOwnership['outcome']) => {

@@ -24,7 +24,10 @@ export interface PlanOptions {
  * desired nor live is dropped (nothing to delete), as is a hook with no desired object (the new
  * chart has no such hook: helm runs nothing).
  */
-export function planEntries(inputs: readonly PlanObjectInput[], o: PlanOptions): { entries: PlanEntry[]; hooks: PlanEntry[] } {
+export function planEntries(
+  inputs: readonly PlanObjectInput[],
+  o: PlanOptions,
+): { entries: PlanEntry[]; hooks: PlanEntry[] } {
   const entries: PlanEntry[] = [];
   const hooks: PlanEntry[] = [];
   for (const input of inputs) {
@@ -42,7 +45,13 @@ export function planEntries(inputs: readonly PlanObjectInput[], o: PlanOptions):
 }
 
 /** A create, a delete or a hook: the whole object on one side of the diff, no fields. */
-function oneSided(input: PlanObjectInput, action: PlanAction, live: Obj | undefined, desired: Obj | undefined, o: PlanOptions): PlanEntry {
+function oneSided(
+  input: PlanObjectInput,
+  action: PlanAction,
+  live: Obj | undefined,
+  desired: Obj | undefined,
+  o: PlanOptions,
+): PlanEntry {
   return entry(input, action, [], [], render(input, live, desired, o));
 }
 
@@ -58,13 +67,20 @@ function compared(input: PlanObjectInput, desiredObject: Obj, liveObject: Obj, o
   if (refused) live = projectOnto(live, desired) as Obj;
   const changed = changedLeaves(live, desired, { onlySet: refused });
   if (changed.length === 0 && !refused) return entry(input, 'unchanged', [], [], '');
-  return entry(input, 'change', changed.map(formatPointer), handEditors(liveObject, changed), render(input, live, desired, o));
+  return entry(
+    input,
+    'change',
+    changed.map(formatPointer),
+    handEditors(liveObject, changed),
+    render(input, live, desired, o),
+  );
 }
 
 /** Who, besides the release, owns the live values the change would overwrite, in field order. */
 function handEditors(live: Obj, changed: readonly string[][]): string[] {
   const managers = new Set<string>();
-  for (const segments of changed) for (const m of fieldManagers(live, segments)) if (!OWN_MANAGERS.has(m)) managers.add(m);
+  for (const segments of changed)
+    for (const m of fieldManagers(live, segments)) if (!OWN_MANAGERS.has(m)) managers.add(m);
   return [...managers];
 }
 
@@ -74,7 +90,13 @@ function render(input: PlanObjectInput, live: Obj | undefined, desired: Obj | un
   return unifiedDiff(title, shown.live, shown.desired);
 }
 
-function entry(input: PlanObjectInput, action: PlanAction, fields: string[], changedBy: string[], diff: string): PlanEntry {
+function entry(
+  input: PlanObjectInput,
+  action: PlanAction,
+  fields: string[],
+  changedBy: string[],
+  diff: string,
+): PlanEntry {
   return {
     apiVersion: input.apiVersion,
     kind: input.kind,

@@ -8,8 +8,18 @@ export type PlanFormat = 'text' | 'json' | 'markdown';
 
 export const planOptionTable = {
   ...installOptionTable,
-  output: value('-o, --output <format>', 'OUTPUT', 'text, json (schema in src/preview/README.md) or markdown (for a pull request)', oneOf('text', 'json', 'markdown'), 'text' as PlanFormat),
-  showSecrets: switchOption('--show-secrets', 'SHOW_SECRETS', "show Secret data and secret-looking values in the diffs (masked: changed or unchanged only)"),
+  output: value(
+    '-o, --output <format>',
+    'OUTPUT',
+    'text, json (schema in src/preview/README.md) or markdown (for a pull request)',
+    oneOf('text', 'json', 'markdown'),
+    'text' as PlanFormat,
+  ),
+  showSecrets: switchOption(
+    '--show-secrets',
+    'SHOW_SECRETS',
+    'show Secret data and secret-looking values in the diffs (masked: changed or unchanged only)',
+  ),
 };
 
 export interface PlanCommandOptions extends InstallOptions {

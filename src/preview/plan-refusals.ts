@@ -7,10 +7,27 @@ import { readClusterFit } from '../reconcile/cluster-fit.js';
 import { describeMissingClasses, missingClassesHint } from '../reconcile/named-classes.js';
 import type { PlanRefusal } from './plan-types.js';
 
-export async function planRefusals(client: ObjectClient, manifests: string, namespace: string, logger: Logger): Promise<PlanRefusal[]> {
+export async function planRefusals(
+  client: ObjectClient,
+  manifests: string,
+  namespace: string,
+  logger: Logger,
+): Promise<PlanRefusal[]> {
   const fit = await readClusterFit(client, manifests, namespace, logger);
   return [
-    ...fit.missing.map((m) => ({ object: `${m.kind}/${m.name}`, kind: 'missing-class', blocks: true, message: describeMissingClasses([m])[0]!, wayOut: [missingClassesHint([m])] })),
-    ...fit.refusals.map((r) => ({ object: r.owner, kind: r.kind, blocks: r.enforced, message: r.message, wayOut: r.wayOut })),
+    ...fit.missing.map((m) => ({
+      object: `${m.kind}/${m.name}`,
+      kind: 'missing-class',
+      blocks: true,
+      message: describeMissingClasses([m])[0]!,
+      wayOut: [missingClassesHint([m])],
+    })),
+    ...fit.refusals.map((r) => ({
+      object: r.owner,
+      kind: r.kind,
+      blocks: r.enforced,
+      message: r.message,
+      wayOut: r.wayOut,
+    })),
   ];
 }

@@ -44,83 +44,147 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
   const inputs = runInputs(run);
   run.stage('reading release state');
   // Drift is read below from the same live objects the plan compares, not object by object.
-  const reading = readReleaseState({ ...cluster, inputs, drift: 'off', ignore: ignoreRules(run), forceUpgrade: o.forceUpgrade, discovery: () => discovery, logger, signal: run.signal });
-  reading.then(() => inputs.stop(), () => inputs.stop());
+  const reading = readReleaseState({
+    ...cluster,
+    inputs,
+    drift: 'off',
+    ignore: ignoreRules(run),
+    forceUpgrade: o.forceUpgrade,
+    discovery: () => discovery,
+    logger,
+    signal: run.signal,
+  });
+  reading.then(
+    () => inputs.stop(),
+    () => inputs.stop(),
+  );
   // Without ignore rules the render needs nothing of the release: it runs beside the read.
   const pins = ignoreRules(run).length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
-  return withRenderSetup(run, async (plan) => {
-    const [state, checked] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
-    // What install would refuse before helm, plan refuses the same way.
-    await unservedApisCheck(checked, discovery);
-    const { manifests, output } = await plan.render(namespace);
-    const rendered = [...output].join('');
-    run.stage('comparing with the cluster');
-    const base = lastApplied(state);
-    const { resources, capabilities } = await discovery;
-    // Compared as install will have mapped it: the removed APIs of the record are named apart.
-    const stored = base === undefined ? undefined : await revisionManifest(kube, cluster.records, base);
-    const lastManifest = stored === undefined ? undefined : mapRemovedApis(stored, servedFrom(capabilities.apiVersions)).manifest;
-    const client = await objectClient(kube, run.signal);
-    const compared = await compareWithLive(kube, client, {
-      rendered,
-      lastManifest,
-      firstInstall: !everDeployed(state.records),
-      resources,
-      releaseNamespace: namespace,
-      release,
-      rules: ignoreRules(run),
-    });
-    // The drift the decision needs is what the comparison found, when install would look for it.
-    const withDrift: ReleaseState = state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
-    const objects = recreated(compared.objects, { lastManifest, rendered, resources, release, releaseNamespace: namespace, recreate: o.recreateImmutable === 'auto' && everDeployed(state.records) });
-    const planned = planEntries(objects, { showSecrets: p.showSecrets });
-    const action = decide(withDrift, o);
-    const decision = planDecision(action);
-    // Whose objects helm would adopt, as install's owners step judges them.
-    const mode = action.kind === 'install' || action.kind === 'upgrade' ? adoption(action, o.takeOwnership) : undefined;
-    const entries = markOwnership(planned.entries, objects, { release, namespace }, mode);
-    const hooks = planned.hooks;
-    const [crds, refusals, dataAtRisk] = runsHooks(decision)
-      ? await Promise.all([
-          planCrdSection(client, manifests, o.crds, { name: release, namespace }),
-          planRefusals(client, manifests, namespace, logger),
-          everDeployed(state.records) ? claimsAtRisk(run, cluster, { lastManifest, rendered, resources }) : [],
-        ])
-      : [undefined, [], []];
-    const removedApis = planMappings(state);
-    return {
-      release,
-      namespace,
-      chart: chartLabel(run),
-      decision,
-      entries,
-      hooks: runsHooks(decision) ? hooks : [],
-      ...(crds ? { crds } : {}),
-      ...(removedApis.length > 0 ? { removedApis } : {}),
-      ...(refusals.length > 0 ? { refusals } : {}),
-      ...(dataAtRisk.length > 0 ? { dataAtRisk } : {}),
-    };
-  }, { pins, apply: applySettings(run) });
+  return withRenderSetup(
+    run,
+    async (plan) => {
+      const [state, checked] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
+      // What install would refuse before helm, plan refuses the same way.
+      await unservedApisCheck(checked, discovery);
+      const { manifests, output } = await plan.render(namespace);
+      const rendered = [...output].join('');
+      run.stage('comparing with the cluster');
+      const base = lastApplied(state);
+      const { resources, capabilities } = await discovery;
+      // Compared as install will have mapped it: the removed APIs of the record are named apart.
+      const stored = base === undefined ? undefined : await revisionManifest(kube, cluster.records, base);
+      const lastManifest =
+        stored === undefined ? undefined : mapRemovedApis(stored, servedFrom(capabilities.apiVersions)).manifest;
+      const client = await objectClient(kube, run.signal);
+      const compared = await compareWithLive(kube, client, {
+        rendered,
+        lastManifest,
+        firstInstall: !everDeployed(state.records),
+        resources,
+        releaseNamespace: namespace,
+        release,
+        rules: ignoreRules(run),
+      });
+      // The drift the decision needs is what the comparison found, when install would look for it.
+      const withDrift: ReleaseState =
+        state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
+      const objects = recreated(compared.objects, {
+        lastManifest,
+        rendered,
+        resources,
+        release,
+        releaseNamespace: namespace,
+        recreate: o.recreateImmutable === 'auto' && everDeployed(state.records),
+      });
+      const planned = planEntries(objects, { showSecrets: p.showSecrets });
+      const action = decide(withDrift, o);
+      const decision = planDecision(action);
+      // Whose objects helm would adopt, as install's owners step judges them.
+      const mode =
+        action.kind === 'install' || action.kind === 'upgrade' ? adoption(action, o.takeOwnership) : undefined;
+      const entries = markOwnership(planned.entries, objects, { release, namespace }, mode);
+      const hooks = planned.hooks;
+      const [crds, refusals, dataAtRisk] = runsHooks(decision)
+        ? await Promise.all([
+            planCrdSection(client, manifests, o.crds, { name: release, namespace }),
+            planRefusals(client, manifests, namespace, logger),
+            everDeployed(state.records) ? claimsAtRisk(run, cluster, { lastManifest, rendered, resources }) : [],
+          ])
+        : [undefined, [], []];
+      const removedApis = planMappings(state);
+      return {
+        release,
+        namespace,
+        chart: chartLabel(run),
+        decision,
+        entries,
+        hooks: runsHooks(decision) ? hooks : [],
+        ...(crds ? { crds } : {}),
+        ...(removedApis.length > 0 ? { removedApis } : {}),
+        ...(refusals.length > 0 ? { refusals } : {}),
+        ...(dataAtRisk.length > 0 ? { dataAtRisk } : {}),
+      };
+    },
+    { pins, apply: applySettings(run) },
+  );
 }
 
 /** The objects install recreates before the upgrade marked (with auto, on a release deployed before). */
-function recreated(objects: PlanObjectInput[], r: { lastManifest?: string; rendered: string; resources: ResourceIndex; release: string; releaseNamespace: string; recreate: boolean }): PlanObjectInput[] {
+function recreated(
+  objects: PlanObjectInput[],
+  r: {
+    lastManifest?: string;
+    rendered: string;
+    resources: ResourceIndex;
+    release: string;
+    releaseNamespace: string;
+    recreate: boolean;
+  },
+): PlanObjectInput[] {
   if (!r.recreate || r.lastManifest === undefined) return objects;
-  const place = (text: string) => placeObjects(manifestObjects(text), r.resources, { releaseNamespace: r.releaseNamespace, release: r.release });
+  const place = (text: string) =>
+    placeObjects(manifestObjects(text), r.resources, { releaseNamespace: r.releaseNamespace, release: r.release });
   return markRecreated(objects, { previous: place(r.lastManifest), next: place(r.rendered) }, r);
 }
 
 /** Pure: the stored records' removed APIs, one row per object. */
 function planMappings(state: ReleaseState): PlanApiMapping[] {
-  return (state.removedApis ?? []).flatMap((r) => r.mappings.map((m) => ({ revision: r.revision, kind: m.kind, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name, from: m.from, to: m.to, removedIn: m.removedIn })));
+  return (state.removedApis ?? []).flatMap((r) =>
+    r.mappings.map((m) => ({
+      revision: r.revision,
+      kind: m.kind,
+      ...(m.namespace ? { namespace: m.namespace } : {}),
+      name: m.name,
+      from: m.from,
+      to: m.to,
+      removedIn: m.removedIn,
+    })),
+  );
 }
 
 /** What install's claims step finds before an upgrade of a release deployed before: the claims left behind. */
-async function claimsAtRisk(run: InstallRun, cluster: ClusterRun, r: { lastManifest?: string; rendered: string; resources: ResourceIndex }): Promise<PlanClaimsAtRisk[]> {
+async function claimsAtRisk(
+  run: InstallRun,
+  cluster: ClusterRun,
+  r: { lastManifest?: string; rendered: string; resources: ResourceIndex },
+): Promise<PlanClaimsAtRisk[]> {
   if (r.lastManifest === undefined) return [];
-  const common = { previousManifest: r.lastManifest, manifests: r.rendered, release: run.release, releaseNamespace: cluster.namespace, resources: r.resources, signal: run.signal };
+  const common = {
+    previousManifest: r.lastManifest,
+    manifests: r.rendered,
+    release: run.release,
+    releaseNamespace: cluster.namespace,
+    resources: r.resources,
+    signal: run.signal,
+  };
   const orphans = await findOrphanedClaims(cluster.kube, common);
-  return orphans.map((o) => ({ statefulSet: o.statefulSet.name, namespace: o.statefulSet.namespace, kept: o.kept, claims: o.claims, policy: run.o.orphanedClaims }));
+  return orphans.map((o) => ({
+    statefulSet: o.statefulSet.name,
+    namespace: o.statefulSet.namespace,
+    kept: o.kept,
+    claims: o.claims,
+    policy: run.o.orphanedClaims,
+  }));
 }
 
 /** The revision helm prunes against: the last deployed one (a stuck or failed one is recovered or replaced first). */
@@ -142,12 +206,24 @@ export function planDecision(action: Action): PlanDecision {
     case 'upgrade':
       return { action: 'upgrade', reason: action.reason };
     case 'recover':
-      return { action: 'recover', reason: `revision ${action.revision} is ${action.pendingStatus} (a killed operation): install rolls it back, then decides again on the state below` };
+      return {
+        action: 'recover',
+        reason: `revision ${action.revision} is ${action.pendingStatus} (a killed operation): install rolls it back, then decides again on the state below`,
+      };
     case 'correct-drift':
-      return { action: 'correct drift', reason: `${action.drift.length} object(s) differ from revision ${action.revision}: install puts them back, no new revision` };
+      return {
+        action: 'correct drift',
+        reason: `${action.drift.length} object(s) differ from revision ${action.revision}: install puts them back, no new revision`,
+      };
     case 'skip':
       return action.status === 'drifted'
-        ? { action: 'nothing', reason: `${action.drift.length} object(s) differ from revision ${action.revision}, left as they are (--drift warn)` }
-        : { action: 'nothing', reason: `chart and values equal revision ${action.revision}, which is deployed and healthy` };
+        ? {
+            action: 'nothing',
+            reason: `${action.drift.length} object(s) differ from revision ${action.revision}, left as they are (--drift warn)`,
+          }
+        : {
+            action: 'nothing',
+            reason: `chart and values equal revision ${action.revision}, which is deployed and healthy`,
+          };
   }
 }

@@ -7,19 +7,33 @@ import { immutableCandidates, isImmutableRefusal } from '../drift/immutable-fiel
 import type { PlacedObject } from '../drift/manifest-objects.js';
 import type { Obj, PlanObjectInput } from './plan-types.js';
 
-export function markRecreated(objects: readonly PlanObjectInput[], manifests: { previous: PlacedObject[]; next: PlacedObject[] }, o: { release: string; releaseNamespace: string }): PlanObjectInput[] {
+export function markRecreated(
+  objects: readonly PlanObjectInput[],
+  manifests: { previous: PlacedObject[]; next: PlacedObject[] },
+  o: { release: string; releaseNamespace: string },
+): PlanObjectInput[] {
   const candidates = immutableCandidates(manifests.previous, manifests.next);
   if (candidates.length === 0) return [...objects];
   const key = (x: { kind: string; namespace?: string; name: string }) => `${x.kind}/${x.namespace ?? ''}/${x.name}`;
   const byKey = new Map(candidates.map((c) => [key(c), c]));
   return objects.map((input) => {
     const c = byKey.get(key(input));
-    if (!c || input.hook !== undefined || input.refused === undefined || !isImmutableRefusal(input.refused) || !ownedBy(input.live, o)) return input;
+    if (
+      !c ||
+      input.hook !== undefined ||
+      input.refused === undefined ||
+      !isImmutableRefusal(input.refused) ||
+      !ownedBy(input.live, o)
+    )
+      return input;
     return { ...input, recreate: { fields: c.fields, how: c.how } };
   });
 }
 
 function ownedBy(live: Obj | undefined, o: { release: string; releaseNamespace: string }): boolean {
   const annotations = ((live?.metadata as Obj | undefined)?.annotations ?? {}) as Obj;
-  return annotations['meta.helm.sh/release-name'] === o.release && annotations['meta.helm.sh/release-namespace'] === o.releaseNamespace;
+  return (
+    annotations['meta.helm.sh/release-name'] === o.release &&
+    annotations['meta.helm.sh/release-namespace'] === o.releaseNamespace
+  );
 }

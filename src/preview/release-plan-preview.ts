@@ -32,7 +32,12 @@ export interface Removal {
   action: 'uninstall' | 'left alone';
 }
 
-export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, { plan, shared }: OpenedPlan, mode: { planOnly: boolean }): Promise<number> {
+export async function writeReleasesPlan(
+  o: PlanCommandOptions,
+  state: RunState,
+  { plan, shared }: OpenedPlan,
+  mode: { planOnly: boolean },
+): Promise<number> {
   createBaseContext(o, mode.planOnly ? 1 : 2, state);
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
   const slots = new Slots(o.maxParallel);
@@ -40,7 +45,14 @@ export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, 
     graph.enabled.map(async (r) => {
       await slots.acquire();
       try {
-        const run = installRun(await startRun({ ...releaseOptions(o, r, shared), output: o.output, showSecrets: o.showSecrets }, memberState(state, r.key), mode.planOnly ? 1 : 2, { deferChartValues: true }));
+        const run = installRun(
+          await startRun(
+            { ...releaseOptions(o, r, shared), output: o.output, showSecrets: o.showSecrets },
+            memberState(state, r.key),
+            mode.planOnly ? 1 : 2,
+            { deferChartValues: true },
+          ),
+        );
         return await buildPlanReport(run, { showSecrets: o.showSecrets });
       } finally {
         slots.release();
@@ -49,13 +61,32 @@ export async function writeReleasesPlan(o: PlanCommandOptions, state: RunState, 
   );
   const inventory = await readInventory(kube, namespace, graph.app);
   const removals = o.pruneReleases ? await plannedRemovals(kube, inventory.releases, graph) : [];
-  const changes = reports.some((r) => r.decision.action !== 'nothing') || removals.some((r) => r.action === 'uninstall');
+  const changes =
+    reports.some((r) => r.decision.action !== 'nothing') || removals.some((r) => r.action === 'uninstall');
   const app = appPlan(inventory.revisions, changes, o.appRollback);
-  const text = format(o.output, graph.app, app, reports, removals, !mode.planOnly && useColor(process.stdout, process.env));
-  await new Promise<void>((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+  const text = format(
+    o.output,
+    graph.app,
+    app,
+    reports,
+    removals,
+    !mode.planOnly && useColor(process.stdout, process.env),
+  );
+  await new Promise<void>((resolve, reject) =>
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve())),
+  );
   if (!mode.planOnly) return changes ? ExitCode.changesPlanned : ExitCode.ok;
-  const lines = [...reports.map((r) => `${r.namespace}/${r.release}: ${r.decision.action}; ${countLine(r.entries)}`), ...removals.map((r) => `${r.namespace}/${r.name}: ${r.action} (no longer in the plan)`)];
-  writeSummary(state.terminationLog, { terminationMessage: fitSummary([`plan only: release plan of ${reports.length} release(s); ${appPlanLine(app)}`], lines.map((l) => `  ${l}`), []) });
+  const lines = [
+    ...reports.map((r) => `${r.namespace}/${r.release}: ${r.decision.action}; ${countLine(r.entries)}`),
+    ...removals.map((r) => `${r.namespace}/${r.name}: ${r.action} (no longer in the plan)`),
+  ];
+  writeSummary(state.terminationLog, {
+    terminationMessage: fitSummary(
+      [`plan only: release plan of ${reports.length} release(s); ${appPlanLine(app)}`],
+      lines.map((l) => `  ${l}`),
+      [],
+    ),
+  });
   return ExitCode.ok;
 }
 
@@ -69,14 +100,21 @@ export interface AppPlan {
 
 export function appPlan(revisions: readonly AppRevision[], changes: boolean, rollback: AppRollback): AppPlan {
   const good = lastGood(revisions)?.revision;
-  return { ...(good !== undefined ? { current: good } : {}), ...(changes ? { next: nextRevision(revisions) } : {}), rollback };
+  return {
+    ...(good !== undefined ? { current: good } : {}),
+    ...(changes ? { next: nextRevision(revisions) } : {}),
+    rollback,
+  };
 }
 
 /** Pure: one line for people. */
 export function appPlanLine(a: AppPlan): string {
   const now = a.current !== undefined ? `app revision ${a.current}` : 'no app revision yet';
   if (a.next === undefined) return `nothing would change: the app stays at ${now}`;
-  const onFailure = a.rollback === 'on-failure' ? `a failure takes every release back to ${a.current !== undefined ? `app revision ${a.current}` : 'nothing installed'}` : 'a failure leaves each release where it is (--app-rollback never)';
+  const onFailure =
+    a.rollback === 'on-failure'
+      ? `a failure takes every release back to ${a.current !== undefined ? `app revision ${a.current}` : 'nothing installed'}`
+      : 'a failure leaves each release where it is (--app-rollback never)';
   return `the install would make app revision ${a.next} (from ${now}); ${onFailure}`;
 }
 
@@ -86,18 +124,40 @@ async function plannedRemovals(kube: KubeClients, listed: InventoryEntry[], grap
   const removals: Removal[] = [];
   for (const e of pruneOrder(listed, keep)) {
     const { owner } = await ownership(kube, e, graph.app);
-    if (owner !== 'gone') removals.push({ namespace: e.namespace, name: e.name, action: owner === 'ours' ? 'uninstall' : 'left alone' });
+    if (owner !== 'gone')
+      removals.push({ namespace: e.namespace, name: e.name, action: owner === 'ours' ? 'uninstall' : 'left alone' });
   }
   return removals;
 }
 
-function format(output: PlanCommandOptions['output'], app: string, appRevision: AppPlan, reports: PlanReport[], removals: Removal[], color: boolean): string {
+function format(
+  output: PlanCommandOptions['output'],
+  app: string,
+  appRevision: AppPlan,
+  reports: PlanReport[],
+  removals: Removal[],
+  color: boolean,
+): string {
   if (output === 'json') {
     const json = { schemaVersion: 1, app, appRevision, releases: reports.map(planJson), uninstall: removals };
     return `${JSON.stringify(json, null, 2)}\n`;
   }
   const head = `App ${app}: ${appPlanLine(appRevision)}`;
-  const gone = removals.map((r) => `${r.namespace}/${r.name}: ${r.action === 'uninstall' ? 'would be uninstalled' : "left alone (not this app's)"}: no longer in the plan`);
-  if (output === 'markdown') return [`**${head}**`, '', ...reports.map(formatMarkdown), ...(gone.length ? ['### Releases the plan no longer installs', '', ...gone.map((g) => `- ${g}`), ''] : [])].join('\n');
-  return [head, '', ...reports.map((r) => formatText(r, { color })), ...(gone.length ? ['Releases the plan no longer installs:', ...gone.map((g) => `  ${g}`), ''] : [])].join('\n');
+  const gone = removals.map(
+    (r) =>
+      `${r.namespace}/${r.name}: ${r.action === 'uninstall' ? 'would be uninstalled' : "left alone (not this app's)"}: no longer in the plan`,
+  );
+  if (output === 'markdown')
+    return [
+      `**${head}**`,
+      '',
+      ...reports.map(formatMarkdown),
+      ...(gone.length ? ['### Releases the plan no longer installs', '', ...gone.map((g) => `- ${g}`), ''] : []),
+    ].join('\n');
+  return [
+    head,
+    '',
+    ...reports.map((r) => formatText(r, { color })),
+    ...(gone.length ? ['Releases the plan no longer installs:', ...gone.map((g) => `  ${g}`), ''] : []),
+  ].join('\n');
 }

@@ -1,6 +1,15 @@
 // What every output format says the same way: the counts, an object's name, the decision.
 import { describeOrphans } from '../drift/orphaned-claims.js';
-import type { PlanAction, PlanApiMapping, PlanClaimsAtRisk, PlanCrd, PlanDecision, PlanEntry, PlanOwnership, PlanRecreate } from './plan-types.js';
+import type {
+  PlanAction,
+  PlanApiMapping,
+  PlanClaimsAtRisk,
+  PlanCrd,
+  PlanDecision,
+  PlanEntry,
+  PlanOwnership,
+  PlanRecreate,
+} from './plan-types.js';
 
 export type ActionCounts = Record<PlanAction, number>;
 
@@ -41,12 +50,17 @@ export function decisionLine(d: PlanDecision): string {
 export function oneLine(text: string): string {
   return text
     .replace(/\s*[\r\n]+\s*/g, ' ')
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+    .replace(
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+      (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+    );
 }
 
 /** `update CRD widgets.example.com (crds/): fields +v1: spec.color: ...`, one line. */
 export function crdLine(c: PlanCrd): string {
-  const parts = [`${c.action === 'unchanged' ? 'keep' : c.action} CRD ${c.name} (${c.origin === 'crds' ? 'crds/' : 'templates, applied by helm'})`];
+  const parts = [
+    `${c.action === 'unchanged' ? 'keep' : c.action} CRD ${c.name} (${c.origin === 'crds' ? 'crds/' : 'templates, applied by helm'})`,
+  ];
   if (c.changes) parts.push(c.changes);
   if (c.migrate) parts.push(migrateLine(c.migrate));
   if (c.adopt) parts.push('no release owns it: adopted by this release');
@@ -63,18 +77,25 @@ function migrateLine(m: NonNullable<PlanCrd['migrate']>): string {
 /** The claims an upgrade leaves behind, a line each, then what install does about them. */
 export function dataAtRiskLines(risks: readonly PlanClaimsAtRisk[]): string[] {
   if (risks.length === 0) return [];
-  const lines = risks.map((r) => oneLine(describeOrphans({ statefulSet: { name: r.statefulSet, namespace: r.namespace }, kept: r.kept, claims: r.claims })));
+  const lines = risks.map((r) =>
+    oneLine(
+      describeOrphans({ statefulSet: { name: r.statefulSet, namespace: r.namespace }, kept: r.kept, claims: r.claims }),
+    ),
+  );
   const policy = risks[0]!.policy;
   const then =
     policy === 'refuse'
-      ? 'install refuses this upgrade before any change (exit 3; --orphaned-claims refuse): reuse the claims with the chart\'s existing-claim value, or allow it'
+      ? "install refuses this upgrade before any change (exit 3; --orphaned-claims refuse): reuse the claims with the chart's existing-claim value, or allow it"
       : 'install upgrades and leaves these claims as they are, unmounted (--orphaned-claims allow)';
   return [...lines, then];
 }
 
 /** What install does first to an object whose field cannot change, and why. */
 export function recreateLine(r: PlanRecreate): string {
-  const how = r.how === 'orphan' ? 'deleted alone (its pods and PVCs stay; the new one adopts them)' : 'deleted with what it owns (PVCs stay)';
+  const how =
+    r.how === 'orphan'
+      ? 'deleted alone (its pods and PVCs stay; the new one adopts them)'
+      : 'deleted with what it owns (PVCs stay)';
   return `recreated before the upgrade: ${r.fields.join(', ')} cannot change; ${how}, then helm creates it`;
 }
 
@@ -85,7 +106,9 @@ export function removedApiLines(mappings: readonly PlanApiMapping[]): string[] {
     'Removed APIs in the stored record (the cluster no longer serves them; install rewrites the record first, keeping the original):',
     ...mappings.map((m) => {
       const object = `${m.kind}/${m.namespace ? `${m.namespace}/` : ''}${m.name}`;
-      return m.to === null ? `revision ${m.revision}: ${object}: ${m.from} dropped (removed in Kubernetes ${m.removedIn} with no successor)` : `revision ${m.revision}: ${object}: ${m.from} -> ${m.to} (removed in Kubernetes ${m.removedIn})`;
+      return m.to === null
+        ? `revision ${m.revision}: ${object}: ${m.from} dropped (removed in Kubernetes ${m.removedIn} with no successor)`
+        : `revision ${m.revision}: ${object}: ${m.from} -> ${m.to} (removed in Kubernetes ${m.removedIn})`;
     }),
   ];
 }

@@ -19,13 +19,20 @@ export function toYaml(o: Obj | undefined): string {
  * `--- live <title>` / `+++ desired` and the hunks; '' when both sides print the same. One side
  * undefined: a create (all '+') or a delete (all '-').
  */
-export function unifiedDiff(title: string, live: Obj | undefined, desired: Obj | undefined, o: { maxEditLength?: number } = {}): string {
+export function unifiedDiff(
+  title: string,
+  live: Obj | undefined,
+  desired: Obj | undefined,
+  o: { maxEditLength?: number } = {},
+): string {
   const oldText = toYaml(live);
   const newText = toYaml(live && desired ? (alignKeys(desired, live) as Obj) : desired);
   if (oldText === newText) return '';
   const [oldName, newName] = [`live ${title}`, 'desired'];
   const maxEditLength = o.maxEditLength ?? MAX_EDIT_LENGTH;
-  const patch = structuredPatch(oldName, newName, oldText, newText, undefined, undefined, { context: CONTEXT, maxEditLength }) ?? wholeReplacement(oldName, newName, oldText, newText);
+  const patch =
+    structuredPatch(oldName, newName, oldText, newText, undefined, undefined, { context: CONTEXT, maxEditLength }) ??
+    wholeReplacement(oldName, newName, oldText, newText);
   return formatPatch(patch, FILE_HEADERS_ONLY);
 }
 
@@ -52,10 +59,16 @@ function lines(text: string): string[] {
  * result can come back in another than the stored object: the diff would move every field.
  */
 export function alignKeys(desired: unknown, live: unknown): unknown {
-  if (Array.isArray(desired)) return desired.map((item, i) => alignKeys(item, Array.isArray(live) ? live[i] : undefined));
+  if (Array.isArray(desired))
+    return desired.map((item, i) => alignKeys(item, Array.isArray(live) ? live[i] : undefined));
   if (!isMap(desired)) return desired;
   const liveKeys = isMap(live) ? Object.keys(live) : [];
-  return Object.fromEntries(alignedOrder(Object.keys(desired), liveKeys).map((k) => [k, alignKeys(desired[k], isMap(live) && Object.hasOwn(live, k) ? live[k] : undefined)]));
+  return Object.fromEntries(
+    alignedOrder(Object.keys(desired), liveKeys).map((k) => [
+      k,
+      alignKeys(desired[k], isMap(live) && Object.hasOwn(live, k) ? live[k] : undefined),
+    ]),
+  );
 }
 
 function alignedOrder(desiredKeys: string[], liveKeys: string[]): string[] {

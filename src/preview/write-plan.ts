@@ -16,7 +16,12 @@ import type { PlanCommandOptions } from './plan-options.js';
 import { buildPlanReport } from './preview.js';
 import { countLine, decisionLine } from './summary.js';
 
-export async function writePlan(o: PlanCommandOptions, state: RunState, mode: { planOnly: boolean }, input: AppInput): Promise<number> {
+export async function writePlan(
+  o: PlanCommandOptions,
+  state: RunState,
+  mode: { planOnly: boolean },
+  input: AppInput,
+): Promise<number> {
   // Several charts: every release's plan (release-plan-preview.ts).
   if (input.plan) return (await import('./release-plan-preview.js')).writeReleasesPlan(o, state, input, mode);
   // The cluster client's module loads while the chart and helm are found: a plan always needs it.
@@ -25,10 +30,19 @@ export async function writePlan(o: PlanCommandOptions, state: RunState, mode: { 
   const run = installRun(await startRun(o, state, mode.planOnly ? 1 : 2, { deferChartValues: true }));
   const report = await buildPlanReport(run, { showSecrets: o.showSecrets });
   const text =
-    o.output === 'json' ? formatJson(report) : o.output === 'markdown' ? formatMarkdown(report) : formatText(report, { color: !mode.planOnly && useColor(process.stdout, process.env) });
-  await new Promise<void>((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+    o.output === 'json'
+      ? formatJson(report)
+      : o.output === 'markdown'
+        ? formatMarkdown(report)
+        : formatText(report, { color: !mode.planOnly && useColor(process.stdout, process.env) });
+  await new Promise<void>((resolve, reject) =>
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve())),
+  );
   const counts = countLine(report.entries);
-  run.logger.info({ release: report.release, decision: report.decision.action, seconds: (Date.now() - run.started) / 1000 }, `plan: ${decisionLine(report.decision)}; ${counts}`);
+  run.logger.info(
+    { release: report.release, decision: report.decision.action, seconds: (Date.now() - run.started) / 1000 },
+    `plan: ${decisionLine(report.decision)}; ${counts}`,
+  );
   if (mode.planOnly) {
     writeSummary(state.terminationLog, { terminationMessage: `plan only: ${report.decision.action}; ${counts}` });
     return ExitCode.ok;

@@ -15,7 +15,6 @@ export function crdAccessGuess(chartDir: string): Omit<Permission, 'for'>[] {
   return CRD_VERBS.map((verb) => ({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb }));
 }
 
-
 /** True: some crds/ has files; false: none has; undefined: a packed subchart was not looked into. */
 function crdsIn(chartDir: string): boolean | undefined {
   if (entries(join(chartDir, 'crds')).length > 0) return true;

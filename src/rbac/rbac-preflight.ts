@@ -12,7 +12,14 @@ import type { ResourceIndex, ResourceInfo } from '../cluster/capabilities.js';
 import { kubeModule } from '../cluster/kube-client.js';
 import { PreflightError, TransientError } from '../common/errors.js';
 import type { Logger } from 'pino';
-import { crdResources, describePermission, renderedObjects, requiredPermissions, type Permission, type RenderedObject } from './required-permissions.js';
+import {
+  crdResources,
+  describePermission,
+  renderedObjects,
+  requiredPermissions,
+  type Permission,
+  type RenderedObject,
+} from './required-permissions.js';
 import { decideByRules, type RulesReview } from './rules-review.js';
 
 export interface RbacPreflightInput {
@@ -61,7 +68,11 @@ export class RbacQueries {
   ) {}
 
   static of(kc: KubeConfig, resources?: Promise<ResourceIndex | undefined>): RbacQueries {
-    return new RbacQueries(kc.makeApiClient(k8s.AuthorizationV1Api), kc.makeApiClient(ResourceDiscovery), resources?.catch(() => undefined));
+    return new RbacQueries(
+      kc.makeApiClient(k8s.AuthorizationV1Api),
+      kc.makeApiClient(ResourceDiscovery),
+      resources?.catch(() => undefined),
+    );
   }
 
   /**
@@ -95,7 +106,9 @@ export class RbacQueries {
     let review = this.reviews.get(namespace);
     if (!review) {
       review = this.auth
-        .createSelfSubjectRulesReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace } } })
+        .createSelfSubjectRulesReview({
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace } },
+        })
         .then((r) => ({ resourceRules: r.status?.resourceRules ?? [], incomplete: r.status?.incomplete ?? true }))
         .catch(() => undefined);
       this.reviews.set(namespace, review);
@@ -116,13 +129,22 @@ class ResourceDiscovery extends k8s.KubernetesObjectApi {
 }
 
 /** `kc`: the configuration the rest of the run uses (src/cluster/kube-client.ts loads it as helm does). */
-export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queries = RbacQueries.of(kc)): Promise<RbacPreflightResult> {
+export async function checkRbac(
+  input: RbacPreflightInput,
+  kc: KubeConfig,
+  queries = RbacQueries.of(kc),
+): Promise<RbacPreflightResult> {
   const objects = renderedObjects(input.manifests);
   const resolved = await resolveResources(objects, queries);
-  const releaseNamespace = input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-  const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) => resolved.get(`${o.apiVersion}:${o.kind}`));
+  const releaseNamespace =
+    input.releaseNamespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const permissions = requiredPermissions(objects, releaseNamespace, (o: RenderedObject) =>
+    resolved.get(`${o.apiVersion}:${o.kind}`),
+  );
   const optional = input.optional ?? [];
-  const namespaces = [...new Set([...permissions, ...optional].flatMap((p) => (p.namespace === undefined ? [] : [p.namespace])))];
+  const namespaces = [
+    ...new Set([...permissions, ...optional].flatMap((p) => (p.namespace === undefined ? [] : [p.namespace]))),
+  ];
   const reviews = new Map<string, RulesReview>();
   await Promise.all(
     namespaces.map(async (namespace) => {
@@ -143,7 +165,10 @@ export async function checkRbac(input: RbacPreflightInput, kc: KubeConfig, queri
 }
 
 /** Each kind's resource and scope: from the run's discovery index, a CRD the chart defines, or discovery asked now. */
-async function resolveResources(objects: RenderedObject[], queries: RbacQueries): Promise<Map<string, ResourceInfo | undefined>> {
+async function resolveResources(
+  objects: RenderedObject[],
+  queries: RbacQueries,
+): Promise<Map<string, ResourceInfo | undefined>> {
   const fromCrds = crdResources(objects);
   const discovery = queries.discovery;
   const index = await queries.resources;
@@ -160,7 +185,8 @@ async function resolveResources(objects: RenderedObject[], queries: RbacQueries)
   // Anything else (no index: the run's discovery read failed; a kind served since) is read from
   // discovery per apiVersion, all at once (each is a round trip before helm may start).
   const first = new Map<string, string>();
-  for (const key of unindexed) if (!first.has(key.slice(0, key.lastIndexOf(':')))) first.set(key.slice(0, key.lastIndexOf(':')), key);
+  for (const key of unindexed)
+    if (!first.has(key.slice(0, key.lastIndexOf(':')))) first.set(key.slice(0, key.lastIndexOf(':')), key);
   const lookup = async (key: string) => {
     const [apiVersion, kind] = [key.slice(0, key.lastIndexOf(':')), key.slice(key.lastIndexOf(':') + 1)];
     const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
@@ -180,7 +206,12 @@ async function resolveResources(objects: RenderedObject[], queries: RbacQueries)
 }
 
 /** The access reviews the rules could not answer, asked again a few times before a denial counts. */
-async function askAccess(input: RbacPreflightInput, queries: RbacQueries, ask: Permission[], askOptional: Permission[]): Promise<{ denied: Permission[]; deniedOptional: Permission[] }> {
+async function askAccess(
+  input: RbacPreflightInput,
+  queries: RbacQueries,
+  ask: Permission[],
+  askOptional: Permission[],
+): Promise<{ denied: Permission[]; deniedOptional: Permission[] }> {
   // The first pass takes answers asked before the render (RbacQueries.prefetchAccess) as they are.
   const concurrency = input.concurrency ?? 32;
   let [denied, deniedOptional] = await Promise.all([
@@ -207,13 +238,24 @@ async function accessAllowed(auth: AuthorizationV1Api, p: Omit<Permission, 'for'
     body: {
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SelfSubjectAccessReview',
-      spec: { resourceAttributes: { group: p.group, ...resourceAttributes(p.resource), verb: p.verb, ...(p.namespace ? { namespace: p.namespace } : {}) } },
+      spec: {
+        resourceAttributes: {
+          group: p.group,
+          ...resourceAttributes(p.resource),
+          verb: p.verb,
+          ...(p.namespace ? { namespace: p.namespace } : {}),
+        },
+      },
     },
   });
   return review.status?.allowed === true;
 }
 
-async function deniedOf(allowed: (p: Permission) => Promise<boolean>, permissions: Permission[], concurrency: number): Promise<Permission[]> {
+async function deniedOf(
+  allowed: (p: Permission) => Promise<boolean>,
+  permissions: Permission[],
+  concurrency: number,
+): Promise<Permission[]> {
   const denied: Permission[] = [];
   let next = 0;
   const worker = async () => {
@@ -233,12 +275,23 @@ async function deniedOf(allowed: (p: Permission) => Promise<boolean>, permission
 }
 
 /** Runs the check and turns a denial into exit 6 naming each missing permission; an optional one denied is a warning. */
-export async function rbacPreflight(input: RbacPreflightInput, logger: Logger, kc: KubeConfig, queries?: RbacQueries): Promise<void> {
+export async function rbacPreflight(
+  input: RbacPreflightInput,
+  logger: Logger,
+  kc: KubeConfig,
+  queries?: RbacQueries,
+): Promise<void> {
   const result = await checkRbac(input, kc, queries);
-  logger.info({ checked: result.checked, byRules: result.byRules, asked: result.asked, denied: result.denied.length }, 'rbac preflight');
+  logger.info(
+    { checked: result.checked, byRules: result.byRules, asked: result.asked, denied: result.denied.length },
+    'rbac preflight',
+  );
   for (const p of result.deniedOptional) {
     const permission = describePermission(p);
-    logger.warn({ permission }, `RBAC: this identity may not ${permission}: the install goes on without ${p.for.join(', ')} (grant it to have them; see the README, "RBAC")`);
+    logger.warn(
+      { permission },
+      `RBAC: this identity may not ${permission}: the install goes on without ${p.for.join(', ')} (grant it to have them; see the README, "RBAC")`,
+    );
   }
   if (!result.denied.length) return;
   throw new PreflightError(

@@ -52,7 +52,6 @@ export interface RenderedObject {
 
 import type { ResourceInfo } from '../cluster/capabilities.js';
 
-
 export interface Permission {
   group: string;
   resource: string;
@@ -71,7 +70,13 @@ export function renderedObjects(manifests: string): RenderedObject[] {
     if (!o || typeof o !== 'object' || typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') return;
     if (o.kind.endsWith('List') && Array.isArray(o.items)) return o.items.forEach(add);
     const defines = o.kind === 'CustomResourceDefinition' ? definedResources(o) : undefined;
-    out.push({ apiVersion: o.apiVersion, kind: o.kind, name: String(o.metadata?.name ?? ''), namespace: o.metadata?.namespace ?? undefined, ...(defines ? { defines } : {}) });
+    out.push({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: String(o.metadata?.name ?? ''),
+      namespace: o.metadata?.namespace ?? undefined,
+      ...(defines ? { defines } : {}),
+    });
   };
   // Only the head of each object is read (a List's items and a CRD whole): the whole tree of
   // every document (toJS, and the library's parser where the post-render's fast reader suffices)
@@ -79,7 +84,12 @@ export function renderedObjects(manifests: string): RenderedObject[] {
   for (const doc of manifestDocuments(manifests)) {
     const kind = doc.get('kind');
     if (typeof kind === 'string' && (kind.endsWith('List') || kind === 'CustomResourceDefinition')) add(doc.toJS());
-    else add({ apiVersion: doc.get('apiVersion'), kind, metadata: { name: doc.getIn(['metadata', 'name']), namespace: doc.getIn(['metadata', 'namespace']) } });
+    else
+      add({
+        apiVersion: doc.get('apiVersion'),
+        kind,
+        metadata: { name: doc.getIn(['metadata', 'name']), namespace: doc.getIn(['metadata', 'namespace']) },
+      });
   }
   return out;
 }
@@ -94,7 +104,11 @@ function definedResources(o: any): Map<string, ResourceInfo> | undefined {
   if (!o.spec?.names?.kind) return undefined;
   const map = new Map<string, ResourceInfo>();
   for (const v of o.spec.versions ?? [{ name: o.spec.version }]) {
-    map.set(`${o.spec.group}/${v.name}:${o.spec.names.kind}`, { group: o.spec.group, resource: o.spec.names.plural, namespaced: o.spec.scope !== 'Cluster' });
+    map.set(`${o.spec.group}/${v.name}:${o.spec.names.kind}`, {
+      group: o.spec.group,
+      resource: o.spec.names.plural,
+      namespaced: o.spec.scope !== 'Cluster',
+    });
   }
   return map;
 }
@@ -114,7 +128,13 @@ export function requiredPermissions(
   resolve: (o: RenderedObject) => ResourceInfo | undefined,
 ): Permission[] {
   const byKey = new Map<string, Permission>();
-  const need = (group: string, resource: string, namespace: string | undefined, verbs: readonly string[], what: string) => {
+  const need = (
+    group: string,
+    resource: string,
+    namespace: string | undefined,
+    verbs: readonly string[],
+    what: string,
+  ) => {
     for (const verb of verbs) {
       const key = `${group}|${resource}|${namespace ?? ''}|${verb}`;
       const p = byKey.get(key) ?? { group, resource, ...(namespace ? { namespace } : {}), verb, for: [] };
@@ -131,9 +151,10 @@ export function requiredPermissions(
     if (!info) continue;
     const what = `${o.kind}/${o.name}`;
     const verbs = o.kind === 'CustomResourceDefinition' ? CRD_VERBS : OBJECT_VERBS;
-    need(info.group, info.resource, info.namespaced ? o.namespace ?? releaseNamespace : undefined, verbs, what);
+    need(info.group, info.resource, info.namespaced ? (o.namespace ?? releaseNamespace) : undefined, verbs, what);
   }
-  for (const r of INSTALLER_READS) need(r.group, r.resource, releaseNamespace, [r.verb], "the installer's health checks");
+  for (const r of INSTALLER_READS)
+    need(r.group, r.resource, releaseNamespace, [r.verb], "the installer's health checks");
   return [...byKey.values()];
 }
 

@@ -34,7 +34,9 @@ export function ruleGrants(rule: ResourceRule, p: Pick<Permission, 'group' | 're
   if (!rule.verbs.some((v) => v === '*' || v === p.verb)) return false;
   if (!(rule.apiGroups ?? []).some((g) => g === '*' || g === p.group)) return false;
   const subresource = p.resource.includes('/') ? p.resource.slice(p.resource.indexOf('/') + 1) : '';
-  return (rule.resources ?? []).some((r) => r === '*' || r === p.resource || (subresource !== '' && r === `*/${subresource}`));
+  return (rule.resources ?? []).some(
+    (r) => r === '*' || r === p.resource || (subresource !== '' && r === `*/${subresource}`),
+  );
 }
 
 /**
@@ -42,7 +44,10 @@ export function ruleGrants(rule: ResourceRule, p: Pick<Permission, 'group' | 're
  * access review (see the file's head for which). `reviews`: per namespace; a namespace without
  * one (not reviewed, or its review failed) is asked.
  */
-export function decideByRules(permissions: Permission[], reviews: ReadonlyMap<string, RulesReview>): { granted: Permission[]; ask: Permission[] } {
+export function decideByRules(
+  permissions: Permission[],
+  reviews: ReadonlyMap<string, RulesReview>,
+): { granted: Permission[]; ask: Permission[] } {
   const granted: Permission[] = [];
   const ask: Permission[] = [];
   for (const p of permissions) {

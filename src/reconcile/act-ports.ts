@@ -4,7 +4,13 @@
 import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';
-import { describeProblems, readProblems, watchWhileHelmWaits, type DiagnosisScope, type Problem } from '../cluster/wait-diagnosis.js';
+import {
+  describeProblems,
+  readProblems,
+  watchWhileHelmWaits,
+  type DiagnosisScope,
+  type Problem,
+} from '../cluster/wait-diagnosis.js';
 import { durationMs } from '../options/config.js';
 import { correctDrift } from '../drift/correct-drift.js';
 import { findImmutableChanges } from '../drift/immutable-changes.js';
@@ -49,7 +55,15 @@ export interface UnderLease {
 }
 
 /** Every action's port at once: each action reads only its own part. */
-export type Ports = MapApisPort & RecoverPort & CorrectDriftPort & OwnersPort & ClaimsPort & CrdsPort & RecreatePort & UpgradePort & TestPort;
+export type Ports = MapApisPort &
+  RecoverPort &
+  CorrectDriftPort &
+  OwnersPort &
+  ClaimsPort &
+  CrdsPort &
+  RecreatePort &
+  UpgradePort &
+  TestPort;
 
 export function actionPorts(c: UnderLease): Ports {
   const { run, cluster, lease } = c;
@@ -63,7 +77,14 @@ export function actionPorts(c: UnderLease): Ports {
     stopped: () => either().aborted,
     annotateRecords: () => annotateReleaseRecords(run, cluster),
   };
-  return { ...shared, ...mapCalls(c), ...recoveryCalls(c, either), ...driftCalls(c), ...upgradeCalls(c, either), ...testCalls(c) };
+  return {
+    ...shared,
+    ...mapCalls(c),
+    ...recoveryCalls(c, either),
+    ...driftCalls(c),
+    ...upgradeCalls(c, either),
+    ...testCalls(c),
+  };
 }
 
 /** map-apis */
@@ -101,8 +122,20 @@ function recoveryCalls({ run, cluster, lease }: UnderLease, either: () => AbortS
     history: () => helm.history(release, namespace, undefined, either()),
     markFailed: (revision, was, description) => cluster.records.markFailed(revision, was, description),
     holder: lease.identity,
-    tellRecovered: (note) => void recordOutcome(run.state, { reason: 'Recovered', release, namespace, note, chartVersion: run.chart.version, started: run.started }),
-    rollback: (to) => helm.rollback({ release, namespace, revision: to, timeout: o.timeout, historyMax: o.historyMax }, { signal: either() }),
+    tellRecovered: (note) =>
+      void recordOutcome(run.state, {
+        reason: 'Recovered',
+        release,
+        namespace,
+        note,
+        chartVersion: run.chart.version,
+        started: run.started,
+      }),
+    rollback: (to) =>
+      helm.rollback(
+        { release, namespace, revision: to, timeout: o.timeout, historyMax: o.historyMax },
+        { signal: either() },
+      ),
     uninstall: () => helm.uninstall({ release, namespace, timeout: o.timeout }, { signal: either() }),
   };
 }
@@ -114,24 +147,41 @@ function driftCalls(c: UnderLease): Own<CorrectDriftPort> & Own<OwnersPort> & Ow
   const release = run.release;
   // The revision's manifest against this run's render, placed with the run's discovery (read again if that read was given up: the cluster was not reachable before the Lease).
   // Read once for both steps (the claims and the recreate ask about the same revision).
-  const read = new Map<number, Promise<{ previousManifest: string; manifests: string; release: string; releaseNamespace: string; resources: ResourceIndex }>>();
+  const read = new Map<
+    number,
+    Promise<{
+      previousManifest: string;
+      manifests: string;
+      release: string;
+      releaseNamespace: string;
+      resources: ResourceIndex;
+    }>
+  >();
   const against = (previous: number) => {
     if (!read.has(previous)) {
-      read.set(previous, (async () => {
-        const previousManifest = await revisionManifest(kube, records, previous);
-        const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
-        return { previousManifest, manifests, release, releaseNamespace: namespace, resources };
-      })());
+      read.set(
+        previous,
+        (async () => {
+          const previousManifest = await revisionManifest(kube, records, previous);
+          const { resources } = await c.reader.discovery().catch(() => clusterDiscovery(kube.config));
+          return { previousManifest, manifests, release, releaseNamespace: namespace, resources };
+        })(),
+      );
     }
     return read.get(previous)!;
   };
   return {
     revisionManifest: (revision) => revisionManifest(kube, records, revision),
-    correct: (manifest, drift) => correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
+    correct: (manifest, drift) =>
+      correctDrift(kube, manifest, drift, { releaseNamespace: namespace, release, rules: ignoreRules(run) }),
     orphanedClaims: run.o.orphanedClaims,
     findOrphanedClaims: async (previous, signal) =>
       findOrphanedClaims(kube, { ...(await against(previous)), signal }).catch((error: unknown) => {
-        throw toInstallerApiError(error, "reading the claims of the release's StatefulSets (list persistentvolumeclaims)", kube.server);
+        throw toInstallerApiError(
+          error,
+          "reading the claims of the release's StatefulSets (list persistentvolumeclaims)",
+          kube.server,
+        );
       }),
     releaseNamespace: namespace,
     liveObjects: async (signal) => {
@@ -156,13 +206,31 @@ function upgradeCalls(c: UnderLease, either: () => AbortSignal): Own<CrdsPort> &
     manifests,
     upgradeCrds: async () => {
       const { upgradeCrds } = await import('../crds/upgrade-crds.js');
-      return upgradeCrds({ kube, manifests, policy: o.crds, release: { name: release, namespace }, skipPreflight: o.skipPreflight, logger, signal: either() });
+      return upgradeCrds({
+        kube,
+        manifests,
+        policy: o.crds,
+        release: { name: release, namespace },
+        skipPreflight: o.skipPreflight,
+        logger,
+        signal: either(),
+      });
     },
     takeOwnership: o.takeOwnership,
     failFastAfter: o.failFastAfter,
     labels: async () => ({ ...digestLabels(await c.inputs.digests()), ...run.member?.labels }),
-    upgradeInstall: (r, signal) => helm.upgradeInstall({ ...plan.upgradeArguments(namespace), ...r, dryRun: false }, { signal, env: plan.airgap.env }),
-    watch: (w) => watchWhileHelmWaits(scope, { intervalMs: o.progressInterval, failFastMs: w.failFastMs, logger, onHopeless: w.onHopeless }),
+    upgradeInstall: (r, signal) =>
+      helm.upgradeInstall(
+        { ...plan.upgradeArguments(namespace), ...r, dryRun: false },
+        { signal, env: plan.airgap.env },
+      ),
+    watch: (w) =>
+      watchWhileHelmWaits(scope, {
+        intervalMs: o.progressInterval,
+        failFastMs: w.failFastMs,
+        logger,
+        onHopeless: w.onHopeless,
+      }),
     withCauses: (error, lastSeen) => withCauses(error, scope, lastSeen),
   };
 }
@@ -177,10 +245,17 @@ function testCalls({ run, cluster }: UnderLease): Own<TestPort> {
   };
 }
 
-async function withCauses(err: HelmOperationError, scope: DiagnosisScope, lastSeen: Problem[]): Promise<HelmOperationError> {
+async function withCauses(
+  err: HelmOperationError,
+  scope: DiagnosisScope,
+  lastSeen: Problem[],
+): Promise<HelmOperationError> {
   const now = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
   const problems = now.length > 0 ? now : lastSeen;
   if (problems.length === 0) return err;
   const [first = '', ...rest] = err.message.split('\n');
-  return new HelmOperationError([first, 'not ready:', ...describeProblems(problems).map((l) => `  ${l}`), ...rest].join('\n'), { hint: err.hint, cause: err });
+  return new HelmOperationError(
+    [first, 'not ready:', ...describeProblems(problems).map((l) => `  ${l}`), ...rest].join('\n'),
+    { hint: err.hint, cause: err },
+  );
 }

@@ -25,7 +25,6 @@ import { readReleaseState, readRemovedApis, sameRevisions } from './read-state.j
 import { reportCorrected, reportSkip, reportUpgraded, withDriftNamed } from './report.js';
 import { testsFailed } from './report-tests.js';
 
-
 /** The steps that act; the others end the run. A new action is a row here and its kind in decide.ts's Step. */
 export type Actions = { [K in Acting['kind']]: (port: Ports, step: Extract<Step, { kind: K }>) => Promise<Found> };
 
@@ -51,7 +50,13 @@ type Acting = Exclude<Step, Ending>;
 export const MAX_ROUNDS = 15;
 
 export function actUnderLease(c: UnderLease, before: ReleaseState | undefined): Promise<number> {
-  const loop: Loop = { read: (known) => readUnderLease(c, known), ports: actionPorts(c), actions: ACTIONS, options: c.run.o, end: (step, state, so) => end(c, step, state, so) };
+  const loop: Loop = {
+    read: (known) => readUnderLease(c, known),
+    ports: actionPorts(c),
+    actions: ACTIONS,
+    options: c.run.o,
+    end: (step, state, so) => end(c, step, state, so),
+  };
   return reconcile(loop, before);
 }
 
@@ -80,7 +85,9 @@ export async function reconcile(l: Loop, before: ReleaseState | undefined): Prom
       state = await l.read(undefined);
     }
   }
-  throw new InstallerError(ExitCode.internal, `the release was not done after ${MAX_ROUNDS} steps`, { hint: 'Run the installer again.' });
+  throw new InstallerError(ExitCode.internal, `the release was not done after ${MAX_ROUNDS} steps`, {
+    hint: 'Run the installer again.',
+  });
 }
 
 async function act(l: Loop, step: Acting, so: SoFar): Promise<Found> {
@@ -103,12 +110,23 @@ async function end(c: UnderLease, step: Ending, state: ReleaseState, so: SoFar):
       return reportCorrected(c.run, c.cluster, step.revision, step.corrected, mapped);
     case 'upgraded': {
       const drift = step.drift.length > 0 ? step.drift : await driftNamed(c, state);
-      return reportUpgraded(c.run, c.cluster, { everDeployed: step.everDeployed, revision: step.revision, drift, manifests: c.manifests, recreated: step.recreated, mapped });
+      return reportUpgraded(c.run, c.cluster, {
+        everDeployed: step.everDeployed,
+        revision: step.revision,
+        drift,
+        manifests: c.manifests,
+        recreated: step.recreated,
+        mapped,
+      });
     }
     case 'tests-failed':
       throw testsFailed(c.run, c.cluster, step, c.run.signal.aborted || c.lease.lost.aborted);
     case 'still-pending':
-      throw new InstallerError(ExitCode.internal, `release ${c.run.release} is still pending after ${step.recoveries} recoveries`, { hint: 'Run the installer again.' });
+      throw new InstallerError(
+        ExitCode.internal,
+        `release ${c.run.release} is still pending after ${step.recoveries} recoveries`,
+        { hint: 'Run the installer again.' },
+      );
   }
 }
 
@@ -127,7 +145,10 @@ async function readUnderLease(c: UnderLease, known: ReleaseState | undefined): P
     // A stuck or failed record is built by helm too (the recovery's rollback, the upgrade).
     readRemovedApis(c.reader, records),
   ]);
-  return { records: history.map((h): RevisionLabels => ({ revision: h.revision, status: h.status, labels: {} })), ...(removed.found.length > 0 ? { removedApis: removed.found } : {}) };
+  return {
+    records: history.map((h): RevisionLabels => ({ revision: h.revision, status: h.status, labels: {} })),
+    ...(removed.found.length > 0 ? { removedApis: removed.found } : {}),
+  };
 }
 
 /** What the drift check found before the upgrade, when it ran beside it; the upgrade stands either way. */
@@ -135,7 +156,10 @@ async function driftNamed(c: UnderLease, state: ReleaseState): Promise<ObjectDri
   try {
     return (await state.driftNamed) ?? [];
   } catch (error) {
-    c.run.logger.warn({ cause: error instanceof Error ? error.message.split('\n')[0] : String(error) }, 'upgraded; what had drifted before it could not be read');
+    c.run.logger.warn(
+      { cause: error instanceof Error ? error.message.split('\n')[0] : String(error) },
+      'upgraded; what had drifted before it could not be read',
+    );
     return [];
   }
 }

@@ -19,7 +19,11 @@ import { mentionsRemovable, unservedObjects, type ApiMapping } from '../drift/ma
 import { servedFrom } from '../drift/removed-apis.js';
 
 /** The render and the registry preflight; returns the rendered chart. */
-export async function checkWithoutCluster(run: InstallRun, plan: RenderSetup, namespace: string | undefined): Promise<string> {
+export async function checkWithoutCluster(
+  run: InstallRun,
+  plan: RenderSetup,
+  namespace: string | undefined,
+): Promise<string> {
   const { o, logger, state } = run;
   run.stage('render check');
   const rendered = plan.render(namespace).then((r) => r.manifests);
@@ -29,7 +33,11 @@ export async function checkWithoutCluster(run: InstallRun, plan: RenderSetup, na
     [
       'registry preflight',
       preflight && !o.skipPreflight
-        ? untilAborted(preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }), run.signal, 'registry preflight')
+        ? untilAborted(
+            preflight(logger, { pullSecretFile: o.pullSecretFile, caFile: o.registryCaFile, secrets: state.secrets }),
+            run.signal,
+            'registry preflight',
+          )
         : Promise.resolve(),
     ],
   ] as const);
@@ -42,26 +50,48 @@ export async function checkWithoutCluster(run: InstallRun, plan: RenderSetup, na
  * release namespace needs no render: asked at once, while helm renders. The run's Events are
  * checked too (where they go: the Job's namespace in a Job), a denial only warned about.
  */
-export function rbacCheck(run: InstallRun, cluster: ClusterRun, discovery: Promise<ClusterDiscovery> | undefined): (manifests: string) => Promise<void> {
+export function rbacCheck(
+  run: InstallRun,
+  cluster: ClusterRun,
+  discovery: Promise<ClusterDiscovery> | undefined,
+): (manifests: string) => Promise<void> {
   let queries: Promise<RbacQueries> | undefined;
   let checked: Promise<void> | undefined;
   const events = eventNamespace(run.o, cluster.kube.config, cluster.namespace);
   const query = () =>
-    (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-crds.js')]).then(([m, { crdAccessGuess }]) => {
-      const q = m.RbacQueries.of(cluster.kube.config, discovery?.then((d) => d.resources));
-      void q.review(cluster.namespace);
-      if (events !== cluster.namespace) void q.review(events);
-      q.prefetchAccess(crdAccessGuess(run.chart.path));
-      return q;
-    }));
+    (queries ??= Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/chart-crds.js')]).then(
+      ([m, { crdAccessGuess }]) => {
+        const q = m.RbacQueries.of(
+          cluster.kube.config,
+          discovery?.then((d) => d.resources),
+        );
+        void q.review(cluster.namespace);
+        if (events !== cluster.namespace) void q.review(events);
+        q.prefetchAccess(crdAccessGuess(run.chart.path));
+        return q;
+      },
+    ));
   if (!run.o.skipPreflight && discovery) query().catch(() => undefined);
   return (manifests) =>
     (checked ??= run.o.skipPreflight
       ? Promise.resolve()
       : (async () => {
           run.stage('rbac preflight');
-          const [{ rbacPreflight }, { eventPermission }, q] = await Promise.all([import('../rbac/rbac-preflight.js'), import('../rbac/required-permissions.js'), query()]);
-          await untilAborted(rbacPreflight({ manifests, releaseNamespace: cluster.namespace, optional: [eventPermission(events)] }, run.logger, cluster.kube.config, q), run.signal, 'rbac preflight');
+          const [{ rbacPreflight }, { eventPermission }, q] = await Promise.all([
+            import('../rbac/rbac-preflight.js'),
+            import('../rbac/required-permissions.js'),
+            query(),
+          ]);
+          await untilAborted(
+            rbacPreflight(
+              { manifests, releaseNamespace: cluster.namespace, optional: [eventPermission(events)] },
+              run.logger,
+              cluster.kube.config,
+              q,
+            ),
+            run.signal,
+            'rbac preflight',
+          );
           await untilAborted(fitCheck(run, cluster, manifests), run.signal, 'cluster fit check');
         })());
 }
@@ -78,15 +108,30 @@ async function fitCheck(run: InstallRun, cluster: ClusterRun, manifests: string)
     import('./named-classes.js'),
     import('../cluster/object-client.js'),
   ]);
-  const fit = await readClusterFit(await objectClient(cluster.kube, run.signal), manifests, cluster.namespace, run.logger);
+  const fit = await readClusterFit(
+    await objectClient(cluster.kube, run.signal),
+    manifests,
+    cluster.namespace,
+    run.logger,
+  );
   for (const r of fit.refusals) {
-    const what = r.owner.startsWith('ResourceQuota/') ? 'the pods may not fit' : r.enforced ? 'the cluster would refuse the pods of' : 'the cluster warns about the pods of';
+    const what = r.owner.startsWith('ResourceQuota/')
+      ? 'the pods may not fit'
+      : r.enforced
+        ? 'the cluster would refuse the pods of'
+        : 'the cluster warns about the pods of';
     run.logger.warn({ object: r.owner, refusal: r.kind, wayOut: r.wayOut }, `${what} ${r.owner}: ${r.message}`);
   }
   if (fit.missing.length > 0) {
-    throw new InvalidInputError(['the chart names classes the cluster does not have:', ...describeMissingClasses(fit.missing).map((l) => `  ${l}`)].join('\n'), {
-      hint: missingClassesHint(fit.missing),
-    });
+    throw new InvalidInputError(
+      [
+        'the chart names classes the cluster does not have:',
+        ...describeMissingClasses(fit.missing).map((l) => `  ${l}`),
+      ].join('\n'),
+      {
+        hint: missingClassesHint(fit.missing),
+      },
+    );
   }
 }
 
@@ -111,22 +156,33 @@ function warnUnrewrittenHooks(run: InstallRun, plan: RenderSetup): void {
 export async function unservedApisCheck(manifests: string, discovery: Promise<ClusterDiscovery>): Promise<void> {
   if (!mentionsRemovable(manifests)) return;
   const found = await discovery.then(
-    ({ capabilities }) => ({ capabilities, unserved: unservedObjects(manifests, servedFrom(capabilities.apiVersions)) }),
+    ({ capabilities }) => ({
+      capabilities,
+      unserved: unservedObjects(manifests, servedFrom(capabilities.apiVersions)),
+    }),
     () => undefined,
   );
   if (!found || found.unserved.length === 0) return;
   const { capabilities, unserved } = found;
   const lines = unserved.map((m) => `  ${unservedLine(m, capabilities.apiVersions)}`);
-  throw new InvalidInputError([`the chart renders APIs this cluster (Kubernetes ${capabilities.kubeVersion}) no longer serves:`, ...lines].join('\n'), {
-    file: unserved[0]!.source,
-    hint: 'The chart was written for an older Kubernetes: install a chart version made for this one (ask the vendor), or set the values that make the chart render the versions named above.',
-  });
+  throw new InvalidInputError(
+    [`the chart renders APIs this cluster (Kubernetes ${capabilities.kubeVersion}) no longer serves:`, ...lines].join(
+      '\n',
+    ),
+    {
+      file: unserved[0]!.source,
+      hint: 'The chart was written for an older Kubernetes: install a chart version made for this one (ask the vendor), or set the values that make the chart render the versions named above.',
+    },
+  );
 }
 
 /** Pure: one refused object: where, its apiVersion, and the versions of its kind the cluster serves. */
 function unservedLine(m: ApiMapping, apiVersions: readonly string[]): string {
   const object = `${m.kind}/${m.namespace ? `${m.namespace}/` : ''}${m.name}${m.source ? ` (${m.source})` : ''}`;
   const instead = apiVersions.filter((v) => v.endsWith(`/${m.kind}`)).map((v) => v.slice(0, -m.kind.length - 1));
-  const serves = instead.length > 0 ? `the cluster serves ${m.kind} as ${instead.join(', ')}` : `the cluster serves no ${m.kind} (removed with no successor)`;
+  const serves =
+    instead.length > 0
+      ? `the cluster serves ${m.kind} as ${instead.join(', ')}`
+      : `the cluster serves no ${m.kind} (removed with no successor)`;
   return `${object}: apiVersion ${m.from}, removed in Kubernetes ${m.removedIn}; ${serves}`;
 }

@@ -29,7 +29,12 @@ export interface ClusterFit {
   refusals: PodRefusal[];
 }
 
-export async function readClusterFit(client: ObjectClient, manifests: string, namespace: string, logger: Logger): Promise<ClusterFit> {
+export async function readClusterFit(
+  client: ObjectClient,
+  manifests: string,
+  namespace: string,
+  logger: Logger,
+): Promise<ClusterFit> {
   const objects = manifestObjects(manifests);
   const [missing, refusals, quotas] = await Promise.all([
     readMissingClasses(client, objects, logger),
@@ -40,7 +45,12 @@ export async function readClusterFit(client: ObjectClient, manifests: string, na
 }
 
 /** The namespace's quotas the chart's pods do not fit in all (a dry run of one pod sees one pod). */
-async function readQuotaFit(client: ObjectClient, objects: Obj[], namespace: string, logger: Logger): Promise<PodRefusal[]> {
+async function readQuotaFit(
+  client: ObjectClient,
+  objects: Obj[],
+  namespace: string,
+  logger: Logger,
+): Promise<PodRefusal[]> {
   const demand = podDemand(objects);
   if ((demand.get('pods') ?? 0) === 0) return [];
   let items: Obj[];
@@ -51,14 +61,21 @@ async function readQuotaFit(client: ObjectClient, objects: Obj[], namespace: str
     logger.debug({ status: apiStatus(error), cause: apiMessage(error) }, 'cannot list the ResourceQuotas: not checked');
     return [];
   }
-  const strings = (v: unknown): Record<string, string> => (isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x)])) : {});
-  const quotas = items.map((q) => ({ name: String((q.metadata as Obj | undefined)?.name), hard: strings((q.spec as Obj | undefined)?.hard), used: strings((q.status as Obj | undefined)?.used) }));
+  const strings = (v: unknown): Record<string, string> =>
+    isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, String(x)])) : {};
+  const quotas = items.map((q) => ({
+    name: String((q.metadata as Obj | undefined)?.name),
+    hard: strings((q.spec as Obj | undefined)?.hard),
+    used: strings((q.status as Obj | undefined)?.used),
+  }));
   return quotaShortfalls(demand, quotas).map((s) => ({
     owner: `ResourceQuota/${s.quota}`,
-    message: `the chart's pods need ${s.needs} in all; ResourceQuota ${s.quota} has hard ${s.hard}, used ${s.used}${s.neverFits ? ': they cannot fit even when nothing else uses it' : ' (on an upgrade the release\'s running pods are in used until replaced)'}`,
+    message: `the chart's pods need ${s.needs} in all; ResourceQuota ${s.quota} has hard ${s.hard}, used ${s.used}${s.neverFits ? ': they cannot fit even when nothing else uses it' : " (on an upgrade the release's running pods are in used until replaced)"}`,
     enforced: false,
     kind: 'resource-quota' as const,
-    wayOut: [`raise it (kubectl -n ${namespace} edit resourcequota ${s.quota}), free room in namespace ${namespace}, or lower the chart's replicas or resources`],
+    wayOut: [
+      `raise it (kubectl -n ${namespace} edit resourcequota ${s.quota}), free room in namespace ${namespace}, or lower the chart's replicas or resources`,
+    ],
   }));
 }
 
@@ -70,10 +87,16 @@ async function readMissingClasses(client: ObjectClient, objects: Obj[], logger: 
     kinds.map(async (kind) => {
       const k = CLASS_KINDS[kind];
       try {
-        const list = await client.list(collectionPath(k.apiVersion, { group: '', resource: k.resource, namespaced: false }, undefined), {});
+        const list = await client.list(
+          collectionPath(k.apiVersion, { group: '', resource: k.resource, namespaced: false }, undefined),
+          {},
+        );
         existing[kind] = (Array.isArray(list.items) ? list.items : []).filter(isObj).map(className).sort();
       } catch (error) {
-        logger.debug({ kind, status: apiStatus(error), cause: apiMessage(error) }, 'cannot list the classes: not checked');
+        logger.debug(
+          { kind, status: apiStatus(error), cause: apiMessage(error) },
+          'cannot list the classes: not checked',
+        );
       }
     }),
   );
@@ -86,21 +109,38 @@ function className(o: Obj): string {
   const metadata = isObj(o.metadata) ? o.metadata : {};
   const annotations = isObj(metadata.annotations) ? metadata.annotations : {};
   const isDefault =
-    annotations['storageclass.kubernetes.io/is-default-class'] === 'true' || annotations['ingressclass.kubernetes.io/is-default-class'] === 'true' || o.globalDefault === true;
+    annotations['storageclass.kubernetes.io/is-default-class'] === 'true' ||
+    annotations['ingressclass.kubernetes.io/is-default-class'] === 'true' ||
+    o.globalDefault === true;
   return `${String(metadata.name)}${isDefault ? ' (default)' : ''}`;
 }
 
-async function dryRunPods(client: ObjectClient, templates: PodTemplate[], releaseNamespace: string, logger: Logger): Promise<PodRefusal[]> {
+async function dryRunPods(
+  client: ObjectClient,
+  templates: PodTemplate[],
+  releaseNamespace: string,
+  logger: Logger,
+): Promise<PodRefusal[]> {
   const out = await Promise.all(templates.map((t) => dryRunPod(client, t, t.namespace ?? releaseNamespace, logger)));
   return out.flat();
 }
 
-async function dryRunPod(client: ObjectClient, t: PodTemplate, namespace: string, logger: Logger): Promise<PodRefusal[]> {
+async function dryRunPod(
+  client: ObjectClient,
+  t: PodTemplate,
+  namespace: string,
+  logger: Logger,
+): Promise<PodRefusal[]> {
   const base = t.owner.split('/')[1]!.slice(0, 40).toLowerCase();
   // The namespace's default ServiceAccount: the chart's own is not there before a first install,
   // and the ServiceAccount admission would refuse the pod before Pod Security or a policy judged it.
   const { serviceAccountName: _name, serviceAccount: _legacy, ...spec } = t.spec;
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: `${base}-`, namespace, labels: t.metadata.labels, annotations: t.metadata.annotations }, spec };
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { generateName: `${base}-`, namespace, labels: t.metadata.labels, annotations: t.metadata.annotations },
+    spec,
+  };
   try {
     const { warnings } = await client.createDryRun(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, pod);
     return warnings.filter((w) => /PodSecurity/.test(w)).map((w) => refusal(t.owner, w, namespace, false));
@@ -110,7 +150,10 @@ async function dryRunPod(client: ObjectClient, t: PodTemplate, namespace: string
     // Not a refusal of the pods' own: the namespace not there yet, a ServiceAccount the release
     // creates, a webhook that cannot take a dry run.
     if (found.kind === 'other') {
-      logger.debug({ object: t.owner, status: apiStatus(error), cause: message }, 'dry run of the pods said nothing of their admission');
+      logger.debug(
+        { object: t.owner, status: apiStatus(error), cause: message },
+        'dry run of the pods said nothing of their admission',
+      );
       return [];
     }
     return [found];

@@ -106,13 +106,19 @@ export function decide(s: ReleaseState, o: DecideOptions): Action {
         ? { kind: 'upgrade', status, reason: `last revision ${last!.revision} is ${last!.status}`, drift: [] }
         : { kind: 'install', reason: `last revision ${last!.revision} is ${last!.status} and none was deployed` };
     case 'out-of-date':
-      return { kind: 'upgrade', status, reason: s.inputs && !s.inputs.equal ? s.inputs.reason : 'inputs changed', drift };
+      return {
+        kind: 'upgrade',
+        status,
+        reason: s.inputs && !s.inputs.equal ? s.inputs.reason : 'inputs changed',
+        drift,
+      };
     default:
       break;
   }
   if (o.forceUpgrade) return { kind: 'upgrade', status, reason: '--force-upgrade', drift };
   if (status === 'drifted' && o.drift === 'correct') return { kind: 'correct-drift', revision: last!.revision, drift };
-  if ((s.unready ?? []).length > 0) return { kind: 'upgrade', status: 'unhealthy', reason: `not healthy: ${s.unready!.join('; ')}`, drift };
+  if ((s.unready ?? []).length > 0)
+    return { kind: 'upgrade', status: 'unhealthy', reason: `not healthy: ${s.unready!.join('; ')}`, drift };
   return { kind: 'skip', status: status === 'drifted' ? 'drifted' : 'in-sync', revision: last!.revision, drift };
 }
 
@@ -157,7 +163,8 @@ export type Remedy = { how: 'rollback'; to: number } | { how: 'uninstall' };
 
 export type NotPutBack = { drift: ObjectDrift; reason: string };
 
-export type TestsFound = { passed: true; names: string[] } | { passed: false; problems: Problem[]; failure: string; timedOut: boolean };
+export type TestsFound =
+  { passed: true; names: string[] } | { passed: false; problems: Problem[]; failure: string; timedOut: boolean };
 
 /** What this run's actions found: the part of the state the cluster does not show. */
 export interface SoFar {
@@ -194,8 +201,19 @@ export type Step =
   | { kind: 'remediate'; revision: number | undefined; remedy: Remedy }
   // The ends: a summary, or a failure.
   | { kind: 'corrected'; revision: number; corrected: ObjectDrift[] }
-  | { kind: 'upgraded'; everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; recreated: ImmutableChange[] }
-  | { kind: 'tests-failed'; revision: number | undefined; tests: Extract<TestsFound, { passed: false }>; remediation: { done: string } | { failed: unknown } }
+  | {
+      kind: 'upgraded';
+      everDeployed: boolean;
+      revision: number | undefined;
+      drift: ObjectDrift[];
+      recreated: ImmutableChange[];
+    }
+  | {
+      kind: 'tests-failed';
+      revision: number | undefined;
+      tests: Extract<TestsFound, { passed: false }>;
+      remediation: { done: string } | { failed: unknown };
+    }
   | { kind: 'still-pending'; recoveries: number };
 
 export interface LoopOptions extends DecideOptions {
@@ -208,7 +226,10 @@ export interface LoopOptions extends DecideOptions {
 export type Adoption = 'always' | 'first-install';
 
 /** Pure: whether helm is given --take-ownership for this goal (actions/upgrade.ts passes it so). */
-export function adoption(goal: { kind: 'install' | 'upgrade' }, takeOwnership: LoopOptions['takeOwnership']): Adoption | undefined {
+export function adoption(
+  goal: { kind: 'install' | 'upgrade' },
+  takeOwnership: LoopOptions['takeOwnership'],
+): Adoption | undefined {
   if (takeOwnership === 'always') return 'always';
   return takeOwnership === 'first-install' && goal.kind === 'install' ? 'first-install' : undefined;
 }
@@ -224,8 +245,11 @@ export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {
   const c = so.correction;
   if (c && c.notPutBack.length === 0) return { kind: 'corrected', revision: c.revision, corrected: c.corrected };
   // Some refused (an immutable field): helm's own upgrade is the next way; its failure names them.
-  const goal: Action = c ? { kind: 'upgrade', status: 'drifted', reason: 'drift that could not be put back', drift: c.drift } : decide(s, o);
-  if (goal.kind === 'recover' && so.recoveries >= MAX_RECOVERIES) return { kind: 'still-pending', recoveries: so.recoveries };
+  const goal: Action = c
+    ? { kind: 'upgrade', status: 'drifted', reason: 'drift that could not be put back', drift: c.drift }
+    : decide(s, o);
+  if (goal.kind === 'recover' && so.recoveries >= MAX_RECOVERIES)
+    return { kind: 'still-pending', recoveries: so.recoveries };
   if (goal.kind !== 'install' && goal.kind !== 'upgrade') return goal;
   if (so.upgraded) return afterUpgrade(s, so, goal, o);
   // Before any change (the CRDs are one): an object another release owns is refused first.
@@ -245,9 +269,14 @@ function afterUpgrade(s: ReleaseState, so: SoFar, goal: Goal, o: LoopOptions): S
   if (o.test && !so.tests) return { kind: 'test', revision };
   if (so.tests && !so.tests.passed) {
     const kept = { done: `kept at revision ${revision ?? '?'} (--test-failure keep)` };
-    if (o.testFailure === 'keep' || so.remediation) return { kind: 'tests-failed', revision, tests: so.tests, remediation: so.remediation ?? kept };
+    if (o.testFailure === 'keep' || so.remediation)
+      return { kind: 'tests-failed', revision, tests: so.tests, remediation: so.remediation ?? kept };
     const previous = lastGoodRevision(s.records);
-    return { kind: 'remediate', revision, remedy: previous === undefined ? { how: 'uninstall' } : { how: 'rollback', to: previous } };
+    return {
+      kind: 'remediate',
+      revision,
+      remedy: previous === undefined ? { how: 'uninstall' } : { how: 'rollback', to: previous },
+    };
   }
   const drift = goal.kind === 'upgrade' ? goal.drift : [];
   return { kind: 'upgraded', everDeployed: goal.kind === 'upgrade', revision, drift, recreated: so.recreated ?? [] };

@@ -26,7 +26,8 @@ function asOptionError<T>(fn: () => T): T {
     return fn();
   } catch (error) {
     // The resolver names the option and its variable itself: not twice.
-    if (error instanceof InstallerError || error instanceof Error) throw new OptionValueError(error.message.replace(/^--[a-z-]+ \([A-Z_]+\): /, ''));
+    if (error instanceof InstallerError || error instanceof Error)
+      throw new OptionValueError(error.message.replace(/^--[a-z-]+ \([A-Z_]+\): /, ''));
     throw error;
   }
 }

@@ -23,7 +23,9 @@ async function readPins(
   manifest: string,
   o: { release: string; releaseNamespace: string; rules: IgnoreRule[]; resources: ResourceIndex; signal?: AbortSignal },
 ): Promise<PinPlan> {
-  const placed = placeObjects(manifestObjects(manifest), o.resources, o).filter((p) => p.path && ignoredPaths(o.rules, p).length > 0);
+  const placed = placeObjects(manifestObjects(manifest), o.resources, o).filter(
+    (p) => p.path && ignoredPaths(o.rules, p).length > 0,
+  );
   if (placed.length === 0) return { releaseNamespace: o.releaseNamespace, objects: [] };
   const client = await objectClient(kube, o.signal);
   const objects = await mapBounded(placed, CONCURRENCY, async (p) => {
@@ -38,7 +40,13 @@ async function readPins(
       return getAt(p.body, parsePointer(path)) === undefined ? [] : [{ path, absent: true }];
     });
     if (fields.length === 0) return undefined;
-    return { apiVersion: p.apiVersion, kind: p.kind, ...(p.namespace ? { namespace: p.namespace } : {}), name: p.name, fields };
+    return {
+      apiVersion: p.apiVersion,
+      kind: p.kind,
+      ...(p.namespace ? { namespace: p.namespace } : {}),
+      name: p.name,
+      fields,
+    };
   });
   return { releaseNamespace: o.releaseNamespace, objects: objects.filter((x) => x !== undefined) };
 }
@@ -47,10 +55,21 @@ async function readPins(
  * The live values of the fields under an ignore rule, in the objects of the last revision (a
  * pending or failed one names the objects as well as a deployed one: the values are read live).
  */
-export async function ignoredFieldPins(run: InstallRun, cluster: ClusterRun, before: ReleaseState | undefined, discovery: Promise<ClusterDiscovery> | undefined): Promise<PinPlan | undefined> {
+export async function ignoredFieldPins(
+  run: InstallRun,
+  cluster: ClusterRun,
+  before: ReleaseState | undefined,
+  discovery: Promise<ClusterDiscovery> | undefined,
+): Promise<PinPlan | undefined> {
   const last = before?.records.at(-1);
   if (ignoreRules(run).length === 0 || !last || !discovery) return undefined;
   const manifest = await revisionManifest(cluster.kube, cluster.records, last.revision);
   const { resources } = await discovery;
-  return readPins(cluster.kube, manifest, { release: run.release, releaseNamespace: cluster.namespace, rules: ignoreRules(run), resources, signal: run.signal });
+  return readPins(cluster.kube, manifest, {
+    release: run.release,
+    releaseNamespace: cluster.namespace,
+    rules: ignoreRules(run),
+    resources,
+    signal: run.signal,
+  });
 }

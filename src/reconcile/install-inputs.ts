@@ -8,7 +8,15 @@ import { readFileSync } from 'node:fs';
 import type { RevisionLabels } from '../cluster/release-secrets.js';
 import type { HelmClient } from '../helm/helm-client.js';
 import {
-  chartDigest, decideNoOp, inputDigest, sameInputs, valuesDigest, writtenValuesDigest, type ApplySettings, type InputDigests, type ReleaseDigests,
+  chartDigest,
+  decideNoOp,
+  inputDigest,
+  sameInputs,
+  valuesDigest,
+  writtenValuesDigest,
+  type ApplySettings,
+  type InputDigests,
+  type ReleaseDigests,
 } from './release-digest.js';
 import { valuesAsWritten } from '../inputs/values-as-written.js';
 import { toValuesArguments, type ResolvedValues } from '../inputs/values.js';
@@ -37,8 +45,20 @@ interface InputsSource {
 /** The run's inputs: besides the values, what changes the applied objects (never --drift, --timeout or the like). */
 export function runInputs(run: InstallRun): InstallInputs {
   const { o } = run;
-  const settings = { registry: o.registry, imagePullSecret: o.imagePullSecret, imagePaths: o.imagePaths, helmArgs: o.helmArgs, appSlug: o.appSlug };
-  return installInputs({ chartPath: run.chart.path, resolved: run.resolved, helm: run.helm, settings, signal: run.signal });
+  const settings = {
+    registry: o.registry,
+    imagePullSecret: o.imagePullSecret,
+    imagePaths: o.imagePaths,
+    helmArgs: o.helmArgs,
+    appSlug: o.appSlug,
+  };
+  return installInputs({
+    chartPath: run.chart.path,
+    resolved: run.resolved,
+    helm: run.helm,
+    settings,
+    signal: run.signal,
+  });
 }
 
 function installInputs(s: InputsSource): InstallInputs {
@@ -53,10 +73,16 @@ function installInputs(s: InputsSource): InstallInputs {
     values ??= (async () => {
       const written = valuesAsWritten(layers.map((l) => l.content));
       if (written) return { ...known, values: writtenValuesDigest(written, s.resolved.sets, settings) };
-      const merged = await s.helm.mergedValues(toValuesArguments(s.resolved), AbortSignal.any([s.signal, stopped.signal]));
+      const merged = await s.helm.mergedValues(
+        toValuesArguments(s.resolved),
+        AbortSignal.any([s.signal, stopped.signal]),
+      );
       return { ...known, values: valuesDigest(merged, settings) };
     })();
-    values.then((d) => (settled = d), () => undefined);
+    values.then(
+      (d) => (settled = d),
+      () => undefined,
+    );
     return values;
   };
   return { known, digests, stop: () => stopped.abort(), recorded: () => settled ?? known };

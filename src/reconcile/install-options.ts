@@ -1,7 +1,17 @@
 // The install command's options: one table (flag, environment variable, parser, default) that
 // the CLI registers and the resolver reads, and the typed options object it gives.
 import {
-  type CommonOptions, commonOptionTable, oneOf, parseDurationMs, parseHistoryMax, parseNamespace, parseObjectName, parsePath, parseTakeOwnership, parseTimeout, parseUid,
+  type CommonOptions,
+  commonOptionTable,
+  oneOf,
+  parseDurationMs,
+  parseHistoryMax,
+  parseNamespace,
+  parseObjectName,
+  parsePath,
+  parseTakeOwnership,
+  parseTimeout,
+  parseUid,
 } from '../options/config.js';
 import type { CrdPolicy } from '../crds/crd-decision.js';
 import type { OrphanedClaimsPolicy } from './actions/check-claims.js';
@@ -9,7 +19,14 @@ import { parseDriftIgnore, parseDriftIgnoreFile, parseDriftMode } from './drift-
 import { parseCaFile, parsePullSecretFile } from '../options/input-file-options.js';
 import { type OptionsOf, parseBoolean, rest, switchOption, value } from '../options/options.js';
 import { OptionValueError } from '../common/errors.js';
-import { boundedDurationMs, hideUrl, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../options/notify-options.js';
+import {
+  boundedDurationMs,
+  hideUrl,
+  parseNotifyFormat,
+  parseNotifyRetries,
+  parseNotifyUrl,
+  parseNotifyUrlFile,
+} from '../options/notify-options.js';
 
 function parseParallel(raw: string): number {
   const n = Number(raw.trim());
@@ -36,25 +53,77 @@ const parseRecreateImmutable = oneOf<RecreateImmutable>('auto', 'never');
 
 export const installOptionTable = {
   ...commonOptionTable,
-  timeout: value('--timeout <duration>', 'TIMEOUT', 'how long helm waits for resources (Go duration)', parseTimeout, '10m'),
+  timeout: value(
+    '--timeout <duration>',
+    'TIMEOUT',
+    'how long helm waits for resources (Go duration)',
+    parseTimeout,
+    '10m',
+  ),
   historyMax: value('--history-max <n>', 'HISTORY_MAX', 'revisions helm keeps (0 = all)', parseHistoryMax, 5),
   dryRun: switchOption('--dry-run', 'DRY_RUN', "helm's server-side dry run: nothing changes"),
-  suspend: switchOption('--suspend', 'SUSPEND', 'pause: change nothing, take no Lease, record a Suspended Event; exit 0 (a maintenance window)'),
-  planOnly: switchOption('--plan-only', 'PLAN_ONLY', 'print the plan (what install would do, as `plan` does) and change nothing; exit 0'),
-  terminationLog: value('--termination-log <path>', 'TERMINATION_LOG', 'where the failure summary is written', parsePath, '/dev/termination-log'),
+  suspend: switchOption(
+    '--suspend',
+    'SUSPEND',
+    'pause: change nothing, take no Lease, record a Suspended Event; exit 0 (a maintenance window)',
+  ),
+  planOnly: switchOption(
+    '--plan-only',
+    'PLAN_ONLY',
+    'print the plan (what install would do, as `plan` does) and change nothing; exit 0',
+  ),
+  terminationLog: value(
+    '--termination-log <path>',
+    'TERMINATION_LOG',
+    'where the failure summary is written',
+    parsePath,
+    '/dev/termination-log',
+  ),
   takeOwnership: value(
     '--take-ownership <when>',
     'TAKE_OWNERSHIP',
-    'adopt existing objects: first-install (a first install adopts objects no helm release owns; another release\'s is refused, exit 4), always (any, even another release\'s), never',
+    "adopt existing objects: first-install (a first install adopts objects no helm release owns; another release's is refused, exit 4), always (any, even another release's), never",
     parseTakeOwnership,
     'first-install',
   ),
-  skipPreflight: switchOption('--skip-preflight', 'SKIP_PREFLIGHT', 'skip the preflight checks: rewritten images in the registry, RBAC'),
-  registryCaFile: value('--registry-ca-file <file>', 'REGISTRY_CA_FILE', 'CA bundle for an HTTPS registry with a private CA', parseCaFile),
-  pullSecretFile: value('--pull-secret-file <file>', 'PULL_SECRET_FILE', 'a .dockerconfigjson file with the registry credentials for the preflight', parsePullSecretFile),
-  lockTimeout: value('--lock-timeout <duration>', 'LOCK_TIMEOUT', 'how long to wait while another installer holds the release (its Lease), then exit 7', parseDurationMs, 300_000, '5m'),
-  connectTimeout: value('--connect-timeout <duration>', 'CONNECT_TIMEOUT', 'how long to retry an API server that is not reachable yet, then exit 5', parseDurationMs, 60_000, '60s'),
-  forceUpgrade: switchOption('--force-upgrade', 'FORCE_UPGRADE', 'upgrade even when chart and values equal the deployed revision'),
+  skipPreflight: switchOption(
+    '--skip-preflight',
+    'SKIP_PREFLIGHT',
+    'skip the preflight checks: rewritten images in the registry, RBAC',
+  ),
+  registryCaFile: value(
+    '--registry-ca-file <file>',
+    'REGISTRY_CA_FILE',
+    'CA bundle for an HTTPS registry with a private CA',
+    parseCaFile,
+  ),
+  pullSecretFile: value(
+    '--pull-secret-file <file>',
+    'PULL_SECRET_FILE',
+    'a .dockerconfigjson file with the registry credentials for the preflight',
+    parsePullSecretFile,
+  ),
+  lockTimeout: value(
+    '--lock-timeout <duration>',
+    'LOCK_TIMEOUT',
+    'how long to wait while another installer holds the release (its Lease), then exit 7',
+    parseDurationMs,
+    300_000,
+    '5m',
+  ),
+  connectTimeout: value(
+    '--connect-timeout <duration>',
+    'CONNECT_TIMEOUT',
+    'how long to retry an API server that is not reachable yet, then exit 5',
+    parseDurationMs,
+    60_000,
+    '60s',
+  ),
+  forceUpgrade: switchOption(
+    '--force-upgrade',
+    'FORCE_UPGRADE',
+    'upgrade even when chart and values equal the deployed revision',
+  ),
   drift: value(
     '--drift <mode>',
     'DRIFT',
@@ -70,7 +139,14 @@ export const installOptionTable = {
     [],
     'none',
   ),
-  driftIgnoreFile: value('--drift-ignore-file <file>', 'DRIFT_IGNORE_FILE', 'the same rules as a YAML list of {paths, target} (see src/reconcile/README.md)', parseDriftIgnoreFile, [], 'none'),
+  driftIgnoreFile: value(
+    '--drift-ignore-file <file>',
+    'DRIFT_IGNORE_FILE',
+    'the same rules as a YAML list of {paths, target} (see src/reconcile/README.md)',
+    parseDriftIgnoreFile,
+    [],
+    'none',
+  ),
   crds: value(
     '--crds <policy>',
     'CRDS',
@@ -92,7 +168,14 @@ export const installOptionTable = {
     parseOrphanedClaims,
     'refuse' as OrphanedClaimsPolicy,
   ),
-  progressInterval: value('--progress-interval <duration>', 'PROGRESS_INTERVAL', 'while helm waits, how often to log what is not ready and why', parseDurationMs, 30_000, '30s'),
+  progressInterval: value(
+    '--progress-interval <duration>',
+    'PROGRESS_INTERVAL',
+    'while helm waits, how often to log what is not ready and why',
+    parseDurationMs,
+    30_000,
+    '30s',
+  ),
   failFastAfter: value(
     '--fail-fast-after <duration>',
     'FAIL_FAST_AFTER',
@@ -102,14 +185,63 @@ export const installOptionTable = {
     '90s',
   ),
   // The URL is a secret: never echoed, in errors either (see src/options/notify-options.ts).
-  notifyUrl: { ...value('--notify-url <url>', 'NOTIFY_URL', 'a webhook POSTed one JSON body per outcome once the run has ended (the URL is a secret: never logged)', parseNotifyUrl), echo: hideUrl },
-  notifyUrlFile: value('--notify-url-file <file>', 'NOTIFY_URL_FILE', 'a file holding the webhook URL (a mounted Secret key); empty = no webhook', parseNotifyUrlFile),
-  notifyFormat: value('--notify-format <format>', 'NOTIFY_FORMAT', 'the webhook body: json (every fact, keyed) or slack ({"text": ...}, an incoming webhook)', parseNotifyFormat, 'json'),
-  notifyTimeout: value('--notify-timeout <duration>', 'NOTIFY_TIMEOUT', 'how long one webhook POST may take (at most 1m)', boundedDurationMs(60_000, '1m'), 5_000, '5s'),
-  notifyRetries: value('--notify-retries <n>', 'NOTIFY_RETRIES', 'webhook POSTs retried after a timeout, a connection error or a 5xx/408/429 (0-5, with backoff)', parseNotifyRetries, 2),
-  notifyMaxTime: value('--notify-max-time <duration>', 'NOTIFY_MAX_TIME', 'the most the webhook adds to the run, all POSTs together (at most 5m)', boundedDurationMs(300_000, '5m'), 30_000, '30s'),
-  test: switchOption('--test', 'TEST', "run the chart's test hooks (helm test) once an install or upgrade is ready; a failure is exit 4"),
-  testTimeout: value('--test-timeout <duration>', 'TEST_TIMEOUT', 'how long the tests may take (Go duration); longer counts as failed', parseTimeout, '5m'),
+  notifyUrl: {
+    ...value(
+      '--notify-url <url>',
+      'NOTIFY_URL',
+      'a webhook POSTed one JSON body per outcome once the run has ended (the URL is a secret: never logged)',
+      parseNotifyUrl,
+    ),
+    echo: hideUrl,
+  },
+  notifyUrlFile: value(
+    '--notify-url-file <file>',
+    'NOTIFY_URL_FILE',
+    'a file holding the webhook URL (a mounted Secret key); empty = no webhook',
+    parseNotifyUrlFile,
+  ),
+  notifyFormat: value(
+    '--notify-format <format>',
+    'NOTIFY_FORMAT',
+    'the webhook body: json (every fact, keyed) or slack ({"text": ...}, an incoming webhook)',
+    parseNotifyFormat,
+    'json',
+  ),
+  notifyTimeout: value(
+    '--notify-timeout <duration>',
+    'NOTIFY_TIMEOUT',
+    'how long one webhook POST may take (at most 1m)',
+    boundedDurationMs(60_000, '1m'),
+    5_000,
+    '5s',
+  ),
+  notifyRetries: value(
+    '--notify-retries <n>',
+    'NOTIFY_RETRIES',
+    'webhook POSTs retried after a timeout, a connection error or a 5xx/408/429 (0-5, with backoff)',
+    parseNotifyRetries,
+    2,
+  ),
+  notifyMaxTime: value(
+    '--notify-max-time <duration>',
+    'NOTIFY_MAX_TIME',
+    'the most the webhook adds to the run, all POSTs together (at most 5m)',
+    boundedDurationMs(300_000, '5m'),
+    30_000,
+    '30s',
+  ),
+  test: switchOption(
+    '--test',
+    'TEST',
+    "run the chart's test hooks (helm test) once an install or upgrade is ready; a failure is exit 4",
+  ),
+  testTimeout: value(
+    '--test-timeout <duration>',
+    'TEST_TIMEOUT',
+    'how long the tests may take (Go duration); longer counts as failed',
+    parseTimeout,
+    '5m',
+  ),
   testFailure: value(
     '--test-failure <action>',
     'TEST_FAILURE',
@@ -117,7 +249,13 @@ export const installOptionTable = {
     parseTestFailure,
     'rollback' as TestFailureAction,
   ),
-  maxParallel: value('--max-parallel <n>', 'MAX_PARALLEL', 'with a release plan: releases checked or installed at the same time', parseParallel, 4),
+  maxParallel: value(
+    '--max-parallel <n>',
+    'MAX_PARALLEL',
+    'with a release plan: releases checked or installed at the same time',
+    parseParallel,
+    4,
+  ),
   appRollback: value(
     '--app-rollback <when>',
     'APP_ROLLBACK',
@@ -125,12 +263,33 @@ export const installOptionTable = {
     parseAppRollback,
     'on-failure' as AppRollback,
   ),
-  pruneReleases: value('--prune-releases <bool>', 'PRUNE_RELEASES', "with a release plan: uninstall this app's releases that the plan dropped or switched off", parseBoolean, true),
+  pruneReleases: value(
+    '--prune-releases <bool>',
+    'PRUNE_RELEASES',
+    "with a release plan: uninstall this app's releases that the plan dropped or switched off",
+    parseBoolean,
+    true,
+  ),
   // The Job this runs in, from the pod's own labels (downward API): the Events of the run go on it
   // (src/tell/events.ts). Unset outside a Job: each release's Events go on its namespace.
-  jobName: value('--job-name <name>', 'JOB_NAME', "the Job this runs in: its Events go on it (in a Job: the pod's batch.kubernetes.io/job-name label)", parseObjectName),
-  jobUid: value('--job-uid <uid>', 'JOB_UID', "that Job's uid, so `kubectl describe job` lists its Events (the pod's batch.kubernetes.io/controller-uid label)", parseUid),
-  jobNamespace: value('--job-namespace <ns>', 'JOB_NAMESPACE', "that Job's namespace (default: the pod's own, POD_NAMESPACE)", parseNamespace),
+  jobName: value(
+    '--job-name <name>',
+    'JOB_NAME',
+    "the Job this runs in: its Events go on it (in a Job: the pod's batch.kubernetes.io/job-name label)",
+    parseObjectName,
+  ),
+  jobUid: value(
+    '--job-uid <uid>',
+    'JOB_UID',
+    "that Job's uid, so `kubectl describe job` lists its Events (the pod's batch.kubernetes.io/controller-uid label)",
+    parseUid,
+  ),
+  jobNamespace: value(
+    '--job-namespace <ns>',
+    'JOB_NAMESPACE',
+    "that Job's namespace (default: the pod's own, POD_NAMESPACE)",
+    parseNamespace,
+  ),
   helmArgs: rest('HELM_ARGS', 'after --: passed to helm verbatim'),
 };
 

@@ -4,7 +4,6 @@ import type { IgnoreRule } from '../drift/ignore-rules.js';
 import type { PlanMember, RunContext } from '../run/run-context.js';
 import type { InstallOptions } from './install-options.js';
 
-
 export type InstallRun = RunContext<InstallOptions>;
 
 /** The run as one release of a release plan (`member`), or alone. */

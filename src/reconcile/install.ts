@@ -33,7 +33,17 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
   const run = installRun(await startRun(o, state, 1, { deferChartValues: true }), member);
   const { logger, release, resolved, helm } = run;
-  logger.info({ chart: chartLabel(run), release, namespace: o.namespace, layers: resolved.layers, sets: resolved.sets.length, helm: helm.version }, 'starting');
+  logger.info(
+    {
+      chart: chartLabel(run),
+      release,
+      namespace: o.namespace,
+      layers: resolved.layers,
+      sets: resolved.sets.length,
+      helm: helm.version,
+    },
+    'starting',
+  );
   if (o.dryRun) return dryRun(run);
   const inputs = runInputs(run);
   if (o.forceUpgrade) void inputs.digests();
@@ -42,7 +52,16 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
   // Discovery (the cluster's Capabilities for the render, each kind's resource for the RBAC
   // preflight) is asked now, so its round trips overlap the release read; given up by a skip.
   const discovering = readClusterDiscovery(cluster.kube.config);
-  const reader: StateReader = { ...cluster, inputs, drift: o.drift, ignore: ignoreRules(run), forceUpgrade: o.forceUpgrade, discovery: discovering.read, logger, signal: run.signal };
+  const reader: StateReader = {
+    ...cluster,
+    inputs,
+    drift: o.drift,
+    ignore: ignoreRules(run),
+    forceUpgrade: o.forceUpgrade,
+    discovery: discovering.read,
+    logger,
+    signal: run.signal,
+  };
   let lease: ReleaseLease | undefined;
   try {
     run.stage('reading release state');
@@ -59,19 +78,23 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
     discovery?.catch(() => undefined);
     helm.setRenderFlags(clusterRenderFlags(discovery, logger));
     const pins = await ignoredFieldPins(run, cluster, before, discovery);
-    return await withRenderSetup(run, async (plan) => {
-      const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
-      if (discovery) await unservedApisCheck(manifests, discovery);
-      const rbac = rbacCheck(run, cluster, discovery);
-      // Before the Lease when the cluster answered; else once the Lease has waited for it, and
-      // before it creates a namespace: bad input never leaves a namespace behind.
-      if (before) await rbac(manifests);
-      await run.member?.gate();
-      lease = await takeLease(run, cluster, () => rbac(manifests));
-      await rbac(manifests);
-      if (!discovery) await unservedApisCheck(manifests, clusterDiscovery(cluster.kube.config));
-      return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
-    }, { pins, apply: applySettings(run), runsTests: o.test });
+    return await withRenderSetup(
+      run,
+      async (plan) => {
+        const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
+        if (discovery) await unservedApisCheck(manifests, discovery);
+        const rbac = rbacCheck(run, cluster, discovery);
+        // Before the Lease when the cluster answered; else once the Lease has waited for it, and
+        // before it creates a namespace: bad input never leaves a namespace behind.
+        if (before) await rbac(manifests);
+        await run.member?.gate();
+        lease = await takeLease(run, cluster, () => rbac(manifests));
+        await rbac(manifests);
+        if (!discovery) await unservedApisCheck(manifests, clusterDiscovery(cluster.kube.config));
+        return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
+      },
+      { pins, apply: applySettings(run), runsTests: o.test },
+    );
   } finally {
     await lease?.release();
   }
@@ -81,7 +104,8 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
 async function connectCluster(run: InstallRun): Promise<ClusterRun> {
   const kube = await connectKube().catch(async (error: unknown) => {
     // Bad values (3) and missing images (6) are named before a kubeconfig problem.
-    if (error instanceof UsageError) await withRenderSetup(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
+    if (error instanceof UsageError)
+      await withRenderSetup(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
     throw error;
   });
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);
@@ -103,7 +127,11 @@ async function readBeforeLease(run: InstallRun, reader: StateReader): Promise<Re
   }
 }
 
-function takeLease(run: InstallRun, cluster: ClusterRun, beforeCreatingNamespace: () => Promise<void>): Promise<ReleaseLease> {
+function takeLease(
+  run: InstallRun,
+  cluster: ClusterRun,
+  beforeCreatingNamespace: () => Promise<void>,
+): Promise<ReleaseLease> {
   run.stage('waiting for the release lease');
   return ReleaseLease.acquire(cluster.kube, {
     namespace: cluster.namespace,
@@ -116,4 +144,3 @@ function takeLease(run: InstallRun, cluster: ClusterRun, beforeCreatingNamespace
     appSlug: run.o.appSlug,
   });
 }
-

@@ -9,8 +9,16 @@ import { at, isObj, podTemplates } from './pod-templates.js';
 export type ClassKind = 'StorageClass' | 'IngressClass' | 'PriorityClass' | 'RuntimeClass';
 
 export const CLASS_KINDS: Record<ClassKind, { apiVersion: string; resource: string; value: string }> = {
-  StorageClass: { apiVersion: 'storage.k8s.io/v1', resource: 'storageclasses', value: 'persistence.storageClass, storageClassName' },
-  IngressClass: { apiVersion: 'networking.k8s.io/v1', resource: 'ingressclasses', value: 'ingress.className, ingressClassName' },
+  StorageClass: {
+    apiVersion: 'storage.k8s.io/v1',
+    resource: 'storageclasses',
+    value: 'persistence.storageClass, storageClassName',
+  },
+  IngressClass: {
+    apiVersion: 'networking.k8s.io/v1',
+    resource: 'ingressclasses',
+    value: 'ingress.className, ingressClassName',
+  },
   PriorityClass: { apiVersion: 'scheduling.k8s.io/v1', resource: 'priorityclasses', value: 'priorityClassName' },
   RuntimeClass: { apiVersion: 'node.k8s.io/v1', resource: 'runtimeclasses', value: 'runtimeClassName' },
 };
@@ -34,7 +42,8 @@ export function classReferences(objects: readonly Obj[]): ClassReference[] {
     if (o.kind === 'Ingress') add('IngressClass', at(o, ['spec'])?.ingressClassName, id);
     if (o.kind === 'StatefulSet') {
       const claims = at(o, ['spec'])?.volumeClaimTemplates;
-      for (const c of Array.isArray(claims) ? claims : []) if (isObj(c)) add('StorageClass', at(c, ['spec'])?.storageClassName, `${id} volumeClaimTemplates`);
+      for (const c of Array.isArray(claims) ? claims : [])
+        if (isObj(c)) add('StorageClass', at(c, ['spec'])?.storageClassName, `${id} volumeClaimTemplates`);
     }
   }
   for (const t of podTemplates(objects)) {
@@ -56,11 +65,16 @@ export interface MissingClass {
  * The classes named that neither the cluster (`existing`, by kind; a kind not read is not judged)
  * nor the chart itself (`made`: kind/name of the rendered objects) has.
  */
-export function missingClasses(refs: readonly ClassReference[], existing: Partial<Record<ClassKind, string[]>>, made: ReadonlySet<string>): MissingClass[] {
+export function missingClasses(
+  refs: readonly ClassReference[],
+  existing: Partial<Record<ClassKind, string[]>>,
+  made: ReadonlySet<string>,
+): MissingClass[] {
   const out = new Map<string, MissingClass>();
   for (const r of refs) {
     const have = existing[r.kind];
-    if (!have || made.has(`${r.kind}/${r.name}`) || have.some((h) => h.replace(/ \(default\)$/, '') === r.name)) continue;
+    if (!have || made.has(`${r.kind}/${r.name}`) || have.some((h) => h.replace(/ \(default\)$/, '') === r.name))
+      continue;
     const key = `${r.kind}/${r.name}`;
     const seen = out.get(key) ?? { kind: r.kind, name: r.name, by: [], existing: have };
     seen.by.push(r.by);
@@ -71,7 +85,10 @@ export function missingClasses(refs: readonly ClassReference[], existing: Partia
 
 /** The lines of the error: each missing class, what names it, and what the cluster has. */
 export function describeMissingClasses(missing: readonly MissingClass[]): string[] {
-  return missing.map((m) => `${m.kind} ${m.name} (named by ${m.by.join(', ')}) does not exist; the cluster has: ${m.existing.length > 0 ? m.existing.join(', ') : 'none'}`);
+  return missing.map(
+    (m) =>
+      `${m.kind} ${m.name} (named by ${m.by.join(', ')}) does not exist; the cluster has: ${m.existing.length > 0 ? m.existing.join(', ') : 'none'}`,
+  );
 }
 
 /** The next step: the values that usually name each missing kind. */

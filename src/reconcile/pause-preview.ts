@@ -16,8 +16,10 @@ export function tellsOutcomes(o: PausePreviewOptions): boolean {
   return !o.dryRun && !o.planOnly;
 }
 
-const SUSPENDED = 'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
-const PREVIEW_SKIPPED = 'no preview made: HELM_INSTALLER_PLAN_ONLY=true too, and a pause wins; unset HELM_INSTALLER_SUSPEND (untick "Pause automatic changes") to see the preview';
+const SUSPENDED =
+  'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
+const PREVIEW_SKIPPED =
+  'no preview made: HELM_INSTALLER_PLAN_ONLY=true too, and a pause wins; unset HELM_INSTALLER_SUSPEND (untick "Pause automatic changes") to see the preview';
 
 /** The note of each Suspended Event. */
 export function suspendedNote(o: Pick<PausePreviewOptions, 'planOnly'>): string {

@@ -33,7 +33,14 @@ export function podDemand(objects: readonly Obj[]): Map<Counted, number> {
     const kind = t.owner.split('/')[0];
     const o = objects.find((x) => `${x.kind}/${String((x.metadata as Obj | undefined)?.name ?? '')}` === t.owner);
     const spec = isObj(o?.spec) ? o.spec : {};
-    const replicas = kind === 'Pod' ? 1 : kind === 'Job' ? Number(spec.parallelism ?? 1) : ['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController'].includes(kind!) ? Number(spec.replicas ?? 1) : 0;
+    const replicas =
+      kind === 'Pod'
+        ? 1
+        : kind === 'Job'
+          ? Number(spec.parallelism ?? 1)
+          : ['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController'].includes(kind!)
+            ? Number(spec.replicas ?? 1)
+            : 0;
     if (!(replicas > 0)) continue;
     total.set('pods', total.get('pods')! + replicas);
     for (const k of COUNTED.slice(1)) total.set(k, total.get(k)! + replicas * podAmount(t.spec, k));
@@ -47,7 +54,9 @@ function podAmount(spec: Obj, key: Counted): number {
   const amount = (c: unknown) => {
     const r = isObj(c) && isObj(c.resources) ? c.resources : {};
     // A limit without a request: the API server defaults the request to the limit.
-    const value = (isObj(r[section]) ? r[section][resource] : undefined) ?? (section === 'requests' && isObj(r.limits) ? r.limits[resource] : undefined);
+    const value =
+      (isObj(r[section]) ? r[section][resource] : undefined) ??
+      (section === 'requests' && isObj(r.limits) ? r.limits[resource] : undefined);
     return value === undefined ? 0 : parseQuantity(String(value));
   };
   const list = (v: unknown) => (Array.isArray(v) ? v : []);
@@ -61,7 +70,8 @@ export function quotaShortfalls(demand: Map<Counted, number>, quotas: readonly Q
   for (const q of quotas) {
     const short: { key: string; need: number; hard: number; used: number }[] = [];
     for (const [key, hardText] of Object.entries(q.hard)) {
-      const counted: Counted | undefined = ALIAS[key] ?? ((COUNTED as readonly string[]).includes(key) ? (key as Counted) : undefined);
+      const counted: Counted | undefined =
+        ALIAS[key] ?? ((COUNTED as readonly string[]).includes(key) ? (key as Counted) : undefined);
       const need = counted ? (demand.get(counted) ?? 0) : 0;
       if (need === 0) continue;
       const hard = parseQuantity(hardText);
@@ -85,7 +95,23 @@ export function quotaShortfalls(demand: Map<Counted, number>, quotas: readonly Q
 export function parseQuantity(q: string): number {
   const m = /^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$/.exec(q.trim());
   if (!m) return Number.NaN;
-  const factor: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+  const factor: Record<string, number> = {
+    n: 1e-9,
+    u: 1e-6,
+    m: 1e-3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    P: 1e15,
+    E: 1e18,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    Pi: 2 ** 50,
+    Ei: 2 ** 60,
+  };
   return Number(m[1]) * (m[2] ? factor[m[2]]! : 1);
 }
 

@@ -59,14 +59,24 @@ export async function readReleaseState(r: StateReader, records?: RevisionLabels[
  * is waited for only when a record names a version of the removals table at all (a beta one):
  * most never do.
  */
-export async function readRemovedApis(r: StateReader, now: RevisionLabels[]): Promise<{ found: RecordApis[]; served?: Served }> {
-  const manifests = (await Promise.all(builtRevisions(now).map(async (revision) => ({ revision, manifest: await revisionManifest(r.kube, r.records, revision).catch(() => undefined) })))).filter(
-    (m): m is { revision: number; manifest: string } => m.manifest !== undefined,
-  );
+export async function readRemovedApis(
+  r: StateReader,
+  now: RevisionLabels[],
+): Promise<{ found: RecordApis[]; served?: Served }> {
+  const manifests = (
+    await Promise.all(
+      builtRevisions(now).map(async (revision) => ({
+        revision,
+        manifest: await revisionManifest(r.kube, r.records, revision).catch(() => undefined),
+      })),
+    )
+  ).filter((m): m is { revision: number; manifest: string } => m.manifest !== undefined);
   const candidates = manifests.filter((m) => mentionsRemovable(m.manifest));
   if (candidates.length === 0) return { found: [] };
   const served = servedFrom((await servedApis(r)).capabilities.apiVersions);
-  const found = candidates.map((m) => ({ revision: m.revision, mappings: mapRemovedApis(m.manifest, served).mappings })).filter((m) => m.mappings.length > 0);
+  const found = candidates
+    .map((m) => ({ revision: m.revision, mappings: mapRemovedApis(m.manifest, served).mappings }))
+    .filter((m) => m.mappings.length > 0);
   return { found, served };
 }
 
@@ -77,22 +87,31 @@ export function builtRevisions(now: RevisionLabels[]): number[] {
   const deployed = now.findLast((x) => x.status === 'deployed');
   const listed = new Set(now.map((x) => x.revision));
   let superseded: number | undefined;
-  if (!deployed) for (let n = last.revision - 1; n >= 1 && superseded === undefined; n--) if (!listed.has(n)) superseded = n;
-  return [...new Set([deployed?.revision, superseded, last.revision])].filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+  if (!deployed)
+    for (let n = last.revision - 1; n >= 1 && superseded === undefined; n--) if (!listed.has(n)) superseded = n;
+  return [...new Set([deployed?.revision, superseded, last.revision])]
+    .filter((x): x is number => x !== undefined)
+    .sort((a, b) => a - b);
 }
 
 /** The run's discovery; read again if that read was given up (the cluster was not reachable before the Lease). */
 async function servedApis(r: StateReader): Promise<ClusterDiscovery> {
   return r.discovery().catch(() =>
     clusterDiscovery(r.kube.config).catch((error: unknown) => {
-      throw new TransientError(`cannot read which APIs the cluster serves: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`, { hint: 'Run the installer again once the cluster answers.' });
+      throw new TransientError(
+        `cannot read which APIs the cluster serves: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+        { hint: 'Run the installer again once the cluster answers.' },
+      );
     }),
   );
 }
 
 /** Pure: the same revisions with the same statuses (the release untouched between two reads). */
 export function sameRevisions(now: RevisionLabels[], before: RevisionLabels[]): boolean {
-  return now.length === before.length && now.every((r, i) => r.revision === before[i]!.revision && r.status === before[i]!.status);
+  return (
+    now.length === before.length &&
+    now.every((r, i) => r.revision === before[i]!.revision && r.status === before[i]!.status)
+  );
 }
 
 async function readDrift(r: StateReader, revision: number, served: Served | undefined): Promise<ObjectDrift[]> {
@@ -101,11 +120,20 @@ async function readDrift(r: StateReader, revision: number, served: Served | unde
     // A record naming removed APIs is compared as the loop's first step will have mapped it.
     const manifest = served ? mapRemovedApis(stored, served).manifest : stored;
     const { resources } = await r.discovery();
-    return await detectDrift(r.kube, manifest, { releaseNamespace: r.records.namespace, release: r.records.release, rules: r.ignore, resources, signal: r.signal });
+    return await detectDrift(r.kube, manifest, {
+      releaseNamespace: r.records.namespace,
+      release: r.records.release,
+      rules: r.ignore,
+      resources,
+      signal: r.signal,
+    });
   } catch (error) {
     // Not allowed to read a kind: with --drift warn that is a warning, never a silent skip.
     if (!(error instanceof PreflightError) || r.drift !== 'warn') throw error;
-    r.logger.warn({ cause: error.message }, 'drift not checked: the installer may not read every object of the release (--drift warn)');
+    r.logger.warn(
+      { cause: error.message },
+      'drift not checked: the installer may not read every object of the release (--drift warn)',
+    );
     return [];
   }
 }
@@ -115,8 +143,10 @@ export async function revisionManifest(kube: KubeClients, records: ReleaseRecord
   const listed = records.payload(revision);
   if (listed) return releaseFromRecord(listed).manifest;
   const name = releaseSecretName(records.release, revision);
-  const secret = await withCallTimeout(kube.core.readNamespacedSecret({ name, namespace: records.namespace })).catch((error: unknown) => {
-    throw toInstallerApiError(error, `reading the release record ${records.namespace}/${name}`, kube.server);
-  });
+  const secret = await withCallTimeout(kube.core.readNamespacedSecret({ name, namespace: records.namespace })).catch(
+    (error: unknown) => {
+      throw toInstallerApiError(error, `reading the release record ${records.namespace}/${name}`, kube.server);
+    },
+  );
   return releaseFromRecord(secret.data?.release).manifest;
 }

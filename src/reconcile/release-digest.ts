@@ -60,7 +60,11 @@ export function chartDigest(path: string): string {
  * when that reading applies: no helm run. Hashed under its own key, so it never equals a digest
  * of helm's merge (valuesDigest) of other values.
  */
-export function writtenValuesDigest(written: unknown, sets: { kind: string; expression: string }[], settings: ApplySettings): string {
+export function writtenValuesDigest(
+  written: unknown,
+  sets: { kind: string; expression: string }[],
+  settings: ApplySettings,
+): string {
   return createHash('sha256')
     .update(canonicalJson({ valuesAsWritten: written, sets, settings }))
     .digest('hex')
@@ -75,7 +79,11 @@ export function valuesDigest(mergedValues: unknown, settings: ApplySettings): st
 }
 
 /** `files`: each values file's bytes, in the order helm layers them. */
-export function inputDigest(files: { source: string; content: Buffer }[], sets: { kind: string; expression: string }[], settings: ApplySettings): string {
+export function inputDigest(
+  files: { source: string; content: Buffer }[],
+  sets: { kind: string; expression: string }[],
+  settings: ApplySettings,
+): string {
   const hash = createHash('sha256');
   for (const f of files) {
     hash.update(`${f.source}\0${f.content.length}\0`);
@@ -98,10 +106,15 @@ export type NoOpDecision = { unchanged: true; revision: number } | { unchanged: 
 export function decideNoOp(records: RevisionLabels[], want: Omit<ReleaseDigests, 'input'>): NoOpDecision {
   const last = records.at(-1);
   if (!last) return { unchanged: false, reason: 'no release yet' };
-  if (last.status !== 'deployed') return { unchanged: false, reason: `last revision ${last.revision} is ${last.status}` };
+  if (last.status !== 'deployed')
+    return { unchanged: false, reason: `last revision ${last.revision} is ${last.status}` };
   const chart = last.labels[CHART_DIGEST_LABEL];
   const values = last.labels[VALUES_DIGEST_LABEL];
-  if (!chart || !values) return { unchanged: false, reason: `revision ${last.revision} carries no digests (deployed by another tool or an older installer)` };
+  if (!chart || !values)
+    return {
+      unchanged: false,
+      reason: `revision ${last.revision} carries no digests (deployed by another tool or an older installer)`,
+    };
   if (chart !== want.chart) return { unchanged: false, reason: 'chart changed' };
   if (values !== want.values) return { unchanged: false, reason: 'values or settings changed' };
   return { unchanged: true, revision: last.revision };

@@ -30,7 +30,9 @@ export function testsFailed(run: InstallRun, cluster: ClusterRun, step: TestsFai
     exitCode: 4,
   });
   if ('failed' in r) return stopped ? r.failed : remediationFailed(what, problems, r.failed);
-  return new HelmOperationError([`${what}; ${done}`, ...describeProblems(problems), `helm: ${failure}`].join('\n'), { hint: nextStep(o.testFailure, timedOut) });
+  return new HelmOperationError([`${what}; ${done}`, ...describeProblems(problems), `helm: ${failure}`].join('\n'), {
+    hint: nextStep(o.testFailure, timedOut),
+  });
 }
 
 /** Pure: the TestFailed outcome's one line: the first test that failed and what was done. */
@@ -41,10 +43,13 @@ export function testFailedNote(problems: Problem[], done: string): string {
 }
 
 function remediationFailed(what: string, problems: Problem[], error: unknown): InstallerError {
-  return new HelmOperationError([`${what}, and undoing it failed: ${firstLine(error)}`, ...describeProblems(problems)].join('\n'), {
-    hint: 'Run the installer again: it recovers a release left pending, or upgrades it again and runs the tests again.',
-    cause: error,
-  });
+  return new HelmOperationError(
+    [`${what}, and undoing it failed: ${firstLine(error)}`, ...describeProblems(problems)].join('\n'),
+    {
+      hint: 'Run the installer again: it recovers a release left pending, or upgrades it again and runs the tests again.',
+      cause: error,
+    },
+  );
 }
 
 function nextStep(action: 'rollback' | 'keep', timedOut: boolean): string {

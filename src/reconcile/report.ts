@@ -16,7 +16,13 @@ import { chartLabel, type ClusterRun } from '../run/run-context.js';
 
 type Told = { reason: OutcomeReason; note: string };
 
-function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'action' | 'revision' | 'details'>, told: Told, mapped: MappedRecord[] = []): number {
+function summary(
+  run: InstallRun,
+  cluster: ClusterRun,
+  r: Pick<SuccessReport, 'action' | 'revision' | 'details'>,
+  told: Told,
+  mapped: MappedRecord[] = [],
+): number {
   // The records rewritten before helm: named in the summary and the Event whatever the run did next.
   const lines = mappedLines(mapped, cluster.namespace);
   if (lines.length > 0) {
@@ -26,34 +32,101 @@ function summary(run: InstallRun, cluster: ClusterRun, r: Pick<SuccessReport, 'a
   const seconds = (Date.now() - run.started) / 1000;
   if (run.member) run.member.outcome = { action: r.action, revision: r.revision, chart: chartLabel(run) };
   const { release, chart, started, state } = run;
-  recordOutcome(state, { ...told, release, namespace: cluster.namespace, chartVersion: chart.version, revision: r.revision, started });
-  writeSummary(undefined, { summary: successSummary({ release: run.release, namespace: cluster.namespace, chart: chartLabel(run), seconds, ...r }) });
+  recordOutcome(state, {
+    ...told,
+    release,
+    namespace: cluster.namespace,
+    chartVersion: chart.version,
+    revision: r.revision,
+    started,
+  });
+  writeSummary(undefined, {
+    summary: successSummary({
+      release: run.release,
+      namespace: cluster.namespace,
+      chart: chartLabel(run),
+      seconds,
+      ...r,
+    }),
+  });
   return 0;
 }
 
 /** `recorded`: the digests the decision compared, logged with "unchanged". */
-export function reportSkip(run: InstallRun, cluster: ClusterRun, action: Extract<Action, { kind: 'skip' }>, recorded: Record<string, string>, mapped: MappedRecord[] = []): number {
+export function reportSkip(
+  run: InstallRun,
+  cluster: ClusterRun,
+  action: Extract<Action, { kind: 'skip' }>,
+  recorded: Record<string, string>,
+  mapped: MappedRecord[] = [],
+): number {
   const { release } = run;
   if (action.status === 'drifted') {
     logDrift(run, action.drift, 'drift found (--drift warn: nothing changed)');
     const details = ['drift found, left as it is (--drift warn):', ...describeDrift(action.drift)];
-    return summary(run, cluster, { action: 'unchanged', revision: action.revision, details }, { reason: 'DriftFound', note: `${action.drift.length} object(s) drifted from revision ${action.revision}, left as they are (--drift warn): ${names(action.drift)}` }, mapped);
+    return summary(
+      run,
+      cluster,
+      { action: 'unchanged', revision: action.revision, details },
+      {
+        reason: 'DriftFound',
+        note: `${action.drift.length} object(s) drifted from revision ${action.revision}, left as they are (--drift warn): ${names(action.drift)}`,
+      },
+      mapped,
+    );
   }
-  run.logger.info({ release, namespace: cluster.namespace, revision: action.revision, ...recorded }, `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`);
-  return summary(run, cluster, { action: 'unchanged', revision: action.revision }, { reason: 'Unchanged', note: `revision ${action.revision} is deployed and healthy, chart and values unchanged: nothing to do` }, mapped);
+  run.logger.info(
+    { release, namespace: cluster.namespace, revision: action.revision, ...recorded },
+    `unchanged: chart and values equal revision ${action.revision}, which is deployed and healthy; no upgrade`,
+  );
+  return summary(
+    run,
+    cluster,
+    { action: 'unchanged', revision: action.revision },
+    {
+      reason: 'Unchanged',
+      note: `revision ${action.revision} is deployed and healthy, chart and values unchanged: nothing to do`,
+    },
+    mapped,
+  );
 }
 
-export function reportCorrected(run: InstallRun, cluster: ClusterRun, revision: number, corrected: ObjectDrift[], mapped: MappedRecord[] = []): number {
+export function reportCorrected(
+  run: InstallRun,
+  cluster: ClusterRun,
+  revision: number,
+  corrected: ObjectDrift[],
+  mapped: MappedRecord[] = [],
+): number {
   logDrift(run, corrected, 'drift corrected');
-  run.logger.info({ release: run.release, revision, objects: corrected.length }, `drift corrected: ${corrected.length} object(s) put back as revision ${revision} applied them`);
+  run.logger.info(
+    { release: run.release, revision, objects: corrected.length },
+    `drift corrected: ${corrected.length} object(s) put back as revision ${revision} applied them`,
+  );
   const details = ['put back as the release applied them:', ...describeDrift(corrected)];
-  return summary(run, cluster, { action: 'drift corrected in', revision, details }, { reason: 'DriftCorrected', note: `${corrected.length} object(s) put back as revision ${revision} applied them: ${names(corrected)}` }, mapped);
+  return summary(
+    run,
+    cluster,
+    { action: 'drift corrected in', revision, details },
+    {
+      reason: 'DriftCorrected',
+      note: `${corrected.length} object(s) put back as revision ${revision} applied them: ${names(corrected)}`,
+    },
+    mapped,
+  );
 }
 
 export function reportUpgraded(
   run: InstallRun,
   cluster: ClusterRun,
-  r: { everDeployed: boolean; revision: number | undefined; drift: ObjectDrift[]; manifests: string; recreated?: ImmutableChange[]; mapped?: MappedRecord[] },
+  r: {
+    everDeployed: boolean;
+    revision: number | undefined;
+    drift: ObjectDrift[];
+    manifests: string;
+    recreated?: ImmutableChange[];
+    mapped?: MappedRecord[];
+  },
 ): number {
   // Drift in an object the new chart no longer has is not drift: helm prunes the object.
   const drift = stillInChart(r.drift, r.manifests, cluster.namespace);
@@ -61,14 +134,28 @@ export function reportUpgraded(
   if (drift.length > 0) logDrift(run, drift, 'drift taken back by the upgrade');
   run.logger.info({ release: run.release, revision: r.revision }, 'done');
   const details = [
-    ...(recreated.length > 0 ? ['recreated, as fields that cannot change changed:', ...recreated.map((c) => `${objectName(c)}: ${c.fields.join(', ')}`)] : []),
+    ...(recreated.length > 0
+      ? [
+          'recreated, as fields that cannot change changed:',
+          ...recreated.map((c) => `${objectName(c)}: ${c.fields.join(', ')}`),
+        ]
+      : []),
     ...(drift.length > 0 ? ['the upgrade also put back what had drifted:', ...describeDrift(drift)] : []),
   ];
   const alsoRecreated = recreated.length > 0 ? `; recreated (fields that cannot change): ${names(recreated)}` : '';
   const told: Told = r.everDeployed
-    ? { reason: 'Upgraded', note: `upgraded to revision ${r.revision} (chart ${chartLabel(run)})${alsoRecreated}${drift.length > 0 ? `; drift taken back: ${names(drift)}` : ''}` }
+    ? {
+        reason: 'Upgraded',
+        note: `upgraded to revision ${r.revision} (chart ${chartLabel(run)})${alsoRecreated}${drift.length > 0 ? `; drift taken back: ${names(drift)}` : ''}`,
+      }
     : { reason: 'Installed', note: `installed as revision ${r.revision} (chart ${chartLabel(run)})` };
-  return summary(run, cluster, { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details }, told, r.mapped);
+  return summary(
+    run,
+    cluster,
+    { action: r.everDeployed ? 'upgraded' : 'installed', revision: r.revision, details },
+    told,
+    r.mapped,
+  );
 }
 
 /** Pure: the summary's lines for the records mapped (each mapping, and where each original is kept). */
@@ -92,8 +179,14 @@ function mappedNote(mapped: MappedRecord[]): string {
 export function withDriftNamed(error: unknown, notPutBack: { drift: ObjectDrift; reason: string }[]): unknown {
   if (notPutBack.length === 0 || !(error instanceof InstallerError)) return error;
   const [first = '', ...rest] = error.message.split('\n');
-  const lines = [first, 'drift that could not be put back before this upgrade:', ...notPutBack.map((f) => `  ${objectName(f.drift)}: ${f.reason}`), ...rest];
-  const hint = 'Delete each object named above as drifted (the next run creates it again as the release has it), then run again.';
+  const lines = [
+    first,
+    'drift that could not be put back before this upgrade:',
+    ...notPutBack.map((f) => `  ${objectName(f.drift)}: ${f.reason}`),
+    ...rest,
+  ];
+  const hint =
+    'Delete each object named above as drifted (the next run creates it again as the release has it), then run again.';
   return new HelmOperationError(lines.join('\n'), { hint, cause: error });
 }
 
@@ -113,7 +206,8 @@ function names(drift: Pick<ObjectDrift, 'kind' | 'namespace' | 'name'>[]): strin
 }
 
 function logDrift(run: InstallRun, drift: ObjectDrift[], message: string): void {
-  for (const d of drift) run.logger.warn({ object: objectName(d), missing: d.missing, fields: d.fields }, `${message}: ${objectName(d)}`);
+  for (const d of drift)
+    run.logger.warn({ object: objectName(d), missing: d.missing, fields: d.fields }, `${message}: ${objectName(d)}`);
 }
 
 /** Pure: the drifted objects that the rendered chart still has. */
@@ -125,5 +219,9 @@ function stillInChart(drift: ObjectDrift[], manifests: string, releaseNamespace:
     if (o?.kind && o.metadata?.name) keys.add(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
   }
   // A namespaced object rendered without a namespace lands in the release namespace.
-  return drift.filter((d) => keys.has(`${d.kind}/${d.namespace ?? ''}/${d.name}`) || (d.namespace === releaseNamespace && keys.has(`${d.kind}//${d.name}`)));
+  return drift.filter(
+    (d) =>
+      keys.has(`${d.kind}/${d.namespace ?? ''}/${d.name}`) ||
+      (d.namespace === releaseNamespace && keys.has(`${d.kind}//${d.name}`)),
+  );
 }

@@ -31,7 +31,6 @@ export interface PreflightResult {
   missing: MissingImage[];
 }
 
-
 // Everything a manifest can be: OCI index and manifest, Docker v2 list and manifest.
 const MANIFEST_ACCEPT = [
   'application/vnd.oci.image.index.v1+json',
@@ -110,7 +109,10 @@ async function checkImage(ref: ImageReference, context: Context): Promise<Missin
       return missing(404, `not in ${ref.registry} (manifest unknown)`);
     case 401:
     case 403:
-      return missing(response.status, `${ref.registry} refused the credentials of the pull secret (HTTP ${response.status})`);
+      return missing(
+        response.status,
+        `${ref.registry} refused the credentials of the pull secret (HTTP ${response.status})`,
+      );
     default:
       return missing(response.status, `${ref.registry} answered HTTP ${response.status}`);
   }
@@ -130,7 +132,10 @@ async function fetchToken(
     : undefined;
   const response = await send(url, 'GET', context, authorization, { Accept: 'application/json' });
   if (response.status === 401 || response.status === 403) {
-    return { status: response.status, reason: `the token service ${url.host} refused the credentials of the pull secret` };
+    return {
+      status: response.status,
+      reason: `the token service ${url.host} refused the credentials of the pull secret`,
+    };
   }
   if (response.status !== 200) {
     return { status: response.status, reason: `the token service ${url.host} answered HTTP ${response.status}` };
@@ -208,10 +213,13 @@ export function parseChallenge(header: string): { scheme: string; params: Record
   return { scheme: match[1]!.toLowerCase(), params };
 }
 
-
 async function readCaFile(file: string): Promise<string> {
   try {
-    return readInputFile(file, { what: 'registry CA file', maxBytes: MiB, hint: 'Mount the CA certificate (PEM) and give its path.' });
+    return readInputFile(file, {
+      what: 'registry CA file',
+      maxBytes: MiB,
+      hint: 'Mount the CA certificate (PEM) and give its path.',
+    });
   } catch (error) {
     throw new UsageError(`Cannot read the registry CA file ${file}: ${(error as Error).message}`, {
       file,

@@ -47,8 +47,7 @@ export interface AppRevision {
 export const KEPT_REVISIONS = 10;
 
 export type RollbackStep =
-  | { key: string; kind: 'rollback'; from: number; to: number }
-  | { key: string; kind: 'uninstall'; from: number };
+  { key: string; kind: 'rollback'; from: number; to: number } | { key: string; kind: 'uninstall'; from: number };
 
 export function lastGood(revisions: readonly AppRevision[]): AppRevision | undefined {
   return [...revisions].reverse().find((r) => r.status === 'deployed');
@@ -65,7 +64,11 @@ export function nextRevision(revisions: readonly AppRevision[]): number {
  * good revision at all (a first app install), every installed one is. `order` is the current
  * plan: a release it no longer lists is not touched, nor one that is not this app's.
  */
-export function rollbackSteps(order: readonly string[], current: ReadonlyMap<string, Deployed>, good: AppRevision | undefined): RollbackStep[] {
+export function rollbackSteps(
+  order: readonly string[],
+  current: ReadonlyMap<string, Deployed>,
+  good: AppRevision | undefined,
+): RollbackStep[] {
   const before = new Map((good?.releases ?? []).map((r) => [r.key, r]));
   const steps: RollbackStep[] = [];
   for (const key of [...order].reverse()) {
@@ -84,16 +87,31 @@ function same(now: Deployed, then: Deployed): boolean {
 }
 
 /** The revision this run made: where each release of the plan that is this app's is (`current`, in the plan's order), and the chart of those the run did. */
-export function revisionOf(n: number, current: ReadonlyMap<string, Deployed>, outcomes: readonly ReleaseOutcome[], status: AppRevisionStatus, at: Date, rolledBackTo?: number): AppRevision {
+export function revisionOf(
+  n: number,
+  current: ReadonlyMap<string, Deployed>,
+  outcomes: readonly ReleaseOutcome[],
+  status: AppRevisionStatus,
+  at: Date,
+  rolledBackTo?: number,
+): AppRevision {
   const chartOf = (key: string) => {
     const o = outcomes.find((x) => x.key === key);
     return o?.status === 'done' ? o.chart : undefined;
   };
-  const releases = [...current].filter(([, d]) => d.ours !== false).map(([key, d]): AppRelease => {
-    const chart = chartOf(key);
-    return { key, revision: d.revision, ...(chart ? { chart } : {}), ...(d.digest ? { digest: d.digest } : {}) };
-  });
-  return { revision: n, status, at: at.toISOString(), releases, ...(rolledBackTo !== undefined ? { rolledBackTo } : {}) };
+  const releases = [...current]
+    .filter(([, d]) => d.ours !== false)
+    .map(([key, d]): AppRelease => {
+      const chart = chartOf(key);
+      return { key, revision: d.revision, ...(chart ? { chart } : {}), ...(d.digest ? { digest: d.digest } : {}) };
+    });
+  return {
+    revision: n,
+    status,
+    at: at.toISOString(),
+    releases,
+    ...(rolledBackTo !== undefined ? { rolledBackTo } : {}),
+  };
 }
 
 /** The history with this run's revision, the oldest dropped past KEPT_REVISIONS (the last good one always kept). */

@@ -13,8 +13,7 @@ import { OWNER_LABEL } from './inventory.js';
 import { underReleaseLease, type PruneContext } from './prune-releases.js';
 
 export type RollbackResult =
-  | { step: RollbackStep; done: true; revision?: number }
-  | { step: RollbackStep; done: false; error: InstallerError };
+  { step: RollbackStep; done: true; revision?: number } | { step: RollbackStep; done: false; error: InstallerError };
 
 export interface RollbackContext extends PruneContext {
   o: PruneContext['o'] & { historyMax: number };
@@ -25,7 +24,11 @@ export interface RollbackContext extends PruneContext {
  * input digest, and whether its newest record is `app`'s (as prune-releases.ts's ownership()), as
  * its records say (one list each); absent when it is not installed.
  */
-export async function deployedRevisions(kube: KubeClients, keys: readonly string[], app: string): Promise<Map<string, Deployed>> {
+export async function deployedRevisions(
+  kube: KubeClients,
+  keys: readonly string[],
+  app: string,
+): Promise<Map<string, Deployed>> {
   const found = await Promise.all(
     keys.map(async (key): Promise<[string, Deployed | undefined]> => {
       const [namespace, name] = splitKey(key);
@@ -54,14 +57,28 @@ export async function rollBackApp(c: RollbackContext, steps: readonly RollbackSt
 }
 
 /** The revision helm made by rolling back (a rollback is a new revision), or none for an uninstall. */
-async function stepBack(c: RollbackContext, step: RollbackStep, namespace: string, name: string): Promise<number | undefined> {
+async function stepBack(
+  c: RollbackContext,
+  step: RollbackStep,
+  namespace: string,
+  name: string,
+): Promise<number | undefined> {
   if (step.kind === 'uninstall') {
-    c.logger.info({ release: step.key }, `app rollback: uninstalling ${step.key}, which this run installed first (revision ${step.from})`);
+    c.logger.info(
+      { release: step.key },
+      `app rollback: uninstalling ${step.key}, which this run installed first (revision ${step.from})`,
+    );
     await c.helm.uninstall({ release: name, namespace, timeout: c.o.timeout }, { signal: c.signal });
     return undefined;
   }
-  c.logger.info({ release: step.key, from: step.from, to: step.to }, `app rollback: ${step.key} back from revision ${step.from} to revision ${step.to}`);
-  await c.helm.rollback({ release: name, namespace, revision: step.to, timeout: c.o.timeout, historyMax: c.o.historyMax }, { signal: c.signal });
+  c.logger.info(
+    { release: step.key, from: step.from, to: step.to },
+    `app rollback: ${step.key} back from revision ${step.from} to revision ${step.to}`,
+  );
+  await c.helm.rollback(
+    { release: name, namespace, revision: step.to, timeout: c.o.timeout, historyMax: c.o.historyMax },
+    { signal: c.signal },
+  );
   return (await c.helm.history(name, namespace, 1, c.signal)).at(-1)?.revision;
 }
 
@@ -75,9 +92,15 @@ export function describeRollback(r: RollbackResult): string {
  * is cut at 300 characters (report.ts fitSummary), and helm's causes run long; what to do must stay.
  */
 export function rollbackText(r: RollbackResult): string {
-  const what = r.step.kind === 'uninstall' ? 'uninstalled (new in the failed app revision)' : `rolled back from revision ${r.step.from} to ${r.step.to}${r.done && r.revision ? ` (now revision ${r.revision})` : ''}`;
+  const what =
+    r.step.kind === 'uninstall'
+      ? 'uninstalled (new in the failed app revision)'
+      : `rolled back from revision ${r.step.from} to ${r.step.to}${r.done && r.revision ? ` (now revision ${r.revision})` : ''}`;
   if (r.done) return what;
-  const todo = r.step.kind === 'uninstall' ? `helm uninstall ${splitKey(r.step.key)[1]} -n ${splitKey(r.step.key)[0]}` : `helm rollback ${splitKey(r.step.key)[1]} ${r.step.to} -n ${splitKey(r.step.key)[0]}`;
+  const todo =
+    r.step.kind === 'uninstall'
+      ? `helm uninstall ${splitKey(r.step.key)[1]} -n ${splitKey(r.step.key)[0]}`
+      : `helm rollback ${splitKey(r.step.key)[1]} ${r.step.to} -n ${splitKey(r.step.key)[0]}`;
   return `NOT ${what}; left to do: ${todo}, or run the installer again (exit ${r.error.exitCode}: ${r.error.message.split('\n')[0]})`;
 }
 

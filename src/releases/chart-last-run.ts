@@ -21,10 +21,22 @@ export async function withLastRun(o: InstallOptions, state: RunState, install: (
     exitCode = await install();
   } catch (error) {
     const e = toInstallerError(error);
-    await leave(o, state, [{ key: key(state), status: 'failed', error: e, seconds: (Date.now() - started) / 1000 }], e.exitCode, failureSummary(e, state.progress, state.secrets));
+    await leave(
+      o,
+      state,
+      [{ key: key(state), status: 'failed', error: e, seconds: (Date.now() - started) / 1000 }],
+      e.exitCode,
+      failureSummary(e, state.progress, state.secrets),
+    );
     throw error;
   }
-  await leave(o, state, [{ key: key(state), status: 'done', action: 'install', seconds: (Date.now() - started) / 1000 }], exitCode, successText(state));
+  await leave(
+    o,
+    state,
+    [{ key: key(state), status: 'done', action: 'install', seconds: (Date.now() - started) / 1000 }],
+    exitCode,
+    successText(state),
+  );
   return exitCode;
 }
 
@@ -41,12 +53,28 @@ const WRITE_TIMEOUT_MS = 5_000;
 // Only once the run knew its release and reached the cluster (its namespace is resolved on
 // connecting): before that there is no app to name, nor a cluster to leave it in. Never fails the
 // run: a namespace that was never created (the run stopped before it) is only logged.
-async function leave(o: InstallOptions, state: RunState, outcomes: ReleaseOutcome[], exitCode: number, summary: string): Promise<void> {
+async function leave(
+  o: InstallOptions,
+  state: RunState,
+  outcomes: ReleaseOutcome[],
+  exitCode: number,
+  summary: string,
+): Promise<void> {
   const { release, namespace } = state.progress;
   if (release === undefined || namespace === undefined) return;
   try {
-    await writeLastRun(await connectKube(), namespace, release, lastRunData(outcomes, exitCode, summary, state.secrets), o.appSlug, AbortSignal.timeout(WRITE_TIMEOUT_MS));
+    await writeLastRun(
+      await connectKube(),
+      namespace,
+      release,
+      lastRunData(outcomes, exitCode, summary, state.secrets),
+      o.appSlug,
+      AbortSignal.timeout(WRITE_TIMEOUT_MS),
+    );
   } catch (error) {
-    state.logger?.warn({ err: state.secrets.maskText((error as InstallerError).message ?? String(error)) }, "could not leave the run's outcome for the support bundle");
+    state.logger?.warn(
+      { err: state.secrets.maskText((error as InstallerError).message ?? String(error)) },
+      "could not leave the run's outcome for the support bundle",
+    );
   }
 }

@@ -17,7 +17,15 @@ import { recordOutcome } from '../run/record.js';
 import { lastGood, nextRevision, revisionOf, rollbackSteps, withRevision } from './app-revision.js';
 import { deployedRevisions, rollBackApp, rollbackText, type RollbackResult } from './app-rollback.js';
 import { lastRunData, writeLastRun } from './last-run.js';
-import { OWNER_LABEL, listedAfterFailure, readInventory, writeInventory, pruneOrder, type Inventory, type InventoryEntry } from './inventory.js';
+import {
+  OWNER_LABEL,
+  listedAfterFailure,
+  readInventory,
+  writeInventory,
+  pruneOrder,
+  type Inventory,
+  type InventoryEntry,
+} from './inventory.js';
 import type { OpenedPlan } from '../inputs/app-input.js';
 import { planInCluster } from './open-plan.js';
 import type { PlanGraph } from './plan-graph.js';
@@ -35,14 +43,35 @@ interface AppRun {
   logger: Logger;
 }
 
-export async function installPlan(o: InstallOptions, state: RunState, { plan, shared }: OpenedPlan, install: InstallOne): Promise<number> {
+export async function installPlan(
+  o: InstallOptions,
+  state: RunState,
+  { plan, shared }: OpenedPlan,
+  install: InstallOne,
+): Promise<number> {
   const started = Date.now();
   const { logger } = createBaseContext(o, 1, state);
-  if (o.dryRun) throw new UsageError('--dry-run is not supported with a release plan yet', { hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.' });
+  if (o.dryRun)
+    throw new UsageError('--dry-run is not supported with a release plan yet', {
+      hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.',
+    });
   const { kube, namespace, graph } = await planInCluster(o, state, plan);
   const run: AppRun = { o, state, kube, namespace, graph, logger };
-  for (const d of graph.ignoredDeps) logger.info(d, `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`);
-  logger.info({ plan: plan.file, app: graph.app, order: graph.enabled.map((r) => r.key), disabled: graph.disabled.map((r) => r.key), maxParallel: o.maxParallel }, `release plan: ${graph.enabled.length} release(s) to install`);
+  for (const d of graph.ignoredDeps)
+    logger.info(
+      d,
+      `${d.release} depends on ${d.dependsOn}, which the plan does not install (enabled is false): not waited for`,
+    );
+  logger.info(
+    {
+      plan: plan.file,
+      app: graph.app,
+      order: graph.enabled.map((r) => r.key),
+      disabled: graph.disabled.map((r) => r.key),
+      maxParallel: o.maxParallel,
+    },
+    `release plan: ${graph.enabled.length} release(s) to install`,
+  );
   state.progress.action = 'installing the releases of the plan';
   const outcomes = await runGraph(graph, { o, state, shared, install, stopOnFailure: o.appRollback === 'on-failure' });
   // Only plan runs write the inventory, at their end: read now, it is what it was before this run
@@ -51,12 +80,17 @@ export async function installPlan(o: InstallOptions, state: RunState, { plan, sh
   // The releases are done whatever happens here: a failure to read the inventory, roll back, prune
   // or write the inventory is reported beside them, not instead of them. Without the inventory
   // the last good app revision is unknown: nothing is rolled back, pruned or recorded.
-  const inventoryFailed = (error: unknown) => [...outcomes, { key: `${namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }];
+  const inventoryFailed = (error: unknown) => [
+    ...outcomes,
+    { key: `${namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) },
+  ];
   let after: After;
   try {
     const previous = await readInventory(kube, namespace, graph.app);
     const revision = nextRevision(previous.revisions);
-    const done = outcomes.some((x) => x.status === 'failed') ? await afterFailure(run, previous, outcomes, revision) : await afterSuccess(run, previous, outcomes, revision);
+    const done = outcomes.some((x) => x.status === 'failed')
+      ? await afterFailure(run, previous, outcomes, revision)
+      : await afterSuccess(run, previous, outcomes, revision);
     await writeInventory(kube, namespace, graph.app, done.inventory!, o.appSlug).catch((error: unknown) => {
       done.outcomes.push({ key: `${namespace}/inventory`, status: 'prune failed', error: toInstallerError(error) });
     });
@@ -66,12 +100,28 @@ export async function installPlan(o: InstallOptions, state: RunState, { plan, sh
   }
   const app = after.inventory ? { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback } : undefined;
   const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, app);
-  logger.info({ exitCode, appRevision: app?.revision.revision, releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })) }, 'release plan finished');
+  logger.info(
+    {
+      exitCode,
+      appRevision: app?.revision.revision,
+      releases: after.outcomes.map((x) => ({ release: x.key, status: x.status })),
+    },
+    'release plan finished',
+  );
   // For the support bundle; the run's outcome stands whether or not this is written.
-  await writeLastRun(kube, namespace, graph.app, lastRunData(after.outcomes, exitCode, text, state.secrets, app?.revision), o.appSlug).catch((error: unknown) => {
+  await writeLastRun(
+    kube,
+    namespace,
+    graph.app,
+    lastRunData(after.outcomes, exitCode, text, state.secrets, app?.revision),
+    o.appSlug,
+  ).catch((error: unknown) => {
     logger.warn({ err: (error as Error).message }, "could not leave the run's outcome for the support bundle");
   });
-  writeSummary(state.terminationLog, { summary: text, ...(exitCode !== ExitCode.ok ? { terminationMessage: text } : {}) });
+  writeSummary(state.terminationLog, {
+    summary: text,
+    ...(exitCode !== ExitCode.ok ? { terminationMessage: text } : {}),
+  });
   return exitCode;
 }
 
@@ -83,14 +133,28 @@ interface After {
 }
 
 /** A good app revision: what the plan dropped is uninstalled now, and the revision recorded as deployed. */
-async function afterSuccess(run: AppRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
+async function afterSuccess(
+  run: AppRun,
+  previous: Inventory,
+  outcomes: ReleaseOutcome[],
+  revision: number,
+): Promise<After> {
   const installed = installedEntries(run.graph);
   const { results, kept } = await prune(run, previous.releases, installed).catch((error: unknown) => ({
     results: [{ key: `${run.namespace}/inventory`, status: 'prune failed' as const, error: toInstallerError(error) }],
     kept: pruneOrder(previous.releases, new Set(installed.map(entryKey))),
   }));
-  const next = revisionOf(revision, await deployedRevisions(run.kube, keysOf(run.graph), run.graph.app), outcomes, 'deployed', new Date());
-  return { inventory: { releases: [...installed, ...kept], revisions: withRevision(previous.revisions, next) }, outcomes: [...outcomes, ...results] };
+  const next = revisionOf(
+    revision,
+    await deployedRevisions(run.kube, keysOf(run.graph), run.graph.app),
+    outcomes,
+    'deployed',
+    new Date(),
+  );
+  return {
+    inventory: { releases: [...installed, ...kept], revisions: withRevision(previous.revisions, next) },
+    outcomes: [...outcomes, ...results],
+  };
 }
 
 /**
@@ -98,13 +162,26 @@ async function afterSuccess(run: AppRun, previous: Inventory, outcomes: ReleaseO
  * every release of the plan goes back to the last good app revision; never keeps what the run
  * left, as before app revisions.
  */
-async function afterFailure(run: AppRun, previous: Inventory, outcomes: ReleaseOutcome[], revision: number): Promise<After> {
+async function afterFailure(
+  run: AppRun,
+  previous: Inventory,
+  outcomes: ReleaseOutcome[],
+  revision: number,
+): Promise<After> {
   const keys = keysOf(run.graph);
   const current = await deployedRevisions(run.kube, keys, run.graph.app);
   const foreign = [...current].filter(([, d]) => d.ours === false).map(([key]) => key);
-  if (foreign.length > 0) run.logger.warn({ releases: foreign }, `leaving ${foreign.join(', ')} alone: the plan lists it, but it is not this app's (no ${OWNER_LABEL}=${run.graph.app} label)`);
+  if (foreign.length > 0)
+    run.logger.warn(
+      { releases: foreign },
+      `leaving ${foreign.join(', ')} alone: the plan lists it, but it is not this app's (no ${OWNER_LABEL}=${run.graph.app} label)`,
+    );
   const dropped = pruneOrder(previous.releases, new Set(keys));
-  if (dropped.length > 0) run.logger.info({ releases: dropped.map(entryKey) }, 'not uninstalling what the plan dropped: a release of this run failed');
+  if (dropped.length > 0)
+    run.logger.info(
+      { releases: dropped.map(entryKey) },
+      'not uninstalling what the plan dropped: a release of this run failed',
+    );
   const listed = listedAfterFailure(installedEntries(run.graph), previous.releases, new Set(foreign));
   if (run.o.appRollback === 'never') {
     const left = revisionOf(revision, current, outcomes, 'failed', new Date());
@@ -113,18 +190,45 @@ async function afterFailure(run: AppRun, previous: Inventory, outcomes: ReleaseO
   const good = lastGood(previous.revisions);
   const steps = rollbackSteps(keys, current, good);
   run.state.progress.action = `rolling the app back to ${good ? `app revision ${good.revision}` : 'before its first install'}`;
-  run.logger.warn({ appRevision: revision, backTo: good?.revision ?? null, steps }, `app revision ${revision} failed: ${steps.length} release(s) go back to ${good ? `app revision ${good.revision}` : 'nothing (a first install)'}`);
+  run.logger.warn(
+    { appRevision: revision, backTo: good?.revision ?? null, steps },
+    `app revision ${revision} failed: ${steps.length} release(s) go back to ${good ? `app revision ${good.revision}` : 'nothing (a first install)'}`,
+  );
   const helm = await createHelmClient(run.o, { logger: run.logger, secrets: run.state.secrets });
-  const rollback = await rollBackApp({ kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal }, steps);
+  const rollback = await rollBackApp(
+    { kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal },
+    steps,
+  );
   for (const r of rollback) recordRollback(run.state, r, revision, good?.revision);
   const gone = new Set(rollback.filter((r) => r.done && r.step.kind === 'uninstall').map((r) => r.step.key));
-  const status = steps.length === 0 ? 'nothing changed' : rollback.every((r) => r.done) ? 'rolled back' : 'rollback failed';
-  const next = revisionOf(revision, await deployedRevisions(run.kube, keys, run.graph.app), outcomes, status, new Date(), good?.revision);
-  return { inventory: { releases: listed.filter((e) => !gone.has(entryKey(e))), revisions: withRevision(previous.revisions, next) }, outcomes, rollback };
+  const status =
+    steps.length === 0 ? 'nothing changed' : rollback.every((r) => r.done) ? 'rolled back' : 'rollback failed';
+  const next = revisionOf(
+    revision,
+    await deployedRevisions(run.kube, keys, run.graph.app),
+    outcomes,
+    status,
+    new Date(),
+    good?.revision,
+  );
+  return {
+    inventory: {
+      releases: listed.filter((e) => !gone.has(entryKey(e))),
+      revisions: withRevision(previous.revisions, next),
+    },
+    outcomes,
+    rollback,
+  };
 }
 
 /** An Event and a webhook per release taken back, naming the app revision the cluster is left at. */
-function recordRollback(state: RunState, r: RollbackResult, revision: number, backTo: number | undefined, started = Date.now()): void {
+function recordRollback(
+  state: RunState,
+  r: RollbackResult,
+  revision: number,
+  backTo: number | undefined,
+  started = Date.now(),
+): void {
   const at = r.step.key.indexOf('/');
   const where = backTo !== undefined ? `app revision ${backTo}` : 'before its first install';
   recordOutcome(state, {
@@ -147,11 +251,18 @@ function installedEntries(graph: PlanGraph): InventoryEntry[] {
 const entryKey = (e: InventoryEntry) => `${e.namespace}/${e.name}`;
 
 /** Uninstalls the inventory's releases that the plan no longer installs; a release kept (pruning off, or its uninstall failed) stays listed. */
-async function prune(run: AppRun, previous: InventoryEntry[], installed: InventoryEntry[]): Promise<{ results: ReleaseOutcome[]; kept: InventoryEntry[] }> {
+async function prune(
+  run: AppRun,
+  previous: InventoryEntry[],
+  installed: InventoryEntry[],
+): Promise<{ results: ReleaseOutcome[]; kept: InventoryEntry[] }> {
   const candidates = pruneOrder(previous, new Set(installed.map(entryKey)));
   if (candidates.length === 0) return { results: [], kept: [] };
   if (!run.o.pruneReleases) {
-    run.logger.info({ releases: candidates.map(entryKey) }, 'not uninstalling what the plan dropped: --prune-releases false');
+    run.logger.info(
+      { releases: candidates.map(entryKey) },
+      'not uninstalling what the plan dropped: --prune-releases false',
+    );
     return { results: [], kept: candidates };
   }
   run.state.progress.action = 'uninstalling what the plan dropped';
@@ -161,7 +272,14 @@ async function prune(run: AppRun, previous: InventoryEntry[], installed: Invento
   for (const e of candidates) {
     const key = entryKey(e);
     try {
-      results.push({ key, status: 'pruned', result: await pruneRelease({ kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal }, e) });
+      results.push({
+        key,
+        status: 'pruned',
+        result: await pruneRelease(
+          { kube: run.kube, helm, app: run.graph.app, o: run.o, logger: run.logger, signal: run.state.signal },
+          e,
+        ),
+      });
     } catch (error) {
       results.push({ key, status: 'prune failed', error: toInstallerError(error) });
       kept.push(e);
@@ -169,4 +287,3 @@ async function prune(run: AppRun, previous: InventoryEntry[], installed: Invento
   }
   return { results, kept };
 }
-

@@ -33,7 +33,10 @@ export interface Inventory {
 export async function readInventory(kube: KubeClients, namespace: string, app: string): Promise<Inventory> {
   try {
     const cm = await kube.core.readNamespacedConfigMap({ name: inventoryName(app), namespace });
-    return { releases: jsonList(cm.data?.releases).filter(isEntry), revisions: jsonList(cm.data?.appRevisions).filter(isRevision) };
+    return {
+      releases: jsonList(cm.data?.releases).filter(isEntry),
+      revisions: jsonList(cm.data?.appRevisions).filter(isRevision),
+    };
   } catch (error) {
     if (apiStatus(error) === 404) return { releases: [], revisions: [] };
     throw toInstallerApiError(error, `reading the release inventory ${namespace}/${inventoryName(app)}`, kube.server);
@@ -51,9 +54,22 @@ function jsonList(text: string | undefined): unknown[] {
 }
 
 /** A server-side apply: creates or updates with the Role's create and patch (it has no update). */
-export async function writeInventory(kube: KubeClients, namespace: string, app: string, inventory: Inventory, appSlug?: string): Promise<void> {
+export async function writeInventory(
+  kube: KubeClients,
+  namespace: string,
+  app: string,
+  inventory: Inventory,
+  appSlug?: string,
+): Promise<void> {
   const data = { releases: JSON.stringify(inventory.releases), appRevisions: JSON.stringify(inventory.revisions) };
-  await applyAppConfigMap(kube, { namespace, name: inventoryName(app), app, data, appSlug, what: 'the release inventory' });
+  await applyAppConfigMap(kube, {
+    namespace,
+    name: inventoryName(app),
+    app,
+    data,
+    appSlug,
+    what: 'the release inventory',
+  });
 }
 
 /**
@@ -64,7 +80,15 @@ export async function writeInventory(kube: KubeClients, namespace: string, app: 
  */
 export async function applyAppConfigMap(
   kube: KubeClients,
-  c: { namespace: string; name: string; app: string; data: Record<string, string>; appSlug?: string; what: string; signal?: AbortSignal },
+  c: {
+    namespace: string;
+    name: string;
+    app: string;
+    data: Record<string, string>;
+    appSlug?: string;
+    what: string;
+    signal?: AbortSignal;
+  },
 ): Promise<void> {
   const { namespace, name, app, appSlug } = c;
   const body = {
@@ -79,7 +103,12 @@ export async function applyAppConfigMap(
     data: c.data,
   };
   try {
-    await (await objectClient(kube, c.signal)).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, { fieldManager: 'helm-installer', dryRun: false });
+    await (
+      await objectClient(kube, c.signal)
+    ).apply(`/api/v1/namespaces/${namespace}/configmaps/${name}`, body, {
+      fieldManager: 'helm-installer',
+      dryRun: false,
+    });
   } catch (error) {
     throw toInstallerApiError(error, `writing ${c.what} ${namespace}/${name}`, kube.server);
   }
@@ -107,8 +136,9 @@ export function pruneOrder(inventory: InventoryEntry[], keep: Set<string>): Inve
   // A release goes once nothing still to go depends on it.
   while (order.length < gone.length) {
     const next =
-      gone.find((e) => !placed.has(key(e)) && gone.every((o) => placed.has(key(o)) || o === e || !o.deps.includes(key(e)))) ??
-      gone.find((e) => !placed.has(key(e)))!;
+      gone.find(
+        (e) => !placed.has(key(e)) && gone.every((o) => placed.has(key(o)) || o === e || !o.deps.includes(key(e))),
+      ) ?? gone.find((e) => !placed.has(key(e)))!;
     placed.add(key(next));
     order.push(next);
   }
@@ -121,7 +151,11 @@ export function pruneOrder(inventory: InventoryEntry[], keep: Set<string>): Inve
  * names but someone else made (`notOurs`), which no earlier run listed, is left out: the app never
  * had it, so it is never the app's to prune either.
  */
-export function listedAfterFailure(installed: InventoryEntry[], previous: InventoryEntry[], notOurs: ReadonlySet<string>): InventoryEntry[] {
+export function listedAfterFailure(
+  installed: InventoryEntry[],
+  previous: InventoryEntry[],
+  notOurs: ReadonlySet<string>,
+): InventoryEntry[] {
   const key = (e: InventoryEntry) => `${e.namespace}/${e.name}`;
   const before = new Set(previous.map(key));
   const dropped = pruneOrder(previous, new Set(installed.map(key)));

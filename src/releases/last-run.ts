@@ -15,7 +15,13 @@ export function lastRunName(app: string): string {
 }
 
 /** The ConfigMap's data (pure): every value masked, one line each but the summary. */
-export function lastRunData(outcomes: ReleaseOutcome[], exitCode: number, summary: string, secrets: SecretRegistry, revision?: AppRevision): Record<string, string> {
+export function lastRunData(
+  outcomes: ReleaseOutcome[],
+  exitCode: number,
+  summary: string,
+  secrets: SecretRegistry,
+  revision?: AppRevision,
+): Record<string, string> {
   const failed = outcomes.find((o) => o.status === 'failed' || o.status === 'prune failed');
   const error = failed && 'error' in failed ? failed.error : undefined;
   const oneLine = (text: string) => secrets.maskText(text.split('\n')[0] ?? '');
@@ -30,6 +36,21 @@ export function lastRunData(outcomes: ReleaseOutcome[], exitCode: number, summar
 }
 
 /** A server-side apply, as the inventory's (the Role's create and patch on ConfigMaps); `signal` bounds it. */
-export async function writeLastRun(kube: KubeClients, namespace: string, app: string, data: Record<string, string>, appSlug?: string, signal?: AbortSignal): Promise<void> {
-  await applyAppConfigMap(kube, { namespace, name: lastRunName(app), app, data, appSlug, signal, what: "the last run's outcome" });
+export async function writeLastRun(
+  kube: KubeClients,
+  namespace: string,
+  app: string,
+  data: Record<string, string>,
+  appSlug?: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  await applyAppConfigMap(kube, {
+    namespace,
+    name: lastRunName(app),
+    app,
+    data,
+    appSlug,
+    signal,
+    what: "the last run's outcome",
+  });
 }

@@ -7,7 +7,11 @@ import type { ReleasePlan } from '../inputs/plan-file.js';
 import { planGraph, type PlanGraph } from './plan-graph.js';
 
 /** The cluster, the run's namespace (--namespace, else helm's default) and the graph in it. */
-export async function planInCluster(o: CommonOptions, state: RunState, plan: ReleasePlan): Promise<{ kube: KubeClients; namespace: string; graph: PlanGraph }> {
+export async function planInCluster(
+  o: CommonOptions,
+  state: RunState,
+  plan: ReleasePlan,
+): Promise<{ kube: KubeClients; namespace: string; graph: PlanGraph }> {
   state.progress.action = 'connecting to the cluster';
   const kube = await connectKube();
   const namespace = o.namespace ?? helmDefaultNamespace(kube.config);

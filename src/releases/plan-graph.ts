@@ -30,7 +30,11 @@ const releaseKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
 export function planGraph(plan: ReleasePlan, defaultNamespace: string, env: NodeJS.ProcessEnv): PlanGraph {
   const fail = (why: string, line?: number): never => {
-    throw new InvalidInputError(`release plan ${plan.file}${line ? ` line ${line}` : ''}: ${why}`, { file: plan.file, line, hint: HINT });
+    throw new InvalidInputError(`release plan ${plan.file}${line ? ` line ${line}` : ''}: ${why}`, {
+      file: plan.file,
+      line,
+      hint: HINT,
+    });
   };
   const byKey = new Map<string, GraphRelease>();
   for (const r of plan.releases) {
@@ -44,15 +48,32 @@ export function planGraph(plan: ReleasePlan, defaultNamespace: string, env: Node
   for (const r of all) r.deps = r.dependsOn.map((d) => resolveDependency(d, r, all, fail));
   refuseCycles(all, fail);
   const on = new Set(all.filter((r) => isEnabled(r, env, fail)).map((r) => r.key));
-  const ignoredDeps = all.filter((r) => on.has(r.key)).flatMap((r) => r.deps.filter((d) => !on.has(d)).map((d) => ({ release: r.key, dependsOn: d })));
+  const ignoredDeps = all
+    .filter((r) => on.has(r.key))
+    .flatMap((r) => r.deps.filter((d) => !on.has(d)).map((d) => ({ release: r.key, dependsOn: d })));
   const enabled = all.filter((r) => on.has(r.key)).map((r) => ({ ...r, deps: r.deps.filter((d) => on.has(d)) }));
-  return { app: plan.app, enabled: topologicalOrder(enabled), disabled: all.filter((r) => !on.has(r.key)), ignoredDeps };
+  return {
+    app: plan.app,
+    enabled: topologicalOrder(enabled),
+    disabled: all.filter((r) => !on.has(r.key)),
+    ignoredDeps,
+  };
 }
 
-function resolveDependency(written: string, from: GraphRelease, all: GraphRelease[], fail: (why: string, line?: number) => never): string {
+function resolveDependency(
+  written: string,
+  from: GraphRelease,
+  all: GraphRelease[],
+  fail: (why: string, line?: number) => never,
+): string {
   const matches = written.includes('/') ? all.filter((r) => r.key === written) : all.filter((r) => r.name === written);
-  if (matches.length === 0) return fail(`release ${from.name} depends on ${written}, which is not in the plan`, from.line);
-  if (matches.length > 1) return fail(`release ${from.name} depends on ${written}, which names releases in ${matches.length} namespaces: write namespace/name`, from.line);
+  if (matches.length === 0)
+    return fail(`release ${from.name} depends on ${written}, which is not in the plan`, from.line);
+  if (matches.length > 1)
+    return fail(
+      `release ${from.name} depends on ${written}, which names releases in ${matches.length} namespaces: write namespace/name`,
+      from.line,
+    );
   if (matches[0]!.key === from.key) return fail(`release ${from.name} depends on itself`, from.line);
   return matches[0]!.key;
 }
@@ -81,7 +102,11 @@ function isEnabled(r: GraphRelease, env: NodeJS.ProcessEnv, fail: (why: string, 
   try {
     return parseBoolean(raw);
   } catch (error) {
-    if (error instanceof OptionValueError) return fail(`release ${r.name} is enabled by ${r.enabled.env}=${JSON.stringify(raw.slice(0, 40))}: ${error.message}`, r.line);
+    if (error instanceof OptionValueError)
+      return fail(
+        `release ${r.name} is enabled by ${r.enabled.env}=${JSON.stringify(raw.slice(0, 40))}: ${error.message}`,
+        r.line,
+      );
     throw error;
   }
 }

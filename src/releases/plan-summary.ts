@@ -7,9 +7,10 @@ import type { AppRevision } from './app-revision.js';
 import type { ReleaseOutcome } from './release-outcome.js';
 import { describeRollback, type RollbackResult } from './app-rollback.js';
 
-
 export function planExitCode(outcomes: ReleaseOutcome[]): number {
-  return mostSevereExitCode(outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])));
+  return mostSevereExitCode(
+    outcomes.flatMap((o) => (o.status === 'failed' || o.status === 'prune failed' ? [o.error.exitCode] : [])),
+  );
 }
 
 function describeOutcome(o: ReleaseOutcome): string[] {
@@ -17,7 +18,9 @@ function describeOutcome(o: ReleaseOutcome): string[] {
     case 'done':
       return [`${o.key}: ${o.action}${o.revision ? `, revision ${o.revision}` : ''}, ${o.seconds.toFixed(1)}s`];
     case 'failed': {
-      const lines = [`${o.key}: FAILED (exit ${o.error.exitCode}) after ${o.seconds.toFixed(1)}s: ${o.error.message.split('\n')[0]}`];
+      const lines = [
+        `${o.key}: FAILED (exit ${o.error.exitCode}) after ${o.seconds.toFixed(1)}s: ${o.error.message.split('\n')[0]}`,
+      ];
       return o.error.hint ? [...lines, `  next: ${o.error.hint}`] : lines;
     }
     case 'not attempted':
@@ -37,7 +40,10 @@ export interface AppSummary {
 
 /** `app revision 3 deployed` / `app revision 3 failed; the app is back at app revision 2` / ... */
 export function appLine(r: AppRevision): string {
-  const back = r.rolledBackTo !== undefined ? `app revision ${r.rolledBackTo}` : 'where it was before its first install (nothing of it installed)';
+  const back =
+    r.rolledBackTo !== undefined
+      ? `app revision ${r.rolledBackTo}`
+      : 'where it was before its first install (nothing of it installed)';
   switch (r.status) {
     case 'deployed':
       return `app revision ${r.revision} deployed`;
@@ -52,20 +58,44 @@ export function appLine(r: AppRevision): string {
   }
 }
 
-export function planSummary(outcomes: ReleaseOutcome[], seconds: number, secrets: SecretRegistry, app?: AppSummary): { text: string; exitCode: number } {
+export function planSummary(
+  outcomes: ReleaseOutcome[],
+  seconds: number,
+  secrets: SecretRegistry,
+  app?: AppSummary,
+): { text: string; exitCode: number } {
   const rollbackFailed = (app?.rollback ?? []).filter((r) => !r.done);
-  const exitCode = rollbackFailed.length > 0 ? mostSevereExitCode([planExitCode(outcomes), ExitCode.helmFailed]) : planExitCode(outcomes);
+  const exitCode =
+    rollbackFailed.length > 0
+      ? mostSevereExitCode([planExitCode(outcomes), ExitCode.helmFailed])
+      : planExitCode(outcomes);
   const count = (s: ReleaseOutcome['status']) => outcomes.filter((o) => o.status === s).length;
   const installed = outcomes.filter((o) => o.status !== 'pruned' && o.status !== 'prune failed').length;
-  const tally = [`${count('done')} of ${installed} releases done`, count('failed') && `${count('failed')} failed`, count('not attempted') && `${count('not attempted')} not attempted`, count('pruned') && `${count('pruned')} removed from the plan`]
+  const tally = [
+    `${count('done')} of ${installed} releases done`,
+    count('failed') && `${count('failed')} failed`,
+    count('not attempted') && `${count('not attempted')} not attempted`,
+    count('pruned') && `${count('pruned')} removed from the plan`,
+  ]
     .filter(Boolean)
     .join(', ');
   // The app revision the cluster is left at, in the first line: what a termination message shows first.
   const head =
     exitCode === ExitCode.ok
-      ? [`helm-installer: release plan done${app ? `, ${appLine(app.revision)}` : ''}: ${tally}, ${seconds.toFixed(1)}s`]
-      : [`helm-installer FAILED (exit ${exitCode}: ${exitCodeMeaning(exitCode)}): ${tally}${app ? `; ${appLine(app.revision)}` : ''}`];
+      ? [
+          `helm-installer: release plan done${app ? `, ${appLine(app.revision)}` : ''}: ${tally}, ${seconds.toFixed(1)}s`,
+        ]
+      : [
+          `helm-installer FAILED (exit ${exitCode}: ${exitCodeMeaning(exitCode)}): ${tally}${app ? `; ${appLine(app.revision)}` : ''}`,
+        ];
   const rollbackLines = (app?.rollback ?? []).map((r) => `app rollback: ${describeRollback(r)}`);
   const lines = [...outcomes.flatMap(describeOutcome), ...rollbackLines].map((l) => `  ${secrets.maskText(l)}`);
-  return { text: fitSummary(head.map((l) => secrets.maskText(l)), lines, []), exitCode };
+  return {
+    text: fitSummary(
+      head.map((l) => secrets.maskText(l)),
+      lines,
+      [],
+    ),
+    exitCode,
+  };
 }

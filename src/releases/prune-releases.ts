@@ -22,7 +22,11 @@ export interface PruneContext {
 }
 
 /** Whose the release is now: its newest record's OWNER_LABEL (`plan` asks this too). */
-export async function ownership(kube: KubeClients, e: InventoryEntry, app: string): Promise<{ owner: 'ours' | 'not ours' | 'gone'; label?: string }> {
+export async function ownership(
+  kube: KubeClients,
+  e: InventoryEntry,
+  app: string,
+): Promise<{ owner: 'ours' | 'not ours' | 'gone'; label?: string }> {
   const newest = (await new ReleaseRecords(kube, e.namespace, e.name).current()).at(-1);
   if (!newest) return { owner: 'gone' };
   const label = newest.labels[OWNER_LABEL];
@@ -33,18 +37,28 @@ export async function pruneRelease(c: PruneContext, e: InventoryEntry): Promise<
   const { owner, label } = await ownership(c.kube, e, c.app);
   if (owner === 'gone') return 'already gone';
   if (owner === 'not ours') {
-    c.logger.warn({ release: e.name, namespace: e.namespace, owner: label ?? null }, `release ${e.namespace}/${e.name} is no longer in the plan, but it is not this app's (no ${OWNER_LABEL}=${c.app} label): left alone`);
+    c.logger.warn(
+      { release: e.name, namespace: e.namespace, owner: label ?? null },
+      `release ${e.namespace}/${e.name} is no longer in the plan, but it is not this app's (no ${OWNER_LABEL}=${c.app} label): left alone`,
+    );
     return 'not ours';
   }
   return underReleaseLease(c, e, async () => {
-    c.logger.info({ release: e.name, namespace: e.namespace }, `uninstalling ${e.namespace}/${e.name}: the plan no longer installs it`);
+    c.logger.info(
+      { release: e.name, namespace: e.namespace },
+      `uninstalling ${e.namespace}/${e.name}: the plan no longer installs it`,
+    );
     await c.helm.uninstall({ release: e.name, namespace: e.namespace, timeout: c.o.timeout }, { signal: c.signal });
     return 'uninstalled' as const;
   });
 }
 
 /** fn while holding the release's Lease, as every change to a release is made (prune, the app rollback). */
-export async function underReleaseLease<T>(c: PruneContext, e: { namespace: string; name: string }, fn: () => Promise<T>): Promise<T> {
+export async function underReleaseLease<T>(
+  c: PruneContext,
+  e: { namespace: string; name: string },
+  fn: () => Promise<T>,
+): Promise<T> {
   const lease = await ReleaseLease.acquire(c.kube, {
     namespace: e.namespace,
     release: e.name,

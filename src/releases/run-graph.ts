@@ -22,7 +22,10 @@ class NotAttempted extends Error {}
 export type InstallOne = (o: InstallOptions, state: RunState, member: PlanMember) => Promise<number>;
 
 /** `stopOnFailure`: a release that fails stops every release not started yet (the app goes back as one). */
-export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: RunState; shared: SharedValues; install: InstallOne; stopOnFailure?: boolean }): Promise<ReleaseOutcome[]> {
+export async function runGraph(
+  graph: PlanGraph,
+  c: { o: InstallOptions; state: RunState; shared: SharedValues; install: InstallOne; stopOnFailure?: boolean },
+): Promise<ReleaseOutcome[]> {
   const start = new Slots(c.o.maxParallel);
   const act = new Slots(c.o.maxParallel);
   const deployed = new Map(graph.enabled.map((r) => [r.key, deferred<boolean>()]));
@@ -49,7 +52,8 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
         markChecked();
         await allChecked.promise;
         if (stopAll) throw new NotAttempted(stopAll);
-        for (const d of r.deps) if (!(await deployed.get(d)!.promise)) throw new NotAttempted(`its dependency ${d} was not deployed`);
+        for (const d of r.deps)
+          if (!(await deployed.get(d)!.promise)) throw new NotAttempted(`its dependency ${d} was not deployed`);
         await act.acquire();
         held.act = true;
         // Another release may have failed while this one waited for its turn.
@@ -64,7 +68,14 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
       await c.install(releaseOptions(c.o, r, c.shared), state, member);
       deployed.get(r.key)!.resolve(true);
       const outcome = member.outcome;
-      return { key: r.key, status: 'done', action: outcome?.action ?? 'done', revision: outcome?.revision, ...(outcome?.chart ? { chart: outcome.chart } : {}), seconds: (Date.now() - started) / 1000 };
+      return {
+        key: r.key,
+        status: 'done',
+        action: outcome?.action ?? 'done',
+        revision: outcome?.revision,
+        ...(outcome?.chart ? { chart: outcome.chart } : {}),
+        seconds: (Date.now() - started) / 1000,
+      };
     } catch (error) {
       deployed.get(r.key)!.resolve(false);
       if (error instanceof NotAttempted) return { key: r.key, status: 'not attempted', because: error.message };
@@ -87,7 +98,13 @@ export async function runGraph(graph: PlanGraph, c: { o: InstallOptions; state: 
 
 /** Each release's own progress and log bindings; the signal and the secrets are the run's. */
 export function memberState(state: RunState, key: string): RunState {
-  return { signal: state.signal, secrets: state.secrets, progress: { action: 'starting' }, bindings: { releaseKey: key }, outcomes: state.outcomes };
+  return {
+    signal: state.signal,
+    secrets: state.secrets,
+    progress: { action: 'starting' },
+    bindings: { releaseKey: key },
+    outcomes: state.outcomes,
+  };
 }
 
 /** A counting semaphore: at most `n` holders. */

@@ -23,7 +23,12 @@ export async function suspendedRun(o: InstallOptions, state: RunState, input: Ap
   const namespace = o.namespace ?? helmDefaultNamespace((await connectKube()).config);
   const releases = input.plan
     ? planGraph(input.plan, namespace, process.env).enabled.map((r) => ({ release: r.name, namespace: r.namespace }))
-    : [{ release: o.release ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name, namespace }];
+    : [
+        {
+          release: o.release ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name,
+          namespace,
+        },
+      ];
   for (const r of releases) {
     logger.info({ release: r.release, namespace: r.namespace }, `suspended: ${r.namespace}/${r.release} left as it is`);
     recordOutcome(state, { reason: 'Suspended', ...r, note: suspendedNote(o), started });

@@ -31,7 +31,11 @@ const SCALAR_PROTO = typedPrototype(Scalar, 'yaml.scalar');
 const OPTIONS = { version: '1.1', uniqueKeys: false } as const;
 const TEMPLATE = new Document(null, OPTIONS);
 // Plain scalars resolve as the library's YAML 1.1 schema says (`yes`, `0777`, `12:30`, `~`).
-type ScalarTagLike = { default?: boolean | 'key'; test?: RegExp; resolve: (s: string, onError: (m: string) => void, o: unknown) => unknown };
+type ScalarTagLike = {
+  default?: boolean | 'key';
+  test?: RegExp;
+  resolve: (s: string, onError: (m: string) => void, o: unknown) => unknown;
+};
 const IMPLICIT = (TEMPLATE.schema.tags as unknown as ScalarTagLike[]).filter((t) => t.default === true && t.test);
 const MAYBE_NOT_STRING = /^[-+.~0-9nNyYtTfFoO<]/;
 const failResolve = () => {
@@ -107,7 +111,7 @@ function foldQuoted(raw: string): string {
     if (line.startsWith('---') || line.startsWith('...')) throw UNSUPPORTED;
   }
   let out = lines[0]!.replace(/[ \t]+$/, '');
-  for (let i = 1; i <= last; ) {
+  for (let i = 1; i <= last;) {
     let j = i;
     while (j < last && /^[ \t]*$/.test(lines[j]!)) j++;
     const empties = j - i;
@@ -420,7 +424,14 @@ class Reader {
     }
     while (end > w && (s.charCodeAt(end - 1) === SPACE || s.charCodeAt(end - 1) === TAB)) end--;
     const source = s.slice(w, end);
-    if (source.includes(': ') || source.includes(':\t') || source.endsWith(':') || source.includes(' #') || source.includes('\t#')) throw UNSUPPORTED;
+    if (
+      source.includes(': ') ||
+      source.includes(':\t') ||
+      source.endsWith(':') ||
+      source.includes(' #') ||
+      source.includes('\t#')
+    )
+      throw UNSUPPORTED;
     this.pos = lineEnd === this.n ? this.n : lineEnd + 1;
     this.noContinuation(parent);
     return scalar(resolvePlain(source), 'PLAIN', w, end, source);
@@ -453,7 +464,7 @@ class Reader {
     let p = this.lineAfter(w);
     // Content indentation: that of the first line with anything but spaces.
     let indent = -1;
-    for (let q = p; q < n; ) {
+    for (let q = p; q < n;) {
       let r = q;
       while (r < n && s.charCodeAt(r) === SPACE) r++;
       if (r < n && s.charCodeAt(r) !== NL) {
@@ -571,7 +582,8 @@ class Reader {
       }
       if (isMap) {
         const key = this.flowScalarOrCollection(q, true);
-        if (!(key instanceof Object) || !('value' in key) || typeof (key as Scalar).value !== 'string') throw UNSUPPORTED;
+        if (!(key instanceof Object) || !('value' in key) || typeof (key as Scalar).value !== 'string')
+          throw UNSUPPORTED;
         q = this.skipFlowBlanks(key.range![1]);
         if (s[q] !== ':') throw UNSUPPORTED;
         q = this.skipFlowBlanks(q + 1);

@@ -233,7 +233,10 @@ Object.defineProperty(GoYamlLexer.prototype, 'parseQuotedScalar', { value: parse
 const internals = Lexer.prototype as unknown as Record<string, unknown>;
 for (const member of ['parseQuotedScalar', 'charAt', 'setNext', 'pushToIndex']) {
   if (typeof internals[member] !== 'function') {
-    throw new InstallerError(ExitCode.internal, `Internal error: the yaml package's Lexer has no ${member}(); the go-yaml quoted-scalar rule needs updating`);
+    throw new InstallerError(
+      ExitCode.internal,
+      `Internal error: the yaml package's Lexer has no ${member}(); the go-yaml quoted-scalar rule needs updating`,
+    );
   }
 }
 
@@ -321,7 +324,10 @@ export function isCustomResourceDefinition(text: string): boolean {
       if (keys.size === 2) break;
     }
   }
-  return keys.get('kind') === 'CustomResourceDefinition' && /^apiextensions\.k8s\.io\/[^/\s]+$/.test(keys.get('apiVersion') ?? '');
+  return (
+    keys.get('kind') === 'CustomResourceDefinition' &&
+    /^apiextensions\.k8s\.io\/[^/\s]+$/.test(keys.get('apiVersion') ?? '')
+  );
 }
 
 function countMatches(text: string, re: RegExp): number {

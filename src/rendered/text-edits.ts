@@ -65,7 +65,8 @@ function blockLiteral(source: string, value: string): string | undefined {
   const body = chomp === '-' ? value : value.slice(0, -1);
   const lines = body.split('\n');
   // Leading blanks on the first line would be read as indentation; blank-only lines as empty ones.
-  if (/^[ \t]/.test(lines[0] ?? '') || lines.some((l) => l !== '' && /^[ \t]*$/.test(l)) || body === '') return undefined;
+  if (/^[ \t]/.test(lines[0] ?? '') || lines.some((l) => l !== '' && /^[ \t]*$/.test(l)) || body === '')
+    return undefined;
   return `|${chomp}${header[4] ?? ''}\n${lines.map((l) => (l === '' ? '' : indent + l)).join('\n')}\n`;
 }
 
@@ -84,6 +85,7 @@ export function applyEdits(text: string, edits: TextEdit[]): string {
 }
 
 export function rangeOf(node: { range?: [number, number, number] | null }): [number, number] {
-  if (!node.range) throw new InstallerError(ExitCode.internal, 'Internal error: a parsed YAML node without a source range');
+  if (!node.range)
+    throw new InstallerError(ExitCode.internal, 'Internal error: a parsed YAML node without a source range');
   return [node.range[0], node.range[1]];
 }

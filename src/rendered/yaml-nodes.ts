@@ -70,7 +70,8 @@ export function walkSegments(
     if (isSeq(current)) current.items.forEach((item, i) => walkSegments(item, rest, `${path}[${i}]`, doc, fn));
     else if (isMap(current)) {
       for (const pair of current.items) {
-        if (isScalar(pair.key) && typeof pair.key.value === 'string') walkSegments(pair.value, rest, join(pair.key.value), doc, fn);
+        if (isScalar(pair.key) && typeof pair.key.value === 'string')
+          walkSegments(pair.value, rest, join(pair.key.value), doc, fn);
       }
     }
     return;

@@ -19,7 +19,12 @@ export function createBaseContext(
   destination: 1 | 2,
   state: RunState,
 ): { secrets: SecretRegistry; logger: Logger } {
-  const root = createLogger({ format: options.logFormat, level: options.logLevel, secrets: state.secrets, destination });
+  const root = createLogger({
+    format: options.logFormat,
+    level: options.logLevel,
+    secrets: state.secrets,
+    destination,
+  });
   const logger = state.bindings ? root.child(state.bindings) : root;
   state.logger = logger;
   for (const warning of state.warnings ?? []) logger.warn(warning);

@@ -60,17 +60,37 @@ export function jobOf(
  */
 export function placeOf(outcome: Pick<Outcome, 'namespace'>, job: JobRef | undefined): EventPlace {
   if (job) {
-    return { namespace: job.namespace, regarding: { apiVersion: 'batch/v1', kind: 'Job', name: job.name, namespace: job.namespace, ...(job.uid ? { uid: job.uid } : {}) } };
+    return {
+      namespace: job.namespace,
+      regarding: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: job.name,
+        namespace: job.namespace,
+        ...(job.uid ? { uid: job.uid } : {}),
+      },
+    };
   }
-  return { namespace: outcome.namespace, regarding: { apiVersion: 'v1', kind: 'Namespace', name: outcome.namespace, namespace: outcome.namespace } };
+  return {
+    namespace: outcome.namespace,
+    regarding: { apiVersion: 'v1', kind: 'Namespace', name: outcome.namespace, namespace: outcome.namespace },
+  };
 }
 
 /** The Job from the run's options (undefined outside a Job). */
-export function runJob(o: JobOptions, config: Pick<KubeConfig, 'getContextObject' | 'getCurrentContext'>, env = process.env): JobRef | undefined {
+export function runJob(
+  o: JobOptions,
+  config: Pick<KubeConfig, 'getContextObject' | 'getCurrentContext'>,
+  env = process.env,
+): JobRef | undefined {
   return jobOf(o, env, readPodNamespace, config.getContextObject(config.getCurrentContext())?.namespace);
 }
 
 /** The namespace a release's Events go to: the RBAC preflight names `create events` there. */
-export function eventNamespace(o: JobOptions, config: Pick<KubeConfig, 'getContextObject' | 'getCurrentContext'>, releaseNamespace: string): string {
+export function eventNamespace(
+  o: JobOptions,
+  config: Pick<KubeConfig, 'getContextObject' | 'getCurrentContext'>,
+  releaseNamespace: string,
+): string {
   return placeOf({ namespace: releaseNamespace }, runJob(o, config)).namespace;
 }

@@ -34,7 +34,13 @@ export interface Outcome {
   exitCode: number;
 }
 
-const WARNING: ReadonlySet<OutcomeReason> = new Set(['DriftCorrected', 'DriftFound', 'Failed', 'TestFailed', 'RolledBack']);
+const WARNING: ReadonlySet<OutcomeReason> = new Set([
+  'DriftCorrected',
+  'DriftFound',
+  'Failed',
+  'TestFailed',
+  'RolledBack',
+]);
 
 export function outcomeType(reason: OutcomeReason): Outcome['type'] {
   return WARNING.has(reason) ? 'Warning' : 'Normal';

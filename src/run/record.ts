@@ -6,7 +6,10 @@ import type { Progress, RunState } from './run-state.js';
 import { outcomeType, type Outcome } from './outcome.js';
 
 /** What a step knows of an outcome; its type, duration and masking are added here. */
-export type OutcomeFacts = Omit<Outcome, 'type' | 'durationSeconds' | 'exitCode'> & { started: number; exitCode?: number };
+export type OutcomeFacts = Omit<Outcome, 'type' | 'durationSeconds' | 'exitCode'> & {
+  started: number;
+  exitCode?: number;
+};
 
 export function recordOutcome(state: RunState, f: OutcomeFacts): Outcome {
   const mask = (t: string | undefined) => (t === undefined ? undefined : state.secrets.maskText(t));
@@ -34,7 +37,12 @@ export function recordOutcome(state: RunState, f: OutcomeFacts): Outcome {
 export function recordFailure(state: RunState, error: unknown, progress: Progress, started: number): void {
   const e = toInstallerError(error);
   if (!progress.release || !progress.namespace || e.exitCode === ExitCode.usage) return;
-  if (state.outcomes?.some((o) => o.release === progress.release && o.namespace === progress.namespace && o.exitCode !== ExitCode.ok)) return;
+  if (
+    state.outcomes?.some(
+      (o) => o.release === progress.release && o.namespace === progress.namespace && o.exitCode !== ExitCode.ok,
+    )
+  )
+    return;
   recordOutcome(state, {
     reason: 'Failed',
     release: progress.release,

@@ -13,7 +13,6 @@ import { withTempDir } from '../common/temp-dir.js';
 import { toValuesArguments } from '../inputs/values.js';
 import type { RunContext } from './run-context.js';
 
-
 export interface RenderSetup {
   /** The user's value layers only: what the image catalog is built from (hints must not change it). */
   userValues: ValuesArguments;
@@ -53,14 +52,22 @@ export interface RenderSetupOptions {
   runsTests?: boolean;
 }
 
-export async function withRenderSetup<T>(run: SetupRun, fn: (plan: RenderSetup) => Promise<T>, options: RenderSetupOptions = {}): Promise<T> {
+export async function withRenderSetup<T>(
+  run: SetupRun,
+  fn: (plan: RenderSetup) => Promise<T>,
+  options: RenderSetupOptions = {},
+): Promise<T> {
   const userValues = toValuesArguments(run.resolved);
   const pins = options.pins && options.pins.objects.length > 0 ? options.pins : undefined;
   // The chart's values.yaml files, if startRun deferred them: read and checked (exit 3 naming the
   // file) before anything else of the plan.
   void run.chart.defaultValues;
   return withTempDir('helm-installer', async (workDir) => {
-    const airgap = await prepareImages(run, userValues, workDir, { pins, imagesOnly: options.imagesOnly, runsTests: options.runsTests });
+    const airgap = await prepareImages(run, userValues, workDir, {
+      pins,
+      imagesOnly: options.imagesOnly,
+      runsTests: options.runsTests,
+    });
     try {
       return await fn(planOf(run, airgap, userValues, options));
     } catch (error) {
@@ -73,9 +80,17 @@ export async function withRenderSetup<T>(run: SetupRun, fn: (plan: RenderSetup) 
   });
 }
 
-function planOf(run: SetupRun, airgap: AirgapSetup, userValues: ValuesArguments, options: RenderSetupOptions): RenderSetup {
+function planOf(
+  run: SetupRun,
+  airgap: AirgapSetup,
+  userValues: ValuesArguments,
+  options: RenderSetupOptions,
+): RenderSetup {
   const { o, chart, release } = run;
-  const values = toValuesArguments(run.resolved, airgap.generated.map((g) => g.file));
+  const values = toValuesArguments(
+    run.resolved,
+    airgap.generated.map((g) => g.file),
+  );
   const renders: Record<string, Promise<Rendered>> = {};
   return {
     userValues,
@@ -83,13 +98,24 @@ function planOf(run: SetupRun, airgap: AirgapSetup, userValues: ValuesArguments,
     airgap,
     upgradeArguments: (namespace) => {
       const apply = options.apply;
-      if (!apply) throw new Error('internal: this plan was built without helm upgrade\'s settings (RenderSetupOptions.apply)');
-      return { release, chart: chart.path, namespace, values, timeout: apply.timeout, historyMax: apply.historyMax, postRendererArgs: airgap.postRendererArgs, extraArgs: apply.helmArgs };
+      if (!apply)
+        throw new Error("internal: this plan was built without helm upgrade's settings (RenderSetupOptions.apply)");
+      return {
+        release,
+        chart: chart.path,
+        namespace,
+        values,
+        timeout: apply.timeout,
+        historyMax: apply.historyMax,
+        postRendererArgs: airgap.postRendererArgs,
+        extraArgs: apply.helmArgs,
+      };
     },
     // Once per namespace: the checks and the command that prints or compares it share one render.
     render: (namespace) => (renders[namespace ?? ''] ??= renderOnce(run, airgap, values, namespace)),
     imagesOf: async (wanted = userValues) => {
-      if (wanted === userValues && airgap.plan) return { occurrences: airgap.plan.images.flatMap((i) => i.occurrences), registries: airgap.plan.registries };
+      if (wanted === userValues && airgap.plan)
+        return { occurrences: airgap.plan.images.flatMap((i) => i.occurrences), registries: airgap.plan.registries };
       const { planChartImages } = await import('../post-render/airgap.js');
       const found = await planChartImages(o, run, wanted, undefined);
       return { occurrences: found.occurrences, registries: found.plan.registries };
@@ -97,16 +123,27 @@ function planOf(run: SetupRun, airgap: AirgapSetup, userValues: ValuesArguments,
   };
 }
 
-async function renderOnce(run: SetupRun, airgap: AirgapSetup, values: ValuesArguments, namespace: string | undefined): Promise<Rendered> {
+async function renderOnce(
+  run: SetupRun,
+  airgap: AirgapSetup,
+  values: ValuesArguments,
+  namespace: string | undefined,
+): Promise<Rendered> {
   const { chart, helm, release } = run;
   // With --registry the image catalog already rendered the chart with these very values.
   const manifests =
     airgap.rendered?.manifests ??
-    (await helm.template({ release, chart: chart.path, namespace, values, postRendererArgs: [], includeCrds: true }, undefined, run.signal).catch((error: unknown) => {
-      // A bad values.yaml of the chart is named (file and line, exit 3) instead of helm's message.
-      void chart.defaultValues;
-      throw error;
-    }));
+    (await helm
+      .template(
+        { release, chart: chart.path, namespace, values, postRendererArgs: [], includeCrds: true },
+        undefined,
+        run.signal,
+      )
+      .catch((error: unknown) => {
+        // A bad values.yaml of the chart is named (file and line, exit 3) instead of helm's message.
+        void chart.defaultValues;
+        throw error;
+      }));
   if (!airgap.rewrite) return { manifests, output: [manifests] };
   const { rewriteRendered } = await import('../post-render/airgap.js');
   return { manifests, output: rewriteRendered(manifests, airgap.rewrite) };
@@ -117,16 +154,29 @@ async function renderOnce(run: SetupRun, airgap: AirgapSetup, values: ValuesArgu
  * the airgap stage's modules (image catalog, rewrite, registry client; about 8 ms to load) are not
  * loaded. Otherwise loaded here, not at start: an unchanged redeploy never gets this far.
  */
-async function prepareImages(run: SetupRun, userValues: ValuesArguments, workDir: string, options: { pins?: PinPlan; imagesOnly?: boolean; runsTests?: boolean }): Promise<AirgapSetup> {
+async function prepareImages(
+  run: SetupRun,
+  userValues: ValuesArguments,
+  workDir: string,
+  options: { pins?: PinPlan; imagesOnly?: boolean; runsTests?: boolean },
+): Promise<AirgapSetup> {
   const { o } = run;
   const { pins } = options;
   // `images` applies nothing: no annotation to set.
   const appSlug = options.imagesOnly ? undefined : o.appSlug;
-  if (o.registry || o.imagePullSecret) return (await import('../post-render/airgap.js')).prepareAirgap(o, run, userValues, workDir, { ...options, appSlug });
+  if (o.registry || o.imagePullSecret)
+    return (await import('../post-render/airgap.js')).prepareAirgap(o, run, userValues, workDir, {
+      ...options,
+      appSlug,
+    });
   const extraPaths = o.imagePaths.map(parseImagePath);
-  if (!pins && appSlug === undefined) return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
+  if (!pins && appSlug === undefined)
+    return { extraPaths, generated: [], postRendererArgs: [], env: {}, unrewrittenHooks: [] };
   // A post-renderer that only pins fields or sets the app slug: the airgap stage stays unloaded.
-  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([import('../post-render/pin-fields.js'), import('../post-render/post-renderer-setup.js')]);
+  const [{ checkPinPlan }, { preparePostRenderer }] = await Promise.all([
+    import('../post-render/pin-fields.js'),
+    import('../post-render/post-renderer-setup.js'),
+  ]);
   if (pins) checkPinPlan(pins); // a bad pointer is refused now, before helm runs
   const rewrite = { extraPaths: [], ...(pins ? { pins } : {}), ...(appSlug !== undefined ? { appSlug } : {}) };
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helm: run.helm.traits });

@@ -27,7 +27,10 @@ const DETAIL_LINES = 12;
 
 export function successSummary(r: SuccessReport): string {
   const details = r.details ?? [];
-  const shown = details.length > DETAIL_LINES ? [...details.slice(0, DETAIL_LINES - 1), `... and ${details.length - DETAIL_LINES + 1} more (see the log)`] : details;
+  const shown =
+    details.length > DETAIL_LINES
+      ? [...details.slice(0, DETAIL_LINES - 1), `... and ${details.length - DETAIL_LINES + 1} more (see the log)`]
+      : details;
   return [
     `helm-installer: ${r.action} release ${r.release}${r.namespace ? ` in namespace ${r.namespace}` : ''}`,
     `  chart: ${r.chart}${r.revision ? `, revision ${r.revision}` : ''}, ${r.seconds.toFixed(1)}s`,
@@ -51,7 +54,10 @@ export function failureSummary(error: unknown, ctx: FailureContext, secrets: Sec
   ].map(mask);
   const [first = '', ...rest] = e.message.split('\n');
   const cause = [`cause: ${first}`, ...rest].map(mask);
-  const tail = [...(e.where && !e.message.includes(e.where) ? [`where: ${e.where}`] : []), ...(e.hint ? [`next: ${e.hint}`] : [])].map(mask);
+  const tail = [
+    ...(e.where && !e.message.includes(e.where) ? [`where: ${e.where}`] : []),
+    ...(e.hint ? [`next: ${e.hint}`] : []),
+  ].map(mask);
   return fitSummary(head, cause, tail);
 }
 
@@ -90,8 +96,12 @@ export function fitSummary(head: string[], middle: string[], tail: string[]): st
  * and its termination message in the file the kubelet reads (`terminationLog`, when there is
  * one). Every command, main.ts's failure summary included, ends through here.
  */
-export function writeSummary(terminationLog: string | undefined, end: { summary?: string; terminationMessage?: string }): void {
-  if (end.terminationMessage !== undefined && terminationLog) writeTerminationMessage(terminationLog, end.terminationMessage);
+export function writeSummary(
+  terminationLog: string | undefined,
+  end: { summary?: string; terminationMessage?: string },
+): void {
+  if (end.terminationMessage !== undefined && terminationLog)
+    writeTerminationMessage(terminationLog, end.terminationMessage);
   if (end.summary !== undefined) writeSync(2, `${end.summary}\n`);
 }
 

@@ -56,20 +56,38 @@ export interface ClusterRun {
  * (fd 1) for `install`, to stderr (fd 2) where stdout is data. `deferChartValues`: the chart's
  * values.yaml files are read by the plan (or any read of chart.defaultValues) instead.
  */
-export async function startRun<O extends CommonOptions>(o: O, state: RunState, logTo: 1 | 2, options: { deferChartValues?: boolean } = {}): Promise<RunContext<O>> {
+export async function startRun<O extends CommonOptions>(
+  o: O,
+  state: RunState,
+  logTo: 1 | 2,
+  options: { deferChartValues?: boolean } = {},
+): Promise<RunContext<O>> {
   const started = Date.now();
   const { logger, secrets } = createBaseContext(o, logTo, state);
   state.progress.namespace = o.namespace;
   state.progress.action = 'reading the chart';
   const chart = await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: options.deferChartValues });
-  for (const d of chart.dependencies.filter((c) => c.offPin)) logger.warn({ chart: d.chart, dependency: d.name, vendored: d.vendored, pinned: d.pinned }, offPinWarning(d));
+  for (const d of chart.dependencies.filter((c) => c.offPin))
+    logger.warn({ chart: d.chart, dependency: d.name, vendored: d.vendored, pinned: d.pinned }, offPinWarning(d));
   const release = o.release ?? chart.name;
   state.progress.release = release;
   state.progress.chartVersion = chart.version;
   state.progress.action = 'reading values';
   const resolved = resolveValues({ baseValues: o.baseValues, customerValues: o.values, sets: o.sets }, secrets);
   const helm = await createHelmClient(o, { logger, secrets });
-  return { o, state, signal: state.signal, started, stage: stageGate(state), logger, secrets, chart, release, resolved, helm };
+  return {
+    o,
+    state,
+    signal: state.signal,
+    started,
+    stage: stageGate(state),
+    logger,
+    secrets,
+    chart,
+    release,
+    resolved,
+    helm,
+  };
 }
 
 export function chartLabel(run: Pick<RunContext, 'chart'>): string {

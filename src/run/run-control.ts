@@ -35,5 +35,7 @@ export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal, wha
 }
 
 function interrupted(what: string): TransientError {
-  return new TransientError(`interrupted (SIGTERM/SIGINT) during ${what}; nothing was changed`, { hint: 'Run the installer again.' });
+  return new TransientError(`interrupted (SIGTERM/SIGINT) during ${what}; nothing was changed`, {
+    hint: 'Run the installer again.',
+  });
 }

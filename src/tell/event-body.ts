@@ -126,7 +126,8 @@ export function eventFailureCause(error: unknown, namespace: string): string {
   if (status === 404) return `not found: ${words}`;
   const network = status === undefined ? networkCode(error) : undefined;
   // Our own bound ("no answer within 5.0 s"): the API server's words are the message itself.
-  if (network === 'API_CALL_TIMEOUT') return `API server not reachable: ${error instanceof Error ? error.message : words}`;
+  if (network === 'API_CALL_TIMEOUT')
+    return `API server not reachable: ${error instanceof Error ? error.message : words}`;
   if (network) return `API server not reachable: ${words}`;
   return status === undefined ? words : `HTTP ${status}: ${words}`;
 }

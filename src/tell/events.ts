@@ -44,12 +44,30 @@ export async function writeEvents(outcomes: Outcome[], c: TellContext, bounds: E
   let written = 0;
   const now = new Date();
   await inParallel(outcomes, PARALLEL, async (outcome, sequence) => {
-    const body = eventBody(outcome, placeOf(outcome, job), { now, sequence, instance, suffix: randomBytes(4).toString('hex'), mask });
+    const body = eventBody(outcome, placeOf(outcome, job), {
+      now,
+      sequence,
+      instance,
+      suffix: randomBytes(4).toString('hex'),
+      mask,
+    });
     try {
       const eventDeadline = Math.min(deadline, Date.now() + bounds.perEventMs);
-      await attempt(eventDeadline, (signal) => api.createNamespacedEvent({ namespace: body.metadata.namespace, body: body as unknown as EventsV1Event }, withSignal(signal)));
+      await attempt(eventDeadline, (signal) =>
+        api.createNamespacedEvent(
+          { namespace: body.metadata.namespace, body: body as unknown as EventsV1Event },
+          withSignal(signal),
+        ),
+      );
       written += 1;
-      logger?.debug({ event: `${body.metadata.namespace}/${body.metadata.name}`, reason: body.reason, release: `${outcome.namespace}/${outcome.release}` }, 'event written');
+      logger?.debug(
+        {
+          event: `${body.metadata.namespace}/${body.metadata.name}`,
+          reason: body.reason,
+          release: `${outcome.namespace}/${outcome.release}`,
+        },
+        'event written',
+      );
     } catch (error) {
       failed.push({ body, outcome, cause: mask(eventFailureCause(error, body.metadata.namespace)) });
     }
@@ -60,8 +78,14 @@ export async function writeEvents(outcomes: Outcome[], c: TellContext, bounds: E
   const byCause = new Map<string, typeof failed>();
   for (const f of failed) byCause.set(f.cause, [...(byCause.get(f.cause) ?? []), f]);
   for (const [cause, group] of byCause) {
-    const events = group.map((f) => `${f.body.reason} (${f.body.type}) for release ${f.outcome.namespace}/${f.outcome.release} on ${f.body.regarding.kind} ${f.body.metadata.namespace}/${f.body.regarding.name}`);
-    logger?.warn({ events, cause }, `could not write ${group.length} Event(s): ${events.join('; ')}: ${cause}; the run's result stands`);
+    const events = group.map(
+      (f) =>
+        `${f.body.reason} (${f.body.type}) for release ${f.outcome.namespace}/${f.outcome.release} on ${f.body.regarding.kind} ${f.body.metadata.namespace}/${f.body.regarding.name}`,
+    );
+    logger?.warn(
+      { events, cause },
+      `could not write ${group.length} Event(s): ${events.join('; ')}: ${cause}; the run's result stands`,
+    );
   }
 }
 
@@ -70,13 +94,23 @@ export async function writeEvents(outcomes: Outcome[], c: TellContext, bounds: E
  * batch.kubernetes.io/controller-uid label): without it `kubectl describe job` does not list the
  * Events. A read that fails leaves it out, said once in the log.
  */
-async function withUid(job: JobRef | undefined, kube: KubeClients, deadline: number, logger: Logger | undefined): Promise<JobRef | undefined> {
+async function withUid(
+  job: JobRef | undefined,
+  kube: KubeClients,
+  deadline: number,
+  logger: Logger | undefined,
+): Promise<JobRef | undefined> {
   if (!job || job.uid) return job;
   try {
-    const read = await attempt(Math.min(deadline, Date.now() + 3000), (signal) => kube.batch.readNamespacedJob({ name: job.name, namespace: job.namespace }, withSignal(signal)));
+    const read = await attempt(Math.min(deadline, Date.now() + 3000), (signal) =>
+      kube.batch.readNamespacedJob({ name: job.name, namespace: job.namespace }, withSignal(signal)),
+    );
     if (read.metadata?.uid) return { ...job, uid: read.metadata.uid };
   } catch (error) {
-    logger?.warn({ job: `${job.namespace}/${job.name}`, cause: apiMessage(error) }, `cannot read Job ${job.namespace}/${job.name} for its uid: its Events are written without it (kubectl describe job does not list them; set HELM_INSTALLER_JOB_UID)`);
+    logger?.warn(
+      { job: `${job.namespace}/${job.name}`, cause: apiMessage(error) },
+      `cannot read Job ${job.namespace}/${job.name} for its uid: its Events are written without it (kubectl describe job does not list them; set HELM_INSTALLER_JOB_UID)`,
+    );
   }
   return job;
 }
@@ -94,7 +128,9 @@ async function attempt<T>(deadline: number, call: (signal: AbortSignal) => Promi
       return await call(signal);
     } catch (error) {
       const waited = ((Date.now() - started) / 1000).toFixed(1);
-      const err = signal.aborted ? Object.assign(new Error(`no answer within ${waited} s`), { code: 'API_CALL_TIMEOUT' }) : error;
+      const err = signal.aborted
+        ? Object.assign(new Error(`no answer within ${waited} s`), { code: 'API_CALL_TIMEOUT' })
+        : error;
       if (!isTransientApiError(err) || tries >= 3 || Date.now() + delay >= deadline) throw err;
       await sleep(delay);
       delay = Math.min(delay * 2, 1000);

@@ -33,11 +33,18 @@ export interface NotifyOptions {
 }
 
 /** The teller (src/tell/tell.ts): nothing to do when no URL is set. */
-export async function notifyWebhook(outcomes: Outcome[], c: { o: NotifyOptions; state: { secrets: SecretRegistry; logger?: Logger } }): Promise<void> {
+export async function notifyWebhook(
+  outcomes: Outcome[],
+  c: { o: NotifyOptions; state: { secrets: SecretRegistry; logger?: Logger } },
+): Promise<void> {
   const { o } = c;
   const url = notifyUrlOf(o);
   if (url === undefined) return;
-  await notify(outcomes, { url, format: o.notifyFormat, timeoutMs: o.notifyTimeout, retries: o.notifyRetries, maxTimeMs: o.notifyMaxTime }, c.state);
+  await notify(
+    outcomes,
+    { url, format: o.notifyFormat, timeoutMs: o.notifyTimeout, retries: o.notifyRetries, maxTimeMs: o.notifyMaxTime },
+    c.state,
+  );
 }
 
 type Attempt = { ok: true; status: number } | { ok: false; retry: boolean; cause: string };
@@ -45,18 +52,39 @@ type Attempt = { ok: true; status: number } | { ok: false; retry: boolean; cause
 /** The first backoff; doubled after each failed attempt. */
 const BACKOFF_MS = 500;
 
-export async function notify(outcomes: Outcome[], s: NotifySettings, run: { secrets: SecretRegistry; logger?: Logger }): Promise<void> {
+export async function notify(
+  outcomes: Outcome[],
+  s: NotifySettings,
+  run: { secrets: SecretRegistry; logger?: Logger },
+): Promise<void> {
   const deadline = Date.now() + s.maxTimeMs;
   for (const outcome of outcomes) {
-    const fields = { notify: 'webhook', format: s.format, outcome: outcome.reason, release: outcome.release, namespace: outcome.namespace };
+    const fields = {
+      notify: 'webhook',
+      format: s.format,
+      outcome: outcome.reason,
+      release: outcome.release,
+      namespace: outcome.namespace,
+    };
     if (Date.now() >= deadline) {
-      run.logger?.warn(fields, `webhook not notified: --notify-max-time (${s.maxTimeMs}ms) is spent; the run's result stands`);
+      run.logger?.warn(
+        fields,
+        `webhook not notified: --notify-max-time (${s.maxTimeMs}ms) is spent; the run's result stands`,
+      );
       continue;
     }
-    const masked: Outcome = { ...outcome, note: run.secrets.maskText(outcome.note), ...(outcome.cause !== undefined && { cause: run.secrets.maskText(outcome.cause) }) };
+    const masked: Outcome = {
+      ...outcome,
+      note: run.secrets.maskText(outcome.note),
+      ...(outcome.cause !== undefined && { cause: run.secrets.maskText(outcome.cause) }),
+    };
     const r = await post(s, notifyBody(masked, s.format), deadline);
     if (r.result.ok) run.logger?.info({ ...fields, status: r.result.status, attempts: r.attempts }, 'webhook notified');
-    else run.logger?.warn({ ...fields, attempts: r.attempts, cause: r.result.cause }, `webhook not notified: ${r.result.cause}; the run's result stands`);
+    else
+      run.logger?.warn(
+        { ...fields, attempts: r.attempts, cause: r.result.cause },
+        `webhook not notified: ${r.result.cause}; the run's result stands`,
+      );
   }
 }
 
@@ -69,7 +97,11 @@ async function post(s: NotifySettings, body: string, deadline: number): Promise<
     if (result.ok || !result.retry || attempts > s.retries) return { result, attempts };
     const wait = BACKOFF_MS * 2 ** (attempts - 1);
     // Too little time left for the wait and an attempt worth making: stop now, not at the cap.
-    if (Date.now() + wait + 100 >= deadline) return { result: { ...result, cause: `${result.cause} (no time left for another attempt within --notify-max-time)` }, attempts };
+    if (Date.now() + wait + 100 >= deadline)
+      return {
+        result: { ...result, cause: `${result.cause} (no time left for another attempt within --notify-max-time)` },
+        attempts,
+      };
     await sleep(wait);
   }
 }
@@ -101,9 +133,17 @@ async function attempt(href: string, body: string, timeoutMs: number): Promise<A
     await res.body?.cancel().catch(() => undefined);
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
     if (res.status >= 300 && res.status < 400) {
-      return { ok: false, retry: false, cause: `the receiver answered ${res.status}, a redirect, which is not followed (give the URL it redirects to)` };
+      return {
+        ok: false,
+        retry: false,
+        cause: `the receiver answered ${res.status}, a redirect, which is not followed (give the URL it redirects to)`,
+      };
     }
-    return { ok: false, retry: res.status >= 500 || res.status === 408 || res.status === 429, cause: `the receiver answered ${res.status}` };
+    return {
+      ok: false,
+      retry: res.status >= 500 || res.status === 408 || res.status === 429,
+      cause: `the receiver answered ${res.status}`,
+    };
   } catch (error) {
     return { ok: false, retry: true, cause: fetchFailure(error, timeoutMs) };
   }

@@ -4,7 +4,6 @@
 import { podSecurityFindings, type PodSecurityFinding } from './pod-security.js';
 import { podSpecOf, type Obj } from './pod-spec.js';
 
-
 /** One release of the app as rendered: its chart and every object `render` prints, hooks included. */
 export interface ReleaseRender {
   release: string;
@@ -42,7 +41,9 @@ export function appFacts(releases: ReleaseRender[]): AppFacts {
   const objects = releases.flatMap((r) => r.objects.map((o) => ({ r, o })));
   const owner = (r: ReleaseRender, o: Obj) => `${r.release}: ${o.kind}/${o.metadata?.name ?? ''}`;
   const classes: AppFacts['classes'] = { StorageClass: [], IngressClass: [], PriorityClass: [], RuntimeClass: [] };
-  const shipped = new Set(objects.filter(({ o }) => o.kind === 'CustomResourceDefinition').map(({ o }) => String(o.metadata?.name)));
+  const shipped = new Set(
+    objects.filter(({ o }) => o.kind === 'CustomResourceDefinition').map(({ o }) => String(o.metadata?.name)),
+  );
   const crds: Needed[] = [];
   for (const { r, o } of objects) {
     for (const [kind, name] of classesNamed(o)) need(classes[kind], name, owner(r, o));
@@ -51,17 +52,38 @@ export function appFacts(releases: ReleaseRender[]): AppFacts {
   }
   for (const list of [...Object.values(classes), crds]) list.sort((a, b) => a.name.localeCompare(b.name));
   const workloads = objects
-    .filter(({ o }) => (o.kind === 'Deployment' || o.kind === 'StatefulSet') && o.apiVersion === 'apps/v1' && !o.metadata?.annotations?.['helm.sh/hook'])
-    .map(({ r, o }) => ({ kind: o.kind as 'Deployment' | 'StatefulSet', namespace: o.metadata?.namespace ?? r.namespace, name: String(o.metadata?.name), o }));
+    .filter(
+      ({ o }) =>
+        (o.kind === 'Deployment' || o.kind === 'StatefulSet') &&
+        o.apiVersion === 'apps/v1' &&
+        !o.metadata?.annotations?.['helm.sh/hook'],
+    )
+    .map(({ r, o }) => ({
+      kind: o.kind as 'Deployment' | 'StatefulSet',
+      namespace: o.metadata?.namespace ?? r.namespace,
+      name: String(o.metadata?.name),
+      o,
+    }));
   return {
-    kubeVersions: releases.filter((r) => r.chart.kubeVersion).map((r) => ({ release: r.release, chart: `${r.chart.name} ${r.chart.version}`, range: r.chart.kubeVersion! })),
+    kubeVersions: releases
+      .filter((r) => r.chart.kubeVersion)
+      .map((r) => ({ release: r.release, chart: `${r.chart.name} ${r.chart.version}`, range: r.chart.kubeVersion! })),
     classes,
     crds,
     requests: totalRequests(workloads.map((w) => w.o)),
-    podSecurity: podSecurityFindings(objects.map(({ r, o }) => ({ release: r.release, namespace: o.metadata?.namespace ?? r.namespace, object: o }))),
-    workloads: workloads.map(({ kind, namespace, name }) => ({ kind, namespace, name })).sort((a, b) => `${a.kind}/${a.name}`.localeCompare(`${b.kind}/${b.name}`)),
+    podSecurity: podSecurityFindings(
+      objects.map(({ r, o }) => ({ release: r.release, namespace: o.metadata?.namespace ?? r.namespace, object: o })),
+    ),
+    workloads: workloads
+      .map(({ kind, namespace, name }) => ({ kind, namespace, name }))
+      .sort((a, b) => `${a.kind}/${a.name}`.localeCompare(`${b.kind}/${b.name}`)),
     // The releases' namespaces, and any other an object names for itself.
-    namespaces: [...new Set([...releases.map((r) => r.namespace), ...objects.map(({ o }) => o.metadata?.namespace).filter((n): n is string => typeof n === 'string' && n !== '')])].sort(),
+    namespaces: [
+      ...new Set([
+        ...releases.map((r) => r.namespace),
+        ...objects.map(({ o }) => o.metadata?.namespace).filter((n): n is string => typeof n === 'string' && n !== ''),
+      ]),
+    ].sort(),
   };
 }
 
@@ -78,8 +100,11 @@ function classesNamed(o: Obj): [ClassKind, string][] {
   if (pod?.runtimeClassName) out.push(['RuntimeClass', String(pod.runtimeClassName)]);
   if (o.kind === 'Ingress' && o.spec?.ingressClassName) out.push(['IngressClass', String(o.spec.ingressClassName)]);
   // "" asks for no dynamic provisioning: no class to find.
-  if (o.kind === 'PersistentVolumeClaim' && o.spec?.storageClassName) out.push(['StorageClass', String(o.spec.storageClassName)]);
-  if (o.kind === 'StatefulSet') for (const t of o.spec?.volumeClaimTemplates ?? []) if (t?.spec?.storageClassName) out.push(['StorageClass', String(t.spec.storageClassName)]);
+  if (o.kind === 'PersistentVolumeClaim' && o.spec?.storageClassName)
+    out.push(['StorageClass', String(o.spec.storageClassName)]);
+  if (o.kind === 'StatefulSet')
+    for (const t of o.spec?.volumeClaimTemplates ?? [])
+      if (t?.spec?.storageClassName) out.push(['StorageClass', String(t.spec.storageClassName)]);
   return out;
 }
 
@@ -116,7 +141,17 @@ function cpuOf(q: unknown): number {
   return s.endsWith('m') ? Number(s.slice(0, -1)) || 0 : Math.round((Number(s) || 0) * 1000);
 }
 
-const UNITS: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12, '': 1 };
+const UNITS: Record<string, number> = {
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  '': 1,
+};
 
 function bytesOf(q: unknown): number {
   if (q === undefined || q === null) return 0;

@@ -15,17 +15,45 @@ export interface PodSecurityFinding {
   violations: string[];
 }
 
-const BASELINE_CAPS = new Set(['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT']);
-const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+const BASELINE_CAPS = new Set([
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
+]);
+const RESTRICTED_VOLUMES = [
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
+];
 
-export function podSecurityFindings(objects: { release: string; namespace: string; object: Obj }[]): PodSecurityFinding[] {
+export function podSecurityFindings(
+  objects: { release: string; namespace: string; object: Obj }[],
+): PodSecurityFinding[] {
   const found = new Map<string, PodSecurityFinding>();
   for (const { release, namespace, object } of objects) {
     const pod = podSpecOf(object);
     if (!pod) continue;
     const where = `${release}: ${object.kind}/${object.metadata?.name ?? ''}`;
     const path = podPath(object);
-    for (const [level, fields] of [['baseline', baselineViolations(pod)], ['restricted', restrictedViolations(pod)]] as const) {
+    for (const [level, fields] of [
+      ['baseline', baselineViolations(pod)],
+      ['restricted', restrictedViolations(pod)],
+    ] as const) {
       if (fields.length === 0) continue;
       const key = `${namespace} ${level}`;
       const finding = found.get(key) ?? { namespace, level, violations: [] };
@@ -76,12 +104,15 @@ function restrictedViolations(pod: Obj): string[] {
     const at = `${path}.securityContext`;
     if (sc.allowPrivilegeEscalation !== false) out.push(`${at}.allowPrivilegeEscalation != false`);
     if (!((sc.capabilities?.drop ?? []) as string[]).includes('ALL')) out.push(`${at}.capabilities.drop lacks ALL`);
-    const added = ((sc.capabilities?.add ?? []) as string[]).filter((cap) => cap !== 'NET_BIND_SERVICE' && BASELINE_CAPS.has(cap));
+    const added = ((sc.capabilities?.add ?? []) as string[]).filter(
+      (cap) => cap !== 'NET_BIND_SERVICE' && BASELINE_CAPS.has(cap),
+    );
     if (added.length) out.push(`${at}.capabilities.add=${added.join(',')}`);
     if ((sc.runAsNonRoot ?? podSc.runAsNonRoot) !== true) out.push(`${at}.runAsNonRoot != true`);
     if (sc.runAsUser === 0) out.push(`${at}.runAsUser=0`);
     const seccomp = sc.seccompProfile?.type ?? podSc.seccompProfile?.type;
-    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${at}.seccompProfile.type unset (RuntimeDefault or Localhost)`);
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost')
+      out.push(`${at}.seccompProfile.type unset (RuntimeDefault or Localhost)`);
   }
   return out;
 }

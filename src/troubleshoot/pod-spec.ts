@@ -6,5 +6,7 @@ export type Obj = Record<string, any>;
 export function podSpecOf(o: Obj): Obj | undefined {
   if (o.kind === 'Pod') return o.spec;
   if (o.kind === 'CronJob') return o.spec?.jobTemplate?.spec?.template?.spec;
-  return ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'].includes(o.kind) ? o.spec?.template?.spec : undefined;
+  return ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job'].includes(o.kind)
+    ? o.spec?.template?.spec
+    : undefined;
 }

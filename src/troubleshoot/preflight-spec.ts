@@ -36,22 +36,36 @@ function clusterVersion(k: AppFacts['kubeVersions'][number]): Obj {
     clusterVersion: {
       checkName: `Kubernetes version for ${k.release}`,
       strict: STRICT,
-      outcomes: allowed === undefined ? [outcome('warn', `${message} (the range ${k.range} could not be read here: check it by hand)`)] : [outcome('pass', `Kubernetes is within ${k.range}, which the chart ${k.chart} needs.`, allowed), outcome('fail', message)],
+      outcomes:
+        allowed === undefined
+          ? [outcome('warn', `${message} (the range ${k.range} could not be read here: check it by hand)`)]
+          : [
+              outcome('pass', `Kubernetes is within ${k.range}, which the chart ${k.chart} needs.`, allowed),
+              outcome('fail', message),
+            ],
     },
   };
 }
 
-
 /** A chart's kubeVersion (Masterminds' grammar) as Troubleshoot's range (blang's): `>=1.27.0 <1.35.0 || ...`; undefined when unreadable. */
 export function troubleshootRange(range: string): string | undefined {
-  const translated = range.split('||').map((p) => p.replace(/,/g, ' ')).join('||');
+  const translated = range
+    .split('||')
+    .map((p) => p.replace(/,/g, ' '))
+    .join('||');
   let parsed;
   try {
     parsed = new (loadSemver().Range)(translated, { loose: true });
   } catch {
     return undefined;
   }
-  const sets = parsed.set.map((comparators) => comparators.map((c) => (c.value === '' ? '>=0.0.0' : `${c.operator || '='}${c.semver.major}.${c.semver.minor}.${c.semver.patch}`)).join(' '));
+  const sets = parsed.set.map((comparators) =>
+    comparators
+      .map((c) =>
+        c.value === '' ? '>=0.0.0' : `${c.operator || '='}${c.semver.major}.${c.semver.minor}.${c.semver.patch}`,
+      )
+      .join(' '),
+  );
   return sets.join(' || ');
 }
 
@@ -87,7 +101,11 @@ function classAnalyzer(kind: ClassKind, n: Needed, fileName: string): Obj {
       strict: STRICT,
       fileName,
       regexGroups: `(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:${ITEM_NAME}(?P<Wanted>${regexQuote(n.name)})".*)?$`,
-      outcomes: [outcome('pass', `${kind} ${n.name} exists.`, `Wanted == ${n.name}`), outcome('warn', unlisted, "Items == ''"), outcome('fail', missing)],
+      outcomes: [
+        outcome('pass', `${kind} ${n.name} exists.`, `Wanted == ${n.name}`),
+        outcome('warn', unlisted, "Items == ''"),
+        outcome('fail', missing),
+      ],
     },
   };
 }
@@ -99,7 +117,10 @@ function crdAnalyzer(n: Needed): Obj {
       strict: STRICT,
       customResourceDefinitionName: n.name,
       outcomes: [
-        outcome('fail', `The CustomResourceDefinition ${n.name} is not installed, and no chart of the app ships it; ${n.by.join(', ')} ${n.by.length > 1 ? 'need' : 'needs'} it. Install the operator that provides it first.`),
+        outcome(
+          'fail',
+          `The CustomResourceDefinition ${n.name} is not installed, and no chart of the app ships it; ${n.by.join(', ')} ${n.by.length > 1 ? 'need' : 'needs'} it. Install the operator that provides it first.`,
+        ),
         outcome('pass', `The CustomResourceDefinition ${n.name} is installed.`),
       ],
     },
@@ -125,11 +146,24 @@ function podSecurityAnalyzers(findings: PodSecurityFinding[], t: SpecTarget): Ob
       return `The namespace ${t.namespace(ns)} enforces Pod Security "${level}", which refuses pods of the app: ${shown}${more}. Label the namespace with a lower level (pod-security.kubernetes.io/enforce), or ask the vendor.`;
     };
     const outcomes = [
-      ...(baseline ? [outcome('fail', refused('baseline', baseline), 'Level == baseline'), outcome('fail', refused('restricted', baseline), 'Level == restricted')] : []),
+      ...(baseline
+        ? [
+            outcome('fail', refused('baseline', baseline), 'Level == baseline'),
+            outcome('fail', refused('restricted', baseline), 'Level == restricted'),
+          ]
+        : []),
       ...(restricted && !baseline ? [outcome('fail', refused('restricted', restricted), 'Level == restricted')] : []),
       outcome('pass', `The namespace ${t.namespace(ns)} admits the app's pods.`),
     ];
-    return { textAnalyze: { checkName: `Pod Security of namespace ${t.namespace(ns)}`, strict: STRICT, fileName: 'cluster-resources/namespaces.json', regexGroups: enforceRegex(t.namespace(ns)), outcomes } };
+    return {
+      textAnalyze: {
+        checkName: `Pod Security of namespace ${t.namespace(ns)}`,
+        strict: STRICT,
+        fileName: 'cluster-resources/namespaces.json',
+        regexGroups: enforceRegex(t.namespace(ns)),
+        outcomes,
+      },
+    };
   });
 }
 
@@ -137,11 +171,35 @@ function nodeResources(r: AppFacts['requests']): Obj[] {
   const checks: Obj[] = [];
   if (r.cpuMillis > 0) {
     const cpu = `${r.cpuMillis}m`;
-    checks.push({ nodeResources: { checkName: 'CPU for the app', outcomes: [outcome('warn', `The app's workloads request ${cpu} CPU in all; the nodes have less allocatable: pods stay Pending (Insufficient cpu).`, `sum(cpuAllocatable) < ${cpu}`), outcome('pass', `The nodes have the ${cpu} CPU the app requests.`)] } });
+    checks.push({
+      nodeResources: {
+        checkName: 'CPU for the app',
+        outcomes: [
+          outcome(
+            'warn',
+            `The app's workloads request ${cpu} CPU in all; the nodes have less allocatable: pods stay Pending (Insufficient cpu).`,
+            `sum(cpuAllocatable) < ${cpu}`,
+          ),
+          outcome('pass', `The nodes have the ${cpu} CPU the app requests.`),
+        ],
+      },
+    });
   }
   if (r.memoryBytes > 0) {
     const mem = `${Math.ceil(r.memoryBytes / 2 ** 20)}Mi`;
-    checks.push({ nodeResources: { checkName: 'Memory for the app', outcomes: [outcome('warn', `The app's workloads request ${mem} of memory in all; the nodes have less allocatable: pods stay Pending (Insufficient memory).`, `sum(memoryAllocatable) < ${mem}`), outcome('pass', `The nodes have the ${mem} of memory the app requests.`)] } });
+    checks.push({
+      nodeResources: {
+        checkName: 'Memory for the app',
+        outcomes: [
+          outcome(
+            'warn',
+            `The app's workloads request ${mem} of memory in all; the nodes have less allocatable: pods stay Pending (Insufficient memory).`,
+            `sum(memoryAllocatable) < ${mem}`,
+          ),
+          outcome('pass', `The nodes have the ${mem} of memory the app requests.`),
+        ],
+      },
+    });
   }
   return checks;
 }
@@ -166,8 +224,16 @@ function registryAnalyzer(r: NonNullable<SpecTarget['localImages']>): Obj {
       strict: STRICT,
       ...(r.exclude !== undefined ? { exclude: r.exclude } : {}),
       outcomes: [
-        outcome('fail', 'The local registry could not be asked for every image of the app (unreachable, or it refused the credentials): the installer would stop with exit 6. Check the registry address and its pull secret.', 'errors > 0'),
-        outcome('fail', `Images of the app are missing from the local registry: push the airgap bundle's images to it (the installer would stop with exit 6, listing them).`, 'missing > 0'),
+        outcome(
+          'fail',
+          'The local registry could not be asked for every image of the app (unreachable, or it refused the credentials): the installer would stop with exit 6. Check the registry address and its pull secret.',
+          'errors > 0',
+        ),
+        outcome(
+          'fail',
+          `Images of the app are missing from the local registry: push the airgap bundle's images to it (the installer would stop with exit 6, listing them).`,
+          'missing > 0',
+        ),
         outcome('pass', `The local registry holds all ${r.images.length} images of the app.`),
       ],
     },

@@ -20,19 +20,32 @@ export interface RenderedApp {
   images: { source: string[]; local: string[] };
 }
 
-export async function renderApp<O extends CommonOptions & { helmArgs: string[] }>(o: O, state: RunState, input: AppInput): Promise<RenderedApp> {
+export async function renderApp<O extends CommonOptions & { helmArgs: string[] }>(
+  o: O,
+  state: RunState,
+  input: AppInput,
+): Promise<RenderedApp> {
   const installNamespace = o.namespace ?? 'default';
   if (input.plan) planGraph(input.plan, installNamespace, {});
   const releases: ReleaseRender[] = [];
   const catalogs: ImageCatalogInput[] = [];
   for (const { options, name } of appReleases(o, input)) {
-    const run = await startRun({ ...options, namespace: options.namespace ?? installNamespace }, name ? memberState(state, name) : state, 2);
+    const run = await startRun(
+      { ...options, namespace: options.namespace ?? installNamespace },
+      name ? memberState(state, name) : state,
+      2,
+    );
     run.helm.setRenderFlags(o.helmArgs);
     run.stage('rendering');
     const namespace = options.namespace ?? installNamespace;
     await withRenderSetup(run, async (plan) => {
       const { output } = await plan.render(namespace);
-      releases.push({ release: run.release, namespace, chart: { name: run.chart.name, version: run.chart.version, kubeVersion: run.chart.kubeVersion }, objects: manifestObjects([...output].join('')) });
+      releases.push({
+        release: run.release,
+        namespace,
+        chart: { name: run.chart.name, version: run.chart.version, kubeVersion: run.chart.kubeVersion },
+        objects: manifestObjects([...output].join('')),
+      });
       const found = await plan.imagesOf(plan.userValues);
       catalogs.push({ ...found, annotated: run.chart.annotatedImages, registry: plan.airgap.registry });
     });
@@ -44,5 +57,12 @@ export async function renderApp<O extends CommonOptions & { helmArgs: string[] }
     registry: catalogs[0]?.registry,
   });
   const app = input.plan?.app ?? releases[0]!.release;
-  return { app, releases, images: { source: sourceImages(catalog), local: catalog.registry ? listedImages(catalog).map((i) => i.reference) : [] } };
+  return {
+    app,
+    releases,
+    images: {
+      source: sourceImages(catalog),
+      local: catalog.registry ? listedImages(catalog).map((i) => i.reference) : [],
+    },
+  };
 }

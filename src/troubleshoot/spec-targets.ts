@@ -37,6 +37,8 @@ export function specTarget(i: TargetInput): SpecTarget {
     namespace: (ns) => ns,
     installNamespace: i.installNamespace,
     installerJob: i.installerJob ?? `${i.app}-installer`,
-    ...(i.images.local.length > 0 ? { localImages: { images: i.images.local, ...(i.pullSecret ? { pullSecret: i.pullSecret } : {}) } } : {}),
+    ...(i.images.local.length > 0
+      ? { localImages: { images: i.images.local, ...(i.pullSecret ? { pullSecret: i.pullSecret } : {}) } }
+      : {}),
   };
 }

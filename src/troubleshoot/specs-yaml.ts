@@ -14,7 +14,10 @@ export function specsYaml(documents: Obj[], header: string[] = SPECS_HEADER): st
 }
 
 /** The first line where the committed file and the fresh one differ (1-based), or undefined when equal. */
-export function firstDifference(committed: string, fresh: string): { line: number; committed: string; fresh: string } | undefined {
+export function firstDifference(
+  committed: string,
+  fresh: string,
+): { line: number; committed: string; fresh: string } | undefined {
   const a = committed.replace(/\r\n/g, '\n').split('\n');
   const b = fresh.split('\n');
   for (let i = 0; i < Math.max(a.length, b.length); i++) {

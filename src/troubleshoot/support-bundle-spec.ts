@@ -31,12 +31,42 @@ export function supportBundleSpec(facts: AppFacts, releases: BundleRelease[], t:
       collectors: [
         { clusterInfo: {} },
         { clusterResources: { namespaces } },
-        { logs: { collectorName: 'installer', name: 'installer', namespace: t.installNamespace, selector: [`batch.kubernetes.io/job-name=${t.installerJob}`], limits: { maxLines: 10000 } } },
-        { configMap: { collectorName: 'last-run', name: lastRunConfigMap(t.app), namespace: t.installNamespace, includeAllData: true } },
-        { configMap: { collectorName: 'inventory', name: inventoryConfigMap(t.app), namespace: t.installNamespace, includeAllData: true } },
+        {
+          logs: {
+            collectorName: 'installer',
+            name: 'installer',
+            namespace: t.installNamespace,
+            selector: [`batch.kubernetes.io/job-name=${t.installerJob}`],
+            limits: { maxLines: 10000 },
+          },
+        },
+        {
+          configMap: {
+            collectorName: 'last-run',
+            name: lastRunConfigMap(t.app),
+            namespace: t.installNamespace,
+            includeAllData: true,
+          },
+        },
+        {
+          configMap: {
+            collectorName: 'inventory',
+            name: inventoryConfigMap(t.app),
+            namespace: t.installNamespace,
+            includeAllData: true,
+          },
+        },
         // The release records' history: revision, status, date. Never collectValues: values hold the customer's secrets.
         ...namespaces.map((namespace) => ({ helm: { collectorName: `releases-${namespace}`, namespace } })),
-        ...releases.map((r) => ({ logs: { collectorName: `app-${r.release}`, name: `app/${r.release}`, namespace: t.namespace(r.namespace), selector: [`app.kubernetes.io/instance=${r.release}`], limits: { maxLines: 5000 } } })),
+        ...releases.map((r) => ({
+          logs: {
+            collectorName: `app-${r.release}`,
+            name: `app/${r.release}`,
+            namespace: t.namespace(r.namespace),
+            selector: [`app.kubernetes.io/instance=${r.release}`],
+            limits: { maxLines: 5000 },
+          },
+        })),
       ],
       analyzers: [
         installerOutcome(t),
@@ -60,9 +90,16 @@ function installerOutcome(t: SpecTarget): Obj {
       fileName: lastRunFile(t),
       regexGroups: `"cause": "(?P<Cause>${JSON_TEXT})",\\s*"exitCode": "(?P<ExitCode>[0-9]+)",\\s*"meaning": "(?P<Meaning>[^"]*)",\\s*"next": "(?P<Next>${JSON_TEXT})"`,
       outcomes: [
-        outcome('fail', 'The installer failed with exit {{ .ExitCode }} ({{ .Meaning }}): {{ .Cause }} Next: {{ .Next }}', 'ExitCode > 0'),
+        outcome(
+          'fail',
+          'The installer failed with exit {{ .ExitCode }} ({{ .Meaning }}): {{ .Cause }} Next: {{ .Next }}',
+          'ExitCode > 0',
+        ),
         outcome('pass', 'The installer succeeded (exit 0).', 'ExitCode == 0'),
-        outcome('warn', `The installer left no outcome (the ConfigMap ${lastRunConfigMap(t.app)} in ${t.installNamespace}): it has not finished a run yet, or it was killed; see the installer's logs.`),
+        outcome(
+          'warn',
+          `The installer left no outcome (the ConfigMap ${lastRunConfigMap(t.app)} in ${t.installNamespace}): it has not finished a run yet, or it was killed; see the installer's logs.`,
+        ),
       ],
     },
   };
@@ -94,9 +131,17 @@ function releaseStatus(r: BundleRelease, t: SpecTarget): Obj {
       regexGroups: `"releaseName": "${regexQuote(r.release)}",[^\\]]*"revision": "(?P<Revision>[0-9]+)",\\s*"date": "[^"]*",\\s*"status": "(?P<Status>[a-z-]+)"`,
       outcomes: [
         outcome('pass', `${name}: revision {{ .Revision }} deployed.`, 'Status == deployed'),
-        outcome('fail', `${name}: revision {{ .Revision }} failed; the installer's outcome above says why.`, 'Status == failed'),
+        outcome(
+          'fail',
+          `${name}: revision {{ .Revision }} failed; the installer's outcome above says why.`,
+          'Status == failed',
+        ),
         ...['pending-install', 'pending-upgrade', 'pending-rollback'].map((s) =>
-          outcome('fail', `${name}: revision {{ .Revision }} is stuck in ${s} (an installer was stopped mid-run); the next installer run recovers it.`, `Status == ${s}`),
+          outcome(
+            'fail',
+            `${name}: revision {{ .Revision }} is stuck in ${s} (an installer was stopped mid-run); the next installer run recovers it.`,
+            `Status == ${s}`,
+          ),
         ),
         outcome('warn', `${name}: no deployed, failed or pending revision found (not installed yet, or switched off).`),
       ],
@@ -116,11 +161,24 @@ function installerJob(t: SpecTarget): Obj {
       fileName: `cluster-resources/jobs/${t.installNamespace}.json`,
       regexGroups: `"name": "${regexQuote(t.installerJob)}",(?s:.*?)"status": \\{\\s*${conditions}`,
       outcomes: [
-        outcome('fail', `The installer Job ${t.installerJob} failed: its logs are in installer/, its outcome above.`, 'Type == Failed'),
+        outcome(
+          'fail',
+          `The installer Job ${t.installerJob} failed: its logs are in installer/, its outcome above.`,
+          'Type == Failed',
+        ),
         outcome('pass', `The installer Job ${t.installerJob} completed.`, 'Type == Complete'),
         outcome('warn', `The installer Job ${t.installerJob} is still running (or waiting for its pod).`, "Type == ''"),
-        ...['FailureTarget', 'SuccessCriteriaMet', 'Suspended'].map((type) => outcome('warn', `The installer Job ${t.installerJob} is ending or suspended ({{ .Type }}).`, `Type == ${type}`)),
-        outcome('pass', `The installer Job ${t.installerJob} is gone: KOTS deletes it once it succeeds (or it was never deployed).`),
+        ...['FailureTarget', 'SuccessCriteriaMet', 'Suspended'].map((type) =>
+          outcome(
+            'warn',
+            `The installer Job ${t.installerJob} is ending or suspended ({{ .Type }}).`,
+            `Type == ${type}`,
+          ),
+        ),
+        outcome(
+          'pass',
+          `The installer Job ${t.installerJob} is gone: KOTS deletes it once it succeeds (or it was never deployed).`,
+        ),
       ],
     },
   };
@@ -134,7 +192,11 @@ function workload(w: AppFacts['workloads'][number], t: SpecTarget): Obj {
       checkName: what,
       namespace: t.namespace(w.namespace),
       name: w.name,
-      outcomes: [outcome('warn', `${what} does not exist (not installed yet, or switched off).`, 'absent'), outcome('fail', `${what} has no ready replica.`, '< 1'), outcome('pass', `${what} is ready.`)],
+      outcomes: [
+        outcome('warn', `${what} does not exist (not installed yet, or switched off).`, 'absent'),
+        outcome('fail', `${what} has no ready replica.`, '< 1'),
+        outcome('pass', `${what} is ready.`),
+      ],
     },
   };
 }
@@ -143,7 +205,8 @@ function workload(w: AppFacts['workloads'][number], t: SpecTarget): Obj {
 // read line by line): a quoted value in JSON or YAML, and an unquoted YAML scalar. Never a map or a
 // list, a boolean or a number in JSON (`"f:automountServiceAccountToken": {}` in managedFields):
 // masking those would leave JSON the analyzers can no longer read.
-const SECRET_KEY_WORDS = 'pass(?:word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key';
+const SECRET_KEY_WORDS =
+  'pass(?:word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|credential|auth|dockerconfigjson|license[-_]?key';
 const KEY = `[A-Za-z0-9_.-]*(?:${SECRET_KEY_WORDS})[A-Za-z0-9_.-]*`;
 
 export function redactorSpec(t: SpecTarget): Obj {

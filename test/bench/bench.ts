@@ -28,10 +28,15 @@ function parseArgs(argv: string[]): Options {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const list = (v: string) => v.split(',').map(Number).filter((n) => n > 0);
+  const list = (v: string) =>
+    v
+      .split(',')
+      .map(Number)
+      .filter((n) => n > 0);
   const only = get('--only');
   const parts = ['install', 'scale', 'post-render', 'plan', 'releases', 'export', 'crds'] as const;
-  if (only !== undefined && !(parts as readonly string[]).includes(only)) throw new Error(`--only takes ${parts.join(', ')}, not ${only}`);
+  if (only !== undefined && !(parts as readonly string[]).includes(only))
+    throw new Error(`--only takes ${parts.join(', ')}, not ${only}`);
   return {
     runs: Math.max(5, Number(get('--runs') ?? 5) || 5),
     scale: list(get('--scale') ?? '10,100,1000'),
@@ -48,12 +53,14 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const started = new Date();
   const rows: Row[] = [];
-  if (o.only === undefined || o.only === 'install' || o.only === 'scale') rows.push(...(await installRows({ runs: o.runs, scale: o.scale, scaleOnly: o.only === 'scale', say })));
+  if (o.only === undefined || o.only === 'install' || o.only === 'scale')
+    rows.push(...(await installRows({ runs: o.runs, scale: o.scale, scaleOnly: o.only === 'scale', say })));
   if (o.only === undefined || o.only === 'plan') rows.push(...(await planRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'releases') rows.push(...(await releasePlanRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'export') rows.push(...(await exportRows({ runs: o.runs, say })));
   if (o.only === undefined || o.only === 'crds') rows.push(...(await crdRows({ runs: o.runs, say })));
-  if (o.only === undefined || o.only === 'post-render') rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
+  if (o.only === undefined || o.only === 'post-render')
+    rows.push(...(await postRenderRows({ runs: o.runs, sizes: o.sizes, corpus: o.corpus, say })));
   const loadAfter = loadavg()[0]!;
   const minutes = (Date.now() - started.getTime()) / 60_000;
   say(`the whole bench took ${minutes.toFixed(1)} min`);

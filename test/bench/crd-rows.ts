@@ -24,10 +24,16 @@ export function crdChart(dir: string, name: string, group: string, extra: boolea
   mkdirSync(join(chart, 'templates'), { recursive: true });
   writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: crd-bench\nversion: 1.0.0\n');
   writeFileSync(join(chart, 'values.yaml'), 'note: a\n');
-  writeFileSync(join(chart, 'templates', 'config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crd-bench\ndata:\n  note: {{ .Values.note | quote }}\n');
-  const description = 'A field as real operators document theirs, with a description long enough to weigh what theirs weigh. '.repeat(3);
+  writeFileSync(
+    join(chart, 'templates', 'config.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crd-bench\ndata:\n  note: {{ .Values.note | quote }}\n',
+  );
+  const description =
+    'A field as real operators document theirs, with a description long enough to weigh what theirs weigh. '.repeat(3);
   for (let c = 0; c < CRDS; c++) {
-    const properties = Object.fromEntries(Array.from({ length: PROPERTIES + (extra ? 1 : 0) }, (_, i) => [`field${i}`, { type: 'string', description }]));
+    const properties = Object.fromEntries(
+      Array.from({ length: PROPERTIES + (extra ? 1 : 0) }, (_, i) => [`field${i}`, { type: 'string', description }]),
+    );
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -36,7 +42,14 @@ export function crdChart(dir: string, name: string, group: string, extra: boolea
         group,
         scope: 'Namespaced',
         names: { kind: `Kind${c}`, plural: `kind${c}s`, singular: `kind${c}`, listKind: `Kind${c}List` },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } },
+          },
+        ],
       },
     };
     writeFileSync(join(chart, 'crds', `kind${c}.yaml`), stringify(crd));
@@ -46,7 +59,10 @@ export function crdChart(dir: string, name: string, group: string, extra: boolea
 
 export async function crdRows(o: { runs: number; say: (line: string) => void }): Promise<Row[]> {
   const cluster = await ensureCluster({ log: (l) => o.say(`[cluster] ${l}`), usage: 'keep' });
-  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<string, string>;
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<
+    string,
+    string
+  >;
   const kube = { kubeconfig: cluster.kubeconfig };
   const stamp = Date.now().toString(36);
   const group = `bench-${stamp}.example.com`;
@@ -57,28 +73,69 @@ export async function crdRows(o: { runs: number; say: (line: string) => void }):
   try {
     for (const ns of [ours, plain]) await kubectl(['create', 'namespace', ns], kube);
     const cli = (chart: string, note: string, extra: string[] = []) =>
-      timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.crdInstall(chart, ours, note, extra)], { env });
+      timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.crdInstall(chart, ours, note, extra)], {
+        env,
+      });
     // The installer's own helm argv (debug log), replayed by plain helm with the chart and value of each run.
     const first = await cli(charts[0]!, 'setup', ['--log-level', 'debug']);
     const argv = upgradeArgvOf(first.stdout);
-    const helmArgv = (chart: string, note: string) => argv.map((a) => (a === charts[0] ? chart : a === 'note=setup' ? `note=${note}` : a === ours ? plain : a));
+    const helmArgv = (chart: string, note: string) =>
+      argv.map((a) => (a === charts[0] ? chart : a === 'note=setup' ? `note=${note}` : a === ours ? plain : a));
     await timed(helm4, helmArgv(charts[0]!, 'setup'), { env });
-    o.say(`CRD step: an upgrade changing 10 CRDs of ${(CRDS * PROPERTIES * 340 / 1e6).toFixed(1)} MB against helm upgrade, same argv, ${o.runs} runs each`);
+    o.say(
+      `CRD step: an upgrade changing 10 CRDs of ${((CRDS * PROPERTIES * 340) / 1e6).toFixed(1)} MB against helm upgrade, same argv, ${o.runs} runs each`,
+    );
     // Run i goes to chart (i+1) % 2: every run changes every CRD.
     const chartOf = (i: number) => charts[(i + 1) % 2]!;
-    const changing = await alternate(o.runs, (i) => cli(chartOf(i), `run-${i}`), (i) => timed(helm4, helmArgv(chartOf(i), `run-${i}`), { env }));
-    rows.push({ comparison: 'upgrade, 10 CRDs changed (crds/)', referenceName: '`helm upgrade`, same argv (CRDs left stale)', ...changing, maxRatio: Number.POSITIVE_INFINITY, maxAddedSeconds: 0.3, goal: 'at most 0.3 s added' });
+    const changing = await alternate(
+      o.runs,
+      (i) => cli(chartOf(i), `run-${i}`),
+      (i) => timed(helm4, helmArgv(chartOf(i), `run-${i}`), { env }),
+    );
+    rows.push({
+      comparison: 'upgrade, 10 CRDs changed (crds/)',
+      referenceName: '`helm upgrade`, same argv (CRDs left stale)',
+      ...changing,
+      maxRatio: Number.POSITIVE_INFINITY,
+      maxAddedSeconds: 0.3,
+      goal: 'at most 0.3 s added',
+    });
     o.say(`CRD chart: an upgrade that changes a value and no CRD against helm upgrade, same argv, ${o.runs} runs each`);
     const same = chartOf(o.runs - 1);
-    const valueOnly = await alternate(o.runs, (i) => cli(same, `value-${i}`), (i) => timed(helm4, helmArgv(same, `value-${i}`), { env }));
-    rows.push({ comparison: 'upgrade, chart with 10 CRDs unchanged (a value changed)', referenceName: '`helm upgrade`, same argv', ...valueOnly, maxRatio: Number.POSITIVE_INFINITY, goal: 'reported (the CRDs are read and compared, not written)' });
+    const valueOnly = await alternate(
+      o.runs,
+      (i) => cli(same, `value-${i}`),
+      (i) => timed(helm4, helmArgv(same, `value-${i}`), { env }),
+    );
+    rows.push({
+      comparison: 'upgrade, chart with 10 CRDs unchanged (a value changed)',
+      referenceName: '`helm upgrade`, same argv',
+      ...valueOnly,
+      maxRatio: Number.POSITIVE_INFINITY,
+      goal: 'reported (the CRDs are read and compared, not written)',
+    });
     o.say(`CRD chart: an unchanged redeploy against helm upgrade, same argv, ${o.runs} runs each`);
     const note = `value-${o.runs - 1}`;
-    const unchanged = await alternate(o.runs, () => cli(same, note), () => timed(helm4, helmArgv(same, note), { env }));
-    rows.push({ comparison: 'unchanged redeploy, chart with 10 CRDs', referenceName: '`helm upgrade`, same argv', ...unchanged, maxRatio: Number.POSITIVE_INFINITY, goal: 'reported (reads no CRD)' });
+    const unchanged = await alternate(
+      o.runs,
+      () => cli(same, note),
+      () => timed(helm4, helmArgv(same, note), { env }),
+    );
+    rows.push({
+      comparison: 'unchanged redeploy, chart with 10 CRDs',
+      referenceName: '`helm upgrade`, same argv',
+      ...unchanged,
+      maxRatio: Number.POSITIVE_INFINITY,
+      goal: 'reported (reads no CRD)',
+    });
   } finally {
-    for (const ns of [ours, plain]) await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
-    for (let c = 0; c < CRDS; c++) await kubectl(['delete', 'crd', `kind${c}s.${group}`, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+    for (const ns of [ours, plain])
+      await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+    for (let c = 0; c < CRDS; c++)
+      await kubectl(['delete', 'crd', `kind${c}s.${group}`, '--wait=false', '--ignore-not-found'], {
+        ...kube,
+        reject: false,
+      });
   }
   return rows;
 }

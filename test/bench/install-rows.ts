@@ -50,7 +50,10 @@ function withNamespace(argv: string[], namespace: string): string[] {
 
 /** The newest revision number (a count would stop at --history-max). */
 async function lastRevision(release: string, namespace: string, env: Record<string, string>): Promise<number> {
-  const r = await execa(helm4, ['history', release, '--namespace', namespace, '--max', '1', '-o', 'json'], { env, reject: false });
+  const r = await execa(helm4, ['history', release, '--namespace', namespace, '--max', '1', '-o', 'json'], {
+    env,
+    reject: false,
+  });
   return r.exitCode === 0 ? ((JSON.parse(String(r.stdout)) as { revision: number }[]).at(-1)?.revision ?? 0) : 0;
 }
 
@@ -84,7 +87,10 @@ spec:
 export async function installRows(options: InstallBenchOptions): Promise<Row[]> {
   const { runs, say } = options;
   const cluster = await ensureCluster({ log: (l) => say(`[cluster] ${l}`), usage: 'keep' });
-  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<string, string>;
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<
+    string,
+    string
+  >;
   const kube = { kubeconfig: cluster.kubeconfig };
   const node = process.execPath;
   const dir = tempDir('bench-install');
@@ -105,26 +111,36 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
   // `scale`: the run's namespace is deleted right after it (not timed), so every install of a
   // large chart meets a cluster as empty as the first did, not the thousands of pods of the runs
   // before it (deleting 1000 Deployments with their pods takes about 35 s).
-  const installOurs = (label: string, chart?: string, scale = false) => async (i: number) => {
-    await topUpVolumePool(cluster.kubeconfig);
-    // The bundled storefront chart alone (the app is a release plan): the rows compare one chart with helm.
-    const source = chart ? generatedChart(chart, join(dir, 'none.yaml')) : bundledChart();
-    const namespace = await ns(`ours-${label}-${i < 0 ? 'w' : i}`);
-    const s = await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, source, ['--log-level', 'debug'])], {
-      env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
-    });
-    lastArgv = upgradeArgvOf(s.stdout);
-    if (i >= 0) phases.push(phasesOf(s.stdout, s.startedAt, s.wall));
-    if (scale) await dropNamespace(namespace);
-    return s;
-  };
-  const installPlain = (label: string, scale = false) => async (i: number) => {
-    await topUpVolumePool(cluster.kubeconfig);
-    const namespace = await ns(`helm-${label}-${i}`);
-    const s = await timed(helm4, withNamespace(lastArgv, namespace), { env: scale ? { ...env, ...SCALE_HELM_ENV } : env });
-    if (scale) await dropNamespace(namespace);
-    return s;
-  };
+  const installOurs =
+    (label: string, chart?: string, scale = false) =>
+    async (i: number) => {
+      await topUpVolumePool(cluster.kubeconfig);
+      // The bundled storefront chart alone (the app is a release plan): the rows compare one chart with helm.
+      const source = chart ? generatedChart(chart, join(dir, 'none.yaml')) : bundledChart();
+      const namespace = await ns(`ours-${label}-${i < 0 ? 'w' : i}`);
+      const s = await timed(
+        node,
+        [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, source, ['--log-level', 'debug'])],
+        {
+          env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
+        },
+      );
+      lastArgv = upgradeArgvOf(s.stdout);
+      if (i >= 0) phases.push(phasesOf(s.stdout, s.startedAt, s.wall));
+      if (scale) await dropNamespace(namespace);
+      return s;
+    };
+  const installPlain =
+    (label: string, scale = false) =>
+    async (i: number) => {
+      await topUpVolumePool(cluster.kubeconfig);
+      const namespace = await ns(`helm-${label}-${i}`);
+      const s = await timed(helm4, withNamespace(lastArgv, namespace), {
+        env: scale ? { ...env, ...SCALE_HELM_ENV } : env,
+      });
+      if (scale) await dropNamespace(namespace);
+      return s;
+    };
   const dropNamespace = async (namespace: string) => {
     await kubectl(['delete', 'namespace', namespace, '--timeout=15m'], { ...kube, timeoutMs: 15 * 60_000 });
     namespaces.splice(namespaces.indexOf(namespace), 1);
@@ -134,26 +150,45 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     if (!options.scaleOnly) await unscaledRows();
     for (const count of options.scale) {
       const began = Date.now();
-      say(`scale: a chart of ${count} Deployments, ${runs} runs each (helm ${Object.entries(SCALE_HELM_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} for both)`);
+      say(
+        `scale: a chart of ${count} Deployments, ${runs} runs each (helm ${Object.entries(SCALE_HELM_ENV)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')} for both)`,
+      );
       const chart = scaleChart(dir, count);
       await installOurs(`scale${count}`, chart, true)(-1);
-      const scaled = await alternate(runs, installOurs(`scale${count}`, chart, true), installPlain(`scale${count}`, true));
+      const scaled = await alternate(
+        runs,
+        installOurs(`scale${count}`, chart, true),
+        installPlain(`scale${count}`, true),
+      );
       rows.push({
         comparison: `install, ${count} Deployments`,
         ...scaled,
         referenceName: '`helm upgrade --install`, same argv',
-        ...(count >= 100 ? { maxRatio: 1.05, goal: 'at most 1.05x' } : { maxRatio: Number.POSITIVE_INFINITY, maxAddedSeconds: 0.15, goal: 'at most 0.15 s added' }),
+        ...(count >= 100
+          ? { maxRatio: 1.05, goal: 'at most 1.05x' }
+          : { maxRatio: Number.POSITIVE_INFINITY, maxAddedSeconds: 0.15, goal: 'at most 0.15 s added' }),
         note: `HELM_QPS=${SCALE_HELM_ENV.HELM_QPS} for both`,
       });
       if (count === 100) {
-        rows.push(await noopRow(`${count} Deployments`, generatedChart(chart, join(dir, 'none.yaml')), lastArgv, { maxRatio: 1 / 5, goal: 'at least 5x faster (at most 0.20x)', scale: true }));
+        rows.push(
+          await noopRow(`${count} Deployments`, generatedChart(chart, join(dir, 'none.yaml')), lastArgv, {
+            maxRatio: 1 / 5,
+            goal: 'at least 5x faster (at most 0.20x)',
+            scale: true,
+          }),
+        );
       }
       // The rows as soon as they are measured: a later row that fails must not lose them.
-      say(`scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min:\n${markdownTable(rows.slice(count === 100 ? -2 : -1))}`);
+      say(
+        `scale: ${count} Deployments took ${((Date.now() - began) / 60_000).toFixed(1)} min:\n${markdownTable(rows.slice(count === 100 ? -2 : -1))}`,
+      );
     }
   } finally {
     say(`deleting ${namespaces.length} namespaces`);
-    for (const n of namespaces) await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+    for (const n of namespaces)
+      await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
   }
   return rows;
 
@@ -161,7 +196,12 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
    * An unchanged redeploy (the drift check on, as by default) against plain helm's upgrade with
    * the same argv, each on a release it installed untimed: no new revision of ours may appear.
    */
-  async function noopRow(label: string, source: string[], argv: string[], goal: Pick<Row, 'maxRatio' | 'maxSeconds' | 'goal'> & { scale?: boolean }): Promise<Row> {
+  async function noopRow(
+    label: string,
+    source: string[],
+    argv: string[],
+    goal: Pick<Row, 'maxRatio' | 'maxSeconds' | 'goal'> & { scale?: boolean },
+  ): Promise<Row> {
     say(`no-op redeploy, ${label}: the same install again on a deployed release, ${runs} runs each`);
     const runEnv = goal.scale ? { ...env, ...SCALE_HELM_ENV } : env;
     const oursNs = await ns(`noop-ours-${label.replace(/[^a-z0-9]+/g, '-')}`);
@@ -169,17 +209,24 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     const ourArgs = [...installerNodeArgs, cliPath, ...benchArgv.install(oursNs, source)];
     await timed(node, ourArgs, { env: runEnv });
     await timed(helm4, withNamespace(argv, helmNs), { env: runEnv });
-    const [oursBefore, helmBefore] = [await lastRevision('bench', oursNs, env), await lastRevision('bench', helmNs, env)];
+    const [oursBefore, helmBefore] = [
+      await lastRevision('bench', oursNs, env),
+      await lastRevision('bench', helmNs, env),
+    ];
     const noop = await alternate(
       runs,
       async () => {
         const s = await timed(node, ourArgs, { env: runEnv });
-        if (!/unchanged release bench/.test(s.stderr)) throw new Error(`the redeploy was not skipped:\n${s.stderr.slice(-2000)}`);
+        if (!/unchanged release bench/.test(s.stderr))
+          throw new Error(`the redeploy was not skipped:\n${s.stderr.slice(-2000)}`);
         return s;
       },
       () => timed(helm4, withNamespace(argv, helmNs), { env: runEnv }),
     );
-    const [oursAdded, helmAdded] = [(await lastRevision('bench', oursNs, env)) - oursBefore, (await lastRevision('bench', helmNs, env)) - helmBefore];
+    const [oursAdded, helmAdded] = [
+      (await lastRevision('bench', oursNs, env)) - oursBefore,
+      (await lastRevision('bench', helmNs, env)) - helmBefore,
+    ];
     if (oursAdded !== 0) throw new Error(`the no-op redeploy added ${oursAdded} revisions`);
     return {
       comparison: `no-op redeploy with the drift check, ${label}`,
@@ -199,7 +246,13 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       () => timed(node, [...installerNodeArgs, cliPath, ...benchArgv.version()], { env }),
       () => timed(helm4, ['version', '--short'], { env }),
     );
-    rows.push({ comparison: 'startup: `--version`', ...startup, referenceName: '`helm version`', maxRatio: 2, goal: 'at most 2x' });
+    rows.push({
+      comparison: 'startup: `--version`',
+      ...startup,
+      referenceName: '`helm version`',
+      maxRatio: 2,
+      goal: 'at most 2x',
+    });
 
     say(`install: the bundled chart, ${runs} runs each`);
     // A first run of ours (not counted) captures the argv plain helm replays.
@@ -216,7 +269,13 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       goal: 'at most 0.15 s added',
     });
 
-    rows.push(await noopRow('bundled chart', bundledChart(), lastArgv, { maxRatio: 1 / 7, maxSeconds: 0.3, goal: 'at most 0.3 s and at least 7x faster (at most 0.14x)' }));
+    rows.push(
+      await noopRow('bundled chart', bundledChart(), lastArgv, {
+        maxRatio: 1 / 7,
+        maxSeconds: 0.3,
+        goal: 'at most 0.3 s and at least 7x faster (at most 0.14x)',
+      }),
+    );
 
     // What KOTS runs on most redeploys with a changed config: an upgrade of a deployed release.
     // Each run upgrades a release installed (untimed) into a namespace of its own by the same
@@ -227,7 +286,15 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     const upgradeOurs = async (i: number) => {
       const namespace = await ns(`up-ours-${i}`);
       await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, bundledChart())], { env });
-      const s = await timed(node, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, bundledChart(), [...changed(i), '--log-level', 'debug'])], { env });
+      const s = await timed(
+        node,
+        [
+          ...installerNodeArgs,
+          cliPath,
+          ...benchArgv.install(namespace, bundledChart(), [...changed(i), '--log-level', 'debug']),
+        ],
+        { env },
+      );
       upgradeArgv = upgradeArgvOf(s.stdout);
       if (i >= 0) phases.push(phasesOf(s.stdout, s.startedAt, s.wall));
       return s;

@@ -18,7 +18,11 @@ export interface RunOptions {
   okExitCodes?: number[];
 }
 
-export async function timed(cmd: string, args: string[], o: RunOptions = {}): Promise<Sample & { stdout: string; stderr: string; startedAt: number }> {
+export async function timed(
+  cmd: string,
+  args: string[],
+  o: RunOptions = {},
+): Promise<Sample & { stdout: string; stderr: string; startedAt: number }> {
   const startedAt = Date.now();
   const started = process.hrtime.bigint();
   const r = await execa(TIME, ['-f', 'BENCH %U %S %M', cmd, ...args], {
@@ -30,8 +34,12 @@ export async function timed(cmd: string, args: string[], o: RunOptions = {}): Pr
   });
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const stderr = String(r.stderr);
-  const line = stderr.split('\n').reverse().find((l) => l.startsWith('BENCH '));
-  if (!(o.okExitCodes ?? [0]).includes(r.exitCode ?? -1) || !line) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}):\n${stderr.slice(-2000)}`);
+  const line = stderr
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('BENCH '));
+  if (!(o.okExitCodes ?? [0]).includes(r.exitCode ?? -1) || !line)
+    throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}):\n${stderr.slice(-2000)}`);
   const [, user, sys, kb] = line.split(' ').map(Number);
   return { wall, cpu: user! + sys!, rssMb: kb! / 1024, stdout: String(r.stdout ?? ''), stderr, startedAt };
 }
@@ -90,7 +98,14 @@ export function markdownTable(rows: Row[]): string {
   ];
   for (const row of rows) {
     const m = (xs: Sample[], k: keyof Sample) => median(xs.map((s) => s[k]));
-    const [ow, rw, oc, rc, om, rm] = [m(row.ours, 'wall'), m(row.reference, 'wall'), m(row.ours, 'cpu'), m(row.reference, 'cpu'), m(row.ours, 'rssMb'), m(row.reference, 'rssMb')];
+    const [ow, rw, oc, rc, om, rm] = [
+      m(row.ours, 'wall'),
+      m(row.reference, 'wall'),
+      m(row.ours, 'cpu'),
+      m(row.reference, 'cpu'),
+      m(row.ours, 'rssMb'),
+      m(row.reference, 'rssMb'),
+    ];
     const ratio = ow / rw;
     const added = ow - rw;
     const bounded = [row.maxRatio, row.maxAddedSeconds, row.maxSeconds, row.maxRssMb].some((b) => b !== undefined);

@@ -24,11 +24,17 @@ interface LogLine {
 
 /** `startedAt`: Date.now() at the spawn; `wall`: seconds until the process ended. */
 export function phasesOf(log: string, startedAt: number, wall: number): Phases {
-  const lines = log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
+  const lines = log
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
   const at = (helm: string, msg: string) => lines.find((l) => l.helm === helm && l.msg === msg)?.time;
   const first = lines[0]?.time;
   const [upStart, upEnd] = [at('upgrade', 'running helm'), at('upgrade', 'helm ended')];
-  if (first === undefined || upStart === undefined || upEnd === undefined) throw new Error('the debug log has no first line or no helm upgrade start and end (is --log-level debug honoured?)');
+  if (first === undefined || upStart === undefined || upEnd === undefined)
+    throw new Error(
+      'the debug log has no first line or no helm upgrade start and end (is --log-level debug honoured?)',
+    );
   const [tplStart, tplEnd] = [at('template', 'running helm'), at('template', 'helm ended')];
   const end = startedAt + wall * 1000;
   return {

@@ -16,7 +16,12 @@ import { alternate, timed, type Row } from './measure.js';
 
 export async function planRows(o: { runs: number; say: (line: string) => void }): Promise<Row[]> {
   const cluster = await ensureCluster({ log: (l) => o.say(`[cluster] ${l}`), usage: 'keep' });
-  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null', ...SCALE_HELM_ENV } as Record<string, string>;
+  const env = {
+    ...process.env,
+    KUBECONFIG: cluster.kubeconfig,
+    HELM_INSTALLER_TERMINATION_LOG: '/dev/null',
+    ...SCALE_HELM_ENV,
+  } as Record<string, string>;
   const kube = { kubeconfig: cluster.kubeconfig };
   const dir = tempDir('bench-plan');
   const stamp = Date.now().toString(36);
@@ -31,7 +36,13 @@ export async function planRows(o: { runs: number; say: (line: string) => void })
     sets: ['web.podAnnotations.bench=plan'],
   };
   const chart100 = scaleChart(dir, 100);
-  const scaled = { label: '100 Deployments (one dropped)', chart: chart100, source: generatedChart(chart100, join(dir, 'none.yaml')), values: [] as string[], sets: ['count=99'] };
+  const scaled = {
+    label: '100 Deployments (one dropped)',
+    chart: chart100,
+    source: generatedChart(chart100, join(dir, 'none.yaml')),
+    values: [] as string[],
+    sets: ['count=99'],
+  };
   const rows: Row[] = [];
   const namespaces: string[] = [];
   try {
@@ -41,13 +52,32 @@ export async function planRows(o: { runs: number; say: (line: string) => void })
       await kubectl(['create', 'namespace', namespace], kube);
       await topUpVolumePool(cluster.kubeconfig);
       o.say(`plan, ${c.label}: installing (untimed), then ${o.runs} runs each`);
-      await timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, c.source)], { env });
+      await timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.install(namespace, c.source)], {
+        env,
+      });
       const sets = c.sets.flatMap((s) => ['--set', s]);
-      const template = [helm4, 'template', 'bench', c.chart, '--namespace', namespace, ...c.values.flatMap((v) => ['-f', v]), ...sets].map(quote).join(' ');
-      const diff = [kubectlPath(), 'diff', '--server-side', '--force-conflicts', '--namespace', namespace, '-f', '-'].map(quote).join(' ');
+      const template = [
+        helm4,
+        'template',
+        'bench',
+        c.chart,
+        '--namespace',
+        namespace,
+        ...c.values.flatMap((v) => ['-f', v]),
+        ...sets,
+      ]
+        .map(quote)
+        .join(' ');
+      const diff = [kubectlPath(), 'diff', '--server-side', '--force-conflicts', '--namespace', namespace, '-f', '-']
+        .map(quote)
+        .join(' ');
       const measured = await alternate(
         o.runs,
-        () => timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.plan(namespace, c.source, c.sets)], { env, okExitCodes: [10] }),
+        () =>
+          timed(process.execPath, [...installerNodeArgs, cliPath, ...benchArgv.plan(namespace, c.source, c.sets)], {
+            env,
+            okExitCodes: [10],
+          }),
         () => timed('sh', ['-c', `${template} | ${diff}`], { env, okExitCodes: [0, 1] }), // 0: it sees no change (a deletion)
       );
       rows.push({
@@ -59,7 +89,8 @@ export async function planRows(o: { runs: number; say: (line: string) => void })
       });
     }
   } finally {
-    for (const n of namespaces) await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+    for (const n of namespaces)
+      await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
   }
   return rows;
 }

@@ -28,7 +28,8 @@ export interface HostStats {
 }
 
 const [workDir, registry, pullSecret, manifestsFile] = process.argv.slice(2);
-if (!workDir || !registry || !pullSecret) throw new Error('usage: post-render-host.js <workDir> <registry> <pull secret> [<manifests>]');
+if (!workDir || !registry || !pullSecret)
+  throw new Error('usage: post-render-host.js <workDir> <registry> <pull secret> [<manifests>]');
 const plan: RewritePlan = { registry: parseRegistryAddress(registry), extraPaths: [], imagePullSecret: pullSecret };
 
 const rendered = manifestsFile ? readFileSync(manifestsFile, 'utf8') : undefined;
@@ -37,7 +38,8 @@ if (rendered !== undefined) {
   rewriteRendered(rendered, plan);
 }
 
-const statusMb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+const statusMb = (field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
 const statsFile = join(workDir, 'host-stats.jsonl');
 
 const host = await startPostRenderHost(workDir, async (input, write) => {
@@ -46,7 +48,11 @@ const host = await startPostRenderHost(workDir, async (input, write) => {
   const cpu = process.cpuUsage();
   const served = await runPostRender(plan, workDir, input, write);
   const used = process.cpuUsage(cpu);
-  const stats: HostStats = { beforeMb, addedMb: Math.max(0, statusMb('VmHWM') - beforeMb), cpu: (used.user + used.system) / 1e6 };
+  const stats: HostStats = {
+    beforeMb,
+    addedMb: Math.max(0, statusMb('VmHWM') - beforeMb),
+    cpu: (used.user + used.system) / 1e6,
+  };
   appendFileSync(statsFile, `${JSON.stringify(stats)}\n`);
   return served;
 });

@@ -110,7 +110,10 @@ async function helm4Stream(dir: string, chart: string, out: string): Promise<voi
   const recorder = join(dir, 'record.sh');
   writeFileSync(recorder, `#!/bin/sh\nexec tee "$BENCH_RECORD"\n`, { mode: 0o755 });
   const plugins = plugin(join(dir, 'record-plugins'), 'record', recorder);
-  await execa(helm4, ['template', 'bench', chart, '--post-renderer', 'record'], { env: { HELM_PLUGINS: plugins, BENCH_RECORD: out }, stdout: 'ignore' });
+  await execa(helm4, ['template', 'bench', chart, '--post-renderer', 'record'], {
+    env: { HELM_PLUGINS: plugins, BENCH_RECORD: out },
+    stdout: 'ignore',
+  });
 }
 
 export async function yqVersion(): Promise<string> {
@@ -174,7 +177,8 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
     );
     // The same request as a process's very first rewrite: what it costs when nothing ran before.
     const cold: number[] = [];
-    for (let i = 0; i < Math.min(o.runs, 3); i++) cold.push((await hostedPostRender(dir, input, join(dir, 'cold.yaml'), false)).sample.rssMb);
+    for (let i = 0; i < Math.min(o.runs, 3); i++)
+      cold.push((await hostedPostRender(dir, input, join(dir, 'cold.yaml'), false)).sample.rssMb);
     // Same rewrite: the same number of rewritten references in both outputs.
     const count = (file: string) => readFileSync(file, 'utf8').split(`${REGISTRY}/`).length - 1;
     const differ = count(ourOut) === count(yqOut) ? '' : `; rewrites differ: ours ${count(ourOut)}, yq ${count(yqOut)}`;
@@ -203,9 +207,20 @@ export async function postRenderRows(o: PostRenderBenchOptions): Promise<Row[]> 
  * rewrite. Ours is what a post-render adds to the Job: the shim's peak RSS plus the host's growth
  * while serving it, and both their CPU. yq's is its whole process, what a yq post-renderer adds.
  */
-async function hostedPostRender(dir: string, input: string, output: string, asInstall: boolean): Promise<{ sample: Sample; beforeMb: number }> {
+async function hostedPostRender(
+  dir: string,
+  input: string,
+  output: string,
+  asInstall: boolean,
+): Promise<{ sample: Sample; beforeMb: number }> {
   const work = mkdtempSync(join(dir, 'host-'));
-  const hostArgs = [join(repoRoot, 'dist', 'test', 'bench', 'post-render-host.js'), work, REGISTRY, PULL_SECRET, ...(asInstall ? [input] : [])];
+  const hostArgs = [
+    join(repoRoot, 'dist', 'test', 'bench', 'post-render-host.js'),
+    work,
+    REGISTRY,
+    PULL_SECRET,
+    ...(asInstall ? [input] : []),
+  ];
   const host = execa(process.execPath, [...installerNodeArgs, ...hostArgs], {
     stdin: 'pipe',
     stdout: 'pipe',
@@ -227,7 +242,10 @@ async function hostedPostRender(dir: string, input: string, output: string, asIn
       .filter(Boolean)
       .map((l) => JSON.parse(l) as HostStats);
     if (!stats) throw new Error('the post-render host served no request');
-    return { sample: { wall: shimRun.wall, cpu: shimRun.cpu + stats.cpu, rssMb: shimRun.rssMb + stats.addedMb }, beforeMb: stats.beforeMb };
+    return {
+      sample: { wall: shimRun.wall, cpu: shimRun.cpu + stats.cpu, rssMb: shimRun.rssMb + stats.addedMb },
+      beforeMb: stats.beforeMb,
+    };
   } finally {
     host.stdin.end();
     await host;

@@ -17,8 +17,13 @@ const partChart = join(repoRoot, 'test', 'fixtures', 'release-plan', 'charts', '
 export function planApp(dir: string, names: string[], chain: boolean): string {
   const app = join(dir, `${chain ? 'chain' : 'side'}-${names.length}`);
   mkdirSync(app, { recursive: true });
-  const releases = names.map((n, i) => `  - name: ${n}\n    chart: part\n${chain && i > 0 ? `    dependsOn: [${names[i - 1]}]\n` : ''}`);
-  writeFileSync(join(app, 'releases.yaml'), `apiVersion: helm-installer/v1\nkind: ReleasePlan\napp: bench\nreleases:\n${releases.join('')}`);
+  const releases = names.map(
+    (n, i) => `  - name: ${n}\n    chart: part\n${chain && i > 0 ? `    dependsOn: [${names[i - 1]}]\n` : ''}`,
+  );
+  writeFileSync(
+    join(app, 'releases.yaml'),
+    `apiVersion: helm-installer/v1\nkind: ReleasePlan\napp: bench\nreleases:\n${releases.join('')}`,
+  );
   // The chart inside the app directory, as a vendor ships it.
   cpSync(partChart, join(app, 'part'), { recursive: true });
   return app;
@@ -26,7 +31,10 @@ export function planApp(dir: string, names: string[], chain: boolean): string {
 
 export async function releasePlanRows(o: { runs: number; say: (line: string) => void }): Promise<Row[]> {
   const cluster = await ensureCluster({ log: (l) => o.say(`[cluster] ${l}`), usage: 'keep' });
-  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<string, string>;
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, HELM_INSTALLER_TERMINATION_LOG: '/dev/null' } as Record<
+    string,
+    string
+  >;
   const kube = { kubeconfig: cluster.kubeconfig };
   const dir = tempDir('bench-releases');
   const five = ['a', 'b', 'c', 'd', 'e'];
@@ -44,30 +52,78 @@ export async function releasePlanRows(o: { runs: number; say: (line: string) => 
   };
   const cli = (args: string[]) => timed(process.execPath, [...installerNodeArgs, cliPath, ...args], { env });
   const plan = async (app: string) => cli(benchArgv.releasePlan(app, await fresh()));
-  const single = async (app: string, release: string, ns?: string) => cli(benchArgv.releasePlanPart(app, release, ns ?? (await fresh())));
+  const single = async (app: string, release: string, ns?: string) =>
+    cli(benchArgv.releasePlanPart(app, release, ns ?? (await fresh())));
   /** `names` installed one after the other, as one sample: their wall and CPU added up. */
   const oneByOne = async (app: string, names: string[]): Promise<Sample> => {
     const ns = await fresh();
     const samples: Sample[] = [];
     for (const r of names) samples.push(await single(app, r, ns));
-    return { wall: sum(samples.map((s) => s.wall)), cpu: sum(samples.map((s) => s.cpu)), rssMb: Math.max(...samples.map((s) => s.rssMb)) };
+    return {
+      wall: sum(samples.map((s) => s.wall)),
+      cpu: sum(samples.map((s) => s.cpu)),
+      rssMb: Math.max(...samples.map((s) => s.rssMb)),
+    };
   };
   const rows: Row[] = [];
   try {
     o.say(`release plan of one chart against the chart alone, ${o.runs} runs each`);
-    const one = await alternate(o.runs, () => plan(ofOne), () => single(ofOne, 'a'));
-    rows.push({ comparison: 'release plan of one chart (inventory and app revision included)', referenceName: 'the chart alone (--chart)', ...one, maxRatio: 10, maxAddedSeconds: 0.15, goal: 'what one chart costs: at most 0.15 s added' });
+    const one = await alternate(
+      o.runs,
+      () => plan(ofOne),
+      () => single(ofOne, 'a'),
+    );
+    rows.push({
+      comparison: 'release plan of one chart (inventory and app revision included)',
+      referenceName: 'the chart alone (--chart)',
+      ...one,
+      maxRatio: 10,
+      maxAddedSeconds: 0.15,
+      goal: 'what one chart costs: at most 0.15 s added',
+    });
     o.say(`release plan: five independent charts against one alone, ${o.runs} runs each`);
-    const alone = await alternate(o.runs, () => plan(side), () => single(side, 'a'));
-    rows.push({ comparison: 'release plan, 5 independent charts', referenceName: 'one of them installed alone', ...alone, maxRatio: 1.3, goal: 'at most 1.3x the slowest single install' });
+    const alone = await alternate(
+      o.runs,
+      () => plan(side),
+      () => single(side, 'a'),
+    );
+    rows.push({
+      comparison: 'release plan, 5 independent charts',
+      referenceName: 'one of them installed alone',
+      ...alone,
+      maxRatio: 1.3,
+      goal: 'at most 1.3x the slowest single install',
+    });
     o.say(`release plan: five independent charts against the five one by one, ${o.runs} runs each`);
-    const sequential = await alternate(o.runs, () => plan(side), () => oneByOne(side, five));
-    rows.push({ comparison: 'release plan, 5 independent charts', referenceName: 'the 5 installed one by one', ...sequential, maxRatio: 1, goal: 'faster than one by one' });
+    const sequential = await alternate(
+      o.runs,
+      () => plan(side),
+      () => oneByOne(side, five),
+    );
+    rows.push({
+      comparison: 'release plan, 5 independent charts',
+      referenceName: 'the 5 installed one by one',
+      ...sequential,
+      maxRatio: 1,
+      goal: 'faster than one by one',
+    });
     o.say(`release plan: a chain of three against the three one by one, ${o.runs} runs each`);
-    const chained = await alternate(o.runs, () => plan(chain), () => oneByOne(chain, five.slice(0, 3)));
-    rows.push({ comparison: 'release plan, a chain of 3', referenceName: 'the 3 installed one by one', ...chained, maxRatio: 10, maxAddedSeconds: 0.3, goal: 'at most the sum + 0.3 s' });
+    const chained = await alternate(
+      o.runs,
+      () => plan(chain),
+      () => oneByOne(chain, five.slice(0, 3)),
+    );
+    rows.push({
+      comparison: 'release plan, a chain of 3',
+      referenceName: 'the 3 installed one by one',
+      ...chained,
+      maxRatio: 10,
+      maxAddedSeconds: 0.3,
+      goal: 'at most the sum + 0.3 s',
+    });
   } finally {
-    for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
+    for (const ns of namespaces)
+      await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], { ...kube, reject: false });
   }
   return rows;
 }

@@ -33,7 +33,11 @@ async function expectRefused(args: string[], code: number, ...mentions: (string 
   expect(r.exitCode, r.stderr).toBe(code);
   for (const m of mentions) expect(r.stderr).toMatch(m);
   expect(r.stderr).toMatch(/^next: /m);
-  expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
+  expect(
+    helmCalls()
+      .slice(before)
+      .filter((c) => c.startsWith('upgrade')),
+  ).toEqual([]);
   return r;
 }
 
@@ -82,22 +86,34 @@ describe('bad input is refused before helm upgrade starts', () => {
   });
 
   it('a missing values path (exit 3)', async () => {
-    await expectRefused(['--values', join(dir, 'configmap-not-mounted')], 3, /values path not found: .*configmap-not-mounted/);
+    await expectRefused(
+      ['--values', join(dir, 'configmap-not-mounted')],
+      3,
+      /values path not found: .*configmap-not-mounted/,
+    );
   });
 
   it('a chart archive with .. in a path (exit 3)', async () => {
-    const file = packChart('dots', (root) => {
-      writeFileSync(join(root, 'evil.txt'), 'x');
-      return ['../evil.txt'];
-    }, { preservePaths: true });
+    const file = packChart(
+      'dots',
+      (root) => {
+        writeFileSync(join(root, 'evil.txt'), 'x');
+        return ['../evil.txt'];
+      },
+      { preservePaths: true },
+    );
     await expectRefused(['--chart', file], 3, /unsafe chart archive/, /path with \.\./);
   });
 
   it('a chart archive with an absolute path (exit 3)', async () => {
-    const file = packChart('abs', (root) => {
-      writeFileSync(join(root, 'abs.txt'), 'x');
-      return [join(root, 'abs.txt')];
-    }, { preservePaths: true });
+    const file = packChart(
+      'abs',
+      (root) => {
+        writeFileSync(join(root, 'abs.txt'), 'x');
+        return [join(root, 'abs.txt')];
+      },
+      { preservePaths: true },
+    );
     await expectRefused(['--chart', file], 3, /unsafe chart archive/, /absolute path/);
   });
 
@@ -118,7 +134,10 @@ describe('bad input is refused before helm upgrade starts', () => {
 
   it('--pull-secret-file and --registry-ca-file are read with the other options: each bad one exit 2 naming flag and env var, no helm run, no secret echoed', async () => {
     const garbled = join(dir, 'pull-secret-garbled.json');
-    writeFileSync(garbled, '{"auths": {"registry.local:5000": {"auth": "Tm90LUEtUGFpcg=="}}, "note": "Hunter2-Pull-Secret"');
+    writeFileSync(
+      garbled,
+      '{"auths": {"registry.local:5000": {"auth": "Tm90LUEtUGFpcg=="}}, "note": "Hunter2-Pull-Secret"',
+    );
     const list = join(dir, 'pull-secret-list.json');
     writeFileSync(list, '["Hunter2-Pull-Secret"]');
     const noAuths = join(dir, 'pull-secret-auths-list.json');
@@ -126,12 +145,27 @@ describe('bad input is refused before helm upgrade starts', () => {
     const notPem = join(dir, 'ca.pem');
     writeFileSync(notPem, 'this is the CA, honest\n');
     const before = helmCalls().length;
-    const r = await runCli(['install', '--registry-ca-file', notPem, '--pull-secret-file', join(dir, 'no-such-pull-secret'), '--timeout', 'soon'], { env });
+    const r = await runCli(
+      [
+        'install',
+        '--registry-ca-file',
+        notPem,
+        '--pull-secret-file',
+        join(dir, 'no-such-pull-secret'),
+        '--timeout',
+        'soon',
+      ],
+      { env },
+    );
     expect(r.exitCode, r.stderr).toBe(2);
     // All at once, with the rest of the options.
     expect(r.stderr).toContain('invalid --timeout "soon" (or env HELM_INSTALLER_TIMEOUT)');
-    expect(r.stderr).toContain(`invalid --registry-ca-file "${notPem}" (or env HELM_INSTALLER_REGISTRY_CA_FILE): the registry CA file ${notPem} holds no PEM certificate`);
-    expect(r.stderr).toContain(`invalid --pull-secret-file "${join(dir, 'no-such-pull-secret')}" (or env HELM_INSTALLER_PULL_SECRET_FILE): cannot read the pull secret file ${join(dir, 'no-such-pull-secret')}: ENOENT`);
+    expect(r.stderr).toContain(
+      `invalid --registry-ca-file "${notPem}" (or env HELM_INSTALLER_REGISTRY_CA_FILE): the registry CA file ${notPem} holds no PEM certificate`,
+    );
+    expect(r.stderr).toContain(
+      `invalid --pull-secret-file "${join(dir, 'no-such-pull-secret')}" (or env HELM_INSTALLER_PULL_SECRET_FILE): cannot read the pull secret file ${join(dir, 'no-such-pull-secret')}: ENOENT`,
+    );
     for (const [file, why] of [
       [garbled, 'is not valid JSON'],
       [list, 'is not a JSON object'],
@@ -139,7 +173,9 @@ describe('bad input is refused before helm upgrade starts', () => {
     ] as const) {
       const fromEnv = await runCli(['install'], { env: { ...env, HELM_INSTALLER_PULL_SECRET_FILE: file } });
       expect(fromEnv.exitCode, fromEnv.stderr).toBe(2);
-      expect(fromEnv.stderr).toContain(`invalid HELM_INSTALLER_PULL_SECRET_FILE="${file}" (env for --pull-secret-file): The pull secret's .dockerconfigjson ${why}`);
+      expect(fromEnv.stderr).toContain(
+        `invalid HELM_INSTALLER_PULL_SECRET_FILE="${file}" (env for --pull-secret-file): The pull secret's .dockerconfigjson ${why}`,
+      );
       expect(`${fromEnv.stdout}${fromEnv.stderr}`).not.toContain('Hunter2');
     }
     // Before any work: not even helm's version was asked.
@@ -154,10 +190,18 @@ describe('bad input is refused before helm upgrade starts', () => {
 
   it('usage errors leave a termination message, and the log ends with the summary, not the help text', async () => {
     for (const [args, extraEnv, cause] of [
-      [['install'], { HELM_INSTALLER_TIMEOUT: 'soon' }, 'cause: invalid HELM_INSTALLER_TIMEOUT="soon" (env for --timeout)'],
+      [
+        ['install'],
+        { HELM_INSTALLER_TIMEOUT: 'soon' },
+        'cause: invalid HELM_INSTALLER_TIMEOUT="soon" (env for --timeout)',
+      ],
       [['install', '--bogus'], {}, "cause: unknown option '--bogus'"],
       [[], {}, 'cause: no command given'],
-      [['install', '--termination-log', join(dir, 'from-flag'), '--history-max', 'x'], {}, 'cause: invalid --history-max "x" (or env HELM_INSTALLER_HISTORY_MAX)'],
+      [
+        ['install', '--termination-log', join(dir, 'from-flag'), '--history-max', 'x'],
+        {},
+        'cause: invalid --history-max "x" (or env HELM_INSTALLER_HISTORY_MAX)',
+      ],
     ] as const) {
       const termination = join(dir, `usage-termination-${Math.random()}`);
       writeFileSync(termination, '');
@@ -194,9 +238,15 @@ describe('edges that are fine or have their own error', () => {
     const before = helmCalls().length;
     const r = await runCli(['install'], { env: { HELM_BIN: spy, KUBECONFIG: join(dir, 'no-such-kubeconfig') } });
     expect(r.exitCode, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`cannot load the cluster configuration from KUBECONFIG=${join(dir, 'no-such-kubeconfig')}`);
+    expect(r.stderr).toContain(
+      `cannot load the cluster configuration from KUBECONFIG=${join(dir, 'no-such-kubeconfig')}`,
+    );
     expect(r.stderr).toMatch(/^next: Point KUBECONFIG at a readable kubeconfig file/m);
-    expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
+    expect(
+      helmCalls()
+        .slice(before)
+        .filter((c) => c.startsWith('upgrade')),
+    ).toEqual([]);
   });
 
   it('no kubeconfig at all and no service account is a setting to fix (exit 2, naming KUBECONFIG), not an internal error', async () => {
@@ -205,9 +255,15 @@ describe('edges that are fine or have their own error', () => {
     const before = helmCalls().length;
     const r = await runCli(['install'], { env: { HELM_BIN: spy, KUBECONFIG: '', HOME: home } });
     expect(r.exitCode, r.stderr).toBe(2);
-    expect(r.stderr).toContain('cause: no cluster configuration: KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod with a service account');
+    expect(r.stderr).toContain(
+      'cause: no cluster configuration: KUBECONFIG is unset, ~/.kube/config does not exist and this is not a pod with a service account',
+    );
     expect(r.stderr).toMatch(/^next: Set KUBECONFIG to the kubeconfig of the target cluster/m);
-    expect(helmCalls().slice(before).filter((c) => c.startsWith('upgrade'))).toEqual([]);
+    expect(
+      helmCalls()
+        .slice(before)
+        .filter((c) => c.startsWith('upgrade')),
+    ).toEqual([]);
   });
 
   it('an unreachable cluster is retried up to --connect-timeout, then exit 5, with the summary last and in the termination file, secrets masked', async () => {
@@ -216,7 +272,17 @@ describe('edges that are fine or have their own error', () => {
     const termination = join(dir, 'termination-log');
     writeFileSync(termination, '');
     const r = await runCli(
-      ['install', '--app-dir', appDir, '--values', secretValues, '--set', 'database.password=Other-Secret-77', '--log-level', 'debug'],
+      [
+        'install',
+        '--app-dir',
+        appDir,
+        '--values',
+        secretValues,
+        '--set',
+        'database.password=Other-Secret-77',
+        '--log-level',
+        'debug',
+      ],
       { env: { ...env, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CONNECT_TIMEOUT: '3s' } },
     );
     expect(r.exitCode).toBe(5);
@@ -242,14 +308,23 @@ describe('edges that are fine or have their own error', () => {
 
   it('boolean env vars mean what they say: HELM_INSTALLER_SHOW_SECRETS=false masks, =true shows, =maybe is exit 2', async () => {
     const args = ['values', '--app-dir', appDir, '--set', 'database.password=Plain-Show-4242', '-o', 'json'];
-    for (const [value, shown] of [['false', false], ['0', false], ['no', false], ['', false], ['true', true], ['1', true]] as const) {
+    for (const [value, shown] of [
+      ['false', false],
+      ['0', false],
+      ['no', false],
+      ['', false],
+      ['true', true],
+      ['1', true],
+    ] as const) {
       const r = await runCli(args, { env: { ...env, HELM_INSTALLER_SHOW_SECRETS: value } });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).database.password).toBe(shown ? 'Plain-Show-4242' : '[REDACTED]');
     }
     const bad = await runCli(args, { env: { ...env, HELM_INSTALLER_SHOW_SECRETS: 'maybe' } });
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toContain('invalid HELM_INSTALLER_SHOW_SECRETS="maybe" (env for --show-secrets): expected true or false');
+    expect(bad.stderr).toContain(
+      'invalid HELM_INSTALLER_SHOW_SECRETS="maybe" (env for --show-secrets): expected true or false',
+    );
   });
 
   it('--version prints the package version', async () => {

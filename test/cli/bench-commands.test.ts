@@ -38,24 +38,51 @@ const rows: { row: string; argv: string[]; exit: number[] }[] = [
   { row: 'startup', argv: benchArgv.version(), exit: [0] },
   { row: 'install, bundled chart', argv: benchArgv.install('ns', bundledChart(), ['--log-level', 'debug']), exit: [5] },
   { row: 'no-op redeploy, bundled chart', argv: benchArgv.install('ns', bundledChart()), exit: [5] },
-  { row: 'upgrade, bundled chart', argv: benchArgv.install('ns', bundledChart(), ['--set', 'web.podAnnotations.bench=run-0', '--log-level', 'debug']), exit: [5] },
-  { row: 'install and no-op, generated chart', argv: benchArgv.install('ns', scaled, ['--log-level', 'debug']), exit: [5] },
-  { row: 'plan, bundled chart', argv: benchArgv.plan('ns', bundledChart(), ['web.podAnnotations.bench=plan']), exit: [5] },
+  {
+    row: 'upgrade, bundled chart',
+    argv: benchArgv.install('ns', bundledChart(), ['--set', 'web.podAnnotations.bench=run-0', '--log-level', 'debug']),
+    exit: [5],
+  },
+  {
+    row: 'install and no-op, generated chart',
+    argv: benchArgv.install('ns', scaled, ['--log-level', 'debug']),
+    exit: [5],
+  },
+  {
+    row: 'plan, bundled chart',
+    argv: benchArgv.plan('ns', bundledChart(), ['web.podAnnotations.bench=plan']),
+    exit: [5],
+  },
   { row: 'plan, generated chart', argv: benchArgv.plan('ns', scaled, ['count=2']), exit: [5] },
   { row: 'release plan, side by side', argv: benchArgv.releasePlan(side, 'ns'), exit: [5] },
   { row: 'release plan, a chain', argv: benchArgv.releasePlan(chain, 'ns'), exit: [5] },
   { row: 'release plan, one chart alone', argv: benchArgv.releasePlanPart(side, 'a', 'ns'), exit: [5] },
   { row: 'export, bundled app', argv: benchArgv.export(join(dir, 'out'), inputs), exit: [0] },
-  { row: 'export for Flux, bundled app', argv: benchArgv.exportForFlux(join(dir, 'flux'), inputs, 'app', 'flux', `${registry}/bench-export/app`), exit: [0] },
+  {
+    row: 'export for Flux, bundled app',
+    argv: benchArgv.exportForFlux(join(dir, 'flux'), inputs, 'app', 'flux', `${registry}/bench-export/app`),
+    exit: [0],
+  },
   { row: 'install, bundled app (against Flux)', argv: benchArgv.appInstall('ns', inputs), exit: [5] },
-  { row: 'CRD chart upgrade', argv: benchArgv.crdInstall(crdChart(dir, 'crds', 'bench.example.com', false), 'ns', 'run-0', ['--log-level', 'debug']), exit: [5] },
+  {
+    row: 'CRD chart upgrade',
+    argv: benchArgv.crdInstall(crdChart(dir, 'crds', 'bench.example.com', false), 'ns', 'run-0', [
+      '--log-level',
+      'debug',
+    ]),
+    exit: [5],
+  },
 ];
 
 describe('the bench rows', () => {
   it.each(rows)('$row: the CLI accepts its command', async ({ argv, exit }) => {
     const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...argv], {
       reject: false,
-      env: { KUBECONFIG: kubeconfig, HELM_INSTALLER_CONNECT_TIMEOUT: '1s', HELM_INSTALLER_TERMINATION_LOG: '/dev/null' },
+      env: {
+        KUBECONFIG: kubeconfig,
+        HELM_INSTALLER_CONNECT_TIMEOUT: '1s',
+        HELM_INSTALLER_TERMINATION_LOG: '/dev/null',
+      },
     });
     expect(exit, `exit ${r.exitCode}: ${argv.join(' ')}\n${String(r.stderr).slice(-1500)}`).toContain(r.exitCode);
   });

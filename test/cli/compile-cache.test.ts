@@ -13,7 +13,8 @@ const warmScript = join(repoRoot, 'test', 'tools', 'warm-compile-cache.mjs');
 const bundle = join(repoRoot, 'dist', 'bundle', 'kubernetes-client.js');
 // The Job runs as 65532; as root these tests do too, so a read-only directory is read-only to them.
 const asJobUser: Options = process.getuid?.() === 0 ? { uid: 65532, gid: 65532 } : {};
-const accepted = (stderr: string, file: string) => new RegExp(`V8 code cache for ESM file://${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was accepted`).test(stderr);
+const accepted = (stderr: string, file: string) =>
+  new RegExp(`V8 code cache for ESM file://${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was accepted`).test(stderr);
 
 /** A temporary directory the Job's user can enter (mkdtemp makes it 0700). */
 function openTempDir(): string {
@@ -32,7 +33,8 @@ async function warmedCache(): Promise<string> {
 }
 
 function readOnly(dir: string): void {
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) if (e.isDirectory()) chmodSync(join(e.parentPath, e.name), 0o555);
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (e.isDirectory()) chmodSync(join(e.parentPath, e.name), 0o555);
   chmodSync(dir, 0o555);
 }
 
@@ -41,7 +43,10 @@ describe('compile cache', () => {
     const dir = await warmedCache();
     readOnly(dir);
     const load = `await import(${JSON.stringify(bundle)}); console.log('loaded')`;
-    const r = await execa(process.execPath, ['--input-type=module', '-e', load], { ...asJobUser, env: { NODE_COMPILE_CACHE: dir, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' } });
+    const r = await execa(process.execPath, ['--input-type=module', '-e', load], {
+      ...asJobUser,
+      env: { NODE_COMPILE_CACHE: dir, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+    });
     expect(String(r.stdout)).toBe('loaded');
     expect(accepted(String(r.stderr), bundle), String(r.stderr).slice(0, 2000)).toBe(true);
   });
@@ -59,13 +64,25 @@ describe('compile cache', () => {
     mkdirSync(home);
     chmodSync(home, 0o777);
     const run = (cache: string | undefined, args: string[]) =>
-      execa(process.execPath, [...installerNodeArgs, cliPath, ...args], { ...asJobUser, reject: false, env: { NODE_COMPILE_CACHE: cache, HOME: home, HELM_INSTALLER_TERMINATION_LOG: '/dev/null', HELM_INSTALLER_CHART: chartDir } });
+      execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
+        ...asJobUser,
+        reject: false,
+        env: {
+          NODE_COMPILE_CACHE: cache,
+          HOME: home,
+          HELM_INSTALLER_TERMINATION_LOG: '/dev/null',
+          HELM_INSTALLER_CHART: chartDir,
+        },
+      });
     for (const args of [['--version'], ['values', '--values', values]]) {
       const plain = await run(undefined, args);
       expect(plain.exitCode, String(plain.stderr)).toBe(0);
       for (const cache of [dir, join(notADirectory, 'cache')]) {
         const r = await run(cache, args);
-        expect({ exitCode: r.exitCode, stdout: r.stdout }, `${cache}: ${r.stderr}`).toEqual({ exitCode: 0, stdout: plain.stdout });
+        expect({ exitCode: r.exitCode, stdout: r.stdout }, `${cache}: ${r.stderr}`).toEqual({
+          exitCode: 0,
+          stdout: plain.stdout,
+        });
       }
     }
   });

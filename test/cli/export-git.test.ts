@@ -15,11 +15,28 @@ import { appDir, chartDir, repoRoot, runCli, tempDir } from '../helpers.js';
 const dir = tempDir('export-git');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const URL_ = 'https://git.example.com/acme/fleet.git';
-const app = ['--chart', chartDir, '--base-values', join(appDir, 'values', 'base.yaml'), '-f', join(appDir, 'examples', 'customer-values.yaml')];
+const app = [
+  '--chart',
+  chartDir,
+  '--base-values',
+  join(appDir, 'values', 'base.yaml'),
+  '-f',
+  join(appDir, 'examples', 'customer-values.yaml'),
+];
 const planDir = join(repoRoot, 'test', 'fixtures', 'release-plan');
-const planArgs = ['--app-dir', planDir, '--releases-file', join(planDir, 'releases.yaml'), '-n', 'shop', '--registry', 'registry.local:5000/shop'];
+const planArgs = [
+  '--app-dir',
+  planDir,
+  '--releases-file',
+  join(planDir, 'releases.yaml'),
+  '-n',
+  'shop',
+  '--registry',
+  'registry.local:5000/shop',
+];
 
-const git = async (cwd: string, args: string[]) => (await execa('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args])).stdout;
+const git = async (cwd: string, args: string[]) =>
+  (await execa('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args])).stdout;
 
 /** A new work tree on main with one commit (a README of the repository's own). */
 async function workTree(name: string): Promise<string> {
@@ -38,12 +55,16 @@ async function exportOk(args: string[], env?: Record<string, string>): Promise<s
   return r.stderr;
 }
 
-const commitAll = async (root: string) => { await git(root, ['add', '-A']); await git(root, ['commit', '--quiet', '-m', 'export']); };
+const commitAll = async (root: string) => {
+  await git(root, ['add', '-A']);
+  await git(root, ['commit', '--quiet', '-m', 'export']);
+};
 /** What git sees changed since the last commit, untracked files included: `XY path` lines, sorted. */
-const changes = async (root: string) => (await git(root, ['status', '--porcelain', '--untracked-files=all'])).split('\n').filter(Boolean).sort();
+const changes = async (root: string) =>
+  (await git(root, ['status', '--porcelain', '--untracked-files=all'])).split('\n').filter(Boolean).sort();
 
 describe('export --source git', () => {
-  it('writes a GitRepository; the Kustomizations read --out\'s path in its work tree', async () => {
+  it("writes a GitRepository; the Kustomizations read --out's path in its work tree", async () => {
     const root = await workTree('paths');
     const out = join(root, 'clusters', 'prod');
     await exportOk(['--out', out, '--git-branch', 'main', ...planArgs]);
@@ -53,7 +74,11 @@ describe('export --source git', () => {
       metadata: { name: 'plan-test', namespace: 'flux-system' },
       spec: { interval: '10m', url: URL_, ref: { branch: 'main' } },
     });
-    const flux = ['root.yaml', 'kustomizations.yaml'].flatMap((f) => parseAllDocuments(readFileSync(join(out, 'flux', f), 'utf8')).map((d) => d.toJS() as { metadata: { name: string }; spec: { path: string; sourceRef: unknown } }));
+    const flux = ['root.yaml', 'kustomizations.yaml'].flatMap((f) =>
+      parseAllDocuments(readFileSync(join(out, 'flux', f), 'utf8')).map(
+        (d) => d.toJS() as { metadata: { name: string }; spec: { path: string; sourceRef: unknown } },
+      ),
+    );
     expect(flux.map((k) => [k.metadata.name, k.spec.path, k.spec.sourceRef])).toEqual([
       ['plan-test-flux', './clusters/prod/flux', { kind: 'GitRepository', name: 'plan-test' }],
       ['operator', './clusters/prod/operator/overlay', { kind: 'GitRepository', name: 'plan-test' }],
@@ -61,7 +86,9 @@ describe('export --source git', () => {
       ['report', './clusters/prod/report/overlay', { kind: 'GitRepository', name: 'plan-test' }],
       ['cache', './clusters/prod/cache/overlay', { kind: 'GitRepository', name: 'plan-test' }],
     ]);
-    expect(readFileSync(join(out, 'README.md'), 'utf8')).toContain('## Propose an upgrade or a change of values as a pull request');
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toContain(
+      '## Propose an upgrade or a change of values as a pull request',
+    );
     // The repository's own README at its root is not the export's.
     expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Our fleet\n');
   });
@@ -69,16 +96,24 @@ describe('export --source git', () => {
   it('outside a work tree, --git-path places the export (default: the root)', async () => {
     const out = join(dir, 'plain');
     await exportOk(['--out', out, '--git-path', './clusters//staging/', ...planArgs]);
-    const root = parseAllDocuments(readFileSync(join(out, 'flux', 'root.yaml'), 'utf8'))[0]!.toJS() as { spec: { path: string } };
+    const root = parseAllDocuments(readFileSync(join(out, 'flux', 'root.yaml'), 'utf8'))[0]!.toJS() as {
+      spec: { path: string };
+    };
     expect(root.spec.path).toBe('./clusters/staging/flux');
     const atRoot = join(dir, 'plain-root');
     await exportOk(['--out', atRoot, ...planArgs]);
-    expect((parseAllDocuments(readFileSync(join(atRoot, 'flux', 'root.yaml'), 'utf8'))[0]!.toJS() as { spec: { path: string } }).spec.path).toBe('./flux');
+    expect(
+      (
+        parseAllDocuments(readFileSync(join(atRoot, 'flux', 'root.yaml'), 'utf8'))[0]!.toJS() as {
+          spec: { path: string };
+        }
+      ).spec.path,
+    ).toBe('./flux');
   });
 });
 
 describe('an export into a git work tree changes only what changed', () => {
-  it('the same inputs: nothing; a customer value: overlay/ only; .git and the repository\'s files kept', async () => {
+  it("the same inputs: nothing; a customer value: overlay/ only; .git and the repository's files kept", async () => {
     const root = await workTree('same');
     const out = join(root, 'deploy');
     await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
@@ -87,7 +122,13 @@ describe('an export into a git work tree changes only what changed', () => {
     await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
     expect(await changes(root)).toEqual([]);
     const customer = join(dir, 'customer-4.yaml');
-    writeFileSync(customer, readFileSync(join(appDir, 'examples', 'customer-values.yaml'), 'utf8').replace('replicaCount: 3', 'replicaCount: 4'));
+    writeFileSync(
+      customer,
+      readFileSync(join(appDir, 'examples', 'customer-values.yaml'), 'utf8').replace(
+        'replicaCount: 3',
+        'replicaCount: 4',
+      ),
+    );
     await exportOk(['--out', out, ...app.slice(0, -1), customer, '--registry', 'registry.local:5000/shop']);
     expect(await changes(root)).toEqual([' M deploy/storefront/overlay/patches/deployment-storefront-web.json']);
     expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Our fleet\n');
@@ -102,7 +143,9 @@ describe('an export into a git work tree changes only what changed', () => {
     await exportOk(['--out', out, ...planArgs], { PLAN_TEST_CACHE: 'false' });
     const cacheFiles = (await git(root, ['ls-files', 'shop/cache'])).split('\n').map((p) => ` D ${p}`);
     expect(cacheFiles.length).toBeGreaterThan(3);
-    expect(await changes(root)).toEqual([...cacheFiles, ' M shop/.helm-installer-export', ' M shop/flux/kustomizations.yaml'].sort());
+    expect(await changes(root)).toEqual(
+      [...cacheFiles, ' M shop/.helm-installer-export', ' M shop/flux/kustomizations.yaml'].sort(),
+    );
     expect(readFileSync(join(out, 'NOTES.txt'), 'utf8')).toBe('ours\n');
   });
 
@@ -112,7 +155,8 @@ describe('an export into a git work tree changes only what changed', () => {
     await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
     const secret = join(out, 'storefront', 'secrets', 'secret-storefront-db.yaml');
     // What `sops --encrypt` leaves: the values replaced by ENC[...] and a top-level sops: key.
-    const encrypted = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: storefront-db\ndata:\n  password: ENC[AES256_GCM,data:abc=,iv:def=,tag:ghi=,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:xyz=]\n  version: 3.9.0\n';
+    const encrypted =
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: storefront-db\ndata:\n  password: ENC[AES256_GCM,data:abc=,iv:def=,tag:ghi=,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:xyz=]\n  version: 3.9.0\n';
     writeFileSync(secret, encrypted);
     await commitAll(root);
     const stderr = await exportOk(['--out', out, ...app, '--registry', 'registry.local:5000/shop']);
@@ -122,9 +166,10 @@ describe('an export into a git work tree changes only what changed', () => {
   });
 });
 
-describe('an export never destroys (issue 36): a user\'s file and an earlier export, every format', () => {
+describe("an export never destroys (issue 36): a user's file and an earlier export, every format", () => {
   const inputs = [...app, '--registry', 'registry.local:5000/shop'];
-  const run = (format: string, out: string, extra: string[] = []) => runCli(['export', '--format', format, '--out', out, ...inputs, ...extra]);
+  const run = (format: string, out: string, extra: string[] = []) =>
+    runCli(['export', '--format', format, '--out', out, ...inputs, ...extra]);
   // A chart archive is not byte-identical from one `helm package` to the next.
   const noArchives = (lines: string[]) => lines.filter((l) => !l.endsWith('.tgz'));
 
@@ -133,10 +178,14 @@ describe('an export never destroys (issue 36): a user\'s file and an earlier exp
     // The issue's case: the work tree's root, holding the repository's README.
     const forced = await run(format, root, ['--force']);
     expect(forced.exitCode, forced.stderr).toBe(2);
-    expect(forced.stderr).toContain(`--out ${root} holds files no earlier export wrote where this export writes: README.md; they are kept, and nothing was written`);
+    expect(forced.stderr).toContain(
+      `--out ${root} holds files no earlier export wrote where this export writes: README.md; they are kept, and nothing was written`,
+    );
     const plain = await run(format, root);
     expect(plain.exitCode, plain.stderr).toBe(2);
-    expect(plain.stderr).toContain(`--out ${root} is in a git work tree, holds files, and no earlier export (no .helm-installer-export)`);
+    expect(plain.stderr).toContain(
+      `--out ${root} is in a git work tree, holds files, and no earlier export (no .helm-installer-export)`,
+    );
     expect(readFileSync(join(root, 'README.md'), 'utf8')).toBe('# Our fleet\n');
     expect(await changes(root)).toEqual([]);
     expect(readdirSync(root).sort()).toEqual(['.git', 'README.md']);
@@ -169,14 +218,56 @@ describe('an export never destroys (issue 36): a user\'s file and an earlier exp
 
 describe('bad input: exit code, the option named, nothing written', () => {
   const cases: [string, string[], Record<string, string>, number, string][] = [
-    ['a URL that is not one', ['--git-url', 'not a url'], {}, 2, 'invalid --git-url "not a url" (or env HELM_INSTALLER_GIT_URL)'],
-    ['scp-like syntax', ['--git-url', 'git@git.example.com:acme/fleet.git'], {}, 2, 'write it ssh://git@git.example.com/acme/fleet.git'],
-    ['a scheme Flux does not clone', ['--git-url', 'ftp://git.example.com/fleet.git'], {}, 2, 'expected an http://, https:// or ssh:// URL'],
+    [
+      'a URL that is not one',
+      ['--git-url', 'not a url'],
+      {},
+      2,
+      'invalid --git-url "not a url" (or env HELM_INSTALLER_GIT_URL)',
+    ],
+    [
+      'scp-like syntax',
+      ['--git-url', 'git@git.example.com:acme/fleet.git'],
+      {},
+      2,
+      'write it ssh://git@git.example.com/acme/fleet.git',
+    ],
+    [
+      'a scheme Flux does not clone',
+      ['--git-url', 'ftp://git.example.com/fleet.git'],
+      {},
+      2,
+      'expected an http://, https:// or ssh:// URL',
+    ],
     ['no repository path', ['--git-url', 'https://git.example.com/'], {}, 2, "with the repository's path"],
-    ['a branch git refuses', ['--git-url', URL_, '--git-branch', 'release..1'], {}, 2, 'invalid --git-branch "release..1" (or env HELM_INSTALLER_GIT_BRANCH): expected a branch name git accepts'],
-    ['a branch git refuses, from the env', ['--git-url', URL_], { HELM_INSTALLER_GIT_BRANCH: 'feature/x.lock' }, 2, 'invalid HELM_INSTALLER_GIT_BRANCH="feature/x.lock" (env for --git-branch)'],
-    ['an absolute path', ['--git-url', URL_, '--git-path', '/clusters/prod'], {}, 2, 'invalid --git-path "/clusters/prod" (or env HELM_INSTALLER_GIT_PATH): expected a path inside the repository'],
-    ['a path that climbs out', ['--git-url', URL_, '--git-path', 'clusters/../../etc'], {}, 2, 'climbs out of it with ..'],
+    [
+      'a branch git refuses',
+      ['--git-url', URL_, '--git-branch', 'release..1'],
+      {},
+      2,
+      'invalid --git-branch "release..1" (or env HELM_INSTALLER_GIT_BRANCH): expected a branch name git accepts',
+    ],
+    [
+      'a branch git refuses, from the env',
+      ['--git-url', URL_],
+      { HELM_INSTALLER_GIT_BRANCH: 'feature/x.lock' },
+      2,
+      'invalid HELM_INSTALLER_GIT_BRANCH="feature/x.lock" (env for --git-branch)',
+    ],
+    [
+      'an absolute path',
+      ['--git-url', URL_, '--git-path', '/clusters/prod'],
+      {},
+      2,
+      'invalid --git-path "/clusters/prod" (or env HELM_INSTALLER_GIT_PATH): expected a path inside the repository',
+    ],
+    [
+      'a path that climbs out',
+      ['--git-url', URL_, '--git-path', 'clusters/../../etc'],
+      {},
+      2,
+      'climbs out of it with ..',
+    ],
     ['--source git without --git-url', [], {}, 2, '--git-url (HELM_INSTALLER_GIT_URL) is not set'],
   ];
   it.each(cases)('%s', async (_label, args, env, code, message) => {
@@ -189,7 +280,16 @@ describe('bad input: exit code, the option named, nothing written', () => {
 
   it('a token in the URL: exit 2, never echoed', async () => {
     const out = join(dir, 'bad-token');
-    const r = await runCli(['export', '--out', out, '--source', 'git', '--git-url', 'https://bot:s3cr3t-t0ken@git.example.com/acme/fleet.git', ...planArgs]);
+    const r = await runCli([
+      'export',
+      '--out',
+      out,
+      '--source',
+      'git',
+      '--git-url',
+      'https://bot:s3cr3t-t0ken@git.example.com/acme/fleet.git',
+      ...planArgs,
+    ]);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toContain('invalid --git-url "https://bot:***@git.example.com/acme/fleet.git"');
     expect(r.stderr).toContain('spec.secretRef');
@@ -201,21 +301,58 @@ describe('bad input: exit code, the option named, nothing written', () => {
     const oci = await runCli(['export', '--out', join(dir, 'bad-oci'), '--git-url', URL_, ...planArgs]);
     expect(oci.exitCode, oci.stderr).toBe(2);
     expect(oci.stderr).toContain('--git-url (HELM_INSTALLER_GIT_URL) is read with --source git only');
-    const hr = await runCli(['export', '--format', 'helmrelease', '--out', join(dir, 'bad-hr'), '--source', 'git', '--git-url', URL_, ...planArgs]);
+    const hr = await runCli([
+      'export',
+      '--format',
+      'helmrelease',
+      '--out',
+      join(dir, 'bad-hr'),
+      '--source',
+      'git',
+      '--git-url',
+      URL_,
+      ...planArgs,
+    ]);
     expect(hr.exitCode, hr.stderr).toBe(2);
     expect(hr.stderr).toContain('--source git (HELM_INSTALLER_EXPORT_SOURCE) is for the rendered form');
     expect([existsSync(join(dir, 'bad-oci')), existsSync(join(dir, 'bad-hr'))]).toEqual([false, false]);
   });
 
-  it('in a work tree: a branch it does not have (exit 3), a --git-path that is not --out\'s place (exit 2), uncommitted changes (exit 2)', async () => {
+  it("in a work tree: a branch it does not have (exit 3), a --git-path that is not --out's place (exit 2), uncommitted changes (exit 2)", async () => {
     const root = await workTree('checks');
     const out = join(root, 'clusters', 'prod');
-    const branch = await runCli(['export', '--out', out, '--source', 'git', '--git-url', URL_, '--git-branch', 'production', ...planArgs]);
+    const branch = await runCli([
+      'export',
+      '--out',
+      out,
+      '--source',
+      'git',
+      '--git-url',
+      URL_,
+      '--git-branch',
+      'production',
+      ...planArgs,
+    ]);
     expect(branch.exitCode, branch.stderr).toBe(3);
-    expect(branch.stderr).toContain(`--git-branch (HELM_INSTALLER_GIT_BRANCH) production is not a branch of the git work tree ${root}`);
-    const path = await runCli(['export', '--out', out, '--source', 'git', '--git-url', URL_, '--git-path', 'clusters/staging', ...planArgs]);
+    expect(branch.stderr).toContain(
+      `--git-branch (HELM_INSTALLER_GIT_BRANCH) production is not a branch of the git work tree ${root}`,
+    );
+    const path = await runCli([
+      'export',
+      '--out',
+      out,
+      '--source',
+      'git',
+      '--git-url',
+      URL_,
+      '--git-path',
+      'clusters/staging',
+      ...planArgs,
+    ]);
     expect(path.exitCode, path.stderr).toBe(2);
-    expect(path.stderr).toContain(`--git-path (HELM_INSTALLER_GIT_PATH) is clusters/staging, but --out is at clusters/prod in the git work tree ${root}`);
+    expect(path.stderr).toContain(
+      `--git-path (HELM_INSTALLER_GIT_PATH) is clusters/staging, but --out is at clusters/prod in the git work tree ${root}`,
+    );
     expect(await changes(root)).toEqual([]);
 
     // A remote-tracking branch is one: refs/remotes/origin/production.
@@ -223,9 +360,22 @@ describe('bad input: exit code, the option named, nothing written', () => {
     await exportOk(['--out', out, '--git-branch', 'production', ...planArgs]);
     await commitAll(root);
     writeFileSync(join(out, 'web', 'overlay', 'kustomization.yaml'), 'edited by hand\n');
-    const dirty = await runCli(['export', '--out', out, '--source', 'git', '--git-url', URL_, '--git-branch', 'production', ...planArgs]);
+    const dirty = await runCli([
+      'export',
+      '--out',
+      out,
+      '--source',
+      'git',
+      '--git-url',
+      URL_,
+      '--git-branch',
+      'production',
+      ...planArgs,
+    ]);
     expect(dirty.exitCode, dirty.stderr).toBe(2);
-    expect(dirty.stderr).toContain('has uncommitted changes the export would overwrite: clusters/prod/web/overlay/kustomization.yaml');
+    expect(dirty.stderr).toContain(
+      'has uncommitted changes the export would overwrite: clusters/prod/web/overlay/kustomization.yaml',
+    );
     expect(readFileSync(join(out, 'web', 'overlay', 'kustomization.yaml'), 'utf8')).toBe('edited by hand\n');
   });
 });

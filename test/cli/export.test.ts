@@ -24,12 +24,19 @@ function objects(stream: string): [string, unknown][] {
   const list = parseAllDocuments(stream, { version: '1.1' })
     .map((d) => d.toJS() as Obj | null)
     .filter((o): o is Obj => o !== null && typeof o === 'object' && 'kind' in o);
-  return list.map((o) => [`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, sortKeys(o)] as [string, unknown]).sort(([a], [b]) => (a < b ? -1 : 1));
+  return list
+    .map((o) => [`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, sortKeys(o)] as [string, unknown])
+    .sort(([a], [b]) => (a < b ? -1 : 1));
 }
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -87,7 +94,9 @@ describe.each([
   it("kubectl kustomize of the overlay equals render's output, object for object", async () => {
     const started = Date.now();
     await exportTo(out, [...inputs, ...oci]);
-    process.stdout.write(`figure: export of the bundled chart ${_label}: ${Date.now() - started} ms (goal under 2 s)\n`);
+    process.stdout.write(
+      `figure: export of the bundled chart ${_label}: ${Date.now() - started} ms (goal under 2 s)\n`,
+    );
     const expected = asExported(await render(inputs));
     expect(expected.length).toBe(16);
     expect(objects(await kustomize(join(out, 'storefront', 'overlay')))).toEqual(expected);
@@ -95,7 +104,11 @@ describe.each([
 
   it('writes secret values only to secrets/ (plain and base64)', () => {
     const files = tree(out);
-    expect([...under(files, 'storefront/secrets/').keys()].sort()).toEqual(['storefront/secrets/kustomization.yaml', 'storefront/secrets/secret-storefront-db.yaml', 'storefront/secrets/secret-storefront-migrate.yaml']);
+    expect([...under(files, 'storefront/secrets/').keys()].sort()).toEqual([
+      'storefront/secrets/kustomization.yaml',
+      'storefront/secrets/secret-storefront-db.yaml',
+      'storefront/secrets/secret-storefront-migrate.yaml',
+    ]);
     for (const [path, content] of files) {
       if (path.startsWith('storefront/secrets/')) continue;
       expect(content, path).not.toContain('8vK#q2mZ!tR4wLp9');
@@ -145,7 +158,13 @@ describe('base/ follows the vendor, overlay/ the customer', () => {
 describe('objects the customer removes', () => {
   it('a CronJob the customer switches off is deleted by the overlay, still equal to render', async () => {
     const values = join(dir, 'no-report.yaml');
-    writeFileSync(values, `${readFileSync(customerValues, 'utf8')}\nreport:\n  enabled: false\n`.replace(/\nreport:\n  recipients:[^]*?(?=\n\S|$)/, ''));
+    writeFileSync(
+      values,
+      `${readFileSync(customerValues, 'utf8')}\nreport:\n  enabled: false\n`.replace(
+        /\nreport:\n  recipients:[^]*?(?=\n\S|$)/,
+        '',
+      ),
+    );
     const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', values];
     const out = join(dir, 'no-report');
     await exportTo(out, [...inputs, ...oci]);
@@ -164,15 +183,28 @@ describe('a chart that needs a customer value (required) to render at all', () =
     mkdirSync(join(chart, 'templates'), { recursive: true });
     writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: needy\nversion: 0.1.0\n');
     writeFileSync(join(chart, 'values.yaml'), 'hostname: ""\n');
-    writeFileSync(join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: needy\ndata:\n  host: {{ required "hostname is required" .Values.hostname | quote }}\n');
+    writeFileSync(
+      join(chart, 'templates', 'cm.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: needy\ndata:\n  host: {{ required "hostname is required" .Values.hostname | quote }}\n',
+    );
     const values = join(dir, 'needy-values.yaml');
     writeFileSync(values, 'hostname: shop.example\n');
     const out = join(dir, 'needy-out');
     await exportTo(out, ['--chart', chart, '-f', values, ...oci]);
-    expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
-    expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual(['README.md', 'configmap-needy.yaml', 'kustomization.yaml']);
-    expect(readFileSync(join(out, 'needy', 'base', 'README.md'), 'utf8')).toMatch(/The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./);
-    expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(asExported(await render(['--chart', chart, '-f', values])));
+    expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe(
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n',
+    );
+    expect(readdirSync(join(out, 'needy', 'overlay')).sort()).toEqual([
+      'README.md',
+      'configmap-needy.yaml',
+      'kustomization.yaml',
+    ]);
+    expect(readFileSync(join(out, 'needy', 'base', 'README.md'), 'utf8')).toMatch(
+      /The chart does not render with the vendor's values alone \(.*hostname is required.*\): every object is in the overlay in full and base\/ is empty\./,
+    );
+    expect(objects(await kustomize(join(out, 'needy', 'overlay')))).toEqual(
+      asExported(await render(['--chart', chart, '-f', values])),
+    );
   });
 });
 
@@ -180,7 +212,17 @@ describe('the release-plan fixture', () => {
   const customer = join(dir, 'plan-values');
   mkdirSync(customer, { recursive: true });
   writeFileSync(join(customer, 'report.yaml'), 'message: bye\n');
-  const planArgs = ['--app-dir', planDir, '--releases-file', join(planDir, 'releases.yaml'), '-n', 'shop', '-f', customer, ...registry];
+  const planArgs = [
+    '--app-dir',
+    planDir,
+    '--releases-file',
+    join(planDir, 'releases.yaml'),
+    '-n',
+    'shop',
+    '-f',
+    customer,
+    ...registry,
+  ];
   const renderArgs: Record<string, string[]> = {
     operator: ['--chart', join(planDir, 'charts', 'operator')],
     web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
@@ -195,30 +237,58 @@ describe('the release-plan fixture', () => {
       const expected = asExported(await render([...args, '--release', release, '-n', 'shop', ...registry]));
       expect(objects(await kustomize(join(out, release, 'overlay'))), release).toEqual(expected);
     }
-    const flux = parseAllDocuments(readFileSync(join(out, 'flux', 'kustomizations.yaml'), 'utf8')).map((d) => d.toJS() as { metadata: { name: string }; spec: Record<string, unknown> });
-    expect(flux.map((k) => [k.metadata.name, k.spec.path, k.spec.dependsOn ?? [], k.spec.targetNamespace, k.spec.prune, k.spec.wait, k.spec.timeout])).toEqual([
+    const flux = parseAllDocuments(readFileSync(join(out, 'flux', 'kustomizations.yaml'), 'utf8')).map(
+      (d) => d.toJS() as { metadata: { name: string }; spec: Record<string, unknown> },
+    );
+    expect(
+      flux.map((k) => [
+        k.metadata.name,
+        k.spec.path,
+        k.spec.dependsOn ?? [],
+        k.spec.targetNamespace,
+        k.spec.prune,
+        k.spec.wait,
+        k.spec.timeout,
+      ]),
+    ).toEqual([
       ['operator', './operator/overlay', [], 'shop', true, true, '10m'],
       ['web', './web/overlay', [{ name: 'operator' }], 'shop', true, true, '10m'],
       ['report', './report/overlay', [{ name: 'web' }], 'shop', true, true, '10m'],
       ['cache', './cache/overlay', [], 'shop', true, true, '10m'],
     ]);
-    expect(readFileSync(join(out, 'flux', 'source.yaml'), 'utf8')).toContain('url: oci://registry.local:5000/shop/plan-test-export\n');
+    expect(readFileSync(join(out, 'flux', 'source.yaml'), 'utf8')).toContain(
+      'url: oci://registry.local:5000/shop/plan-test-export\n',
+    );
     // flux/ applies itself (root.yaml), so a Kustomization a later export drops is deleted and pruned.
-    expect(readFileSync(join(out, 'flux', 'kustomization.yaml'), 'utf8')).toBe('apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - source.yaml\n  - root.yaml\n  - kustomizations.yaml\n');
+    expect(readFileSync(join(out, 'flux', 'kustomization.yaml'), 'utf8')).toBe(
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - source.yaml\n  - root.yaml\n  - kustomizations.yaml\n',
+    );
     expect(parseAllDocuments(readFileSync(join(out, 'flux', 'root.yaml'), 'utf8'))[0]!.toJS()).toEqual({
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
       kind: 'Kustomization',
       metadata: { name: 'plan-test-flux', namespace: 'flux-system' },
-      spec: { interval: '10m', path: './flux', sourceRef: { kind: 'OCIRepository', name: 'plan-test' }, prune: true, wait: false },
+      spec: {
+        interval: '10m',
+        path: './flux',
+        sourceRef: { kind: 'OCIRepository', name: 'plan-test' },
+        prune: true,
+        wait: false,
+      },
     });
     // The customer's message for report is its overlay's only patch.
-    expect(JSON.parse(readFileSync(join(out, 'report', 'overlay', 'patches', 'configmap-report-settings.json'), 'utf8'))).toEqual([{ op: 'replace', path: '/data/message', value: 'bye' }]);
+    expect(
+      JSON.parse(readFileSync(join(out, 'report', 'overlay', 'patches', 'configmap-report-settings.json'), 'utf8')),
+    ).toEqual([{ op: 'replace', path: '/data/message', value: 'bye' }]);
   });
 
   it('a release its `enabled` turns off is not exported; --flux-namespace places every Flux object', async () => {
     const out = join(dir, 'plan-no-cache');
     await exportTo(out, [...planArgs, '--flux-namespace', 'gitops'], { PLAN_TEST_CACHE: 'false' });
-    const flux = ['source.yaml', 'root.yaml', 'kustomizations.yaml'].flatMap((f) => parseAllDocuments(readFileSync(join(out, 'flux', f), 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string } }));
+    const flux = ['source.yaml', 'root.yaml', 'kustomizations.yaml'].flatMap((f) =>
+      parseAllDocuments(readFileSync(join(out, 'flux', f), 'utf8')).map(
+        (d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string } },
+      ),
+    );
     expect(flux.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
       'OCIRepository gitops/plan-test',
       'Kustomization gitops/plan-test-flux',
@@ -226,7 +296,14 @@ describe('the release-plan fixture', () => {
       'Kustomization gitops/web',
       'Kustomization gitops/report',
     ]);
-    expect(readdirSync(out).sort()).toEqual(['.helm-installer-export', 'README.md', 'flux', 'operator', 'report', 'web']);
+    expect(readdirSync(out).sort()).toEqual([
+      '.helm-installer-export',
+      'README.md',
+      'flux',
+      'operator',
+      'report',
+      'web',
+    ]);
   });
 });
 
@@ -245,8 +322,12 @@ describe('bad input', () => {
     expect(readdirSync(out).sort()).toEqual(['.helm-installer-export', 'README.md', 'flux', 'keep.txt', 'storefront']);
     expect(readFileSync(join(out, 'keep.txt'), 'utf8')).toBe('mine\n');
     // The manifest lists what the export wrote, and only that.
-    const listed = readFileSync(join(out, '.helm-installer-export'), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    expect(listed).toEqual([...tree(out).keys()].filter((p) => p !== 'keep.txt' && p !== '.helm-installer-export').sort());
+    const listed = readFileSync(join(out, '.helm-installer-export'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#'));
+    expect(listed).toEqual(
+      [...tree(out).keys()].filter((p) => p !== 'keep.txt' && p !== '.helm-installer-export').sort(),
+    );
   });
 
   it('an --out that cannot be created is named (exit 2)', async () => {
@@ -269,7 +350,10 @@ describe('bad input', () => {
     mkdirSync(join(chart, 'templates'), { recursive: true });
     writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: leaky\nversion: 0.1.0\n');
     writeFileSync(join(chart, 'values.yaml'), 'apiToken: ""\n');
-    writeFileSync(join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaky-settings\ndata:\n  token: {{ .Values.apiToken | quote }}\n');
+    writeFileSync(
+      join(chart, 'templates', 'cm.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaky-settings\ndata:\n  token: {{ .Values.apiToken | quote }}\n',
+    );
     const values = join(dir, 'leaky-values.yaml');
     writeFileSync(values, 'apiToken: tok-9f8e7d6c5b\n');
     const out = join(dir, 'leaky-out');
@@ -282,22 +366,31 @@ describe('bad input', () => {
   });
 });
 
-
 // --- The HelmRelease form (`--format helmrelease`) ---
 
-type Flux = { kind: string; metadata: { name: string }; spec: Record<string, unknown>; data?: Record<string, string>; stringData?: Record<string, string> };
+type Flux = {
+  kind: string;
+  metadata: { name: string };
+  spec: Record<string, unknown>;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
 const readYaml = (file: string) => parseAllDocuments(readFileSync(file, 'utf8'), { version: '1.1' })[0]!.toJS() as Flux;
-const isPlainMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isPlainMap = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** helm's merge of -f files, as Flux's valuesFrom does it: maps merge, anything else replaces. */
 function mergeValues(into: Record<string, unknown>, layer: Record<string, unknown>): Record<string, unknown> {
-  for (const [k, v] of Object.entries(layer)) into[k] = isPlainMap(v) && isPlainMap(into[k]) ? mergeValues(into[k] as Record<string, unknown>, v) : v;
+  for (const [k, v] of Object.entries(layer))
+    into[k] = isPlainMap(v) && isPlainMap(into[k]) ? mergeValues(into[k] as Record<string, unknown>, v) : v;
   return into;
 }
 
 /** The values the HelmRelease of `folder` gives helm: its valuesFrom read from the folder's files, merged in order. */
 function helmReleaseValues(folder: string): Record<string, unknown> {
-  const objects = readdirSync(folder).filter((f) => f.startsWith('values-')).map((f) => readYaml(join(folder, f)));
+  const objects = readdirSync(folder)
+    .filter((f) => f.startsWith('values-'))
+    .map((f) => readYaml(join(folder, f)));
   const byName = new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
   const release = readYaml(join(folder, 'helmrelease.yaml'));
   const merged: Record<string, unknown> = {};
@@ -318,14 +411,43 @@ async function valuesOf(args: string[]): Promise<unknown> {
 /** The file names under `root`, relative and sorted (chart archives are binary: names only). */
 function paths(root: string): string[] {
   const found: string[] = [];
-  const walk = (d: string) => readdirSync(d).forEach((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : found.push(relative(root, join(d, n)))));
+  const walk = (d: string) =>
+    readdirSync(d).forEach((n) =>
+      statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : found.push(relative(root, join(d, n))),
+    );
   walk(root);
   return found.sort();
 }
 
 describe('--format helmrelease, the bundled chart', () => {
-  const inputs = ['--chart', chartDir, '--base-values', baseValues, '-f', customerValues, '--set', 'web.replicaCount=4', ...registry];
-  const install = ['--drift', 'warn', '--test', '--test-failure', 'keep', '--history-max', '3', '--take-ownership', 'always', '--crds', 'create', '--image-pull-secret', 'regcred', '--app-slug', 'shop'];
+  const inputs = [
+    '--chart',
+    chartDir,
+    '--base-values',
+    baseValues,
+    '-f',
+    customerValues,
+    '--set',
+    'web.replicaCount=4',
+    ...registry,
+  ];
+  const install = [
+    '--drift',
+    'warn',
+    '--test',
+    '--test-failure',
+    'keep',
+    '--history-max',
+    '3',
+    '--take-ownership',
+    'always',
+    '--crds',
+    'create',
+    '--image-pull-secret',
+    'regcred',
+    '--app-slug',
+    'shop',
+  ];
   const out = join(dir, 'hr-app');
 
   it('writes one folder with the Flux objects, the values layers, the Secret and the chart archive', async () => {
@@ -346,7 +468,11 @@ describe('--format helmrelease, the bundled chart', () => {
       'storefront/values-vendor.yaml',
     ]);
     // The archive is the chart itself (helm package rewrites Chart.yaml; the rest as written).
-    const valuesYaml = await execa('tar', ['-xzOf', join(out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'], { stripFinalNewline: false });
+    const valuesYaml = await execa(
+      'tar',
+      ['-xzOf', join(out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'],
+      { stripFinalNewline: false },
+    );
     expect(valuesYaml.stdout).toBe(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
   });
 
@@ -368,10 +494,18 @@ describe('--format helmrelease, the bundled chart', () => {
     expect(spec.driftDetection).toEqual({ mode: 'warn' });
     expect(spec.test).toEqual({ enable: true, timeout: '5m', ignoreFailures: true });
     expect(spec.maxHistory).toBe(3);
-    expect(spec.upgrade).toEqual({ crds: 'Create', remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' } });
+    expect(spec.upgrade).toEqual({
+      crds: 'Create',
+      remediation: { retries: 0, remediateLastFailure: true, strategy: 'rollback' },
+    });
     expect((spec.install as { crds?: string }).crds).toBe('Create');
     expect(spec.commonMetadata).toEqual({ annotations: { 'kots.io/app-slug': 'shop' } });
-    expect([spec.releaseName, spec.targetNamespace, spec.storageNamespace, spec.dependsOn]).toEqual(['storefront', 'default', 'default', undefined]);
+    expect([spec.releaseName, spec.targetNamespace, spec.storageNamespace, spec.dependsOn]).toEqual([
+      'storefront',
+      'default',
+      'default',
+      undefined,
+    ]);
     const source = readYaml(join(out, 'storefront', 'ocirepository.yaml')).spec;
     expect([source.url, source.ref]).toEqual(['oci://registry.local:5000/shop/charts/storefront', { tag: '1.4.0' }]);
   });
@@ -383,7 +517,9 @@ describe('--format helmrelease, the bundled chart', () => {
       expect(content, path).not.toContain('8vK#q2mZ!tR4wLp9');
       expect(content, path).not.toContain('OHZLI3EybVohdFI0d0xwOQ==');
     }
-    expect(readYaml(join(out, 'storefront', 'values-secret.yaml')).stringData).toEqual({ 'customer.yaml': 'database:\n  password: 8vK#q2mZ!tR4wLp9\n' });
+    expect(readYaml(join(out, 'storefront', 'values-secret.yaml')).stringData).toEqual({
+      'customer.yaml': 'database:\n  password: 8vK#q2mZ!tR4wLp9\n',
+    });
     expect(statSync(join(out, 'storefront', 'values-secret.yaml')).mode & 0o777).toBe(0o600);
   });
 
@@ -399,7 +535,11 @@ describe('--format helmrelease, the bundled chart', () => {
     await exportTo(helm3Out, ['--format', 'helmrelease', ...inputs, ...install, '--helm-bin', helm3]);
     const noArchives = (files: Map<string, string>) => new Map([...files].filter(([p]) => !p.endsWith('.tgz')));
     expect(noArchives(tree(helm3Out))).toEqual(noArchives(tree(out)));
-    const valuesYaml = await execa('tar', ['-xzOf', join(helm3Out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'], { stripFinalNewline: false });
+    const valuesYaml = await execa(
+      'tar',
+      ['-xzOf', join(helm3Out, 'storefront', 'chart', 'storefront-1.4.0.tgz'), 'storefront/values.yaml'],
+      { stripFinalNewline: false },
+    );
     expect(valuesYaml.stdout).toBe(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
   });
 
@@ -414,7 +554,17 @@ describe('--format helmrelease, the release-plan fixture', () => {
   const customer = join(dir, 'hr-plan-values');
   mkdirSync(customer, { recursive: true });
   writeFileSync(join(customer, 'report.yaml'), 'message: bye\n');
-  const planArgs = ['--app-dir', planDir, '--releases-file', join(planDir, 'releases.yaml'), '-n', 'shop', '-f', customer, ...registry];
+  const planArgs = [
+    '--app-dir',
+    planDir,
+    '--releases-file',
+    join(planDir, 'releases.yaml'),
+    '-n',
+    'shop',
+    '-f',
+    customer,
+    ...registry,
+  ];
   const valuesArgs: Record<string, string[]> = {
     operator: ['--chart', join(planDir, 'charts', 'operator')],
     web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
@@ -423,12 +573,30 @@ describe('--format helmrelease, the release-plan fixture', () => {
   };
   const out = join(dir, 'hr-plan');
 
-  it("a folder per enabled release, dependsOn from the plan, values equal to `values` for each", async () => {
+  it('a folder per enabled release, dependsOn from the plan, values equal to `values` for each', async () => {
     await exportTo(out, ['--format', 'helmrelease', ...planArgs]);
-    const perRelease = (r: string, chart: string) =>
-      [`${r}/chart/${chart}-0.1.0.tgz`, `${r}/helmrelease.yaml`, `${r}/kustomization.yaml`, `${r}/ocirepository.yaml`, `${r}/values-customer.yaml`, `${r}/values-generated.yaml`, `${r}/values-vendor.yaml`];
-    expect(paths(out)).toEqual(['.helm-installer-export', 'README.md', ...perRelease('cache', 'part'), 'kustomization.yaml', ...perRelease('operator', 'operator'), ...perRelease('report', 'part'), ...perRelease('web', 'part')]);
-    const dependsOn = Object.keys(valuesArgs).map((r) => [r, readYaml(join(out, r, 'helmrelease.yaml')).spec.dependsOn ?? []]);
+    const perRelease = (r: string, chart: string) => [
+      `${r}/chart/${chart}-0.1.0.tgz`,
+      `${r}/helmrelease.yaml`,
+      `${r}/kustomization.yaml`,
+      `${r}/ocirepository.yaml`,
+      `${r}/values-customer.yaml`,
+      `${r}/values-generated.yaml`,
+      `${r}/values-vendor.yaml`,
+    ];
+    expect(paths(out)).toEqual([
+      '.helm-installer-export',
+      'README.md',
+      ...perRelease('cache', 'part'),
+      'kustomization.yaml',
+      ...perRelease('operator', 'operator'),
+      ...perRelease('report', 'part'),
+      ...perRelease('web', 'part'),
+    ]);
+    const dependsOn = Object.keys(valuesArgs).map((r) => [
+      r,
+      readYaml(join(out, r, 'helmrelease.yaml')).spec.dependsOn ?? [],
+    ]);
     expect(dependsOn).toEqual([
       ['operator', []],
       ['web', [{ name: 'operator', namespace: 'flux-system' }]],
@@ -436,9 +604,16 @@ describe('--format helmrelease, the release-plan fixture', () => {
       ['cache', []],
     ]);
     for (const [release, args] of Object.entries(valuesArgs)) {
-      expect(helmReleaseValues(join(out, release)), release).toEqual(await valuesOf([...args, '--release', release, '-n', 'shop', ...registry]));
+      expect(helmReleaseValues(join(out, release)), release).toEqual(
+        await valuesOf([...args, '--release', release, '-n', 'shop', ...registry]),
+      );
     }
-    expect((readYaml(join(out, 'kustomization.yaml')) as unknown as { resources: string[] }).resources).toEqual(['operator', 'web', 'report', 'cache']);
+    expect((readYaml(join(out, 'kustomization.yaml')) as unknown as { resources: string[] }).resources).toEqual([
+      'operator',
+      'web',
+      'report',
+      'cache',
+    ]);
   });
 });
 
@@ -447,15 +622,31 @@ describe('--format helmrelease, bad input', () => {
     const out = join(dir, 'hr-no-registry');
     const r = await runCli(['export', '--format', 'helmrelease', '--out', out, '--chart', chartDir, ...oci]);
     expect(r.exitCode, r.stderr).toBe(2);
-    expect(r.stderr).toContain('export --format helmrelease needs the registry the charts are pushed to: --registry (HELM_INSTALLER_REGISTRY) is not set');
+    expect(r.stderr).toContain(
+      'export --format helmrelease needs the registry the charts are pushed to: --registry (HELM_INSTALLER_REGISTRY) is not set',
+    );
     expect(existsSync(out)).toBe(false);
   });
 
   it('a timeout Flux cannot write is named (exit 3) and nothing is written', async () => {
     const out = join(dir, 'hr-bad-timeout');
-    const r = await runCli(['export', '--format', 'helmrelease', '--out', out, '--chart', chartDir, '--registry', 'registry.local:5000/shop', '--timeout', '10m500us']);
+    const r = await runCli([
+      'export',
+      '--format',
+      'helmrelease',
+      '--out',
+      out,
+      '--chart',
+      chartDir,
+      '--registry',
+      'registry.local:5000/shop',
+      '--timeout',
+      '10m500us',
+    ]);
     expect(r.exitCode, r.stderr).toBe(3);
-    expect(r.stderr).toContain('release default/storefront: --timeout "10m500us" cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)');
+    expect(r.stderr).toContain(
+      'release default/storefront: --timeout "10m500us" cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)',
+    );
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(dirname(out)).filter((n) => n.includes('hr-bad-timeout'))).toEqual([]);
   });

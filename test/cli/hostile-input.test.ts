@@ -19,7 +19,9 @@ const preload = join(repoRoot, 'test', 'cli', 'peak-rss.mjs');
 
 /** The container memory limit of the Job we ship, read from manifests/installer.yaml. */
 function jobMemoryLimitBytes(): number {
-  const m = /limits:\s*\{\s*memory:\s*(\d+)(Mi|Gi)\s*\}/.exec(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8'));
+  const m = /limits:\s*\{\s*memory:\s*(\d+)(Mi|Gi)\s*\}/.exec(
+    readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8'),
+  );
   if (!m) throw new Error('no memory limit in manifests/installer.yaml');
   return Number(m[1]) * (m[2] === 'Gi' ? 1024 ** 3 : 1024 ** 2);
 }
@@ -47,7 +49,14 @@ async function runMeasured(args: string[], env: Record<string, string>) {
     reject: false,
     timeout: 60_000,
     // The storefront chart alone (the bundled app is a release plan); a case's --chart wins.
-    env: { HELM_BIN: spy, KUBECONFIG: kubeconfig, PEAK_RSS_FILE: rssFile, HELM_INSTALLER_TERMINATION_LOG: termination, HELM_INSTALLER_CHART: join(appDir, 'storefront'), ...env },
+    env: {
+      HELM_BIN: spy,
+      KUBECONFIG: kubeconfig,
+      PEAK_RSS_FILE: rssFile,
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+      HELM_INSTALLER_CHART: join(appDir, 'storefront'),
+      ...env,
+    },
   });
   let sampled = 0;
   const timer = setInterval(() => {
@@ -94,7 +103,11 @@ async function expectBounded(c: Case) {
   expect(r.termination).toMatch(new RegExp(`^helm-installer FAILED \\(exit ${c.code}`));
   expect(r.atExit, 'the preload reported the peak at exit').toBeGreaterThan(0);
   expect(r.peak).toBeLessThan(LIMIT);
-  expect(helmCalls().slice(before).filter((call) => call.startsWith('upgrade'))).toEqual([]);
+  expect(
+    helmCalls()
+      .slice(before)
+      .filter((call) => call.startsWith('upgrade')),
+  ).toEqual([]);
 }
 
 // --- builders of hostile files ---------------------------------------------------------------
@@ -124,12 +137,20 @@ async function writeTgz(name: string, entries: RawEntry[], trailingZeros = 0): P
   const members: Buffer[] = [];
   const zeroMember = gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
   const putZeros = (n: number) => {
-    for (let left = n; left > 0; left -= 1024 * 1024) members.push(left >= 1024 * 1024 ? zeroMember : gzipSync(Buffer.alloc(left)));
+    for (let left = n; left > 0; left -= 1024 * 1024)
+      members.push(left >= 1024 * 1024 ? zeroMember : gzipSync(Buffer.alloc(left)));
   };
   for (const e of entries) {
     const body = typeof e.body === 'string' ? Buffer.from(e.body) : Buffer.isBuffer(e.body) ? e.body : undefined;
     const size = typeof e.body === 'number' ? e.body : (body?.length ?? 0);
-    const header = new tar.Header({ path: e.path, type: e.type ?? 'File', size, mode: 0o644, mtime: new Date(0), linkpath: e.linkpath });
+    const header = new tar.Header({
+      path: e.path,
+      type: e.type ?? 'File',
+      size,
+      mode: 0o644,
+      mtime: new Date(0),
+      linkpath: e.linkpath,
+    });
     header.encode();
     members.push(gzipSync(header.block!));
     if (body) members.push(gzipSync(body));
@@ -147,7 +168,12 @@ const chartYaml = (name: string) => `apiVersion: v2\nname: ${name}\nversion: 0.1
 
 function billionLaughs(levels: number): string {
   const lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < levels; i += 1) lines.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(',')}]`);
+  for (let i = 1; i < levels; i += 1)
+    lines.push(
+      `a${i}: &a${i} [${Array(9)
+        .fill(`*a${i - 1}`)
+        .join(',')}]`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -163,18 +189,27 @@ beforeAll(async () => {
   await execa('mkfifo', [p('chart-fifo.tgz')]);
   symlinkSync('/dev/zero', p('zero-link.yaml'));
   write('alias-bomb.yaml', billionLaughs(10));
-  write('alias-bomb-merge.yaml', `base: &b {k: v}\n${Array.from({ length: 5000 }, (_, i) => `m${i}: {<<: *b}`).join('\n')}\n`);
+  write(
+    'alias-bomb-merge.yaml',
+    `base: &b {k: v}\n${Array.from({ length: 5000 }, (_, i) => `m${i}: {<<: *b}`).join('\n')}\n`,
+  );
   write('deep-flow.yaml', `a: ${'['.repeat(200_000)}${']'.repeat(200_000)}\n`);
   write('deep-map.yaml', `a: ${'{b: '.repeat(100_000)}1${'}'.repeat(100_000)}\n`);
   write('huge.yaml', `big: "${'x'.repeat(5 * 1024 * 1024)}"\n`);
   write('many-docs.yaml', 'a: 1\n---\nb: 2\n'.repeat(50_000));
-  write('flow-items.yaml', `a: [${Array(2 * 1024 * 1024 - 8).fill('1').join(',')}]\n`);
+  write(
+    'flow-items.yaml',
+    `a: [${Array(2 * 1024 * 1024 - 8)
+      .fill('1')
+      .join(',')}]\n`,
+  );
   write('many-keys.yaml', Array.from({ length: 200_000 }, (_, i) => `k${i}: ${i}\n`).join(''));
   write('binary.yaml', Buffer.from(Array.from({ length: 64 * 1024 }, (_, i) => (i * 7919 + 13) % 256)));
   write('scalar.yaml', `${'word '.repeat(100_000)}\n`);
   write('tabs.yaml', 'a:\n\t- b\n');
   mkdirSync(p('configmap-flood'));
-  for (let i = 0; i < 300; i += 1) writeFileSync(join(p('configmap-flood'), `v${String(i).padStart(3, '0')}.yaml`), `k${i}: ${i}\n`);
+  for (let i = 0; i < 300; i += 1)
+    writeFileSync(join(p('configmap-flood'), `v${String(i).padStart(3, '0')}.yaml`), `k${i}: ${i}\n`);
   write('pull-secret-garbage.json', Buffer.alloc(2 * 1024 * 1024, 0x7b));
 
   await writeTgz('bomb-1gib.tgz', [
@@ -190,7 +225,9 @@ beforeAll(async () => {
     { path: 'entries/Chart.yaml', body: chartYaml('entries') },
     ...Array.from({ length: 12_000 }, (_, i) => ({ path: `entries/templates/e${i}.yaml`, body: '' })),
   ]);
-  await writeTgz('chart-alias-bomb.tgz', [{ path: 'laughs/Chart.yaml', body: `${chartYaml('laughs')}${billionLaughs(10)}` }]);
+  await writeTgz('chart-alias-bomb.tgz', [
+    { path: 'laughs/Chart.yaml', body: `${chartYaml('laughs')}${billionLaughs(10)}` },
+  ]);
   await writeTgz('chart-values-bomb.tgz', [
     { path: 'vals/Chart.yaml', body: chartYaml('vals') },
     { path: 'vals/values.yaml', body: billionLaughs(10) },
@@ -242,39 +279,173 @@ beforeAll(async () => {
 
 afterAll(() => {
   // The figures for the report; never assertions beyond the memory limit above.
-  const table = rows.map((r) => `| ${r.name} | ${r.exitCode} | ${r.peakMiB.toFixed(0)} MiB | ${r.seconds.toFixed(2)} s |`).join('\n');
-  console.log(`hostile input (${rows.length} cases, Job memory limit ${LIMIT / 1024 ** 2} MiB)\n| case | exit | peak RSS | time |\n|---|---|---|---|\n${table}`);
+  const table = rows
+    .map((r) => `| ${r.name} | ${r.exitCode} | ${r.peakMiB.toFixed(0)} MiB | ${r.seconds.toFixed(2)} s |`)
+    .join('\n');
+  console.log(
+    `hostile input (${rows.length} cases, Job memory limit ${LIMIT / 1024 ** 2} MiB)\n| case | exit | peak RSS | time |\n|---|---|---|---|\n${table}`,
+  );
 });
 
 const cases: Case[] = [
   // values files
-  { name: '--values /dev/zero', args: () => ['--values', '/dev/zero'], code: 3, names: () => ['/dev/zero', 'character device'] },
-  { name: '--values a FIFO', args: () => ['--values', p('values-fifo.yaml')], code: 3, names: () => [p('values-fifo.yaml'), 'FIFO'] },
-  { name: '--values a symlink to /dev/zero', args: () => ['--values', p('zero-link.yaml')], code: 3, names: () => [p('zero-link.yaml'), 'character device'] },
-  { name: 'HELM_INSTALLER_VALUES=/dev/zero', env: () => ({ HELM_INSTALLER_VALUES: '/dev/zero' }), code: 3, names: () => ['/dev/zero'] },
-  { name: '--base-values /dev/urandom', args: () => ['--base-values', '/dev/urandom'], code: 3, names: () => ['/dev/urandom', 'character device'] },
-  { name: 'values: billion laughs (9^10 nodes)', args: () => ['--values', p('alias-bomb.yaml')], code: 3, names: () => [p('alias-bomb.yaml'), /alias/] },
-  { name: 'values: 5000 merge-key aliases', args: () => ['--values', p('alias-bomb-merge.yaml')], code: 3, names: () => [p('alias-bomb-merge.yaml'), /alias/] },
-  { name: 'values: 200k nested flow lists', args: () => ['--values', p('deep-flow.yaml')], code: 3, names: () => [p('deep-flow.yaml'), /nested 200000 levels deep/] },
-  { name: 'values: 100k nested flow maps', args: () => ['--values', p('deep-map.yaml')], code: 3, names: () => [p('deep-map.yaml'), /nested 100000 levels deep/] },
-  { name: 'values: a 5 MiB file', args: () => ['--values', p('huge.yaml')], code: 3, names: () => [p('huge.yaml'), /over the limit of 4 MiB/] },
-  { name: 'values: 100k YAML documents', args: () => ['--values', p('many-docs.yaml')], code: 3, names: () => [p('many-docs.yaml'), /YAML tokens/] },
-  { name: 'values: a 4 MiB flow list (2M items)', args: () => ['--values', p('flow-items.yaml')], code: 3, names: () => [p('flow-items.yaml'), /YAML tokens/] },
-  { name: 'values: 200k keys in 3.8 MiB', args: () => ['--values', p('many-keys.yaml')], code: 3, names: () => [p('many-keys.yaml'), /YAML tokens/] },
-  { name: 'values: binary garbage', args: () => ['--values', p('binary.yaml')], code: 3, names: () => [p('binary.yaml')] },
-  { name: 'values: a 500 KB scalar at the top', args: () => ['--values', p('scalar.yaml')], code: 3, names: () => [p('scalar.yaml'), /must be a map/] },
-  { name: 'values: tab indentation', args: () => ['--values', p('tabs.yaml')], code: 3, names: () => [p('tabs.yaml'), /invalid YAML/] },
-  { name: 'values: a directory of 300 files', args: () => ['--values', p('configmap-flood')], code: 3, names: () => [p('configmap-flood'), /at most 200/] },
+  {
+    name: '--values /dev/zero',
+    args: () => ['--values', '/dev/zero'],
+    code: 3,
+    names: () => ['/dev/zero', 'character device'],
+  },
+  {
+    name: '--values a FIFO',
+    args: () => ['--values', p('values-fifo.yaml')],
+    code: 3,
+    names: () => [p('values-fifo.yaml'), 'FIFO'],
+  },
+  {
+    name: '--values a symlink to /dev/zero',
+    args: () => ['--values', p('zero-link.yaml')],
+    code: 3,
+    names: () => [p('zero-link.yaml'), 'character device'],
+  },
+  {
+    name: 'HELM_INSTALLER_VALUES=/dev/zero',
+    env: () => ({ HELM_INSTALLER_VALUES: '/dev/zero' }),
+    code: 3,
+    names: () => ['/dev/zero'],
+  },
+  {
+    name: '--base-values /dev/urandom',
+    args: () => ['--base-values', '/dev/urandom'],
+    code: 3,
+    names: () => ['/dev/urandom', 'character device'],
+  },
+  {
+    name: 'values: billion laughs (9^10 nodes)',
+    args: () => ['--values', p('alias-bomb.yaml')],
+    code: 3,
+    names: () => [p('alias-bomb.yaml'), /alias/],
+  },
+  {
+    name: 'values: 5000 merge-key aliases',
+    args: () => ['--values', p('alias-bomb-merge.yaml')],
+    code: 3,
+    names: () => [p('alias-bomb-merge.yaml'), /alias/],
+  },
+  {
+    name: 'values: 200k nested flow lists',
+    args: () => ['--values', p('deep-flow.yaml')],
+    code: 3,
+    names: () => [p('deep-flow.yaml'), /nested 200000 levels deep/],
+  },
+  {
+    name: 'values: 100k nested flow maps',
+    args: () => ['--values', p('deep-map.yaml')],
+    code: 3,
+    names: () => [p('deep-map.yaml'), /nested 100000 levels deep/],
+  },
+  {
+    name: 'values: a 5 MiB file',
+    args: () => ['--values', p('huge.yaml')],
+    code: 3,
+    names: () => [p('huge.yaml'), /over the limit of 4 MiB/],
+  },
+  {
+    name: 'values: 100k YAML documents',
+    args: () => ['--values', p('many-docs.yaml')],
+    code: 3,
+    names: () => [p('many-docs.yaml'), /YAML tokens/],
+  },
+  {
+    name: 'values: a 4 MiB flow list (2M items)',
+    args: () => ['--values', p('flow-items.yaml')],
+    code: 3,
+    names: () => [p('flow-items.yaml'), /YAML tokens/],
+  },
+  {
+    name: 'values: 200k keys in 3.8 MiB',
+    args: () => ['--values', p('many-keys.yaml')],
+    code: 3,
+    names: () => [p('many-keys.yaml'), /YAML tokens/],
+  },
+  {
+    name: 'values: binary garbage',
+    args: () => ['--values', p('binary.yaml')],
+    code: 3,
+    names: () => [p('binary.yaml')],
+  },
+  {
+    name: 'values: a 500 KB scalar at the top',
+    args: () => ['--values', p('scalar.yaml')],
+    code: 3,
+    names: () => [p('scalar.yaml'), /must be a map/],
+  },
+  {
+    name: 'values: tab indentation',
+    args: () => ['--values', p('tabs.yaml')],
+    code: 3,
+    names: () => [p('tabs.yaml'), /invalid YAML/],
+  },
+  {
+    name: 'values: a directory of 300 files',
+    args: () => ['--values', p('configmap-flood')],
+    code: 3,
+    names: () => [p('configmap-flood'), /at most 200/],
+  },
   // chart archives
-  { name: 'chart: 1 GiB gzip bomb (one entry)', args: () => ['--chart', p('bomb-1gib.tgz')], code: 3, names: () => [p('bomb-1gib.tgz'), /limit/] },
-  { name: 'chart: 160 MiB in 40 entries', args: () => ['--chart', p('bomb-many.tgz')], code: 3, names: () => [p('bomb-many.tgz'), /100 MiB/] },
-  { name: 'chart: 1 GiB of zeros after the tar end', args: () => ['--chart', p('bomb-trailing.tgz')], code: 3, names: () => [p('bomb-trailing.tgz'), /outside any tar entry/] },
-  { name: 'chart: 12000 entries', args: () => ['--chart', p('entries.tgz')], code: 3, names: () => [p('entries.tgz'), /more than 10000 entries/] },
-  { name: 'chart: alias bomb in Chart.yaml', args: () => ['--chart', p('chart-alias-bomb.tgz')], code: 3, names: () => [/chart-alias-bomb\.tgz:Chart\.yaml/] },
-  { name: 'chart: alias bomb in values.yaml', args: () => ['--chart', p('chart-values-bomb.tgz')], code: 3, names: () => [/chart-values-bomb\.tgz:values\.yaml/] },
-  { name: 'chart: a 6 MiB Chart.yaml', args: () => ['--chart', p('big-chart-yaml.tgz')], code: 3, names: () => [p('big-chart-yaml.tgz'), /limit/] },
-  { name: 'chart: a device entry', args: () => ['--chart', p('device.tgz')], code: 3, names: () => [p('device.tgz'), /device or FIFO/] },
-  { name: 'chart: a FIFO entry', args: () => ['--chart', p('fifo-entry.tgz')], code: 3, names: () => [p('fifo-entry.tgz'), /device or FIFO/] },
+  {
+    name: 'chart: 1 GiB gzip bomb (one entry)',
+    args: () => ['--chart', p('bomb-1gib.tgz')],
+    code: 3,
+    names: () => [p('bomb-1gib.tgz'), /limit/],
+  },
+  {
+    name: 'chart: 160 MiB in 40 entries',
+    args: () => ['--chart', p('bomb-many.tgz')],
+    code: 3,
+    names: () => [p('bomb-many.tgz'), /100 MiB/],
+  },
+  {
+    name: 'chart: 1 GiB of zeros after the tar end',
+    args: () => ['--chart', p('bomb-trailing.tgz')],
+    code: 3,
+    names: () => [p('bomb-trailing.tgz'), /outside any tar entry/],
+  },
+  {
+    name: 'chart: 12000 entries',
+    args: () => ['--chart', p('entries.tgz')],
+    code: 3,
+    names: () => [p('entries.tgz'), /more than 10000 entries/],
+  },
+  {
+    name: 'chart: alias bomb in Chart.yaml',
+    args: () => ['--chart', p('chart-alias-bomb.tgz')],
+    code: 3,
+    names: () => [/chart-alias-bomb\.tgz:Chart\.yaml/],
+  },
+  {
+    name: 'chart: alias bomb in values.yaml',
+    args: () => ['--chart', p('chart-values-bomb.tgz')],
+    code: 3,
+    names: () => [/chart-values-bomb\.tgz:values\.yaml/],
+  },
+  {
+    name: 'chart: a 6 MiB Chart.yaml',
+    args: () => ['--chart', p('big-chart-yaml.tgz')],
+    code: 3,
+    names: () => [p('big-chart-yaml.tgz'), /limit/],
+  },
+  {
+    name: 'chart: a device entry',
+    args: () => ['--chart', p('device.tgz')],
+    code: 3,
+    names: () => [p('device.tgz'), /device or FIFO/],
+  },
+  {
+    name: 'chart: a FIFO entry',
+    args: () => ['--chart', p('fifo-entry.tgz')],
+    code: 3,
+    names: () => [p('fifo-entry.tgz'), /device or FIFO/],
+  },
   {
     name: 'chart: a 1 GiB gzip bomb as an archived subchart',
     args: () => ['--chart', p('subchart-bomb.tgz')],
@@ -287,37 +458,172 @@ const cases: Case[] = [
     code: 3,
     names: () => [/subchart-escape\.tgz:charts\/esc-0\.1\.0\.tgz/, /path with \.\./],
   },
-  { name: 'chart: no Chart.yaml', args: () => ['--chart', p('no-chart-yaml.tgz')], code: 3, names: () => [p('no-chart-yaml.tgz'), /Chart\.yaml/] },
-  { name: 'chart: not gzip', args: () => ['--chart', p('not-gzip.tgz')], code: 3, names: () => [p('not-gzip.tgz'), /not a gzip archive/] },
-  { name: 'chart: 64 MiB of gzipped zeros', args: () => ['--chart', p('zeros.tgz')], code: 3, names: () => [p('zeros.tgz'), /outside any tar entry/] },
-  { name: 'chart: truncated archive', args: () => ['--chart', p('truncated.tgz')], code: 3, names: () => [p('truncated.tgz')] },
-  { name: 'chart: /dev/zero', args: () => ['--chart', '/dev/zero'], code: 3, names: () => ['/dev/zero', 'character device'] },
-  { name: 'chart: a FIFO', args: () => ['--chart', p('chart-fifo.tgz')], code: 3, names: () => [p('chart-fifo.tgz'), 'FIFO'] },
-  { name: 'chart dir: a FIFO template', args: () => ['--chart', p('dir-chart')], code: 3, names: () => [p('dir-chart/templates/pipe.yaml'), /special file/] },
-  { name: 'chart dir: a 6 MiB Chart.yaml', args: () => ['--chart', p('dir-chart-big')], code: 3, names: () => [p('dir-chart-big/Chart.yaml'), /limit/] },
+  {
+    name: 'chart: no Chart.yaml',
+    args: () => ['--chart', p('no-chart-yaml.tgz')],
+    code: 3,
+    names: () => [p('no-chart-yaml.tgz'), /Chart\.yaml/],
+  },
+  {
+    name: 'chart: not gzip',
+    args: () => ['--chart', p('not-gzip.tgz')],
+    code: 3,
+    names: () => [p('not-gzip.tgz'), /not a gzip archive/],
+  },
+  {
+    name: 'chart: 64 MiB of gzipped zeros',
+    args: () => ['--chart', p('zeros.tgz')],
+    code: 3,
+    names: () => [p('zeros.tgz'), /outside any tar entry/],
+  },
+  {
+    name: 'chart: truncated archive',
+    args: () => ['--chart', p('truncated.tgz')],
+    code: 3,
+    names: () => [p('truncated.tgz')],
+  },
+  {
+    name: 'chart: /dev/zero',
+    args: () => ['--chart', '/dev/zero'],
+    code: 3,
+    names: () => ['/dev/zero', 'character device'],
+  },
+  {
+    name: 'chart: a FIFO',
+    args: () => ['--chart', p('chart-fifo.tgz')],
+    code: 3,
+    names: () => [p('chart-fifo.tgz'), 'FIFO'],
+  },
+  {
+    name: 'chart dir: a FIFO template',
+    args: () => ['--chart', p('dir-chart')],
+    code: 3,
+    names: () => [p('dir-chart/templates/pipe.yaml'), /special file/],
+  },
+  {
+    name: 'chart dir: a 6 MiB Chart.yaml',
+    args: () => ['--chart', p('dir-chart-big')],
+    code: 3,
+    names: () => [p('dir-chart-big/Chart.yaml'), /limit/],
+  },
   // --set expressions
-  { name: '--set list index 99999999', args: () => ['--set', 'a[99999999]=1'], code: 2, names: () => ['--set', /over helm's limit of 65536/] },
+  {
+    name: '--set list index 99999999',
+    args: () => ['--set', 'a[99999999]=1'],
+    code: 2,
+    names: () => ['--set', /over helm's limit of 65536/],
+  },
   // 60 KB: argv strings stop at 128 KiB.
-  { name: '--set-json 30k nested lists', args: () => ['--set-json', `a=${'['.repeat(30_000)}${']'.repeat(30_000)}`], code: 2, names: () => ['--set-json', /nested deeper than 64/] },
-  { name: '--set 100 KiB expression', args: () => ['--set', `a=${'x'.repeat(100 * 1024)}`], code: 2, names: () => ['--set', /64 KiB/] },
-  { name: '--set-json invalid JSON', args: () => ['--set-json', 'a={"b":'], code: 2, names: () => ['--set-json', /not valid JSON/] },
-  { name: '--set a key without a value', args: () => ['--set', 'a=1,b'], code: 2, names: () => ['--set', /has no value/] },
-  { name: 'HELM_INSTALLER_SET with 5000 lines', env: () => ({ HELM_INSTALLER_SET: Array.from({ length: 5000 }, (_, i) => `k${i}=1`).join('\n') }), code: 2, names: () => ['HELM_INSTALLER_SET', /at most 1000/] },
+  {
+    name: '--set-json 30k nested lists',
+    args: () => ['--set-json', `a=${'['.repeat(30_000)}${']'.repeat(30_000)}`],
+    code: 2,
+    names: () => ['--set-json', /nested deeper than 64/],
+  },
+  {
+    name: '--set 100 KiB expression',
+    args: () => ['--set', `a=${'x'.repeat(100 * 1024)}`],
+    code: 2,
+    names: () => ['--set', /64 KiB/],
+  },
+  {
+    name: '--set-json invalid JSON',
+    args: () => ['--set-json', 'a={"b":'],
+    code: 2,
+    names: () => ['--set-json', /not valid JSON/],
+  },
+  {
+    name: '--set a key without a value',
+    args: () => ['--set', 'a=1,b'],
+    code: 2,
+    names: () => ['--set', /has no value/],
+  },
+  {
+    name: 'HELM_INSTALLER_SET with 5000 lines',
+    env: () => ({ HELM_INSTALLER_SET: Array.from({ length: 5000 }, (_, i) => `k${i}=1`).join('\n') }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_SET', /at most 1000/],
+  },
   // registry addresses
-  { name: '--registry with a scheme', args: () => ['--registry', 'https://registry.local'], code: 2, names: () => ['--registry', 'HELM_INSTALLER_REGISTRY', /scheme/] },
-  { name: '--registry of 10000 characters', args: () => ['--registry', `${'a.'.repeat(5000)}!`], code: 2, names: () => ['--registry', /255/] },
-  { name: '--registry with a space and @', args: () => ['--registry', 'reg istry@evil'], code: 2, names: () => ['--registry', /whitespace/] },
-  { name: '--registry with a port out of range', args: () => ['--registry', 'registry.local:99999999999'], code: 2, names: () => ['--registry', /port/] },
-  { name: '--registry with a bad namespace', args: () => ['--registry', 'registry.local/UPPER/..'], code: 2, names: () => ['--registry', /namespace component/] },
+  {
+    name: '--registry with a scheme',
+    args: () => ['--registry', 'https://registry.local'],
+    code: 2,
+    names: () => ['--registry', 'HELM_INSTALLER_REGISTRY', /scheme/],
+  },
+  {
+    name: '--registry of 10000 characters',
+    args: () => ['--registry', `${'a.'.repeat(5000)}!`],
+    code: 2,
+    names: () => ['--registry', /255/],
+  },
+  {
+    name: '--registry with a space and @',
+    args: () => ['--registry', 'reg istry@evil'],
+    code: 2,
+    names: () => ['--registry', /whitespace/],
+  },
+  {
+    name: '--registry with a port out of range',
+    args: () => ['--registry', 'registry.local:99999999999'],
+    code: 2,
+    names: () => ['--registry', /port/],
+  },
+  {
+    name: '--registry with a bad namespace',
+    args: () => ['--registry', 'registry.local/UPPER/..'],
+    code: 2,
+    names: () => ['--registry', /namespace component/],
+  },
   // env vars
-  { name: 'HELM_INSTALLER_DRY_RUN=maybe', env: () => ({ HELM_INSTALLER_DRY_RUN: 'maybe' }), code: 2, names: () => ['HELM_INSTALLER_DRY_RUN', '--dry-run'] },
-  { name: 'HELM_INSTALLER_HISTORY_MAX=1e309', env: () => ({ HELM_INSTALLER_HISTORY_MAX: '1e309' }), code: 2, names: () => ['HELM_INSTALLER_HISTORY_MAX', '--history-max'] },
-  { name: 'HELM_INSTALLER_TIMEOUT=9999999999h', env: () => ({ HELM_INSTALLER_TIMEOUT: '9999999999h' }), code: 2, names: () => ['HELM_INSTALLER_TIMEOUT', '--timeout', /24h/] },
-  { name: 'HELM_INSTALLER_NAMESPACE of 1000 characters', env: () => ({ HELM_INSTALLER_NAMESPACE: 'n'.repeat(1000) }), code: 2, names: () => ['HELM_INSTALLER_NAMESPACE', '--namespace'] },
-  { name: 'HELM_INSTALLER_RELEASE with a newline', env: () => ({ HELM_INSTALLER_RELEASE: 'shop\nevil' }), code: 2, names: () => ['HELM_INSTALLER_RELEASE', '--release'] },
-  { name: 'HELM_INSTALLER_LOG_LEVEL=verbose', env: () => ({ HELM_INSTALLER_LOG_LEVEL: 'verbose' }), code: 2, names: () => ['HELM_INSTALLER_LOG_LEVEL', '--log-level'] },
-  { name: 'HELM_INSTALLER_IMAGE_PULL_SECRET with a slash', env: () => ({ HELM_INSTALLER_IMAGE_PULL_SECRET: '../../etc' }), code: 2, names: () => ['HELM_INSTALLER_IMAGE_PULL_SECRET'] },
-  { name: 'HELM_INSTALLER_IMAGE_PATHS garbage', env: () => ({ HELM_INSTALLER_IMAGE_PATHS: ':::,{}' }), code: 2, names: () => ['HELM_INSTALLER_IMAGE_PATHS', '--image-path'] },
+  {
+    name: 'HELM_INSTALLER_DRY_RUN=maybe',
+    env: () => ({ HELM_INSTALLER_DRY_RUN: 'maybe' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_DRY_RUN', '--dry-run'],
+  },
+  {
+    name: 'HELM_INSTALLER_HISTORY_MAX=1e309',
+    env: () => ({ HELM_INSTALLER_HISTORY_MAX: '1e309' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_HISTORY_MAX', '--history-max'],
+  },
+  {
+    name: 'HELM_INSTALLER_TIMEOUT=9999999999h',
+    env: () => ({ HELM_INSTALLER_TIMEOUT: '9999999999h' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_TIMEOUT', '--timeout', /24h/],
+  },
+  {
+    name: 'HELM_INSTALLER_NAMESPACE of 1000 characters',
+    env: () => ({ HELM_INSTALLER_NAMESPACE: 'n'.repeat(1000) }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_NAMESPACE', '--namespace'],
+  },
+  {
+    name: 'HELM_INSTALLER_RELEASE with a newline',
+    env: () => ({ HELM_INSTALLER_RELEASE: 'shop\nevil' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_RELEASE', '--release'],
+  },
+  {
+    name: 'HELM_INSTALLER_LOG_LEVEL=verbose',
+    env: () => ({ HELM_INSTALLER_LOG_LEVEL: 'verbose' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_LOG_LEVEL', '--log-level'],
+  },
+  {
+    name: 'HELM_INSTALLER_IMAGE_PULL_SECRET with a slash',
+    env: () => ({ HELM_INSTALLER_IMAGE_PULL_SECRET: '../../etc' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_IMAGE_PULL_SECRET'],
+  },
+  {
+    name: 'HELM_INSTALLER_IMAGE_PATHS garbage',
+    env: () => ({ HELM_INSTALLER_IMAGE_PATHS: ':::,{}' }),
+    code: 2,
+    names: () => ['HELM_INSTALLER_IMAGE_PATHS', '--image-path'],
+  },
   {
     name: '--pull-secret-file /dev/zero',
     args: () => ['--registry', 'registry.local:5000', '--pull-secret-file', '/dev/zero'],
@@ -328,7 +634,12 @@ const cases: Case[] = [
     name: '--pull-secret-file of 2 MiB',
     args: () => ['--registry', 'registry.local:5000', '--pull-secret-file', p('pull-secret-garbage.json')],
     code: 2,
-    names: () => ['--pull-secret-file', 'HELM_INSTALLER_PULL_SECRET_FILE', p('pull-secret-garbage.json'), /over the limit of 1 MiB/],
+    names: () => [
+      '--pull-secret-file',
+      'HELM_INSTALLER_PULL_SECRET_FILE',
+      p('pull-secret-garbage.json'),
+      /over the limit of 1 MiB/,
+    ],
   },
 ];
 

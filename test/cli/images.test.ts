@@ -56,7 +56,10 @@ describe('helm-installer images', () => {
   it('--check passes on a complete Application and fails (exit 6) naming what a partial one misses', async () => {
     const kots = await runCli(['images', ...cr, '--format', 'kots']);
     const complete = join(dir, 'complete.yaml');
-    writeFileSync(complete, `apiVersion: kots.io/v1beta1\nkind: Application\nmetadata:\n  name: storefront\nspec:\n  title: Storefront\n${kots.stdout}`);
+    writeFileSync(
+      complete,
+      `apiVersion: kots.io/v1beta1\nkind: Application\nmetadata:\n  name: storefront\nspec:\n  title: Storefront\n${kots.stdout}`,
+    );
     const ok = await runCli(['images', ...cr, '--check', complete]);
     expect(ok.exitCode, ok.stderr).toBe(0);
 
@@ -77,9 +80,22 @@ describe('helm-installer images', () => {
     const r = await runCli(['images', ...cr, '--registry', 'registry.local:5000/acme']);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('registry.local:5000/acme/storefront-web:2.3.1');
-    expect(r.stdout).toContain('registry.local:5000/acme/alpine@sha256:beefdbd8a1da6d2915566fde36db9db0b524eb737fc57cd1367effd16dc0d06d');
+    expect(r.stdout).toContain(
+      'registry.local:5000/acme/alpine@sha256:beefdbd8a1da6d2915566fde36db9db0b524eb737fc57cd1367effd16dc0d06d',
+    );
     // The subchart's redis is docker.io/redis:7.2.5-alpine; point the database at bitnami/redis with the same tag.
-    const clash = await runCli(['images', ...cr, '--registry', 'registry.local:5000/acme', '--set', 'database.image.repository=bitnami/redis', '--set', 'database.image.tag=7.2.5-alpine', '--set', 'database.image.registry=docker.io']);
+    const clash = await runCli([
+      'images',
+      ...cr,
+      '--registry',
+      'registry.local:5000/acme',
+      '--set',
+      'database.image.repository=bitnami/redis',
+      '--set',
+      'database.image.tag=7.2.5-alpine',
+      '--set',
+      'database.image.registry=docker.io',
+    ]);
     expect(clash.exitCode).toBe(3);
     expect(clash.stderr).toContain('bitnami/redis');
     expect(clash.stderr).toMatch(/redis:7\.2\.5-alpine/);
@@ -88,9 +104,18 @@ describe('helm-installer images', () => {
 
 describe('helm-installer render --registry', () => {
   it('rewrites every pod template, hooks and CronJob included, adds the pull secret, keeps the rest', async () => {
-    const r = await runCli(['render', ...cr, '--registry', 'registry.local:5000/acme', '--image-pull-secret', 'regcred']);
+    const r = await runCli([
+      'render',
+      ...cr,
+      '--registry',
+      'registry.local:5000/acme',
+      '--image-pull-secret',
+      'regcred',
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const objects = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as any[];
+    const objects = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS())
+      .filter(Boolean) as any[];
     const images = r.stdout.match(/^\s*(- )?image: .*$/gm)!.map((l) => l.replace(/^\s*(- )?image: /, ''));
     expect(images.length).toBeGreaterThanOrEqual(8);
     for (const image of images) expect(image).toMatch(/^"?registry\.local:5000\/acme\//);

@@ -15,8 +15,17 @@ const L = 'registry.local:5000/acme';
 
 /** About 550 KiB of JSON on one line, no white space (as toJson writes it), the images at its end. */
 function dashboard(): string {
-  const panels = Array.from({ length: 4_000 }, (_, i) => ({ id: i, title: `panel-${i}`, targets: [{ expr: 'sum(rate(http_requests_total[5m]))by(code)' }], gridPos: { h: 8, w: 12, x: 0, y: i } }));
-  return JSON.stringify({ dashboard: { panels }, sidecar: { image: 'quay.io/acme/dash-sidecar:1.2.3' }, runner: { image: { registry: 'ghcr.io', repository: 'acme/runner', tag: '2.0.0' } } });
+  const panels = Array.from({ length: 4_000 }, (_, i) => ({
+    id: i,
+    title: `panel-${i}`,
+    targets: [{ expr: 'sum(rate(http_requests_total[5m]))by(code)' }],
+    gridPos: { h: 8, w: 12, x: 0, y: i },
+  }));
+  return JSON.stringify({
+    dashboard: { panels },
+    sidecar: { image: 'quay.io/acme/dash-sidecar:1.2.3' },
+    runner: { image: { registry: 'ghcr.io', repository: 'acme/runner', tag: '2.0.0' } },
+  });
 }
 
 const chart = join(dir, 'large-json');
@@ -44,11 +53,17 @@ describe.each([
     const r = await runCli(['render', '--chart', chart, '--registry', L], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     const seconds = (Date.now() - began) / 1000;
-    process.stdout.write(`figure: images + render --registry of a ${Math.round(json.length / 1024)} KiB one-line JSON value (${_name}): ${seconds.toFixed(1)} s\n`);
+    process.stdout.write(
+      `figure: images + render --registry of a ${Math.round(json.length / 1024)} KiB one-line JSON value (${_name}): ${seconds.toFixed(1)} s\n`,
+    );
     expect(seconds).toBeLessThan(30);
-    const expected = json.replace('"image":"quay.io/acme/dash-sidecar:1.2.3"', `"image":"${L}/dash-sidecar:1.2.3"`).replace('"registry":"ghcr.io","repository":"acme/runner"', `"registry":"${L}","repository":"runner"`);
+    const expected = json
+      .replace('"image":"quay.io/acme/dash-sidecar:1.2.3"', `"image":"${L}/dash-sidecar:1.2.3"`)
+      .replace('"registry":"ghcr.io","repository":"acme/runner"', `"registry":"${L}","repository":"runner"`);
     expect(expected).not.toBe(json);
-    const objects = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+    const objects = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS())
+      .filter(Boolean);
     const configMap = objects.find((o) => o.kind === 'ConfigMap');
     const secret = objects.find((o) => o.kind === 'Secret');
     expect(configMap.data['dashboard.json']).toBe(expected);

@@ -11,7 +11,9 @@ const TOKEN = 'T0KEN-bad-input-93d1e7';
 const env = { KUBECONFIG: join(dir, 'no-such-kubeconfig') };
 
 async function refused(args: string[], extraEnv: Record<string, string>, ...mentions: string[]) {
-  const r = await runCli(['install', '--release', 'shop', '--namespace', 'shop', ...args], { env: { ...env, ...extraEnv } });
+  const r = await runCli(['install', '--release', 'shop', '--namespace', 'shop', ...args], {
+    env: { ...env, ...extraEnv },
+  });
   expect(r.exitCode, r.stderr).toBe(2);
   for (const m of mentions) expect(r.stderr).toContain(m);
   expect(r.stdout + r.stderr).not.toContain(TOKEN);
@@ -21,17 +23,37 @@ async function refused(args: string[], extraEnv: Record<string, string>, ...ment
 
 describe('bad webhook options: exit 2 before any cluster call', () => {
   it('a URL that is not http(s), or does not parse, by flag and by env; never quoted', async () => {
-    for (const bad of [`ftp://hooks.example.com/${TOKEN}`, `hooks.example.com/${TOKEN}`, `http://exa mple.com/${TOKEN}`]) {
-      await refused(['--notify-url', bad], {}, 'invalid --notify-url "<hidden>" (or env HELM_INSTALLER_NOTIFY_URL): expected an http:// or https:// URL');
-      await refused([], { HELM_INSTALLER_NOTIFY_URL: bad }, 'invalid HELM_INSTALLER_NOTIFY_URL="<hidden>" (env for --notify-url): expected an http:// or https:// URL');
+    for (const bad of [
+      `ftp://hooks.example.com/${TOKEN}`,
+      `hooks.example.com/${TOKEN}`,
+      `http://exa mple.com/${TOKEN}`,
+    ]) {
+      await refused(
+        ['--notify-url', bad],
+        {},
+        'invalid --notify-url "<hidden>" (or env HELM_INSTALLER_NOTIFY_URL): expected an http:// or https:// URL',
+      );
+      await refused(
+        [],
+        { HELM_INSTALLER_NOTIFY_URL: bad },
+        'invalid HELM_INSTALLER_NOTIFY_URL="<hidden>" (env for --notify-url): expected an http:// or https:// URL',
+      );
     }
   });
 
   it('a URL file that is missing or holds no http(s) URL', async () => {
     const file = join(dir, 'url');
     writeFileSync(file, `smtp://${TOKEN}@example.com\n`);
-    await refused(['--notify-url-file', file], {}, `invalid --notify-url-file "${file}" (or env HELM_INSTALLER_NOTIFY_URL_FILE): the file ${file} holds no usable URL`);
-    await refused([], { HELM_INSTALLER_NOTIFY_URL_FILE: join(dir, 'missing') }, `invalid HELM_INSTALLER_NOTIFY_URL_FILE="${join(dir, 'missing')}" (env for --notify-url-file): cannot read the notify URL file`);
+    await refused(
+      ['--notify-url-file', file],
+      {},
+      `invalid --notify-url-file "${file}" (or env HELM_INSTALLER_NOTIFY_URL_FILE): the file ${file} holds no usable URL`,
+    );
+    await refused(
+      [],
+      { HELM_INSTALLER_NOTIFY_URL_FILE: join(dir, 'missing') },
+      `invalid HELM_INSTALLER_NOTIFY_URL_FILE="${join(dir, 'missing')}" (env for --notify-url-file): cannot read the notify URL file`,
+    );
   });
 
   it('an unknown format, a bad timeout, retries or cap: each named with its variable, all at once', async () => {
@@ -54,7 +76,9 @@ describe('bad webhook options: exit 2 before any cluster call', () => {
       env: { ...env, HELM_INSTALLER_NOTIFY_URL: `https://hooks.example.com/${TOKEN}` },
     });
     expect(r.exitCode, r.stderr).toBe(2);
-    expect(r.stderr).toContain('--notify-url (HELM_INSTALLER_NOTIFY_URL) and --notify-url-file (HELM_INSTALLER_NOTIFY_URL_FILE) are both set');
+    expect(r.stderr).toContain(
+      '--notify-url (HELM_INSTALLER_NOTIFY_URL) and --notify-url-file (HELM_INSTALLER_NOTIFY_URL_FILE) are both set',
+    );
     expect(r.stdout + r.stderr).not.toContain(TOKEN);
   });
 });

@@ -9,26 +9,37 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { cliPath, repoRoot } from '../helpers.js';
 
-const engines = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+const engines = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } })
+  .engines.node;
 const needed = Number(/^>=(\d+)$/.exec(engines)?.[1]);
 const systemNode = '/usr/bin/node';
-const systemVersion = existsSync(systemNode) ? String((await execa(systemNode, ['--version'])).stdout).trim() : undefined;
+const systemVersion = existsSync(systemNode)
+  ? String((await execa(systemNode, ['--version'])).stdout).trim()
+  : undefined;
 const older = systemVersion !== undefined && Number(/^v(\d+)/.exec(systemVersion)?.[1]) < needed;
 
 describe('an older Node', () => {
   it("the entry point's Node major is package.json's engines (>=N, a major)", () => {
     expect(needed).toBeGreaterThan(0);
-    expect(readFileSync(join(repoRoot, 'src', 'cli.ts'), 'utf8')).toMatch(new RegExp(`^const NODE_MAJOR = ${needed};$`, 'm'));
+    expect(readFileSync(join(repoRoot, 'src', 'cli.ts'), 'utf8')).toMatch(
+      new RegExp(`^const NODE_MAJOR = ${needed};$`, 'm'),
+    );
   });
 
-  it.runIf(older)(`exits 2 with one line naming the Node it needs and the one it found (${systemNode}, ${systemVersion})`, async () => {
-    for (const args of [['--version'], ['install', '--namespace', 'x']]) {
-      const r = await execa(systemNode, [cliPath, ...args], { reject: false, env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' } });
-      expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
-        exitCode: 2,
-        stdout: '',
-        stderr: `helm-installer needs Node.js >=${needed} (package.json engines); this is Node.js ${systemVersion} (${systemNode})`,
-      });
-    }
-  });
+  it.runIf(older)(
+    `exits 2 with one line naming the Node it needs and the one it found (${systemNode}, ${systemVersion})`,
+    async () => {
+      for (const args of [['--version'], ['install', '--namespace', 'x']]) {
+        const r = await execa(systemNode, [cliPath, ...args], {
+          reject: false,
+          env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' },
+        });
+        expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+          exitCode: 2,
+          stdout: '',
+          stderr: `helm-installer needs Node.js >=${needed} (package.json engines); this is Node.js ${systemVersion} (${systemNode})`,
+        });
+      }
+    },
+  );
 });

@@ -33,10 +33,16 @@ describe.each([4, 3] as const)('an image the rewrite cannot handle, helm %i', (m
     // The run's image plan (built from helm's rendering before the post-renderer runs) refuses it
     // first with the same report; the post-renderer's own report is the fallback for anything
     // only helm 4's re-serialised stream shows.
-    expect(stderr).toMatch(/^cause: (The image rewrite \(post-renderer\) stopped before helm touched the cluster: )?Invalid image reference "Acme\/Web:1": repository "Web" must be lowercase/m);
+    expect(stderr).toMatch(
+      /^cause: (The image rewrite \(post-renderer\) stopped before helm touched the cluster: )?Invalid image reference "Acme\/Web:1": repository "Web" must be lowercase/m,
+    );
     // Which document helm 4 hands over first is helm's business; that it is named is ours.
-    expect(stderr).toMatch(/\(document \d+: Deployment "go-yaml-strings-web", spec\.template\.spec\.containers\[0\]\.image, line \d+ of the rendered manifests\)/);
-    expect(stderr).toMatch(/^where: go-yaml-strings\/templates\/deployment\.yaml \(key spec\.template\.spec\.containers\[0\]\.image\)$/m);
+    expect(stderr).toMatch(
+      /\(document \d+: Deployment "go-yaml-strings-web", spec\.template\.spec\.containers\[0\]\.image, line \d+ of the rendered manifests\)/,
+    );
+    expect(stderr).toMatch(
+      /^where: go-yaml-strings\/templates\/deployment\.yaml \(key spec\.template\.spec\.containers\[0\]\.image\)$/m,
+    );
     expect(stderr).not.toMatch(/marked failed|rolled back|exited with error/);
   }
 

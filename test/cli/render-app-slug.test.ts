@@ -9,7 +9,9 @@ import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'app-slug');
 
 async function render(bin: string, env: Record<string, string> = {}): Promise<string> {
-  const r = await runCli(['render', '--chart', chart, '--release', 'shop', '--namespace', 'shop', '--helm-bin', bin], { env });
+  const r = await runCli(['render', '--chart', chart, '--release', 'shop', '--namespace', 'shop', '--helm-bin', bin], {
+    env,
+  });
   expect(r.exitCode, r.stderr).toBe(0);
   return r.stdout;
 }
@@ -21,11 +23,23 @@ describe.each([
   it('adds kots.io/app-slug to every object, hooks included, and changes nothing else', async () => {
     const plain = await render(bin);
     const annotated = await render(bin, { HELM_INSTALLER_APP_SLUG: 'acme-shop' });
-    expect(annotated.split('\n').filter((l) => !l.includes('kots.io/app-slug')).join('\n')).toBe(plain);
-    const objects = parseAllDocuments(annotated).map((d) => d.toJS()).filter(Boolean);
-    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
-      ['ConfigMap/shop-config', 'Deployment/shop-web', 'Job/shop-setup', 'Secret/shop-secret', 'Service/shop-web', 'StatefulSet/shop-db'],
-    );
+    expect(
+      annotated
+        .split('\n')
+        .filter((l) => !l.includes('kots.io/app-slug'))
+        .join('\n'),
+    ).toBe(plain);
+    const objects = parseAllDocuments(annotated)
+      .map((d) => d.toJS())
+      .filter(Boolean);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ConfigMap/shop-config',
+      'Deployment/shop-web',
+      'Job/shop-setup',
+      'Secret/shop-secret',
+      'Service/shop-web',
+      'StatefulSet/shop-db',
+    ]);
     for (const o of objects) expect(o.metadata.annotations?.['kots.io/app-slug'], o.kind).toBe('acme-shop');
     const secret = objects.find((o) => o.kind === 'Secret');
     expect(secret.metadata.annotations).toEqual({ 'kots.io/app-slug': 'acme-shop', 'example.com/owner': 'team-a' });

@@ -34,7 +34,10 @@ describe.each([4, 3] as const)('renders per run on the bundled chart, helm %i', 
   // `helm template <release> <chart>`: the chart's renders, apart from the values probe.
   const renders = () => {
     const templates = spy.calls().filter((c) => c.startsWith('template '));
-    return { chart: templates.filter((c) => c.includes(chartDir)).length, probe: templates.filter((c) => c.includes('values-probe')).length };
+    return {
+      chart: templates.filter((c) => c.includes(chartDir)).length,
+      probe: templates.filter((c) => c.includes('values-probe')).length,
+    };
   };
 
   it('images: one render', async () => {
@@ -54,7 +57,9 @@ describe.each([4, 3] as const)('renders per run on the bundled chart, helm %i', 
 
   it("install --registry: the render check reuses the plan's render, the values are merged once", async () => {
     spy.reset();
-    const r = await runCli(['install', ...registry, '--skip-preflight', '--connect-timeout', '1s'], { env: { HELM_BIN: spy.bin, KUBECONFIG: kubeconfig } });
+    const r = await runCli(['install', ...registry, '--skip-preflight', '--connect-timeout', '1s'], {
+      env: { HELM_BIN: spy.bin, KUBECONFIG: kubeconfig },
+    });
     expect(r.exitCode, r.stderr).toBe(5);
     expect(r.stdout).toContain('registry hints applied');
     expect(renders()).toEqual({ chart: 2, probe: 1 });

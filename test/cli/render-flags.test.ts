@@ -26,11 +26,13 @@ const HELMS = [
 
 const lines = (s: string) => s.trim().split('\n');
 /** Every `image:` value of a rendered stream, read by a pattern of this file. */
-const imagesIn = (stream: string) => [...stream.matchAll(/^\s*(?:- )?image: "?([^"\s]+)"?\s*$/gm)].map((m) => m[1]!).sort();
+const imagesIn = (stream: string) =>
+  [...stream.matchAll(/^\s*(?:- )?image: "?([^"\s]+)"?\s*$/gm)].map((m) => m[1]!).sort();
 
 describe.each(HELMS)('render and images with helm flags after -- ($name)', ({ bin, defaults }) => {
   // The command, then --helm-bin, then the rest (whatever follows `--` goes to helm).
-  const run = ([command, ...args]: string[], env: Record<string, string> = {}) => runCli([command!, '--helm-bin', bin, ...args], { env });
+  const run = ([command, ...args]: string[], env: Record<string, string> = {}) =>
+    runCli([command!, '--helm-bin', bin, ...args], { env });
   const kubeChart = ['--chart', join(charts, 'kube-version-gated')];
   const apiChart = ['--chart', join(charts, 'api-versions-gated')];
 
@@ -44,9 +46,15 @@ describe.each(HELMS)('render and images with helm flags after -- ($name)', ({ bi
     const cluster = await run(['images', ...kubeChart, '--', '--kube-version=v1.34.4']);
     expect(lines(cluster.stdout)).toEqual([DRIVER, RESIZER_NEW, SNAPSHOTTER_OLD]);
     // The Job's way: the same flags from HELM_INSTALLER_HELM_ARGS.
-    const fromEnv = await run(['images', ...kubeChart, '--registry', R], { HELM_INSTALLER_HELM_ARGS: '--kube-version v1.34.4' });
+    const fromEnv = await run(['images', ...kubeChart, '--registry', R], {
+      HELM_INSTALLER_HELM_ARGS: '--kube-version v1.34.4',
+    });
     expect(fromEnv.exitCode, fromEnv.stderr).toBe(0);
-    expect(lines(fromEnv.stdout)).toEqual([`${R}/csi-resizer:v1.13.1`, `${R}/csi-snapshotter:v7.0.2`, `${R}/longhorn-manager:v1.8.0`]);
+    expect(lines(fromEnv.stdout)).toEqual([
+      `${R}/csi-resizer:v1.13.1`,
+      `${R}/csi-snapshotter:v7.0.2`,
+      `${R}/longhorn-manager:v1.8.0`,
+    ]);
   });
 
   it("a version below the chart's kubeVersion is refused by helm: exit 3 naming the constraint and --kube-version", async () => {
@@ -68,13 +76,31 @@ describe.each(HELMS)('render and images with helm flags after -- ($name)', ({ bi
     expect(render.exitCode, render.stderr).toBe(0);
     expect(render.stdout).toMatch(/^kind: ServiceMonitor$/m);
     expect(render.stdout).toMatch(/^kind: CronJob$/m);
-    expect(imagesIn(render.stdout)).toEqual([`${R}/kubectl:1.31.4`, `${R}/nginx-prometheus-exporter:1.4.0`, `${R}/nginx:1.27.3`]);
+    expect(imagesIn(render.stdout)).toEqual([
+      `${R}/kubectl:1.31.4`,
+      `${R}/nginx-prometheus-exporter:1.4.0`,
+      `${R}/nginx:1.27.3`,
+    ]);
   });
 
   it('render --registry rewrites the images the given version selects, and only those', async () => {
-    const r = await run(['render', ...kubeChart, '--registry', R, '--log-format', 'pretty', '--', '--kube-version', '1.31']);
+    const r = await run([
+      'render',
+      ...kubeChart,
+      '--registry',
+      R,
+      '--log-format',
+      'pretty',
+      '--',
+      '--kube-version',
+      '1.31',
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(imagesIn(r.stdout)).toEqual([`${R}/csi-resizer:v1.9.4`, `${R}/csi-snapshotter:v7.0.2`, `${R}/longhorn-manager:v1.8.0`]);
+    expect(imagesIn(r.stdout)).toEqual([
+      `${R}/csi-resizer:v1.9.4`,
+      `${R}/csi-snapshotter:v7.0.2`,
+      `${R}/longhorn-manager:v1.8.0`,
+    ]);
     // The hinted render saw the same version as the plan's: the hints were kept, not refused as changing images.
     expect(r.stderr).toContain('registry hints applied');
     expect(r.stderr).not.toContain('registry hints would change');
@@ -88,15 +114,19 @@ describe.each(HELMS)('render and images with helm flags after -- ($name)', ({ bi
     expect(second.stderr).toContain('helm flag --post-renderer cannot be used with render or images');
     const outDir = await run(['images', ...kubeChart], { HELM_INSTALLER_HELM_ARGS: '--output-dir /tmp/out' });
     expect(outDir.exitCode).toBe(2);
-    expect(outDir.stderr).toContain('invalid HELM_INSTALLER_HELM_ARGS="--output-dir /tmp/out": helm flag --output-dir cannot be used');
+    expect(outDir.stderr).toContain(
+      'invalid HELM_INSTALLER_HELM_ARGS="--output-dir /tmp/out": helm flag --output-dir cannot be used',
+    );
   });
 });
 
 describe('install with helm arguments that cannot work (no cluster needed: refused first)', () => {
-  it("a --post-renderer that would replace the image rewrite, and --kube-version, are exit 2 naming the flag", async () => {
+  it('a --post-renderer that would replace the image rewrite, and --kube-version, are exit 2 naming the flag', async () => {
     const rewrite = await runCli(['install', '--registry', R, '--', '--post-renderer', '/bin/cat']);
     expect(rewrite.exitCode).toBe(2);
-    expect(rewrite.stderr).toContain("helm flag --post-renderer cannot be passed to install with --registry or --image-pull-secret");
+    expect(rewrite.stderr).toContain(
+      'helm flag --post-renderer cannot be passed to install with --registry or --image-pull-secret',
+    );
     const kube = await runCli(['install'], { env: { HELM_INSTALLER_HELM_ARGS: '--kube-version 1.31' } });
     expect(kube.exitCode).toBe(2);
     expect(kube.stderr).toContain('helm flag --kube-version cannot be passed to install');

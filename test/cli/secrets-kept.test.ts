@@ -76,14 +76,26 @@ beforeAll(() => {
     `db:\n  password: '${S.customer}'\n  existingSecret: my-db-credentials\nimagePullSecrets:\n  - name: regcred-name\n`,
   );
   writeFileSync(join(dir, 'broken.yaml'), `db:\n  password: "${S.broken}\n  other: [1, 2\n`);
-  writeFileSync(join(dir, 'pull-secret.json'), JSON.stringify({ auths: { '127.0.0.1:1': { auth: pullAuth, password: S.pullPassword } } }));
+  writeFileSync(
+    join(dir, 'pull-secret.json'),
+    JSON.stringify({ auths: { '127.0.0.1:1': { auth: pullAuth, password: S.pullPassword } } }),
+  );
   writeFileSync(
     kubeconfig,
     `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`,
   );
 });
 
-const common = () => ['--chart', chart, '--base-values', join(dir, 'base'), '--values', join(dir, 'customer.yaml'), '--log-level', 'debug'];
+const common = () => [
+  '--chart',
+  chart,
+  '--base-values',
+  join(dir, 'base'),
+  '--values',
+  join(dir, 'customer.yaml'),
+  '--log-level',
+  'debug',
+];
 const viaFlags = () => [
   '--set',
   `db.password=${S.set}`,
@@ -115,11 +127,16 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<Ru
     env: { KUBECONFIG: kubeconfig, HELM_INSTALLER_TERMINATION_LOG: termination, ...env },
   });
   const stdout = String(r.stdout);
-  return { exitCode: r.exitCode ?? -1, stdout, printed: [stdout, String(r.stderr), readFileSync(termination, 'utf8')].join('\n') };
+  return {
+    exitCode: r.exitCode ?? -1,
+    stdout,
+    printed: [stdout, String(r.stderr), readFileSync(termination, 'utf8')].join('\n'),
+  };
 }
 
 function expectNoSecret(r: Run) {
-  for (const secret of forbidden) expect(r.printed.includes(secret), `${secret} was printed:\n${r.printed.slice(0, 3000)}`).toBe(false);
+  for (const secret of forbidden)
+    expect(r.printed.includes(secret), `${secret} was printed:\n${r.printed.slice(0, 3000)}`).toBe(false);
 }
 
 describe('no planted secret is ever printed', () => {
@@ -166,7 +183,18 @@ describe('no planted secret is ever printed', () => {
       });
 
       it('install, registry preflight with the pull secret: exit 6', async () => {
-        const r = await run(['install', ...common(), ...extra(), '--registry', '127.0.0.1:1', '--pull-secret-file', join(dir, 'pull-secret.json')], env());
+        const r = await run(
+          [
+            'install',
+            ...common(),
+            ...extra(),
+            '--registry',
+            '127.0.0.1:1',
+            '--pull-secret-file',
+            join(dir, 'pull-secret.json'),
+          ],
+          env(),
+        );
         expect(r.exitCode, r.printed).toBe(6);
         expectNoSecret(r);
       });
@@ -179,7 +207,10 @@ describe('no planted secret is ever printed', () => {
       });
 
       it('install, invalid JSON in --set-json and a bad option: exit 2', async () => {
-        const r = await run(['install', ...common(), ...extra(), '--set-json', `db={"password":"${S.badJson}"`, '--timeout', 'soon'], env());
+        const r = await run(
+          ['install', ...common(), ...extra(), '--set-json', `db={"password":"${S.badJson}"`, '--timeout', 'soon'],
+          env(),
+        );
         expect(r.exitCode, r.printed).toBe(2);
         expectNoSecret(r);
         expect(r.printed).toContain('not valid JSON');

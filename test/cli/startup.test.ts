@@ -22,24 +22,46 @@ process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded)
 );
 
 async function loadedModules(args: string[]): Promise<{ exitCode: number; stdout: string; modules: string[] }> {
-  const r = await execa(process.execPath, [...installerNodeArgs, '--import', hook, cliPath, ...args], { reject: false, env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir } });
-  const line = String(r.stderr).split('\n').find((l) => l.startsWith('LOADED '));
+  const r = await execa(process.execPath, [...installerNodeArgs, '--import', hook, cliPath, ...args], {
+    reject: false,
+    env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir },
+  });
+  const line = String(r.stderr)
+    .split('\n')
+    .find((l) => l.startsWith('LOADED '));
   if (!line) throw new Error(`no module list in stderr: ${r.stderr}`);
-  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), modules: JSON.parse(line.slice('LOADED '.length)) as string[] };
+  return {
+    exitCode: r.exitCode ?? -1,
+    stdout: String(r.stdout),
+    modules: JSON.parse(line.slice('LOADED '.length)) as string[],
+  };
 }
 
-interface Metafile { outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }> }
+interface Metafile {
+  outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }>;
+}
 const meta = JSON.parse(readFileSync(join(repoRoot, 'dist', 'bundle-meta.json'), 'utf8')) as Metafile;
 /** The sources and packages in the bundle's files among the URLs loaded, as `/src/x.ts`, `/node_modules/y/z.js`. */
 const sourcesOf = (urls: string[]): string[] =>
-  urls.filter((u) => u.startsWith('file:')).flatMap((u) => Object.keys(meta.outputs[relative(repoRoot, fileURLToPath(u))]?.inputs ?? {}).map((i) => `/${i}`));
+  urls
+    .filter((u) => u.startsWith('file:'))
+    .flatMap((u) => Object.keys(meta.outputs[relative(repoRoot, fileURLToPath(u))]?.inputs ?? {}).map((i) => `/${i}`));
 /** The bundle's file that holds a lazily loaded source (a chunk of its own: the `import()` of it). */
-const chunkOf = (source: string): string => join(repoRoot, Object.entries(meta.outputs).find(([, o]) => o.entryPoint === source)![0]);
+const chunkOf = (source: string): string =>
+  join(repoRoot, Object.entries(meta.outputs).find(([, o]) => o.entryPoint === source)![0]);
 
-const HEAVY = ['/node_modules/pino/', '/node_modules/pino-pretty/', '/node_modules/yaml/', '/node_modules/execa/', '/node_modules/tar/'];
+const HEAVY = [
+  '/node_modules/pino/',
+  '/node_modules/pino-pretty/',
+  '/node_modules/yaml/',
+  '/node_modules/execa/',
+  '/node_modules/tar/',
+];
 const heavyIn = (modules: string[]) => sourcesOf(modules).filter((m) => HEAVY.some((h) => m.includes(h)));
 const commandModulesIn = (modules: string[]) =>
-  sourcesOf(modules).filter((m) => /^\/src\/cli\/commands\/(?!catalog\.ts)/.test(m)).map((m) => m.replace(/^\/src\/cli\//, '').replace(/\.ts$/, '.js'));
+  sourcesOf(modules)
+    .filter((m) => /^\/src\/cli\/commands\/(?!catalog\.ts)/.test(m))
+    .map((m) => m.replace(/^\/src\/cli\//, '').replace(/\.ts$/, '.js'));
 
 describe('startup', () => {
   it('--version prints the package version and loads no command module or heavy library', async () => {
@@ -53,7 +75,8 @@ describe('startup', () => {
   it('--help lists every command and loads none of them', async () => {
     const { exitCode, stdout, modules } = await loadedModules(['--help']);
     expect(exitCode).toBe(0);
-    for (const name of ['install', 'values', 'render', 'images']) expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    for (const name of ['install', 'values', 'render', 'images'])
+      expect(stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     expect(commandModulesIn(modules)).toEqual([]);
     expect(heavyIn(modules)).toEqual([]);
   });
@@ -68,7 +91,11 @@ describe('startup', () => {
 
   it("a run's own modules leave out node's bundled undici (an ES import of node:http loads it) and, with JSON logs, pino-pretty", async () => {
     const installModule = chunkOf('src/cli/commands/install-command.ts');
-    const r = await execa(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(installModule)}); console.log(JSON.stringify(process.moduleLoadList))`]);
+    const r = await execa(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `await import(${JSON.stringify(installModule)}); console.log(JSON.stringify(process.moduleLoadList))`,
+    ]);
     const builtins = JSON.parse(String(r.stdout)) as string[];
     expect(builtins.filter((m) => /undici/.test(m))).toEqual([]);
     const { modules } = await loadedModules(['values', '--log-level', 'debug']);
@@ -93,11 +120,20 @@ const options = {};
 await config.applyToHTTPSOptions(options);
 console.log(JSON.stringify({ loaded, core: typeof core.listNamespacedSecret, agent: options.agent instanceof https.Agent, server: config.getCurrentCluster().server }));`;
     const r = await execa(process.execPath, ['--input-type=module', '-e', script]);
-    expect(JSON.parse(String(r.stdout))).toEqual({ loaded: [], core: 'function', agent: true, server: 'https://192.0.2.10:6443' });
+    expect(JSON.parse(String(r.stdout))).toEqual({
+      loaded: [],
+      core: 'function',
+      agent: true,
+      server: 'https://192.0.2.10:6443',
+    });
   });
 
   it('--log-format pretty still loads pino-pretty and prints readable lines', async () => {
-    const r = await execa(process.execPath, [...installerNodeArgs, cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'], { reject: false, env: { HELM_INSTALLER_CHART: chartDir } });
+    const r = await execa(
+      process.execPath,
+      [...installerNodeArgs, cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'],
+      { reject: false, env: { HELM_INSTALLER_CHART: chartDir } },
+    );
     expect(r.exitCode, String(r.stderr)).toBe(0);
     expect(String(r.stderr)).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: helm found$/m);
   });
@@ -105,7 +141,10 @@ console.log(JSON.stringify({ loaded, core: typeof core.listNamespacedSecret, age
   it('the catalog lists each command with the description its definition declares', async () => {
     for (const entry of commandCatalog) {
       const definition = await entry.load();
-      expect({ name: definition.name, description: definition.description }).toEqual({ name: entry.name, description: entry.description });
+      expect({ name: definition.name, description: definition.description }).toEqual({
+        name: entry.name,
+        description: entry.description,
+      });
     }
   });
 

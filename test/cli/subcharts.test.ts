@@ -19,7 +19,12 @@ const packaged = (async () => {
   await helm(helm4, ['package', chartDir, '-d', dir]);
 })();
 
-const IMAGES = ['docker.io/acme/web:2.0.0', 'docker.io/bitnami/redis:7.4.2', 'quay.io/acme/metrics-exporter:0.9.0', 'quay.io/acme/metrics-plugin:1.2.0'];
+const IMAGES = [
+  'docker.io/acme/web:2.0.0',
+  'docker.io/bitnami/redis:7.4.2',
+  'quay.io/acme/metrics-exporter:0.9.0',
+  'quay.io/acme/metrics-plugin:1.2.0',
+];
 const LOCAL = [`${L}/metrics-exporter:0.9.0`, `${L}/metrics-plugin:1.2.0`, `${L}/redis:7.4.2`, `${L}/web:2.0.0`];
 // Exact KOTS names, tags kept; the subchart sections under the keys helm gives them.
 const HINTS = {
@@ -59,7 +64,13 @@ describe.each([
       const r = await runCli(['render', '--chart', chart(), '--registry', REGISTRY], { env });
       expect(r.exitCode, r.stderr).toBe(0);
       const images = [...r.stdout.matchAll(/^\s*image: (\S+)$/gm)].map((m) => m[1]).sort();
-      expect(images).toEqual([`${L}/metrics-exporter:0.9.0`, `${L}/metrics-exporter:0.9.0`, `${L}/redis:7.4.2`, `${L}/redis:7.4.2`, `${L}/web:2.0.0`]);
+      expect(images).toEqual([
+        `${L}/metrics-exporter:0.9.0`,
+        `${L}/metrics-exporter:0.9.0`,
+        `${L}/redis:7.4.2`,
+        `${L}/redis:7.4.2`,
+        `${L}/web:2.0.0`,
+      ]);
     });
   });
 });
@@ -68,7 +79,9 @@ it("install on helm 3: the subcharts' hook images are covered by exact hints, so
   await packaged;
   // A loopback registry nothing listens on: the registry check fails (exit 6); the hook check
   // before it (helm 3 does not post-render hooks) has nothing to refuse.
-  const r = await runCli(['install', '--chart', chartDir, '--registry', '127.0.0.1:1/acme'], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
+  const r = await runCli(['install', '--chart', chartDir, '--registry', '127.0.0.1:1/acme'], {
+    env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' },
+  });
   expect(r.exitCode, r.stderr).toBe(6);
   expect(r.stderr).not.toContain('does not post-render hooks');
   expect(r.stderr).toMatch(/^release: subchart-defaults {2}action: registry preflight$/m);
@@ -78,22 +91,36 @@ it("install on helm 3: the subcharts' hook images are covered by exact hints, so
 describe('an image-verifying chart as a dependency of a parent without the switch', () => {
   const parent = join(dir, 'verifying-subchart');
   cpSync(join(repoRoot, 'test/fixtures/charts/verifying-subchart'), parent, { recursive: true });
-  cpSync(join(repoRoot, 'test/fixtures/charts/image-verify'), join(parent, 'charts', 'image-verify'), { recursive: true });
+  cpSync(join(repoRoot, 'test/fixtures/charts/image-verify'), join(parent, 'charts', 'image-verify'), {
+    recursive: true,
+  });
 
   it.each([
     ['helm 4', helm4],
     ['helm 3', helm3],
-  ])('the switch is set at the root (helm hands root globals to subcharts) and the hints apply, %s', async (_name, helmBin) => {
-    const r = await runCli(['values', '--chart', parent, '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helmBin } });
-    expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({
-      global: { imageRegistry: REGISTRY, security: { allowInsecureImages: true } },
-      'image-verify': { image: { registry: REGISTRY, repository: 'redis' }, metrics: { image: { registry: REGISTRY, repository: 'redis-exporter' } } },
-      web: { image: `${L}/web:2.0.0` },
-    });
-    expect(r.stderr).toContain('set global.security.allowInsecureImages=true');
-    const out = await runCli(['render', '--chart', parent, '--registry', REGISTRY], { env: { HELM_BIN: helmBin } });
-    expect(out.exitCode, out.stderr).toBe(0);
-    expect([...out.stdout.matchAll(/^\s*image: (\S+)$/gm)].map((m) => m[1]).sort()).toEqual([`${L}/redis-exporter:1.67.0`, `${L}/redis:7.4.2`, `${L}/web:2.0.0`]);
-  });
+  ])(
+    'the switch is set at the root (helm hands root globals to subcharts) and the hints apply, %s',
+    async (_name, helmBin) => {
+      const r = await runCli(['values', '--chart', parent, '--registry', REGISTRY, '-o', 'json'], {
+        env: { HELM_BIN: helmBin },
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({
+        global: { imageRegistry: REGISTRY, security: { allowInsecureImages: true } },
+        'image-verify': {
+          image: { registry: REGISTRY, repository: 'redis' },
+          metrics: { image: { registry: REGISTRY, repository: 'redis-exporter' } },
+        },
+        web: { image: `${L}/web:2.0.0` },
+      });
+      expect(r.stderr).toContain('set global.security.allowInsecureImages=true');
+      const out = await runCli(['render', '--chart', parent, '--registry', REGISTRY], { env: { HELM_BIN: helmBin } });
+      expect(out.exitCode, out.stderr).toBe(0);
+      expect([...out.stdout.matchAll(/^\s*image: (\S+)$/gm)].map((m) => m[1]).sort()).toEqual([
+        `${L}/redis-exporter:1.67.0`,
+        `${L}/redis:7.4.2`,
+        `${L}/web:2.0.0`,
+      ]);
+    },
+  );
 });

@@ -20,7 +20,10 @@ describe('troubleshoot-specs', () => {
   it('--check fails (exit 6) on a stale file, naming the first line that differs and how to regenerate it', async () => {
     const lines = readFileSync(shipped, 'utf8').split('\n');
     // The storefront chart as it was before it required Kubernetes 1.27.
-    const at = lines.indexOf('              when: ">=1.27.0"', lines.findIndex((l) => l.includes('checkName: Kubernetes version for storefront')));
+    const at = lines.indexOf(
+      '              when: ">=1.27.0"',
+      lines.findIndex((l) => l.includes('checkName: Kubernetes version for storefront')),
+    );
     expect(at).toBeGreaterThan(0);
     lines[at] = '              when: ">=1.25.0"';
     const stale = join(tempDir('troubleshoot-specs'), 'troubleshoot.yaml');

@@ -14,7 +14,12 @@ const unvendored = join(dir, 'unvendored-deps');
 cpSync(join(repoRoot, 'test/fixtures/charts/unvendored-deps'), unvendored, { recursive: true });
 const vendored = join(dir, 'vendored-deps');
 cpSync(join(repoRoot, 'test/fixtures/charts/vendored-deps'), vendored, { recursive: true });
-const archived = helm(helm4, ['package', join(repoRoot, 'test/fixtures/subcharts/gauge'), '-d', join(vendored, 'charts')]);
+const archived = helm(helm4, [
+  'package',
+  join(repoRoot, 'test/fixtures/subcharts/gauge'),
+  '-d',
+  join(vendored, 'charts'),
+]);
 
 const marker = join(dir, 'helm-was-run');
 const fakeHelm = join(dir, 'helm');
@@ -31,17 +36,20 @@ const CAUSE = `cause: chart ${unvendored}: dependency cache 0.3.2 (pinned in Cha
 const NEXT = `next: Where the network is reachable, run \`helm dependency build ${unvendored}\`, then rebuild the installer image: an airgapped install cannot download a dependency.`;
 
 describe('a chart whose dependency is not vendored', () => {
-  it.each([['check-chart'], ['values'], ['render'], ['images'], ['install'], ['plan']])('%s: exit 3 naming it, no helm run, no cluster, no fetch', async (command) => {
-    const started = Date.now();
-    const r = await runCli([command, '--chart', unvendored], { env: offline });
-    expect(r.exitCode, r.stderr).toBe(3);
-    expect(r.stderr).toContain(`helm-installer FAILED (exit 3: invalid input)\n`);
-    // The summary ends stderr (execa drops its final newline).
-    expect(r.stderr.endsWith(`\n${CAUSE}\n${NEXT}`)).toBe(true);
-    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('');
-    // An attempt at the cluster would take --connect-timeout (60 s) against 127.0.0.1:1.
-    expect(Date.now() - started).toBeLessThan(20_000);
-  });
+  it.each([['check-chart'], ['values'], ['render'], ['images'], ['install'], ['plan']])(
+    '%s: exit 3 naming it, no helm run, no cluster, no fetch',
+    async (command) => {
+      const started = Date.now();
+      const r = await runCli([command, '--chart', unvendored], { env: offline });
+      expect(r.exitCode, r.stderr).toBe(3);
+      expect(r.stderr).toContain(`helm-installer FAILED (exit 3: invalid input)\n`);
+      // The summary ends stderr (execa drops its final newline).
+      expect(r.stderr.endsWith(`\n${CAUSE}\n${NEXT}`)).toBe(true);
+      expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('');
+      // An attempt at the cluster would take --connect-timeout (60 s) against 127.0.0.1:1.
+      expect(Date.now() - started).toBeLessThan(20_000);
+    },
+  );
 
   it('the same from the environment: HELM_INSTALLER_CHART', async () => {
     const r = await runCli(['check-chart'], { env: { ...offline, HELM_INSTALLER_CHART: unvendored } });
@@ -56,12 +64,14 @@ describe('a chart whose dependency is not vendored', () => {
     await helm(helm4, ['package', join(repoRoot, 'test/fixtures/subcharts/gauge'), '-d', join(wrong, 'charts')]);
     const r = await runCli(['check-chart', '--chart', wrong], { env: offline });
     expect(r.exitCode).toBe(3);
-    expect(r.stderr).toContain(`\ncause: chart ${wrong}: dependency cache is 0.3.3 in charts/, but Chart.lock pins 0.3.2\n`);
+    expect(r.stderr).toContain(
+      `\ncause: chart ${wrong}: dependency cache is 0.3.3 in charts/, but Chart.lock pins 0.3.2\n`,
+    );
   });
 });
 
 describe('a release plan (the image build checks the same)', () => {
-  it('check-chart checks every chart of the bundled app\'s plan', async () => {
+  it("check-chart checks every chart of the bundled app's plan", async () => {
     const r = await runCli(['check-chart'], { env: offline });
     expect(r.exitCode, r.stderr).toBe(0);
     const app = join(repoRoot, 'app');
@@ -80,7 +90,10 @@ describe('a release plan (the image build checks the same)', () => {
   });
 
   it('one chart of the plan without its dependency: exit 3 naming that chart and dependency', async () => {
-    writeFileSync(join(dir, 'releases.yaml'), 'apiVersion: helm-installer/v1\nkind: ReleasePlan\napp: deps\nreleases:\n  - {name: good, chart: vendored-deps}\n  - {name: bad, chart: unvendored-deps}\n');
+    writeFileSync(
+      join(dir, 'releases.yaml'),
+      'apiVersion: helm-installer/v1\nkind: ReleasePlan\napp: deps\nreleases:\n  - {name: good, chart: vendored-deps}\n  - {name: bad, chart: unvendored-deps}\n',
+    );
     await archived;
     const r = await runCli(['check-chart', '--app-dir', dir], { env: offline });
     expect(r.exitCode, r.stderr).toBe(3);
@@ -111,17 +124,21 @@ describe('a chart with every dependency vendored', () => {
     await archived;
     const r = await runCli(['render', '--chart', vendored, '--release', 'r'], { env: { HELM_BIN: helmBin } });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect([...r.stdout.matchAll(/^ {2}name: (\S+)$/gm)].map((m) => m[1]).sort()).toEqual(['r-cache', 'r-monitor', 'r-shop']);
+    expect([...r.stdout.matchAll(/^ {2}name: (\S+)$/gm)].map((m) => m[1]).sort()).toEqual([
+      'r-cache',
+      'r-monitor',
+      'r-shop',
+    ]);
   });
 });
 
-describe('a subchart\'s dependency off its lock\'s pin, within its range (issue 36)', () => {
+describe("a subchart's dependency off its lock's pin, within its range (issue 36)", () => {
   // test/fixtures/charts/off-pin: offpin -> mid (unpacked) -> lib 2.2.4, mid's Chart.lock pinning 2.2.3, its Chart.yaml asking ~2.2.0.
   const chart = join(dir, 'off-pin');
   cpSync(join(repoRoot, 'test/fixtures/charts/off-pin'), chart, { recursive: true });
   const problem = `chart ${chart}/charts/mid: dependency lib is 2.2.4 in charts/, but Chart.lock pins 2.2.3`;
 
-  it('check-chart (the vendor\'s CI): exit 3 naming both versions', async () => {
+  it("check-chart (the vendor's CI): exit 3 naming both versions", async () => {
     const r = await runCli(['check-chart', '--chart', chart], { env: offline });
     expect(r.exitCode, r.stderr).toBe(3);
     expect(r.stderr).toContain(`\ncause: ${problem}\n`);
@@ -132,7 +149,9 @@ describe('a subchart\'s dependency off its lock\'s pin, within its range (issue 
     ['helm 4', helm4],
     ['helm 3', helm3],
   ])('render: a warning naming both, and the dependency rendered (%s)', async (_name, helmBin) => {
-    const r = await runCli(['render', '--chart', chart, '--release', 'r'], { env: { HELM_BIN: helmBin, HELM_INSTALLER_LOG_FORMAT: 'pretty' } });
+    const r = await runCli(['render', '--chart', chart, '--release', 'r'], {
+      env: { HELM_BIN: helmBin, HELM_INSTALLER_LOG_FORMAT: 'pretty' },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toContain(
       `${problem}: installed as it is (it is within the range ~2.2.0 Chart.yaml asks for); the vendor's CI (helm-installer check-chart) refuses this chart until its charts/ matches the lock`,

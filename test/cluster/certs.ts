@@ -29,10 +29,32 @@ async function signLeaf(paths: StatePaths, name: string, subject: string, extens
   const ext = `${paths.pki}/${name}.ext`;
   await newKey(key);
   await openssl(['req', '-new', '-key', key, '-subj', subject, '-out', csr]);
-  await writeFile(ext, ['basicConstraints = critical, CA:FALSE', 'keyUsage = critical, digitalSignature, keyEncipherment', ...extensions, ''].join('\n'));
+  await writeFile(
+    ext,
+    [
+      'basicConstraints = critical, CA:FALSE',
+      'keyUsage = critical, digitalSignature, keyEncipherment',
+      ...extensions,
+      '',
+    ].join('\n'),
+  );
   await openssl([
-    'x509', '-req', '-in', csr, '-CA', paths.caCert, '-CAkey', paths.caKey,
-    '-set_serial', `0x${randomBytes(16).toString('hex')}`, '-days', DAYS, '-extfile', ext, '-out', `${paths.pki}/${name}.crt`,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    paths.caCert,
+    '-CAkey',
+    paths.caKey,
+    '-set_serial',
+    `0x${randomBytes(16).toString('hex')}`,
+    '-days',
+    DAYS,
+    '-extfile',
+    ext,
+    '-out',
+    `${paths.pki}/${name}.crt`,
   ]);
   await rm(csr);
   await rm(ext);
@@ -43,11 +65,29 @@ export async function createCertificates(paths: StatePaths, serviceIp: string): 
   await mkdir(paths.pki, { recursive: true });
   await newKey(paths.caKey);
   await openssl([
-    'req', '-x509', '-new', '-key', paths.caKey, '-subj', '/CN=helm-installer-test-ca', '-days', DAYS,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
-    '-out', paths.caCert,
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    paths.caKey,
+    '-subj',
+    '/CN=helm-installer-test-ca',
+    '-days',
+    DAYS,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    '-out',
+    paths.caCert,
   ]);
-  const names = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+  const names = [
+    'localhost',
+    'kubernetes',
+    'kubernetes.default',
+    'kubernetes.default.svc',
+    'kubernetes.default.svc.cluster.local',
+  ];
   await signLeaf(paths, 'apiserver', '/CN=kube-apiserver', [
     'extendedKeyUsage = serverAuth',
     `subjectAltName = ${['IP:127.0.0.1', `IP:${serviceIp}`, ...names.map((n) => `DNS:${n}`)].join(', ')}`,

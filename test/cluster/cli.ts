@@ -10,7 +10,9 @@ async function main(command: string | undefined): Promise<number> {
     case 'up': {
       const info = await ensureCluster({ log, usage: 'keep' });
       log(`${info.startedNow ? 'started' : 'already running'}: ${info.apiServerUrl}`);
-      log(`real node ${REAL_NODE_NAME} (pods select and tolerate ${REAL_NODE_KEY}=true); its registry: ${info.registry} (plain HTTP)`);
+      log(
+        `real node ${REAL_NODE_NAME} (pods select and tolerate ${REAL_NODE_KEY}=true); its registry: ${info.registry} (plain HTTP)`,
+      );
       log(`use it with: export KUBECONFIG=${info.kubeconfig}`);
       process.stdout.write(`${info.kubeconfig}\n`);
       return 0;

@@ -86,7 +86,13 @@ export function controllerManagerArgs(paths: StatePaths): string[] {
 
 export function schedulerArgs(paths: StatePaths): string[] {
   // The scheduler's default (50 QPS) binds at most 50 pods a second; kwokctl lifts it too.
-  return [`--kubeconfig=${paths.kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false', ...UNLIMITED_CLIENT];
+  return [
+    `--kubeconfig=${paths.kubeconfig}`,
+    '--leader-elect=false',
+    '--secure-port=0',
+    '--profiling=false',
+    ...UNLIMITED_CLIENT,
+  ];
 }
 
 export function kwokArgs(paths: StatePaths): string[] {

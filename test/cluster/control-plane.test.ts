@@ -3,8 +3,17 @@
 // Each test works in its own namespace, so they run side by side.
 import { afterAll, describe, inject, test } from 'vitest';
 import {
-  applyYaml, conditionOf, createNamespace, deleteNamespace, FAKE_NODE_NAME, getJson, KWOK_PHASE_ANNOTATION, kubectl,
-  STORAGE_CLASS, waitFor, type KubectlOptions,
+  applyYaml,
+  conditionOf,
+  createNamespace,
+  deleteNamespace,
+  FAKE_NODE_NAME,
+  getJson,
+  KWOK_PHASE_ANNOTATION,
+  kubectl,
+  STORAGE_CLASS,
+  waitFor,
+  type KubectlOptions,
 } from './kube.js';
 import { REAL_NODE_NAME } from './real-node.js';
 import { realNodeWanted } from './control-plane.js';
@@ -53,13 +62,18 @@ function deployment(name: string, podSpec: object = {}): string {
 
 describe.concurrent('local control plane', () => {
   test('serves the pinned Kubernetes version (charts with a kubeVersion constraint need it)', async ({ expect }) => {
-    const version = await getJson<{ serverVersion: { gitVersion: string; major: string; minor: string } }>(['version'], opts);
+    const version = await getJson<{ serverVersion: { gitVersion: string; major: string; minor: string } }>(
+      ['version'],
+      opts,
+    );
     expect(version.serverVersion).toMatchObject({ gitVersion: 'v1.34.4', major: '1', minor: '34' });
   });
 
   test('has one Ready, untainted fake node (and the tainted real node, see real-node.test.ts)', async ({ expect }) => {
     const nodes = await getJson<{ items: any[] }>(['get', 'nodes'], opts);
-    expect(nodes.items.map((n) => n.metadata.name).sort()).toEqual((realNodeWanted() ? [FAKE_NODE_NAME, REAL_NODE_NAME] : [FAKE_NODE_NAME]).sort());
+    expect(nodes.items.map((n) => n.metadata.name).sort()).toEqual(
+      (realNodeWanted() ? [FAKE_NODE_NAME, REAL_NODE_NAME] : [FAKE_NODE_NAME]).sort(),
+    );
     const node = nodes.items.find((n) => n.metadata.name === FAKE_NODE_NAME);
     expect(conditionOf(node, 'Ready')?.status).toBe('True');
     expect(node.spec.taints ?? []).toEqual([]);
@@ -93,9 +107,15 @@ describe.concurrent('local control plane', () => {
 
   test('a bare Pod with restartPolicy Never runs to completion (helm test and hook pods)', async () => {
     const ns = await namespace('bare');
-    await applyYaml(JSON.stringify({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'test-connection' }, spec: { restartPolicy: 'Never', containers: [container] },
-    }), ns);
+    await applyYaml(
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'test-connection' },
+        spec: { restartPolicy: 'Never', containers: [container] },
+      }),
+      ns,
+    );
     await kubectl(['wait', 'pod/test-connection', '--for=jsonpath={.status.phase}=Succeeded', '--timeout=60s'], ns);
   });
 
@@ -111,7 +131,9 @@ describe.concurrent('local control plane', () => {
 
   test('a podFailurePolicy FailJob rule on exit code 1 sees the failed pod', async ({ expect }) => {
     const ns = await namespace('job-pfp');
-    const podFailurePolicy = { rules: [{ action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [1] } }] };
+    const podFailurePolicy = {
+      rules: [{ action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [1] } }],
+    };
     await applyYaml(job('hook', { [KWOK_PHASE_ANNOTATION]: 'Failed' }, { backoffLimit: 6, podFailurePolicy }), ns);
     await kubectl(['wait', 'job/hook', '--for=condition=Failed', '--timeout=60s'], ns);
     expect(conditionOf(await getJson(['get', 'job', 'hook'], ns), 'Failed')?.reason).toBe('PodFailurePolicy');
@@ -132,24 +154,29 @@ describe.concurrent('local control plane', () => {
 
   test('a StatefulSet with a volumeClaimTemplate gets its claim Bound and its pod Ready', async ({ expect }) => {
     const ns = await namespace('sts');
-    await applyYaml(JSON.stringify({
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { name: 'db' },
-      spec: {
-        serviceName: 'db',
-        replicas: 1,
-        selector: { matchLabels: { app: 'db' } },
-        template: {
-          metadata: { labels: { app: 'db' } },
-          spec: { containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
+    await applyYaml(
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db' },
+        spec: {
+          serviceName: 'db',
+          replicas: 1,
+          selector: { matchLabels: { app: 'db' } },
+          template: {
+            metadata: { labels: { app: 'db' } },
+            spec: { containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
+          },
+          volumeClaimTemplates: [
+            {
+              metadata: { name: 'data' },
+              spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } },
+            },
+          ],
         },
-        volumeClaimTemplates: [{
-          metadata: { name: 'data' },
-          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } },
-        }],
-      },
-    }), ns);
+      }),
+      ns,
+    );
     await kubectl(['rollout', 'status', 'statefulset/db', '--timeout=90s'], ns);
     const pvc = await getJson(['get', 'pvc', 'data-db-0'], ns);
     expect(pvc.status.phase).toBe('Bound');
@@ -160,18 +187,24 @@ describe.concurrent('local control plane', () => {
 
   test('a released pool volume becomes Available again', async ({ expect }) => {
     const ns = await namespace('pv');
-    await applyYaml(JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: 'claim' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-    }), ns);
+    await applyYaml(
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'claim' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      }),
+      ns,
+    );
     const volume = await waitFor('claim Bound', async () => {
       const pvc = await getJson(['get', 'pvc', 'claim'], ns);
       return pvc.status.phase === 'Bound' && (pvc.spec.volumeName as string);
     });
     await kubectl(['delete', 'pvc', 'claim', '--wait=true', '--timeout=60s'], ns);
-    await waitFor(`${volume} Available again`, async () => (await getJson(['get', 'pv', volume], opts)).status.phase === 'Available');
+    await waitFor(
+      `${volume} Available again`,
+      async () => (await getJson(['get', 'pv', volume], opts)).status.phase === 'Available',
+    );
     expect((await getJson(['get', 'pv', volume], opts)).spec.claimRef).toBeUndefined();
   });
 

@@ -10,7 +10,13 @@ import { execa } from 'execa';
 import { bootstrapManifest, FAKE_NODE_NAME } from './bootstrap-objects.js';
 import { createCertificates, writeAdminKubeconfig } from './certs.js';
 import {
-  apiserverArgs, controllerManagerArgs, etcdArgs, KUBERNETES_SERVICE_IP, kwokArgs, schedulerArgs, type Ports,
+  apiserverArgs,
+  controllerManagerArgs,
+  etcdArgs,
+  KUBERNETES_SERVICE_IP,
+  kwokArgs,
+  schedulerArgs,
+  type Ports,
 } from './components.js';
 import { httpStatus } from './http-probe.js';
 import { applyYaml, conditionOf, getJson, kubectl } from './kube.js';
@@ -21,11 +27,15 @@ import { topUpVolumePool } from './volume-pool.js';
 import { realNodeHealthy, startRealNode, stopRealNode } from './real-node.js';
 import { addTestRun, keepRunning, liveTestRuns, removeTestRun } from './usage.js';
 import {
-  binaryPaths, buildScriptPath, cacheRoot, pinnedVersions, statePaths, type BinaryPaths, type StatePaths,
+  binaryPaths,
+  buildScriptPath,
+  cacheRoot,
+  pinnedVersions,
+  statePaths,
+  type BinaryPaths,
+  type StatePaths,
 } from './paths.js';
-import {
-  isRunning, readPids, startDetached, stopProcesses, waitAlive, writePids, type PidsFile,
-} from './processes.js';
+import { isRunning, readPids, startDetached, stopProcesses, waitAlive, writePids, type PidsFile } from './processes.js';
 
 export interface ClusterInfo {
   /** Admin kubeconfig (certificates embedded). */
@@ -191,7 +201,15 @@ async function isHealthy(pids: PidsFile, paths: StatePaths): Promise<boolean> {
 /** Builds whatever binary is missing with build-binaries.sh (slow the first time), streaming its output. */
 async function ensureBinaries(log: (line: string) => void): Promise<BinaryPaths> {
   const bins = binaryPaths(pinnedVersions());
-  const needed = [bins.etcd, bins.kubeApiserver, bins.kubeControllerManager, bins.kubeScheduler, bins.kubelet, bins.kwok, `${bins.kwokStages}/pod/fast/pod-ready.yaml`];
+  const needed = [
+    bins.etcd,
+    bins.kubeApiserver,
+    bins.kubeControllerManager,
+    bins.kubeScheduler,
+    bins.kubelet,
+    bins.kwok,
+    `${bins.kwokStages}/pod/fast/pod-ready.yaml`,
+  ];
   if (needed.every((p) => existsSync(p))) return bins;
   log('control-plane binaries missing: running test/cluster/build-binaries.sh (10-25 minutes the first time)');
   const build = execa('bash', [buildScriptPath()], {
@@ -217,7 +235,11 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
   const apiServerUrl = `https://127.0.0.1:${ports.apiserver}`;
   const versions = pinnedVersions();
   const record: PidsFile = {
-    apiServerUrl, ports: { ...ports }, versions: { ...versions }, startedAt: new Date().toISOString(), components: [],
+    apiServerUrl,
+    ports: { ...ports },
+    versions: { ...versions },
+    startedAt: new Date().toISOString(),
+    components: [],
   };
   const start = async (name: string, bin: string, args: string[]) => {
     const proc = await startDetached(name, bin, args, paths.logs);
@@ -233,11 +255,20 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
 
     log(`starting etcd ${versions.etcd} on 127.0.0.1:${ports.etcdClient}`);
     const etcd = await start('etcd', bins.etcd, etcdArgs(paths, ports));
-    await waitAlive('etcd /health', [etcd], async () => (await httpStatus(`http://127.0.0.1:${ports.etcdClient}/health`)) === 200);
+    await waitAlive(
+      'etcd /health',
+      [etcd],
+      async () => (await httpStatus(`http://127.0.0.1:${ports.etcdClient}/health`)) === 200,
+    );
 
     log(`starting kube-apiserver ${versions.kubernetes} on ${apiServerUrl}`);
     const api = await start('kube-apiserver', bins.kubeApiserver, apiserverArgs(paths, ports));
-    await waitAlive('kube-apiserver /readyz', [etcd, api], async () => (await httpStatus(`${apiServerUrl}/readyz`, paths)) === 200, 120_000);
+    await waitAlive(
+      'kube-apiserver /readyz',
+      [etcd, api],
+      async () => (await httpStatus(`${apiServerUrl}/readyz`, paths)) === 200,
+      120_000,
+    );
 
     log(`starting kube-controller-manager, kube-scheduler, kwok ${versions.kwok}`);
     await start('kube-controller-manager', bins.kubeControllerManager, controllerManagerArgs(paths));
@@ -249,10 +280,13 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
     await topUpVolumePool(paths.kubeconfig);
     await waitAlive(`node ${FAKE_NODE_NAME} Ready and untainted`, record.components, async () => {
       const node = await getJson(['get', 'node', FAKE_NODE_NAME], { kubeconfig: paths.kubeconfig });
-      return conditionOf(node, 'Ready')?.status === 'True' && !(node.spec?.taints?.length);
+      return conditionOf(node, 'Ready')?.status === 'True' && !node.spec?.taints?.length;
     });
     await waitAlive('ServiceAccount default/default', record.components, async () => {
-      const got = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'], { kubeconfig: paths.kubeconfig, reject: false });
+      const got = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'], {
+        kubeconfig: paths.kubeconfig,
+        reject: false,
+      });
       return got.exitCode === 0;
     });
     log(`control plane ready in ${((Date.now() - began) / 1000).toFixed(1)} s; logs in ${paths.logs}`);
@@ -266,11 +300,17 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
 
 /** Distinct free TCP ports on 127.0.0.1, all held open until every one is chosen. */
 export async function freeLoopbackPorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  })));
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
   const ports = servers.map((s) => (s.address() as { port: number }).port);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   await sleep(0);

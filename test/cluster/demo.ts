@@ -45,7 +45,9 @@ async function main(): Promise<number> {
     const began = Date.now();
     const info = await ensureCluster({ log: (l) => process.stderr.write(`[cluster] ${l}\n`), usage: 'keep' });
     kubeconfig = info.kubeconfig;
-    say(`Local cluster at ${info.apiServerUrl} (${((Date.now() - began) / 1000).toFixed(1)} s); stop it with: npm run cluster:down`);
+    say(
+      `Local cluster at ${info.apiServerUrl} (${((Date.now() - began) / 1000).toFixed(1)} s); stop it with: npm run cluster:down`,
+    );
   } else {
     say(`Using KUBECONFIG=${kubeconfig}`);
   }
@@ -58,17 +60,22 @@ async function main(): Promise<number> {
   await showPods(namespace, kubeconfig);
 
   heading('3. Switch the cache off (the KOTS box "Enable the Redis cache" sets STOREFRONT_CACHE_ENABLED)');
-  const switched = await runInstaller('cache-off', ['--namespace', namespace, '--values', cacheOff], { ...env, STOREFRONT_CACHE_ENABLED: 'false' });
+  const switched = await runInstaller('cache-off', ['--namespace', namespace, '--values', cacheOff], {
+    ...env,
+    STOREFRONT_CACHE_ENABLED: 'false',
+  });
   if (switched !== 0) return switched;
   await showOrder(namespace, env);
 
   heading('4. Airgap: the same app, every image from a local registry');
   if (!local) {
-    say('Skipped: the demo registry listens on this machine\'s loopback, which a remote cluster cannot pull from.');
+    say("Skipped: the demo registry listens on this machine's loopback, which a remote cluster cannot pull from.");
     return 0;
   }
   if (!registryAvailable()) {
-    say('Skipped: Debian\'s docker-registry is not installed (npm test installs it; or: apt-get install docker-registry apache2-utils).');
+    say(
+      "Skipped: Debian's docker-registry is not installed (npm test installs it; or: apt-get install docker-registry apache2-utils).",
+    );
     return 0;
   }
   const registry = await startRegistry();
@@ -85,21 +92,51 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
   // demo pins it to the digest of the image it pushes (a vendor's bundle carries the real one).
   const digest = await pushTestImage(registry, 'acme/alpine', 'pinned');
   const pin = `storefront:report.image.digest=${digest}`;
-  const listed = await execa(process.execPath, [...installerNodeArgs, cli(), 'images', '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin], { env, reject: false });
+  const listed = await execa(
+    process.execPath,
+    [
+      ...installerNodeArgs,
+      cli(),
+      'images',
+      '--registry',
+      address,
+      '--image-path',
+      'Promotion:spec.image',
+      '--set',
+      pin,
+    ],
+    { env, reject: false },
+  );
   if (listed.exitCode !== 0) {
     say(String(listed.stderr));
     return listed.exitCode ?? 1;
   }
   // A release plan's list names the releases after each image (`ref # storefront`).
-  const images = String(listed.stdout).trim().split('\n').map((line) => line.replace(/ # .*$/, ''));
+  const images = String(listed.stdout)
+    .trim()
+    .split('\n')
+    .map((line) => line.replace(/ # .*$/, ''));
   for (const image of images) {
     const m = /^[^/]+\/([^:@]+)(?::([^@]+))?/.exec(image);
     if (m?.[1] && m[2]) await pushTestImage(registry, m[1], m[2]);
   }
-  say(`Local registry ${registry.host} (Debian docker-registry) now holds the ${images.length} images \`helm-installer images --registry ${address}\` lists.`);
+  say(
+    `Local registry ${registry.host} (Debian docker-registry) now holds the ${images.length} images \`helm-installer images --registry ${address}\` lists.`,
+  );
   const code = await runInstaller(
     'airgap-install',
-    ['--namespace', airgapNamespace, '--values', customerValues, '--registry', address, '--image-path', 'Promotion:spec.image', '--set', pin],
+    [
+      '--namespace',
+      airgapNamespace,
+      '--values',
+      customerValues,
+      '--registry',
+      address,
+      '--image-path',
+      'Promotion:spec.image',
+      '--set',
+      pin,
+    ],
     env,
   );
   if (code !== 0) return code;
@@ -107,7 +144,9 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
   const running = [...new Set(pods.flatMap(imagesOf))];
   const check = await checkImagesExist(running);
   const local = running.filter((i) => i.startsWith(`${address}/`));
-  say(`\n${local.length} of ${running.length} running images come from ${address}; ${check.present.length} of ${running.length} are present in the registry.`);
+  say(
+    `\n${local.length} of ${running.length} running images come from ${address}; ${check.present.length} of ${running.length} are present in the registry.`,
+  );
   return local.length === running.length && check.present.length === running.length ? 0 : 1;
 }
 
@@ -115,11 +154,15 @@ async function airgapInstall(registry: TestRegistry, env: NodeJS.ProcessEnv, kub
 async function runInstaller(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const logFile = join(logDir, `${name}.log`);
   say(`$ helm-installer install ${args.map((a) => (a.startsWith('/') ? relative(process.cwd(), a) : a)).join(' ')}`);
-  const run = await execa(process.execPath, [...installerNodeArgs, cli(), 'install', ...args, '--termination-log', join(logDir, `${name}.termination-log`)], {
-    env,
-    reject: false,
-    all: true,
-  });
+  const run = await execa(
+    process.execPath,
+    [...installerNodeArgs, cli(), 'install', ...args, '--termination-log', join(logDir, `${name}.termination-log`)],
+    {
+      env,
+      reject: false,
+      all: true,
+    },
+  );
   writeFileSync(logFile, String(run.all ?? ''));
   say(String(run.stderr).trimEnd());
   say(`(full log: ${relative(process.cwd(), logFile)})`);
@@ -140,18 +183,34 @@ function writeValues(): void {
 async function showOrder(ns: string, env: NodeJS.ProcessEnv): Promise<void> {
   const helm = join(repoRoot(), 'node_modules', '.helm-installer', 'helm4');
   const listed = await execa(helm, ['list', '--namespace', ns, '--output', 'json'], { env });
-  const releases = (JSON.parse(String(listed.stdout)) as { name: string; revision: string; updated: string; chart: string }[])
-    .map((r) => ({ ...r, at: new Date(r.updated.replace(/(\.\d{3})\d*/, '$1').replace(' +0000 UTC', 'Z').replace(' ', 'T')) }))
+  const releases = (
+    JSON.parse(String(listed.stdout)) as { name: string; revision: string; updated: string; chart: string }[]
+  )
+    .map((r) => ({
+      ...r,
+      at: new Date(
+        r.updated
+          .replace(/(\.\d{3})\d*/, '$1')
+          .replace(' +0000 UTC', 'Z')
+          .replace(' ', 'T'),
+      ),
+    }))
     .sort((a, b) => a.at.getTime() - b.at.getTime());
   say(`Releases in ${ns} (helm list), in the order they were last deployed:`);
-  for (const r of releases) say(`  ${r.at.toISOString().slice(11, 23)}  ${r.name.padEnd(22)} revision ${r.revision.padEnd(3)} ${r.chart}`);
+  for (const r of releases)
+    say(`  ${r.at.toISOString().slice(11, 23)}  ${r.name.padEnd(22)} revision ${r.revision.padEnd(3)} ${r.chart}`);
 }
 
 async function showPods(ns: string, kubeconfig: string): Promise<PodView[]> {
   const pods = (await getJson<{ items: PodView[] }>(['get', 'pods'], { kubeconfig, namespace: ns })).items;
   say(`Pods in ${ns}:`);
   for (const p of pods) {
-    const ready = p.status.phase === 'Succeeded' ? 'Completed' : p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? 'Ready' : 'not Ready';
+    const ready =
+      p.status.phase === 'Succeeded'
+        ? 'Completed'
+        : p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          ? 'Ready'
+          : 'not Ready';
     say(`  ${p.metadata.name.padEnd(40)} ${ready.padEnd(10)} ${imagesOf(p).join(', ')}`);
   }
   say(`(kubectl: ${relative(process.cwd(), kubectlPath())} --kubeconfig ${kubeconfig} -n ${ns} get pods)`);

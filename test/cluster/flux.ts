@@ -47,17 +47,27 @@ const BUILD_LOCK_WAIT_MS = 60 * 60_000;
 /** Builds what is missing, under a lock so two test runs never build the same thing at once. */
 export async function ensureFluxBinaries(log: (line: string) => void = quiet): Promise<FluxPaths> {
   const paths = fluxPaths();
-  const present = () => [paths.sourceController, paths.kustomizeController, ...paths.crdDirs].every((p) => existsSync(p));
+  const present = () =>
+    [paths.sourceController, paths.kustomizeController, ...paths.crdDirs].every((p) => existsSync(p));
   if (present()) return paths;
   const release = await acquireLock('flux-build', log, BUILD_LOCK_WAIT_MS);
   try {
     if (present()) return paths; // built by whoever held the lock
-    log('Flux binaries or CRDs missing: running build-binaries.sh flux (slow the first time: Go 1.27 and every module are fetched and compiled)');
+    log(
+      'Flux binaries or CRDs missing: running build-binaries.sh flux (slow the first time: Go 1.27 and every module are fetched and compiled)',
+    );
     const began = Date.now();
-    const build = execa('bash', [buildScriptPath(), 'flux'], { env: { HELM_INSTALLER_CACHE: cacheRoot() }, all: true, buffer: false, reject: false });
-    for await (const line of build.iterable({ from: 'all' })) if (!String(line).startsWith('go: downloading')) log(String(line));
+    const build = execa('bash', [buildScriptPath(), 'flux'], {
+      env: { HELM_INSTALLER_CACHE: cacheRoot() },
+      all: true,
+      buffer: false,
+      reject: false,
+    });
+    for await (const line of build.iterable({ from: 'all' }))
+      if (!String(line).startsWith('go: downloading')) log(String(line));
     const result = await build;
-    if (result.exitCode !== 0) throw new Error(`build-binaries.sh flux failed (exit ${result.exitCode}); its output is above`);
+    if (result.exitCode !== 0)
+      throw new Error(`build-binaries.sh flux failed (exit ${result.exitCode}); its output is above`);
     if (!present()) throw new Error(`build-binaries.sh flux finished but something is missing in ${cacheRoot()}`);
     log(`Flux built in ${Math.round((Date.now() - began) / 1000)} s`);
     return paths;
@@ -97,10 +107,33 @@ export async function startFlux(opts: StartFluxOptions = {}): Promise<RunningFlu
   try {
     const ports = await freeLoopbackPorts(5);
     await mkdir(join(workDir, 'artifacts')); // source-controller wants its storage path to exist
-    const common = ['--enable-leader-election=false', '--watch-all-namespaces=true', `--log-level=${opts.logLevel ?? 'info'}`];
-    procs.push(await startController('source-controller', paths.sourceController, [...common, ...sourceArgs(ports, workDir)], logDir, kubeconfig));
-    procs.push(await startController('kustomize-controller', paths.kustomizeController, [...common, ...kustomizeArgs(ports)], logDir, kubeconfig));
-    const healthy = async () => (await Promise.all([ports[1], ports[4]].map((p) => httpStatus(`http://127.0.0.1:${p}/readyz`)))).every((s) => s === 200);
+    const common = [
+      '--enable-leader-election=false',
+      '--watch-all-namespaces=true',
+      `--log-level=${opts.logLevel ?? 'info'}`,
+    ];
+    procs.push(
+      await startController(
+        'source-controller',
+        paths.sourceController,
+        [...common, ...sourceArgs(ports, workDir)],
+        logDir,
+        kubeconfig,
+      ),
+    );
+    procs.push(
+      await startController(
+        'kustomize-controller',
+        paths.kustomizeController,
+        [...common, ...kustomizeArgs(ports)],
+        logDir,
+        kubeconfig,
+      ),
+    );
+    const healthy = async () =>
+      (await Promise.all([ports[1], ports[4]].map((p) => httpStatus(`http://127.0.0.1:${p}/readyz`)))).every(
+        (s) => s === 200,
+      );
     await waitAlive('Flux controllers', procs, healthy, 120_000);
     log(`Flux running (logs in ${logDir})`);
     return { logDir, stop };
@@ -114,19 +147,38 @@ export async function startFlux(opts: StartFluxOptions = {}): Promise<RunningFlu
 export const KUSTOMIZATION = 'kustomizations.kustomize.toolkit.fluxcd.io';
 
 /** Waits until every named Kustomization in `namespace` is Ready (at `revision`, when given); returns the seconds it took. */
-export async function kustomizationsReady(o: { kubeconfig: string; namespace: string; names: string[]; revision?: string; intervalMs?: number }): Promise<number> {
+export async function kustomizationsReady(o: {
+  kubeconfig: string;
+  namespace: string;
+  names: string[];
+  revision?: string;
+  intervalMs?: number;
+}): Promise<number> {
   const began = Date.now();
-  await waitFor(`Kustomizations ${o.names.join(', ')} Ready`, async () => {
-    const list = await getJson<{ items: { metadata: { name: string }; status?: { lastAppliedRevision?: string; conditions?: [] } }[] }>(['get', KUSTOMIZATION], { kubeconfig: o.kubeconfig, namespace: o.namespace });
-    const done = list.items.filter((k) => conditionOf(k, 'Ready')?.status === 'True' && (!o.revision || k.status?.lastAppliedRevision === o.revision));
-    return o.names.every((n) => done.some((k) => k.metadata.name === n)) ? true : undefined;
-  }, { timeoutMs: 360_000, intervalMs: o.intervalMs ?? 1000 });
+  await waitFor(
+    `Kustomizations ${o.names.join(', ')} Ready`,
+    async () => {
+      const list = await getJson<{
+        items: { metadata: { name: string }; status?: { lastAppliedRevision?: string; conditions?: [] } }[];
+      }>(['get', KUSTOMIZATION], { kubeconfig: o.kubeconfig, namespace: o.namespace });
+      const done = list.items.filter(
+        (k) =>
+          conditionOf(k, 'Ready')?.status === 'True' && (!o.revision || k.status?.lastAppliedRevision === o.revision),
+      );
+      return o.names.every((n) => done.some((k) => k.metadata.name === n)) ? true : undefined;
+    },
+    { timeoutMs: 360_000, intervalMs: o.intervalMs ?? 1000 },
+  );
   return (Date.now() - began) / 1000;
 }
 
 /** Every CRD the controllers serve, and the HelmRelease one, server-side so re-runs are no-ops. */
 async function installCrds(paths: FluxPaths, kubeconfig: string): Promise<void> {
-  const files = paths.crdDirs.flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f)));
+  const files = paths.crdDirs.flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => join(dir, f)),
+  );
   const args = files.flatMap((f) => ['-f', f]);
   await kubectl(['apply', '--server-side', '--force-conflicts', ...args], { kubeconfig });
   await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...args], { kubeconfig });
@@ -138,7 +190,13 @@ type Ports = number[];
  * One controller, its output in logDir/<name>.log. Flux's controllers take no --kubeconfig flag:
  * controller-runtime reads $KUBECONFIG. No leader election: one replica, and no Lease to clean up.
  */
-async function startController(name: string, bin: string, args: string[], logDir: string, kubeconfig: string): Promise<ComponentProcess> {
+async function startController(
+  name: string,
+  bin: string,
+  args: string[],
+  logDir: string,
+  kubeconfig: string,
+): Promise<ComponentProcess> {
   await mkdir(logDir, { recursive: true });
   const log = join(logDir, `${name}.log`);
   const fd = openSync(log, 'a');
@@ -159,8 +217,10 @@ async function startController(name: string, bin: string, args: string[], logDir
 // The artifact server is advertised on loopback, where kustomize-controller (also out of cluster) fetches from it.
 function sourceArgs(ports: Ports, workDir: string): string[] {
   return [
-    `--metrics-addr=127.0.0.1:${ports[0]}`, `--health-addr=127.0.0.1:${ports[1]}`,
-    `--storage-addr=127.0.0.1:${ports[2]}`, `--storage-adv-addr=127.0.0.1:${ports[2]}`,
+    `--metrics-addr=127.0.0.1:${ports[0]}`,
+    `--health-addr=127.0.0.1:${ports[1]}`,
+    `--storage-addr=127.0.0.1:${ports[2]}`,
+    `--storage-adv-addr=127.0.0.1:${ports[2]}`,
     `--storage-path=${join(workDir, 'artifacts')}`,
   ];
 }

@@ -65,7 +65,12 @@ function runCgi(backend: string, root: string, req: IncomingMessage, res: Server
   child.stdout.on('data', (chunk: Buffer) => {
     if (headersDone) return void res.write(chunk);
     head = Buffer.concat([head, chunk]);
-    const end = head.indexOf('\r\n\r\n') >= 0 ? head.indexOf('\r\n\r\n') + 4 : head.indexOf('\n\n') >= 0 ? head.indexOf('\n\n') + 2 : -1;
+    const end =
+      head.indexOf('\r\n\r\n') >= 0
+        ? head.indexOf('\r\n\r\n') + 4
+        : head.indexOf('\n\n') >= 0
+          ? head.indexOf('\n\n') + 2
+          : -1;
     if (end < 0) return;
     headersDone = true;
     writeHead(res, head.subarray(0, end).toString('latin1'));
@@ -75,7 +80,7 @@ function runCgi(backend: string, root: string, req: IncomingMessage, res: Server
     if (!headersDone) res.writeHead(502).end(`git http-backend exited ${code} before its headers`);
     else res.end();
   });
-  child.on('error', (error) => res.headersSent ? res.destroy(error) : res.writeHead(500).end(error.message));
+  child.on('error', (error) => (res.headersSent ? res.destroy(error) : res.writeHead(500).end(error.message)));
 }
 
 function writeHead(res: ServerResponse, text: string): void {

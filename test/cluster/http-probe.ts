@@ -6,7 +6,11 @@ import { request as httpsRequest } from 'node:https';
 import type { StatePaths } from './paths.js';
 
 /** The HTTP status of GET `url`, or 0 when nothing answers within `timeoutMs`. */
-export function httpStatus(url: string, tls?: Pick<StatePaths, 'caCert' | 'adminCert' | 'adminKey'>, timeoutMs = 2_000): Promise<number> {
+export function httpStatus(
+  url: string,
+  tls?: Pick<StatePaths, 'caCert' | 'adminCert' | 'adminKey'>,
+  timeoutMs = 2_000,
+): Promise<number> {
   return new Promise((resolve) => {
     const done = (status: number) => resolve(status);
     let options = {};
@@ -17,10 +21,14 @@ export function httpStatus(url: string, tls?: Pick<StatePaths, 'caCert' | 'admin
         return done(0);
       }
     }
-    const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { ...options, method: 'GET', timeout: timeoutMs }, (res) => {
-      res.resume();
-      done(res.statusCode ?? 0);
-    });
+    const req = (url.startsWith('https:') ? httpsRequest : httpRequest)(
+      url,
+      { ...options, method: 'GET', timeout: timeoutMs },
+      (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      },
+    );
     req.on('timeout', () => req.destroy());
     req.on('error', () => done(0));
     req.end();

@@ -42,7 +42,11 @@ export async function kubectl(args: string[], opts: KubectlOptions = {}): Promis
     timeout: opts.timeoutMs ?? 60_000,
     stripFinalNewline: false,
   });
-  const out: KubectlResult = { stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? ''), exitCode: result.exitCode ?? -1 };
+  const out: KubectlResult = {
+    stdout: String(result.stdout ?? ''),
+    stderr: String(result.stderr ?? ''),
+    exitCode: result.exitCode ?? -1,
+  };
   if (out.exitCode !== 0 && opts.reject !== false) {
     const why = result.timedOut ? 'timed out' : `exit ${out.exitCode}`;
     throw new Error(`kubectl ${argv.join(' ')}: ${why}\n${out.stderr.trim()}`);

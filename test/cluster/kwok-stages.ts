@@ -114,8 +114,12 @@ function adaptPodComplete(stageYaml: string, file: string): string {
   const expressions = doc.getIn(path, true);
   const items = isSeq(expressions) ? expressions.items : [];
   const ownerIndex = items.findIndex((item) => isMap(item) && item.get('key') === '.metadata.ownerReferences.[].kind');
-  if (ownerIndex < 0) throw new Error(`${file}: no ownerReferences selector to replace; has kwok's stage format changed?`);
-  doc.setIn([...path, ownerIndex], doc.createNode({ key: '.spec.restartPolicy', operator: 'In', values: ['Never', 'OnFailure'] }));
+  if (ownerIndex < 0)
+    throw new Error(`${file}: no ownerReferences selector to replace; has kwok's stage format changed?`);
+  doc.setIn(
+    [...path, ownerIndex],
+    doc.createNode({ key: '.spec.restartPolicy', operator: 'In', values: ['Never', 'OnFailure'] }),
+  );
   doc.addIn(path, { key: `.metadata.annotations["${KWOK_PHASE_ANNOTATION}"]`, operator: 'DoesNotExist' });
   return doc.toString();
 }

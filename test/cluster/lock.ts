@@ -58,7 +58,8 @@ export async function acquireLock(name: string, log: (line: string) => void, wai
         rmSync(lockDir, { recursive: true, force: true });
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`${lockDir} is held by another process; remove it if that process is gone`);
+      if (Date.now() > deadline)
+        throw new Error(`${lockDir} is held by another process; remove it if that process is gone`);
       if (!announced) log(`waiting for another process holding ${lockDir}`);
       announced = true;
       await sleep(500);

@@ -63,7 +63,11 @@ function scriptDefault(name: string): string {
 }
 
 export function pinnedVersions(): Versions {
-  return { kubernetes: scriptDefault('K8S_VERSION'), etcd: scriptDefault('ETCD_VERSION'), kwok: scriptDefault('KWOK_VERSION') };
+  return {
+    kubernetes: scriptDefault('K8S_VERSION'),
+    etcd: scriptDefault('ETCD_VERSION'),
+    kwok: scriptDefault('KWOK_VERSION'),
+  };
 }
 
 /** Flux's controllers and the helm-controller API module the HelmRelease CRD is generated from. */

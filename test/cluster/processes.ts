@@ -26,7 +26,12 @@ export interface PidsFile {
 }
 
 /** Starts `bin` in its own session with stdout/stderr appended to logs/<name>.log; survives our exit. */
-export async function startDetached(name: string, bin: string, args: string[], logDir: string): Promise<ComponentProcess> {
+export async function startDetached(
+  name: string,
+  bin: string,
+  args: string[],
+  logDir: string,
+): Promise<ComponentProcess> {
   await mkdir(logDir, { recursive: true });
   const log = join(logDir, `${name}.log`);
   const fd = openSync(log, 'a');
@@ -94,7 +99,12 @@ export async function writePids(path: string, pids: PidsFile): Promise<void> {
 }
 
 /** Polls `probe` (errors count as "not yet"), giving up at once, with the log tail, if one of `procs` dies. */
-export async function waitAlive(what: string, procs: ComponentProcess[], probe: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+export async function waitAlive(
+  what: string,
+  procs: ComponentProcess[],
+  probe: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -7,7 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, inject, test } from 'vitest';
-import { applyYaml, conditionOf, createNamespace, deleteNamespace, getJson, kubectl, waitFor, type KubectlOptions } from './kube.js';
+import {
+  applyYaml,
+  conditionOf,
+  createNamespace,
+  deleteNamespace,
+  getJson,
+  kubectl,
+  waitFor,
+  type KubectlOptions,
+} from './kube.js';
 import { binaryPaths, cacheRoot, pinnedVersions, repoRoot } from './paths.js';
 import { findProcesses, mountsUnder, REAL_NODE_KEY, REAL_NODE_NAME, realNodePlacement } from './real-node.js';
 import { pushStaticImage, staticBinary } from './static-image.js';
@@ -45,10 +54,16 @@ function pod(name: string, image: string, args: string[], port = apiServerPort):
 }
 
 async function terminated(name: string, o: KubectlOptions): Promise<any> {
-  return waitFor(`pod ${name} terminated`, async () => {
-    const p = await getJson(['get', 'pod', name], o);
-    return ['Succeeded', 'Failed'].includes(p.status?.phase) && p.status.containerStatuses?.[0]?.state?.terminated ? p : undefined;
-  }, { timeoutMs: 120_000 });
+  return waitFor(
+    `pod ${name} terminated`,
+    async () => {
+      const p = await getJson(['get', 'pod', name], o);
+      return ['Succeeded', 'Failed'].includes(p.status?.phase) && p.status.containerStatuses?.[0]?.state?.terminated
+        ? p
+        : undefined;
+    },
+    { timeoutMs: 120_000 },
+  );
 }
 
 describe.concurrent('the real node', () => {
@@ -60,7 +75,9 @@ describe.concurrent('the real node', () => {
     expect(node.metadata.annotations?.['kwok.x-k8s.io/node']).toBeUndefined();
   });
 
-  test('runs an image pushed to the loopback registry: logs, exit code and termination message reach the API', async ({ expect }) => {
+  test('runs an image pushed to the loopback registry: logs, exit code and termination message reach the API', async ({
+    expect,
+  }) => {
     const ns = { ...opts, namespace: await createNamespace('real-run', opts) };
     namespaces.push(ns.namespace!);
     const tag = randomBytes(4).toString('hex');
@@ -82,12 +99,26 @@ describe.concurrent('the real node', () => {
     namespaces.push(ns.namespace!);
     const missing = `${registry}/test/not-pushed:${randomBytes(4).toString('hex')}`;
     await applyYaml(pod('missing', missing, []), ns);
-    const waiting = await waitFor('ErrImagePull or ImagePullBackOff', async () => {
-      const p = await getJson(['get', 'pod', 'missing'], ns);
-      const w = p.status?.containerStatuses?.[0]?.state?.waiting;
-      return w && ['ErrImagePull', 'ImagePullBackOff'].includes(w.reason) ? w : undefined;
-    }, { timeoutMs: 90_000 });
-    const events = await kubectl(['get', 'events', '--field-selector', 'involvedObject.name=missing,reason=Failed', '-o', 'jsonpath={.items[*].message}'], ns);
+    const waiting = await waitFor(
+      'ErrImagePull or ImagePullBackOff',
+      async () => {
+        const p = await getJson(['get', 'pod', 'missing'], ns);
+        const w = p.status?.containerStatuses?.[0]?.state?.waiting;
+        return w && ['ErrImagePull', 'ImagePullBackOff'].includes(w.reason) ? w : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    const events = await kubectl(
+      [
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.name=missing,reason=Failed',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ],
+      ns,
+    );
     expect(events.stdout).toContain(`Failed to pull image "${missing}"`);
     expect(events.stdout).toMatch(/not found/);
     expect(['ErrImagePull', 'ImagePullBackOff']).toContain(waiting.reason);
@@ -104,7 +135,9 @@ function mountedFrom(pid: number, root: string): boolean {
 
 describe('cluster:down', () => {
   // A cluster of its own (own cache root, the shared binaries linked in), so the shared one stays.
-  test('stops a cluster whose real node ran a pod and leaves no process, container or mount behind', async ({ expect }) => {
+  test('stops a cluster whose real node ran a pod and leaves no process, container or mount behind', async ({
+    expect,
+  }) => {
     const root = mkdtempSync(join(tmpdir(), 'hi-down-'));
     try {
       const bins = binaryPaths(pinnedVersions());

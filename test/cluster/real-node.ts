@@ -74,14 +74,26 @@ export async function startRealNode(input: StartRealNodeInput): Promise<RealNode
   };
 
   await rm(paths.nodeDir, { recursive: true, force: true });
-  for (const dir of [paths.registryData, paths.containerdRoot, paths.containerdState, paths.cniConfDir, paths.kubeletRoot, paths.podLogs, paths.volumePlugins]) {
+  for (const dir of [
+    paths.registryData,
+    paths.containerdRoot,
+    paths.containerdState,
+    paths.cniConfDir,
+    paths.kubeletRoot,
+    paths.podLogs,
+    paths.volumePlugins,
+  ]) {
     await mkdir(dir, { recursive: true });
   }
 
   log(`starting the loopback registry on ${registry}`);
   await writeFile(paths.registryConfig, registryConfig(registry, paths.registryData));
   const reg = await start('registry', REGISTRY_BINARY, ['serve', paths.registryConfig]);
-  await waitAlive(`registry http://${registry}/v2/`, [reg], async () => (await httpStatus(`http://${registry}/v2/`)) === 200);
+  await waitAlive(
+    `registry http://${registry}/v2/`,
+    [reg],
+    async () => (await httpStatus(`http://${registry}/v2/`)) === 200,
+  );
 
   const pause = await pushStaticImage(registry, 'helm-installer/pause', 'local', await staticBinary(PAUSE_SOURCE));
   node.sandboxImage = pause.reference;
@@ -89,7 +101,11 @@ export async function startRealNode(input: StartRealNodeInput): Promise<RealNode
   log('starting containerd');
   await writeContainerdConfig(paths, registry, pause.reference);
   const containerd = await start('containerd', CONTAINERD, ['--config', paths.containerdConfig]);
-  await waitAlive('containerd socket', [reg, containerd], async () => (await execa(CTR, ['--address', paths.containerdSocket, 'version'], { reject: false })).exitCode === 0);
+  await waitAlive(
+    'containerd socket',
+    [reg, containerd],
+    async () => (await execa(CTR, ['--address', paths.containerdSocket, 'version'], { reject: false })).exitCode === 0,
+  );
 
   log(`starting the kubelet (node ${REAL_NODE_NAME}, tainted ${REAL_NODE_KEY}=true:NoSchedule)`);
   await writeFile(paths.kubeletConfig, kubeletConfig(paths, input.ports.kubelet));
@@ -102,11 +118,18 @@ export async function startRealNode(input: StartRealNodeInput): Promise<RealNode
     `--node-labels=${REAL_NODE_KEY}=true`,
     '--v=1',
   ]);
-  await waitAlive(`node ${REAL_NODE_NAME} Ready`, [reg, containerd, kubelet], async () => {
-    const n = await getJson(['get', 'node', REAL_NODE_NAME], { kubeconfig: input.kubeconfig });
-    return conditionOf(n, 'Ready')?.status === 'True'
-      && (n.spec?.taints ?? []).some((t: { key: string }) => t.key === REAL_NODE_KEY);
-  }, 120_000);
+  await waitAlive(
+    `node ${REAL_NODE_NAME} Ready`,
+    [reg, containerd, kubelet],
+    async () => {
+      const n = await getJson(['get', 'node', REAL_NODE_NAME], { kubeconfig: input.kubeconfig });
+      return (
+        conditionOf(n, 'Ready')?.status === 'True' &&
+        (n.spec?.taints ?? []).some((t: { key: string }) => t.key === REAL_NODE_KEY)
+      );
+    },
+    120_000,
+  );
   return node;
 }
 
@@ -128,10 +151,15 @@ export async function realNodeHealthy(node: RealNodeRecord | undefined, kubeconf
  * node dir and removes the kubelet's log links that point into it. Safe to call on a half-started
  * or already stopped node, and with no record at all (it then cleans by path).
  */
-export async function stopRealNode(paths: RealNodePaths, node: RealNodeRecord | undefined, log: (line: string) => void): Promise<void> {
+export async function stopRealNode(
+  paths: RealNodePaths,
+  node: RealNodeRecord | undefined,
+  log: (line: string) => void,
+): Promise<void> {
   const byName = (name: string) => node?.components.filter((c) => c.name === name) ?? [];
   await stopProcesses(byName('kubelet'));
-  if (existsSync(paths.containerdSocket) && byName('containerd').some(isRunning)) await removeContainers(paths.containerdSocket);
+  if (existsSync(paths.containerdSocket) && byName('containerd').some(isRunning))
+    await removeContainers(paths.containerdSocket);
   await forceDeleteRunc(paths.runcRoot);
   await stopProcesses(byName('containerd'));
   await killShims(paths.containerdSocket, log);
@@ -199,7 +227,9 @@ export function findProcesses(match: (argv: string[]) => boolean): number[] {
 /** Mount points at or under `dir` (from /proc/self/mountinfo), deepest first. */
 export function mountsUnder(dir: string): string[] {
   const unescape = (s: string) => s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  const points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean)
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter(Boolean)
     .map((line) => unescape(line.split(' ')[4] ?? ''))
     .filter((p) => p === dir || p.startsWith(`${dir}/`));
   return [...new Set(points)].sort((a, b) => b.length - a.length);
@@ -244,14 +274,24 @@ async function writeContainerdConfig(paths: RealNodePaths, registry: string, san
   // Plain HTTP to the loopback registry, the way an airgapped node trusts its local registry.
   const hostDir = join(paths.registryHosts, registry);
   await mkdir(hostDir, { recursive: true });
-  await writeFile(join(hostDir, 'hosts.toml'), `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve", "push"]\n`);
+  await writeFile(
+    join(hostDir, 'hosts.toml'),
+    `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve", "push"]\n`,
+  );
   // NetworkReady needs a CNI config even though every pod here uses the host network; a
   // loopback-only network makes a pod without hostNetwork fail clearly instead.
-  await writeFile(join(paths.cniConfDir, '10-loopback.conflist'), JSON.stringify({
-    cniVersion: '1.0.0', name: 'helm-installer-loopback', plugins: [{ type: 'loopback' }],
-  }));
+  await writeFile(
+    join(paths.cniConfDir, '10-loopback.conflist'),
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'helm-installer-loopback',
+      plugins: [{ type: 'loopback' }],
+    }),
+  );
   const q = JSON.stringify;
-  await writeFile(paths.containerdConfig, `version = 2
+  await writeFile(
+    paths.containerdConfig,
+    `version = 2
 root = ${q(paths.containerdRoot)}
 state = ${q(paths.containerdState)}
 disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
@@ -280,7 +320,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         Root = ${q(paths.runcRoot)}
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = ${q(paths.registryHosts)}
-`);
+`,
+  );
 }
 
 function kubeletConfig(paths: RealNodePaths, port: number): string {
@@ -309,10 +350,14 @@ function kubeletConfig(paths: RealNodePaths, port: number): string {
     serializeImagePulls: false,
     maxPods: 30,
     // A shared build machine's disk is whatever it is: no evictions, no image GC of test images.
-    evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+    evictionHard: {
+      'memory.available': '1Mi',
+      'nodefs.available': '1%',
+      'imagefs.available': '1%',
+      'nodefs.inodesFree': '1%',
+    },
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
     protectKernelDefaults: false,
   });
 }
-

@@ -44,7 +44,10 @@ export async function staticBinary(source: string): Promise<string> {
     await execa('gcc', ['-static', '-Os', '-s', '-o', tmp, src]);
   } catch (error) {
     const cause = error as { code?: string; stderr?: string };
-    if (cause.code === 'ENOENT') throw new Error('gcc not found: install Debian packages `gcc` and `libc6-dev` (static programs for the real node)');
+    if (cause.code === 'ENOENT')
+      throw new Error(
+        'gcc not found: install Debian packages `gcc` and `libc6-dev` (static programs for the real node)',
+      );
     throw new Error(`gcc -static failed: ${cause.stderr ?? String(error)}`);
   }
   // Atomic: a worker that finished first left the same binary, which this one replaces.
@@ -65,7 +68,13 @@ export interface StaticImage {
  * Pushes a one-layer image holding `binary` as /<name> (its entrypoint) to a plain-HTTP registry.
  * `registryHost` is `127.0.0.1:PORT`.
  */
-export async function pushStaticImage(registryHost: string, name: string, tag: string, binary: string, args: string[] = []): Promise<StaticImage> {
+export async function pushStaticImage(
+  registryHost: string,
+  name: string,
+  tag: string,
+  binary: string,
+  args: string[] = [],
+): Promise<StaticImage> {
   const work = await mkdtemp(join(tmpdir(), 'static-image-'));
   try {
     const file = name.split('/').pop()!;
@@ -73,25 +82,40 @@ export async function pushStaticImage(registryHost: string, name: string, tag: s
     // Uncompressed layer: its digest is its diff id, and containerd takes it as it is.
     const layer = await new Promise<Buffer>((resolve, reject) => {
       const chunks: Buffer[] = [];
-      tar.create({ cwd: work, portable: true, noMtime: true }, [file])
+      tar
+        .create({ cwd: work, portable: true, noMtime: true }, [file])
         .on('data', (c: Buffer) => chunks.push(c))
         .on('end', () => resolve(Buffer.concat(chunks)))
         .on('error', reject);
     });
-    const config = Buffer.from(JSON.stringify({
-      architecture: 'amd64',
-      os: 'linux',
-      config: { Entrypoint: [`/${file}`], Cmd: args },
-      rootfs: { type: 'layers', diff_ids: [sha256(layer)] },
-    }));
+    const config = Buffer.from(
+      JSON.stringify({
+        architecture: 'amd64',
+        os: 'linux',
+        config: { Entrypoint: [`/${file}`], Cmd: args },
+        rootfs: { type: 'layers', diff_ids: [sha256(layer)] },
+      }),
+    );
     const base = `http://${registryHost}`;
     const upload = async (blob: Buffer) => {
-      const started = await httpRequest({ url: new URL(`/v2/${name}/blobs/uploads/`, base), method: 'POST', timeoutMs: 10_000 });
-      if (started.status !== 202) throw new Error(`registry ${registryHost}: blob upload refused (HTTP ${started.status})`);
+      const started = await httpRequest({
+        url: new URL(`/v2/${name}/blobs/uploads/`, base),
+        method: 'POST',
+        timeoutMs: 10_000,
+      });
+      if (started.status !== 202)
+        throw new Error(`registry ${registryHost}: blob upload refused (HTTP ${started.status})`);
       const location = new URL(String(started.headers.location), base);
       location.searchParams.set('digest', sha256(blob));
-      const put = await httpRequest({ url: location, method: 'PUT', headers: { 'Content-Type': 'application/octet-stream' }, body: blob, timeoutMs: 30_000 });
-      if (put.status !== 201) throw new Error(`registry ${registryHost}: blob PUT HTTP ${put.status} ${put.body.toString()}`);
+      const put = await httpRequest({
+        url: location,
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/octet-stream' },
+        body: blob,
+        timeoutMs: 30_000,
+      });
+      if (put.status !== 201)
+        throw new Error(`registry ${registryHost}: blob PUT HTTP ${put.status} ${put.body.toString()}`);
     };
     await upload(layer);
     await upload(config);
@@ -108,7 +132,8 @@ export async function pushStaticImage(registryHost: string, name: string, tag: s
       body: manifest,
       timeoutMs: 10_000,
     });
-    if (put.status !== 201) throw new Error(`registry ${registryHost}: manifest PUT HTTP ${put.status} ${put.body.toString()}`);
+    if (put.status !== 201)
+      throw new Error(`registry ${registryHost}: manifest PUT HTTP ${put.status} ${put.body.toString()}`);
     return { reference: `${registryHost}/${name}:${tag}`, digest: sha256(manifest) };
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -30,13 +30,23 @@ export async function ensureTroubleshootBinaries(log: (line: string) => void = q
   const release = await acquireLock('troubleshoot-build', log, BUILD_LOCK_WAIT_MS);
   try {
     if (present()) return paths;
-    log('preflight or support-bundle missing: running build-binaries.sh troubleshoot (slow the first time: 244 modules fetched and compiled)');
+    log(
+      'preflight or support-bundle missing: running build-binaries.sh troubleshoot (slow the first time: 244 modules fetched and compiled)',
+    );
     const began = Date.now();
-    const build = execa('bash', [buildScriptPath(), 'troubleshoot'], { env: { HELM_INSTALLER_CACHE: cacheRoot() }, all: true, buffer: false, reject: false });
-    for await (const line of build.iterable({ from: 'all' })) if (!String(line).startsWith('go: downloading')) log(String(line));
+    const build = execa('bash', [buildScriptPath(), 'troubleshoot'], {
+      env: { HELM_INSTALLER_CACHE: cacheRoot() },
+      all: true,
+      buffer: false,
+      reject: false,
+    });
+    for await (const line of build.iterable({ from: 'all' }))
+      if (!String(line).startsWith('go: downloading')) log(String(line));
     const result = await build;
-    if (result.exitCode !== 0) throw new Error(`build-binaries.sh troubleshoot failed (exit ${result.exitCode}); its output is above`);
-    if (!present()) throw new Error(`build-binaries.sh troubleshoot finished but a binary is missing in ${cacheRoot()}/bin`);
+    if (result.exitCode !== 0)
+      throw new Error(`build-binaries.sh troubleshoot failed (exit ${result.exitCode}); its output is above`);
+    if (!present())
+      throw new Error(`build-binaries.sh troubleshoot finished but a binary is missing in ${cacheRoot()}/bin`);
     log(`Troubleshoot built in ${Math.round((Date.now() - began) / 1000)} s`);
     return paths;
   } finally {
@@ -57,9 +67,18 @@ export interface PreflightResult {
 /** `preflight --format json`: exit 0 all pass, 3 a failure, 4 warnings only. */
 export async function runPreflight(binary: string, specFile: string, kubeconfig: string): Promise<PreflightResult> {
   // preflight leaves a preflightbundle-<time>.tar.gz in its working directory: the spec's folder, a temporary one.
-  const r = await execa(binary, [...QUIET_FLAGS, '--format', 'json', specFile], { env: { KUBECONFIG: kubeconfig }, reject: false, cwd: dirname(specFile) });
-  const parsed = JSON.parse(r.stdout || '{}') as Record<'pass' | 'warn' | 'fail', { title: string; message: string; strict?: boolean }[] | undefined>;
-  const results = (['pass', 'warn', 'fail'] as const).flatMap((outcome) => (parsed[outcome] ?? []).map((x) => ({ ...x, outcome })));
+  const r = await execa(binary, [...QUIET_FLAGS, '--format', 'json', specFile], {
+    env: { KUBECONFIG: kubeconfig },
+    reject: false,
+    cwd: dirname(specFile),
+  });
+  const parsed = JSON.parse(r.stdout || '{}') as Record<
+    'pass' | 'warn' | 'fail',
+    { title: string; message: string; strict?: boolean }[] | undefined
+  >;
+  const results = (['pass', 'warn', 'fail'] as const).flatMap((outcome) =>
+    (parsed[outcome] ?? []).map((x) => ({ ...x, outcome })),
+  );
   return { exitCode: r.exitCode ?? 1, results, stderr: r.stderr };
 }
 
@@ -73,10 +92,26 @@ export interface SupportBundleResult {
 }
 
 /** `support-bundle` into `outDir`: collected, redacted, analyzed; its analysis is JSON on stdout. */
-export async function runSupportBundle(binary: string, specFile: string, kubeconfig: string, outDir: string): Promise<SupportBundleResult> {
-  const r = await execa(binary, [...QUIET_FLAGS, '--output', join(outDir, 'bundle'), specFile], { env: { KUBECONFIG: kubeconfig }, reject: false, cwd: outDir });
+export async function runSupportBundle(
+  binary: string,
+  specFile: string,
+  kubeconfig: string,
+  outDir: string,
+): Promise<SupportBundleResult> {
+  const r = await execa(binary, [...QUIET_FLAGS, '--output', join(outDir, 'bundle'), specFile], {
+    env: { KUBECONFIG: kubeconfig },
+    reject: false,
+    cwd: outDir,
+  });
   const start = r.stdout.indexOf('{');
-  const parsed = JSON.parse(start >= 0 ? r.stdout.slice(start) : '{}') as { analyzerResults?: { insight?: { primary?: string; detail?: string }; severity?: string }[]; archivePath?: string };
-  const results = (parsed.analyzerResults ?? []).map((x) => ({ title: x.insight?.primary ?? '', message: x.insight?.detail ?? '', severity: x.severity ?? '' }));
+  const parsed = JSON.parse(start >= 0 ? r.stdout.slice(start) : '{}') as {
+    analyzerResults?: { insight?: { primary?: string; detail?: string }; severity?: string }[];
+    archivePath?: string;
+  };
+  const results = (parsed.analyzerResults ?? []).map((x) => ({
+    title: x.insight?.primary ?? '',
+    message: x.insight?.detail ?? '',
+    severity: x.severity ?? '',
+  }));
   return { exitCode: r.exitCode ?? 1, results, archive: parsed.archivePath ?? '', stderr: r.stderr };
 }

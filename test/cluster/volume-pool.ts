@@ -39,7 +39,9 @@ interface PoolVolume {
 
 /** Creates pool volumes until PV_POOL_SIZE are unclaimed; returns how many it created. */
 export async function topUpVolumePool(kubeconfig: string): Promise<number> {
-  const { items } = await getJson<{ items: PoolVolume[] }>(['get', 'pv', '-l', `${PV_POOL_LABEL}=true`], { kubeconfig });
+  const { items } = await getJson<{ items: PoolVolume[] }>(['get', 'pv', '-l', `${PV_POOL_LABEL}=true`], {
+    kubeconfig,
+  });
   const free = items.filter((pv) => !pv.spec.claimRef && pv.status?.phase !== 'Failed').length;
   const missing = PV_POOL_SIZE - free;
   if (missing <= 0) return 0;

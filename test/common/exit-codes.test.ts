@@ -77,7 +77,10 @@ describe.each(['manifests/installer.yaml', 'kots/installer-job.yaml'])('%s podFa
 
 describe("README's exit-code table", () => {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Exit codes'), readme.indexOf('\n## ', readme.indexOf('## Exit codes') + 1));
+  const section = readme.slice(
+    readme.indexOf('## Exit codes'),
+    readme.indexOf('\n## ', readme.indexOf('## Exit codes') + 1),
+  );
   const rows = section
     .split('\n')
     .filter((line) => /^\| \d+ \|/.test(line))

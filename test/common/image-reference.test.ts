@@ -28,13 +28,31 @@ const valid: [string, string, string, string | undefined, string | undefined][] 
   ['docker.io/bitnami/postgresql:16', 'docker.io', 'bitnami/postgresql', '16', undefined],
   ['grafana/grafana:7.3.5', 'docker.io', 'grafana/grafana', '7.3.5', undefined],
   ['quay.io/prometheus/node-exporter:v1.8.2', 'quay.io', 'prometheus/node-exporter', 'v1.8.2', undefined],
-  ['quay.io/jetstack/cert-manager-controller:v1.15.3', 'quay.io', 'jetstack/cert-manager-controller', 'v1.15.3', undefined],
-  ['registry.k8s.io/ingress-nginx/controller:v1.11.2@' + D, 'registry.k8s.io', 'ingress-nginx/controller', 'v1.11.2', D],
+  [
+    'quay.io/jetstack/cert-manager-controller:v1.15.3',
+    'quay.io',
+    'jetstack/cert-manager-controller',
+    'v1.15.3',
+    undefined,
+  ],
+  [
+    'registry.k8s.io/ingress-nginx/controller:v1.11.2@' + D,
+    'registry.k8s.io',
+    'ingress-nginx/controller',
+    'v1.11.2',
+    D,
+  ],
   ['registry.k8s.io/pause:3.9', 'registry.k8s.io', 'pause', '3.9', undefined],
   ['gcr.io/distroless/static-debian12:nonroot', 'gcr.io', 'distroless/static-debian12', 'nonroot', undefined],
   ['ghcr.io/fluxcd/helm-controller:v1.0.1', 'ghcr.io', 'fluxcd/helm-controller', 'v1.0.1', undefined],
   ['public.ecr.aws/docker/library/busybox:1.36', 'public.ecr.aws', 'docker/library/busybox', '1.36', undefined],
-  ['123456789012.dkr.ecr.us-east-1.amazonaws.com/team/app:2024.05.01', '123456789012.dkr.ecr.us-east-1.amazonaws.com', 'team/app', '2024.05.01', undefined],
+  [
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com/team/app:2024.05.01',
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com',
+    'team/app',
+    '2024.05.01',
+    undefined,
+  ],
   ['mcr.microsoft.com/dotnet/aspnet:8.0', 'mcr.microsoft.com', 'dotnet/aspnet', '8.0', undefined],
   ['localhost/myimage', 'localhost', 'myimage', 'latest', undefined],
   ['localhost:5000/myimage:dev', 'localhost:5000', 'myimage', 'dev', undefined],
@@ -52,7 +70,13 @@ const valid: [string, string, string, string | undefined, string | undefined][] 
   ['localhost:5000', 'docker.io', 'library/localhost', '5000', undefined], // no slash: "5000" is a tag
   ['Registry.Example.com/ns/app:TAG_Upper', 'registry.example.com', 'ns/app', 'TAG_Upper', undefined],
   ['example.com/app:' + 'v'.repeat(128), 'example.com', 'app', 'v'.repeat(128), undefined],
-  ['docker.io/library/redis:7@sha512:' + 'b'.repeat(128), 'docker.io', 'library/redis', '7', 'sha512:' + 'b'.repeat(128)],
+  [
+    'docker.io/library/redis:7@sha512:' + 'b'.repeat(128),
+    'docker.io',
+    'library/redis',
+    '7',
+    'sha512:' + 'b'.repeat(128),
+  ],
 ];
 
 const invalid: [string, RegExp][] = [
@@ -114,7 +138,13 @@ describe('parseImageReference', () => {
   });
 
   it('normalises equivalent spellings to one string', () => {
-    const spellings = ['redis', 'redis:latest', 'library/redis', 'docker.io/redis', 'index.docker.io/library/redis:latest'];
+    const spellings = [
+      'redis',
+      'redis:latest',
+      'library/redis',
+      'docker.io/redis',
+      'index.docker.io/library/redis:latest',
+    ];
     expect(new Set(spellings.map((s) => parseImageReference(s).normalized))).toEqual(
       new Set(['docker.io/library/redis:latest']),
     );
@@ -173,9 +203,10 @@ describe('rewriteImageReference', () => {
   it('renames a longer path on the local registry: KOTS only ever pushes <address>/<one component>', () => {
     expect(rewriteImageReference('registry.local:5000/other/redis:7', root)).toBe('registry.local:5000/redis:7');
     expect(rewriteImageReference('registry.local:5000/other/redis:7', local)).toBe('registry.local:5000/app/redis:7');
-    expect(rewriteImageReference('registry.local:5000/app/bitnami/redis:7', local)).toBe('registry.local:5000/app/redis:7');
+    expect(rewriteImageReference('registry.local:5000/app/bitnami/redis:7', local)).toBe(
+      'registry.local:5000/app/redis:7',
+    );
   });
-
 });
 
 describe('planImageRewrites', () => {

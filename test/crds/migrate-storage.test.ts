@@ -57,7 +57,9 @@ describe('migrateStorage', () => {
   });
 
   it('a dry run that prunes a field: nothing written, the objects and fields returned', async () => {
-    const { client, calls } = fakeClient((o) => (o.metadata as { name: string }).name === 'b' ? { ...o, spec: { size: 'm' } } : o);
+    const { client, calls } = fakeClient((o) =>
+      (o.metadata as { name: string }).name === 'b' ? { ...o, spec: { size: 'm' } } : o,
+    );
     expect(await migrateStorage(client, crd, m)).toEqual({ pruned: [{ object: 'y/b', fields: ['spec.color'] }] });
     expect(calls.filter((c) => !c.startsWith('dry-run') && !c.startsWith('list'))).toEqual([]);
   });
@@ -69,7 +71,13 @@ describe('surveyMigration', () => {
     const desired = widgetCrd(group, [{ name: 'v1', storage: true, fields: ['size'] }]);
     const { client, calls } = fakeClient((o) => o);
     const survey = await surveyMigration(client, live, desired, m);
-    expect(survey).toEqual({ objects: 2, pruned: [{ object: 'x/a', fields: ['spec.color'] }, { object: 'y/b', fields: ['spec.color'] }] });
+    expect(survey).toEqual({
+      objects: 2,
+      pruned: [
+        { object: 'x/a', fields: ['spec.color'] },
+        { object: 'y/b', fields: ['spec.color'] },
+      ],
+    });
     expect(calls).toEqual([`list /apis/${group}/v1alpha1/widgets`]);
     expect(prunedRefusal({ name: `widgets.${group}`, source: 'op/crds/w.yaml' }, m, survey.pruned, 'shop')).toBe(
       `CRD widgets.${group} (op/crds/w.yaml): the new chart drops version v1alpha1, in which objects are still stored, and its storage version v1 has no place for fields these objects hold: ` +

@@ -7,7 +7,8 @@ import { ignoredPaths, parseIgnoreRules, ruleApplies } from '../../src/drift/ign
 
 const env = { option: '--drift-ignore', env: 'HELM_INSTALLER_DRIFT_IGNORE' };
 const file = { option: '--drift-ignore-file', env: 'HELM_INSTALLER_DRIFT_IGNORE_FILE', file: '/cfg/ignore.yaml' };
-const TEXT_HINT = 'In --drift-ignore (HELM_INSTALLER_DRIFT_IGNORE), write [Kind[/name]:]/json/pointer[,/other/pointer], rules separated by ";", e.g. "Deployment/web:/spec/replicas".';
+const TEXT_HINT =
+  'In --drift-ignore (HELM_INSTALLER_DRIFT_IGNORE), write [Kind[/name]:]/json/pointer[,/other/pointer], rules separated by ";", e.g. "Deployment/web:/spec/replicas".';
 
 function failure(text: string, origin: typeof env | typeof file): UsageError {
   try {
@@ -23,8 +24,13 @@ function failure(text: string, origin: typeof env | typeof file): UsageError {
 describe('parseIgnoreRules, the option and env form', () => {
   it('reads paths, targets, several rules and blank ones', () => {
     expect(parseIgnoreRules('/spec/replicas', env)).toEqual([{ paths: ['/spec/replicas'] }]);
-    expect(parseIgnoreRules(' Deployment/web:/spec/replicas, /metadata/annotations/example.com~1x ;\n/a ; ', env)).toEqual([
-      { paths: ['/spec/replicas', '/metadata/annotations/example.com~1x'], target: { kind: 'Deployment', name: 'web' } },
+    expect(
+      parseIgnoreRules(' Deployment/web:/spec/replicas, /metadata/annotations/example.com~1x ;\n/a ; ', env),
+    ).toEqual([
+      {
+        paths: ['/spec/replicas', '/metadata/annotations/example.com~1x'],
+        target: { kind: 'Deployment', name: 'web' },
+      },
       { paths: ['/a'] },
     ]);
     expect(parseIgnoreRules('ConfigMap:/data; Deployment/shop/web:/spec/replicas; */web:/x', env)).toEqual([
@@ -38,9 +44,18 @@ describe('parseIgnoreRules, the option and env form', () => {
   it('refuses malformed rules, naming the option and the env var', () => {
     const cases: [string, string][] = [
       ['Deployment/web', 'invalid drift ignore rule "Deployment/web": no path (a path starts with "/")'],
-      ['Deployment/web:spec/replicas', 'invalid drift ignore rule "Deployment/web:spec/replicas": path "spec/replicas" is not a JSON pointer (it starts with "/", e.g. /spec/replicas)'],
-      ['Deploy-ment/web:/a', 'invalid drift ignore rule "Deploy-ment/web:/a": "Deploy-ment" is not a kind (e.g. Deployment, or * for any)'],
-      ['Deployment/Web:/a', 'invalid drift ignore rule "Deployment/Web:/a": "Web" is not a name (lowercase letters, digits, "-" and ".", or * for any)'],
+      [
+        'Deployment/web:spec/replicas',
+        'invalid drift ignore rule "Deployment/web:spec/replicas": path "spec/replicas" is not a JSON pointer (it starts with "/", e.g. /spec/replicas)',
+      ],
+      [
+        'Deploy-ment/web:/a',
+        'invalid drift ignore rule "Deploy-ment/web:/a": "Deploy-ment" is not a kind (e.g. Deployment, or * for any)',
+      ],
+      [
+        'Deployment/Web:/a',
+        'invalid drift ignore rule "Deployment/Web:/a": "Web" is not a name (lowercase letters, digits, "-" and ".", or * for any)',
+      ],
       ['a/b/c/d:/x', 'invalid drift ignore rule "a/b/c/d:/x": target "a/b/c/d" has more than Kind/namespace/name'],
       ['/a~2b', 'invalid drift ignore rule "/a~2b": path "/a~2b" has a "~" that is not ~0 ("~") or ~1 ("/")'],
       ['/', 'invalid drift ignore rule "/": path "/" names no field'],
@@ -56,7 +71,13 @@ describe('parseIgnoreRules, the option and env form', () => {
 
 describe('parseIgnoreRules, the YAML file form', () => {
   it('reads a list of rules; an empty file is none', () => {
-    const text = ['- paths: [/spec/replicas]', '  target: {kind: Deployment, name: web}', '- paths:', '    - /metadata/annotations/example.com~1note', ''].join('\n');
+    const text = [
+      '- paths: [/spec/replicas]',
+      '  target: {kind: Deployment, name: web}',
+      '- paths:',
+      '    - /metadata/annotations/example.com~1note',
+      '',
+    ].join('\n');
     expect(parseIgnoreRules(text, file)).toEqual([
       { paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } },
       { paths: ['/metadata/annotations/example.com~1note'] },
@@ -69,7 +90,11 @@ describe('parseIgnoreRules, the YAML file form', () => {
     const cases: [string, number, string][] = [
       ['- paths: [/a]\n- path: [/b]\n', 2, 'unknown key "path" in a rule (it has "paths" and "target")'],
       ['- paths: [spec]\n', 1, 'path "spec" is not a JSON pointer (it starts with "/", e.g. /spec/replicas)'],
-      ['- paths: [/a]\n  target: {kind: Deployment, nam: x}\n', 2, 'unknown key "nam" in "target" (it has kind, name and namespace)'],
+      [
+        '- paths: [/a]\n  target: {kind: Deployment, nam: x}\n',
+        2,
+        'unknown key "nam" in "target" (it has kind, name and namespace)',
+      ],
       ['a: b\n', 1, 'the file is not a list of rules'],
       ['- paths: []\n', 1, 'a rule needs "paths", a list of JSON pointers'],
       ['- target: {kind: X}\n  paths:\n    - /ok\n    - 3\n', 4, 'each path is a string JSON pointer'],
@@ -77,11 +102,15 @@ describe('parseIgnoreRules, the YAML file form', () => {
     ];
     for (const [text, line, why] of cases) {
       const error = failure(text, file);
-      expect(error.message).toBe(`--drift-ignore-file (HELM_INSTALLER_DRIFT_IGNORE_FILE): /cfg/ignore.yaml line ${line}: ${why}`);
+      expect(error.message).toBe(
+        `--drift-ignore-file (HELM_INSTALLER_DRIFT_IGNORE_FILE): /cfg/ignore.yaml line ${line}: ${why}`,
+      );
       expect(error.file).toBe('/cfg/ignore.yaml');
       expect(error.line).toBe(line);
     }
-    expect(failure('- paths: [/a\n', file).message).toMatch(/^--drift-ignore-file \(HELM_INSTALLER_DRIFT_IGNORE_FILE\): \/cfg\/ignore.yaml line 2: not valid YAML: /);
+    expect(failure('- paths: [/a\n', file).message).toMatch(
+      /^--drift-ignore-file \(HELM_INSTALLER_DRIFT_IGNORE_FILE\): \/cfg\/ignore.yaml line 2: not valid YAML: /,
+    );
   });
 });
 

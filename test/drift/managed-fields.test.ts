@@ -22,7 +22,11 @@ const live = {
             'f:template': {
               'f:spec': {
                 'f:containers': {
-                  'k:{"name":"web"}': { '.': {}, 'f:name': {}, 'f:env': { 'k:{"name":"MODE"}': { '.': {}, 'f:name': {}, 'f:value': {} } } },
+                  'k:{"name":"web"}': {
+                    '.': {},
+                    'f:name': {},
+                    'f:env': { 'k:{"name":"MODE"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+                  },
                   'k:{"name":"sidecar"}': { '.': {}, 'f:name': {}, 'f:image': {}, 'f:args': {} },
                 },
               },
@@ -35,7 +39,9 @@ const live = {
         operation: 'Update',
         time: '2026-11-24T10:05:00Z',
         fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } } },
+        fieldsV1: {
+          'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } },
+        },
       },
       {
         manager: 'kubectl',
@@ -57,7 +63,15 @@ const live = {
         operation: 'Update',
         time: '2026-11-24T10:08:00Z',
         fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:env': { 'k:{"name":"MODE"}': { 'f:value': {} } } } } } } } },
+        fieldsV1: {
+          'f:spec': {
+            'f:template': {
+              'f:spec': {
+                'f:containers': { 'k:{"name":"web"}': { 'f:env': { 'k:{"name":"MODE"}': { 'f:value': {} } } } },
+              },
+            },
+          },
+        },
       },
     ],
   },
@@ -97,7 +111,12 @@ describe('fieldManager', () => {
       metadata: {
         managedFields: [
           { manager: 'helm', operation: 'Update', time: '2026-11-27T07:52:08Z', fieldsV1: { 'f:data': {} } },
-          { manager: 'kubectl-patch', operation: 'Update', time: '2026-11-27T07:52:08Z', fieldsV1: { 'f:data': { 'f:region': {} } } },
+          {
+            manager: 'kubectl-patch',
+            operation: 'Update',
+            time: '2026-11-27T07:52:08Z',
+            fieldsV1: { 'f:data': { 'f:region': {} } },
+          },
         ],
       },
     };
@@ -111,8 +130,12 @@ describe('fieldManager', () => {
     expect(fieldManager({ metadata: {} }, ['spec'])).toBeUndefined();
   });
   it('matches k:, v: and i: item keys', () => {
-    expect(itemMatches('k:{"containerPort":80,"protocol":"TCP"}', { containerPort: 80, protocol: 'TCP', name: 'http' }, 3)).toBe(true);
-    expect(itemMatches('k:{"containerPort":80,"protocol":"TCP"}', { containerPort: 80, protocol: 'UDP' }, 3)).toBe(false);
+    expect(
+      itemMatches('k:{"containerPort":80,"protocol":"TCP"}', { containerPort: 80, protocol: 'TCP', name: 'http' }, 3),
+    ).toBe(true);
+    expect(itemMatches('k:{"containerPort":80,"protocol":"TCP"}', { containerPort: 80, protocol: 'UDP' }, 3)).toBe(
+      false,
+    );
     expect(itemMatches('v:"example.com/finalizer"', 'example.com/finalizer', 0)).toBe(true);
     expect(itemMatches('v:"a"', 'b', 0)).toBe(false);
     expect(itemMatches('i:2', 'anything', 2)).toBe(true);

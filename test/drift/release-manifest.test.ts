@@ -51,13 +51,21 @@ items:
 const resources: ResourceIndex = new Map([
   ['v1:ConfigMap', { group: '', resource: 'configmaps', namespaced: true }],
   ['v1:ServiceAccount', { group: '', resource: 'serviceaccounts', namespaced: true }],
-  ['rbac.authorization.k8s.io/v1:ClusterRole', { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespaced: false }],
+  [
+    'rbac.authorization.k8s.io/v1:ClusterRole',
+    { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespaced: false },
+  ],
 ]);
 
 describe('the manifest as helm applied it', () => {
   it('parses every object, Lists flattened, empty documents skipped, timestamps kept as text', () => {
     const objects = manifestObjects(manifest);
-    expect(objects.map((o) => `${o.kind}/${(o.metadata as { name: string }).name}`)).toEqual(['ConfigMap/settings', 'ConfigMap/remote', 'ClusterRole/shop-reader', 'ServiceAccount/worker']);
+    expect(objects.map((o) => `${o.kind}/${(o.metadata as { name: string }).name}`)).toEqual([
+      'ConfigMap/settings',
+      'ConfigMap/remote',
+      'ClusterRole/shop-reader',
+      'ServiceAccount/worker',
+    ]);
     expect((objects[0] as { data: unknown }).data).toEqual({ since: '2026-11-24', enabled: 'true' });
   });
 
@@ -79,33 +87,68 @@ describe('the manifest as helm applied it', () => {
   });
 
   it('a kind the cluster does not serve has no path (the object cannot exist)', () => {
-    const placed = placeObjects([{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }], resources, { releaseNamespace: 'shop', release: 'web' });
+    const placed = placeObjects(
+      [{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }],
+      resources,
+      { releaseNamespace: 'shop', release: 'web' },
+    );
     expect(placed[0]).toMatchObject({ kind: 'Widget', namespace: 'shop' });
     expect(placed[0]!.path).toBeUndefined();
   });
 
   it('reads the manifest from a release record (base64 of gzip of JSON, base64 again by the API)', () => {
-    const record = { name: 'web', namespace: 'shop', version: 3, info: { status: 'deployed' }, manifest: '---\nkind: ConfigMap\n' };
+    const record = {
+      name: 'web',
+      namespace: 'shop',
+      version: 3,
+      info: { status: 'deployed' },
+      manifest: '---\nkind: ConfigMap\n',
+    };
     const inner = gzipSync(Buffer.from(JSON.stringify(record))).toString('base64');
     const dataRelease = Buffer.from(inner).toString('base64');
-    expect(releaseFromRecord(dataRelease)).toEqual({ name: 'web', namespace: 'shop', revision: 3, manifest: '---\nkind: ConfigMap\n' });
+    expect(releaseFromRecord(dataRelease)).toEqual({
+      name: 'web',
+      namespace: 'shop',
+      revision: 3,
+      manifest: '---\nkind: ConfigMap\n',
+    });
     expect(() => releaseFromRecord(undefined)).toThrow('the release record has no data.release');
   });
 });
 
 describe('correcting', () => {
   const body = { kind: 'Deployment', spec: { replicas: 3, template: { metadata: { annotations: { a: '1' } } } } };
-  const owned = (manager: string) => ({ metadata: { managedFields: [{ manager, operation: 'Update', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] }, spec: { replicas: 7 } });
+  const owned = (manager: string) => ({
+    metadata: { managedFields: [{ manager, operation: 'Update', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] },
+    spec: { replicas: 7 },
+  });
   it('leaves an ignored field another manager owns to it, and keeps one only helm owns at its live value', () => {
-    expect(keepIgnored(body, owned('kubectl'), ['/spec/replicas'], 'helm')).toEqual({ kind: 'Deployment', spec: { template: body.spec.template } });
-    expect(keepIgnored(body, owned('helm'), ['/spec/replicas'], 'helm')).toEqual({ ...body, spec: { ...body.spec, replicas: 7 } });
-    expect(keepIgnored(body, { spec: {} }, ['/spec/template/metadata/annotations/a'], 'helm')).toEqual({ kind: 'Deployment', spec: { replicas: 3, template: { metadata: { annotations: {} } } } });
+    expect(keepIgnored(body, owned('kubectl'), ['/spec/replicas'], 'helm')).toEqual({
+      kind: 'Deployment',
+      spec: { template: body.spec.template },
+    });
+    expect(keepIgnored(body, owned('helm'), ['/spec/replicas'], 'helm')).toEqual({
+      ...body,
+      spec: { ...body.spec, replicas: 7 },
+    });
+    expect(keepIgnored(body, { spec: {} }, ['/spec/template/metadata/annotations/a'], 'helm')).toEqual({
+      kind: 'Deployment',
+      spec: { replicas: 3, template: { metadata: { annotations: {} } } },
+    });
     expect(keepIgnored(body, {}, [], 'helm')).toBe(body);
   });
 
   it('repairs in place: the fields the manifest sets, at their paths in the live object', () => {
-    const svc = { kind: 'Service', metadata: { name: 'web', annotations: { a: '1' } }, spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] } };
-    const live = { kind: 'Service', metadata: { name: 'web', uid: 'u' }, spec: { clusterIP: '10.0.0.1', ports: [{ name: 'http', port: 8081, targetPort: 'http', protocol: 'TCP' }] } };
+    const svc = {
+      kind: 'Service',
+      metadata: { name: 'web', annotations: { a: '1' } },
+      spec: { ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+    };
+    const live = {
+      kind: 'Service',
+      metadata: { name: 'web', uid: 'u' },
+      spec: { clusterIP: '10.0.0.1', ports: [{ name: 'http', port: 8081, targetPort: 'http', protocol: 'TCP' }] },
+    };
     expect(repairOps(svc, live, [])).toEqual([
       { op: 'add', path: '/metadata/annotations', value: { a: '1' } },
       { op: 'replace', path: '/spec/ports/0/port', value: 80 },
@@ -117,17 +160,54 @@ describe('correcting', () => {
     const status = {
       kind: 'Status',
       status: 'Failure',
-      message: 'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.0.99"}: may not change once set',
+      message:
+        'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.0.99"}: may not change once set',
       reason: 'Invalid',
-      details: { name: 'web', kind: 'services', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: []string{"10.96.0.99"}: may not change once set', field: 'spec.clusterIPs[0]' }] },
+      details: {
+        name: 'web',
+        kind: 'services',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: []string{"10.96.0.99"}: may not change once set',
+            field: 'spec.clusterIPs[0]',
+          },
+        ],
+      },
       code: 422,
     };
-    expect(refusal(new ObjectApiError(422, JSON.stringify(status)))).toBe('spec.clusterIPs[0]: may not change once set (value [REDACTED])');
-    const forbidden = { ...status, message: "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden", details: { causes: [{ reason: 'FieldValueForbidden', message: "Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden", field: 'spec' }] } };
-    expect(refusal(new ObjectApiError(422, JSON.stringify(forbidden)))).toBe("spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden");
-    expect(refusal(new ObjectApiError(400, JSON.stringify({ message: 'data: Invalid value: "s3cr3t-value": bad' })))).toBe('data: bad (value [REDACTED])');
-    const duplicate = { message: 'Service "web" is invalid: spec.ports[1].name: Duplicate value: "http"', details: { causes: [{ reason: 'FieldValueDuplicate', message: 'Duplicate value: "http"', field: 'spec.ports[1].name' }] } };
-    expect(refusal(new ObjectApiError(422, JSON.stringify(duplicate)))).toBe('spec.ports[1].name: Duplicate value: [REDACTED]');
+    expect(refusal(new ObjectApiError(422, JSON.stringify(status)))).toBe(
+      'spec.clusterIPs[0]: may not change once set (value [REDACTED])',
+    );
+    const forbidden = {
+      ...status,
+      message:
+        'StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than \'replicas\' are forbidden',
+      details: {
+        causes: [
+          {
+            reason: 'FieldValueForbidden',
+            message: "Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden",
+            field: 'spec',
+          },
+        ],
+      },
+    };
+    expect(refusal(new ObjectApiError(422, JSON.stringify(forbidden)))).toBe(
+      "spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden",
+    );
+    expect(
+      refusal(new ObjectApiError(400, JSON.stringify({ message: 'data: Invalid value: "s3cr3t-value": bad' }))),
+    ).toBe('data: bad (value [REDACTED])');
+    const duplicate = {
+      message: 'Service "web" is invalid: spec.ports[1].name: Duplicate value: "http"',
+      details: {
+        causes: [{ reason: 'FieldValueDuplicate', message: 'Duplicate value: "http"', field: 'spec.ports[1].name' }],
+      },
+    };
+    expect(refusal(new ObjectApiError(422, JSON.stringify(duplicate)))).toBe(
+      'spec.ports[1].name: Duplicate value: [REDACTED]',
+    );
   });
 });
 

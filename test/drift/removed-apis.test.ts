@@ -10,19 +10,42 @@ import { builtRevisions } from '../../src/reconcile/read-state.js';
 
 // What a Kubernetes 1.34 API server serves of these kinds (discovery's group/version/Kind).
 const K134 = servedFrom([
-  'apps/v1/DaemonSet', 'apps/v1/Deployment', 'apps/v1/ReplicaSet', 'apps/v1/StatefulSet',
-  'networking.k8s.io/v1/NetworkPolicy', 'networking.k8s.io/v1/Ingress', 'networking.k8s.io/v1/IngressClass',
-  'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
-  'apiextensions.k8s.io/v1/CustomResourceDefinition', 'apiregistration.k8s.io/v1/APIService',
-  'authentication.k8s.io/v1/TokenReview', 'authorization.k8s.io/v1/SubjectAccessReview',
-  'certificates.k8s.io/v1/CertificateSigningRequest', 'coordination.k8s.io/v1/Lease',
-  'rbac.authorization.k8s.io/v1/ClusterRole', 'rbac.authorization.k8s.io/v1/ClusterRoleBinding', 'rbac.authorization.k8s.io/v1/Role', 'rbac.authorization.k8s.io/v1/RoleBinding',
+  'apps/v1/DaemonSet',
+  'apps/v1/Deployment',
+  'apps/v1/ReplicaSet',
+  'apps/v1/StatefulSet',
+  'networking.k8s.io/v1/NetworkPolicy',
+  'networking.k8s.io/v1/Ingress',
+  'networking.k8s.io/v1/IngressClass',
+  'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration',
+  'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
+  'apiextensions.k8s.io/v1/CustomResourceDefinition',
+  'apiregistration.k8s.io/v1/APIService',
+  'authentication.k8s.io/v1/TokenReview',
+  'authorization.k8s.io/v1/SubjectAccessReview',
+  'certificates.k8s.io/v1/CertificateSigningRequest',
+  'coordination.k8s.io/v1/Lease',
+  'rbac.authorization.k8s.io/v1/ClusterRole',
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
+  'rbac.authorization.k8s.io/v1/Role',
+  'rbac.authorization.k8s.io/v1/RoleBinding',
   'scheduling.k8s.io/v1/PriorityClass',
-  'storage.k8s.io/v1/CSIDriver', 'storage.k8s.io/v1/CSINode', 'storage.k8s.io/v1/StorageClass', 'storage.k8s.io/v1/VolumeAttachment', 'storage.k8s.io/v1/CSIStorageCapacity',
-  'batch/v1/CronJob', 'discovery.k8s.io/v1/EndpointSlice', 'events.k8s.io/v1/Event', 'autoscaling/v2/HorizontalPodAutoscaler', 'autoscaling/v1/HorizontalPodAutoscaler',
-  'policy/v1/PodDisruptionBudget', 'node.k8s.io/v1/RuntimeClass',
-  'flowcontrol.apiserver.k8s.io/v1/FlowSchema', 'flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration',
-  'v1/Pod', 'v1/Service',
+  'storage.k8s.io/v1/CSIDriver',
+  'storage.k8s.io/v1/CSINode',
+  'storage.k8s.io/v1/StorageClass',
+  'storage.k8s.io/v1/VolumeAttachment',
+  'storage.k8s.io/v1/CSIStorageCapacity',
+  'batch/v1/CronJob',
+  'discovery.k8s.io/v1/EndpointSlice',
+  'events.k8s.io/v1/Event',
+  'autoscaling/v2/HorizontalPodAutoscaler',
+  'autoscaling/v1/HorizontalPodAutoscaler',
+  'policy/v1/PodDisruptionBudget',
+  'node.k8s.io/v1/RuntimeClass',
+  'flowcontrol.apiserver.k8s.io/v1/FlowSchema',
+  'flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration',
+  'v1/Pod',
+  'v1/Service',
 ]);
 
 describe('successorServed on a 1.34 cluster', () => {
@@ -40,7 +63,12 @@ describe('successorServed on a 1.34 cluster', () => {
     ['networking.k8s.io/v1beta1', 'Ingress', 'networking.k8s.io/v1', '1.22'],
     ['networking.k8s.io/v1beta1', 'IngressClass', 'networking.k8s.io/v1', '1.22'],
     ['admissionregistration.k8s.io/v1beta1', 'MutatingWebhookConfiguration', 'admissionregistration.k8s.io/v1', '1.22'],
-    ['admissionregistration.k8s.io/v1beta1', 'ValidatingWebhookConfiguration', 'admissionregistration.k8s.io/v1', '1.22'],
+    [
+      'admissionregistration.k8s.io/v1beta1',
+      'ValidatingWebhookConfiguration',
+      'admissionregistration.k8s.io/v1',
+      '1.22',
+    ],
     ['apiextensions.k8s.io/v1beta1', 'CustomResourceDefinition', 'apiextensions.k8s.io/v1', '1.22'],
     ['apiregistration.k8s.io/v1beta1', 'APIService', 'apiregistration.k8s.io/v1', '1.22'],
     ['certificates.k8s.io/v1beta1', 'CertificateSigningRequest', 'certificates.k8s.io/v1', '1.22'],
@@ -83,7 +111,10 @@ describe('successorServed on a 1.34 cluster', () => {
 
   it('on a 1.22 cluster that still serves policy/v1beta1, maps an extensions PSP there instead of dropping it', () => {
     const k122 = servedFrom(['policy/v1beta1/PodSecurityPolicy', 'apps/v1/Deployment']);
-    expect(successorServed('extensions/v1beta1', 'PodSecurityPolicy', k122)).toEqual({ to: 'policy/v1beta1', removedIn: '1.16' });
+    expect(successorServed('extensions/v1beta1', 'PodSecurityPolicy', k122)).toEqual({
+      to: 'policy/v1beta1',
+      removedIn: '1.16',
+    });
   });
 
   it('maps nothing when the cluster serves no successor (older than it)', () => {
@@ -134,17 +165,52 @@ const RECORD = [
 describe('mapRemovedApis', () => {
   it('rewrites the versions in place and cuts out a kind with no successor', () => {
     const got = mapRemovedApis(RECORD, K134);
-    const expected = RECORD.replace('apiVersion: policy/v1beta1\nkind: PodDisruptionBudget', 'apiVersion: policy/v1\nkind: PodDisruptionBudget')
+    const expected = RECORD.replace(
+      'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget',
+      'apiVersion: policy/v1\nkind: PodDisruptionBudget',
+    )
       .replace(
-        ['---', '# Source: shop/templates/psp.yaml', 'apiVersion: policy/v1beta1', 'kind: PodSecurityPolicy', 'metadata:', '  name: shop-psp', 'spec:', '  privileged: false', ''].join('\n'),
+        [
+          '---',
+          '# Source: shop/templates/psp.yaml',
+          'apiVersion: policy/v1beta1',
+          'kind: PodSecurityPolicy',
+          'metadata:',
+          '  name: shop-psp',
+          'spec:',
+          '  privileged: false',
+          '',
+        ].join('\n'),
         '',
       )
       .replace('apiVersion: "autoscaling/v2beta2" # stays a comment', 'apiVersion: "autoscaling/v2" # stays a comment');
     expect(got.manifest).toBe(expected);
     expect(got.mappings).toEqual([
-      { kind: 'PodDisruptionBudget', name: 'web', from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25', source: 'shop/templates/pdb.yaml' },
-      { kind: 'PodSecurityPolicy', name: 'shop-psp', from: 'policy/v1beta1', to: null, removedIn: '1.25', source: 'shop/templates/psp.yaml' },
-      { kind: 'HorizontalPodAutoscaler', name: 'web', namespace: 'shop', from: 'autoscaling/v2beta2', to: 'autoscaling/v2', removedIn: '1.26', source: 'shop/templates/hpa.yaml' },
+      {
+        kind: 'PodDisruptionBudget',
+        name: 'web',
+        from: 'policy/v1beta1',
+        to: 'policy/v1',
+        removedIn: '1.25',
+        source: 'shop/templates/pdb.yaml',
+      },
+      {
+        kind: 'PodSecurityPolicy',
+        name: 'shop-psp',
+        from: 'policy/v1beta1',
+        to: null,
+        removedIn: '1.25',
+        source: 'shop/templates/psp.yaml',
+      },
+      {
+        kind: 'HorizontalPodAutoscaler',
+        name: 'web',
+        namespace: 'shop',
+        from: 'autoscaling/v2beta2',
+        to: 'autoscaling/v2',
+        removedIn: '1.26',
+        source: 'shop/templates/hpa.yaml',
+      },
     ]);
     // Mapped once, nothing is left to map.
     expect(mapRemovedApis(got.manifest, K134)).toEqual({ manifest: got.manifest, mappings: [] });
@@ -165,10 +231,13 @@ describe('mapRemovedApis', () => {
 });
 
 describe('setReleaseManifest', () => {
-  it('replaces only the top-level manifest (not a hook\'s, not a value named manifest) and keeps big numbers as written', () => {
-    const json = '{"name":"shop","info":{"status":"deployed"},"config":{"manifest":"x","big":12345678901234567890},"manifest":"---\\napiVersion: policy/v1beta1\\n","hooks":[{"manifest":"hook"}],"version":3}';
+  it("replaces only the top-level manifest (not a hook's, not a value named manifest) and keeps big numbers as written", () => {
+    const json =
+      '{"name":"shop","info":{"status":"deployed"},"config":{"manifest":"x","big":12345678901234567890},"manifest":"---\\napiVersion: policy/v1beta1\\n","hooks":[{"manifest":"hook"}],"version":3}';
     const out = setReleaseManifest(json, '---\napiVersion: policy/v1\n');
-    expect(out).toBe('{"name":"shop","info":{"status":"deployed"},"config":{"manifest":"x","big":12345678901234567890},"manifest":"---\\napiVersion: policy/v1\\n","hooks":[{"manifest":"hook"}],"version":3}');
+    expect(out).toBe(
+      '{"name":"shop","info":{"status":"deployed"},"config":{"manifest":"x","big":12345678901234567890},"manifest":"---\\napiVersion: policy/v1\\n","hooks":[{"manifest":"hook"}],"version":3}',
+    );
   });
 
   it('finds the span of each top-level value', () => {
@@ -186,7 +255,11 @@ describe('builtRevisions: the records helm builds next', () => {
     ['deployed last', [r(3, 'deployed')], [3]],
     ['a failed upgrade after the deployed one', [r(3, 'deployed'), r(4, 'failed')], [3, 4]],
     ['stuck, its deployed one still deployed', [r(3, 'deployed'), r(4, 'pending-upgrade')], [3, 4]],
-    ['stuck, nothing deployed: the newest superseded (2) is the rollback target', [r(1, 'failed'), r(3, 'pending-upgrade')], [2, 3]],
+    [
+      'stuck, nothing deployed: the newest superseded (2) is the rollback target',
+      [r(1, 'failed'), r(3, 'pending-upgrade')],
+      [2, 3],
+    ],
     ['a first install failed', [r(1, 'failed')], [1]],
   ] as const)('%s', (_name, records, expected) => {
     expect(builtRevisions([...records])).toEqual(expected);
@@ -194,15 +267,30 @@ describe('builtRevisions: the records helm builds next', () => {
 });
 
 describe('rewrittenPayload', () => {
-  const json = JSON.stringify({ name: 'shop', info: { status: 'deployed' }, manifest: 'apiVersion: policy/v1beta1\n', version: 1 });
+  const json = JSON.stringify({
+    name: 'shop',
+    info: { status: 'deployed' },
+    manifest: 'apiVersion: policy/v1beta1\n',
+    version: 1,
+  });
   it('encodes the record as helm does (gzip, base64) with the new manifest', () => {
     const out = rewrittenPayload(json, 'apiVersion: policy/v1\n', 'shop/sh.helm.release.v1.shop.v1');
-    expect(JSON.parse(decodeReleasePayload(out))).toEqual({ name: 'shop', info: { status: 'deployed' }, manifest: 'apiVersion: policy/v1\n', version: 1 });
+    expect(JSON.parse(decodeReleasePayload(out))).toEqual({
+      name: 'shop',
+      info: { status: 'deployed' },
+      manifest: 'apiVersion: policy/v1\n',
+      version: 1,
+    });
   });
   it('refuses a record a Secret cannot hold, exit 3, before any write', () => {
     const size = rewrittenPayload(json, 'apiVersion: policy/v1\n', 'x').length;
-    expect(() => rewrittenPayload(json, 'apiVersion: policy/v1\n', 'shop/sh.helm.release.v1.shop.v1', size - 1)).toThrow(
-      expect.objectContaining({ exitCode: 3, message: `the rewritten record shop/sh.helm.release.v1.shop.v1 would be ${size} bytes, over the ${size - 1} a Secret holds; nothing was changed` }),
+    expect(() =>
+      rewrittenPayload(json, 'apiVersion: policy/v1\n', 'shop/sh.helm.release.v1.shop.v1', size - 1),
+    ).toThrow(
+      expect.objectContaining({
+        exitCode: 3,
+        message: `the rewritten record shop/sh.helm.release.v1.shop.v1 would be ${size} bytes, over the ${size - 1} a Secret holds; nothing was changed`,
+      }),
     );
   });
 });

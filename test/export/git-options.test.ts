@@ -23,7 +23,36 @@ const ours = (name: string) => {
 };
 
 describe('parseGitBranch', () => {
-  const names = ['main', 'release/1.2', 'feature/x-y_z', 'é', 'a@b', 'v1.0', 'refs/heads/x', 'a..b', '.x', 'x/.y', 'x.lock', 'x.lock/y', 'x/', '/x', 'a//b', 'a b', 'a~b', 'a^b', 'a:b', 'a?b', 'a*b', 'a[b', 'a\\b', 'a@{b', 'x.', '-x', 'a\tb', 'a\x7fb'];
+  const names = [
+    'main',
+    'release/1.2',
+    'feature/x-y_z',
+    'é',
+    'a@b',
+    'v1.0',
+    'refs/heads/x',
+    'a..b',
+    '.x',
+    'x/.y',
+    'x.lock',
+    'x.lock/y',
+    'x/',
+    '/x',
+    'a//b',
+    'a b',
+    'a~b',
+    'a^b',
+    'a:b',
+    'a?b',
+    'a*b',
+    'a[b',
+    'a\\b',
+    'a@{b',
+    'x.',
+    '-x',
+    'a\tb',
+    'a\x7fb',
+  ];
   it.each(names)('%j: as git check-ref-format --branch', (name) => {
     expect(ours(name)).toBe(gitAccepts(name));
   });
@@ -34,7 +63,13 @@ describe('parseGitBranch', () => {
 
 describe('parseGitUrl', () => {
   it('accepts what Flux clones', () => {
-    for (const u of ['https://git.example.com/acme/fleet.git', 'http://127.0.0.1:8080/fleet.git', 'ssh://git@git.example.com/acme/fleet.git', 'https://bot@git.example.com/acme/fleet']) expect(parseGitUrl(` ${u} `)).toBe(u);
+    for (const u of [
+      'https://git.example.com/acme/fleet.git',
+      'http://127.0.0.1:8080/fleet.git',
+      'ssh://git@git.example.com/acme/fleet.git',
+      'https://bot@git.example.com/acme/fleet',
+    ])
+      expect(parseGitUrl(` ${u} `)).toBe(u);
   });
   it.each([
     ['git@git.example.com:acme/fleet.git', 'ssh://git@git.example.com/acme/fleet.git'],
@@ -55,8 +90,18 @@ describe('parseGitUrl', () => {
 
 describe('parseGitPath and inRepository', () => {
   it('normalises a relative path; . is the root', () => {
-    expect(['.', './', '', 'clusters/prod', './clusters//prod/', 'a/./b'].map(parseGitPath)).toEqual(['.', '.', '.', 'clusters/prod', 'clusters/prod', 'a/b']);
-    expect([inRepository('.', 'flux'), inRepository('clusters/prod', 'web/overlay')]).toEqual(['./flux', './clusters/prod/web/overlay']);
+    expect(['.', './', '', 'clusters/prod', './clusters//prod/', 'a/./b'].map(parseGitPath)).toEqual([
+      '.',
+      '.',
+      '.',
+      'clusters/prod',
+      'clusters/prod',
+      'a/b',
+    ]);
+    expect([inRepository('.', 'flux'), inRepository('clusters/prod', 'web/overlay')]).toEqual([
+      './flux',
+      './clusters/prod/web/overlay',
+    ]);
   });
   it.each(['/abs', '../up', 'a/../../b', 'a/..', '.git/x', 'a\\b'])('%j is refused', (p) => {
     expect(() => parseGitPath(p)).toThrow(/expected a path inside the repository/);

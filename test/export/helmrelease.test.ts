@@ -23,13 +23,24 @@ function shop(): HelmReleaseInput {
     crds: 'create-replace',
     values: {
       vendor: { replicas: 2, ingress: { enabled: false } },
-      customer: { replicas: 3, ingress: { enabled: true, host: 'shop.example.com' }, db: { user: 'shop', password: 's3cret-pass' } },
+      customer: {
+        replicas: 3,
+        ingress: { enabled: true, host: 'shop.example.com' },
+        db: { user: 'shop', password: 's3cret-pass' },
+      },
     },
     secretPaths: [['db', 'password']],
     drift: { mode: 'warn', ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } }] },
     test: { enabled: true, timeout: '3m', failure: 'rollback' },
     images: [
-      { from: 'nginx:1.27', to: '127.0.0.1:5000/shop/nginx:1.27', kind: 'Deployment', name: 'web', namespace: 'store', path: 'spec.template.spec.containers[0].image' },
+      {
+        from: 'nginx:1.27',
+        to: '127.0.0.1:5000/shop/nginx:1.27',
+        kind: 'Deployment',
+        name: 'web',
+        namespace: 'store',
+        path: 'spec.template.spec.containers[0].image',
+      },
       {
         from: 'busybox:1.36',
         to: '127.0.0.1:5000/shop/busybox:1.36',
@@ -61,7 +72,8 @@ function db(): HelmReleaseInput {
   };
 }
 
-const fileOf = (files: { path: string; content: string }[], path: string) => files.find((f) => f.path === path)?.content;
+const fileOf = (files: { path: string; content: string }[], path: string) =>
+  files.find((f) => f.path === path)?.content;
 
 describe('helmReleaseFiles', () => {
   const { files, notes } = helmReleaseFiles([shop(), db()], options);
@@ -259,18 +271,31 @@ describe('the secret split', () => {
   secrets.collectFrom(vendor);
   secrets.collectFrom(customer);
   const secretPaths = [...secretValuePaths(vendor, secrets), ...secretValuePaths(customer, secrets)];
-  const input: HelmReleaseInput = { ...db(), release: 'kv', namespace: 'kv', values: { vendor, customer }, secretPaths };
+  const input: HelmReleaseInput = {
+    ...db(),
+    release: 'kv',
+    namespace: 'kv',
+    values: { vendor, customer },
+    secretPaths,
+  };
   const { files } = helmReleaseFiles([input], options);
   const secretLiterals = ['vendor-root-pw', 'customer-root-pw', 'alice-pw-123', 'bob-pw-456'];
 
   it('finds the secret values as the logs mask them: by key, in lists, and inside a longer string', () => {
-    expect(secretPaths).toEqual([['auth', 'rootPassword'], ['auth', 'rootPassword'], ['users', 0, 'password'], ['users', 1, 'password'], ['dsn']]);
+    expect(secretPaths).toEqual([
+      ['auth', 'rootPassword'],
+      ['auth', 'rootPassword'],
+      ['users', 0, 'password'],
+      ['users', 1, 'password'],
+      ['dsn'],
+    ]);
   });
 
   it('writes no secret value in any file but the Secret manifest', () => {
     const secretFiles = files.filter((f) => f.secret);
     expect(secretFiles.map((f) => f.path)).toEqual(['kv/values-secret.yaml']);
-    for (const f of files.filter((x) => !x.secret)) for (const s of secretLiterals) expect(f.content, f.path).not.toContain(s);
+    for (const f of files.filter((x) => !x.secret))
+      for (const s of secretLiterals) expect(f.content, f.path).not.toContain(s);
     for (const s of secretLiterals) expect(secretFiles[0]!.content).toContain(s);
   });
 
@@ -292,7 +317,9 @@ describe('the secret split', () => {
   it('merged back in valuesFrom order, gives the values our layering gives', () => {
     const release = parse(fileOf(files, 'kv/helmrelease.yaml')!);
     const byRef = (ref: { kind: string; name: string; valuesKey: string }) => {
-      const object = files.map((f) => parse(f.content)).find((o) => o.kind === ref.kind && o.metadata?.name === ref.name);
+      const object = files
+        .map((f) => parse(f.content))
+        .find((o) => o.kind === ref.kind && o.metadata?.name === ref.name);
       return parse((ref.kind === 'Secret' ? object.stringData : object.data)[ref.valuesKey]);
     };
     const merged = release.spec.valuesFrom.map(byRef).reduce(mergeLikeHelm, {});
@@ -309,7 +336,10 @@ describe('the secret split', () => {
   });
 
   it('leaves a layer without the secret path as it is', () => {
-    expect(splitValues({ a: 'x', db: 'plain' }, [['db', 'password']])).toEqual({ plain: { a: 'x', db: 'plain' }, secret: {} });
+    expect(splitValues({ a: 'x', db: 'plain' }, [['db', 'password']])).toEqual({
+      plain: { a: 'x', db: 'plain' },
+      secret: {},
+    });
   });
 });
 
@@ -318,7 +348,8 @@ function mergeLikeHelm(base: Record<string, unknown>, over: Record<string, unkno
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    const isMap = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
+    const isMap = (x: unknown): x is Record<string, unknown> =>
+      x !== null && typeof x === 'object' && !Array.isArray(x);
     out[k] = isMap(b) && isMap(v) ? mergeLikeHelm(b, v) : v;
   }
   return out;
@@ -326,12 +357,17 @@ function mergeLikeHelm(base: Record<string, unknown>, over: Record<string, unkno
 
 describe('what the form says differently', () => {
   it('maps --test-failure keep to ignoreFailures, and --take-ownership never/always', () => {
-    const keep = helmReleaseFiles([{ ...db(), test: { enabled: true, timeout: '90s', failure: 'keep' }, takeOwnership: 'never' }], options);
+    const keep = helmReleaseFiles(
+      [{ ...db(), test: { enabled: true, timeout: '90s', failure: 'keep' }, takeOwnership: 'never' }],
+      options,
+    );
     const spec = parse(fileOf(keep.files, 'db/helmrelease.yaml')!).spec;
     expect(spec.test).toEqual({ enable: true, timeout: '90s', ignoreFailures: true });
     expect(spec.install.disableTakeOwnership).toBe(true);
     expect(spec.upgrade.disableTakeOwnership).toBe(true);
-    const always = parse(fileOf(helmReleaseFiles([{ ...db(), takeOwnership: 'always' }], options).files, 'db/helmrelease.yaml')!).spec;
+    const always = parse(
+      fileOf(helmReleaseFiles([{ ...db(), takeOwnership: 'always' }], options).files, 'db/helmrelease.yaml')!,
+    ).spec;
     expect(always.install.disableTakeOwnership).toBeUndefined();
     expect(always.upgrade.disableTakeOwnership).toBeUndefined();
   });
@@ -357,13 +393,23 @@ describe('what the form says differently', () => {
   });
 
   it('sets a new tag when the rewrite changes it, and names references of one name that go to two places', () => {
-    const at = (i: number) => ({ kind: 'Deployment', name: `w${i}`, path: 'spec.template.spec.initContainers[0].image' });
+    const at = (i: number) => ({
+      kind: 'Deployment',
+      name: `w${i}`,
+      path: 'spec.template.spec.initContainers[0].image',
+    });
     const images = [
       { from: 'redis@sha256:' + 'a'.repeat(64), to: 'reg.local/app/redis@sha256:' + 'a'.repeat(64), ...at(1) },
       { from: 'quay.io/org/tool:v1', to: 'reg.local/app/tool:v1-airgap', ...at(2) },
       { from: 'alpine:3.20', to: 'reg.local/app/alpine:3.20', ...at(3) },
       { from: 'alpine:3.19', to: 'reg.local/other/alpine:3.19', ...at(4) },
-      { from: 'ghcr.io/org/job:1', to: 'reg.local/app/job:1', kind: 'Workflow', name: 'w5', path: 'spec.templates[0].container.image' },
+      {
+        from: 'ghcr.io/org/job:1',
+        to: 'reg.local/app/job:1',
+        kind: 'Workflow',
+        name: 'w5',
+        path: 'spec.templates[0].container.image',
+      },
     ];
     const out = helmReleaseFiles([{ ...db(), images }], options);
     expect(parse(fileOf(out.files, 'db/helmrelease.yaml')!).spec.postRenderers).toEqual([
@@ -401,7 +447,9 @@ spec:
           imagePullSecrets:
             - name: regcred
 `);
-    expect(patches[6].patch).toBe('apiVersion: v1\nkind: Pod\nmetadata:\n  name: image-pull-secret\nspec:\n  imagePullSecrets:\n    - name: regcred\n');
+    expect(patches[6].patch).toBe(
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: image-pull-secret\nspec:\n  imagePullSecrets:\n    - name: regcred\n',
+    );
     expect(out.notes.map((n) => n.what)).toEqual([
       'image pull secret regcred: added to the pod specs of Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod; pod specs inside other kinds (custom resources) do not get it',
     ]);
@@ -409,22 +457,40 @@ spec:
 
   it('sets the KOTS app slug annotation on every object through commonMetadata', () => {
     const out = helmReleaseFiles([{ ...db(), appSlug: 'storefront' }], options);
-    expect(parse(fileOf(out.files, 'db/helmrelease.yaml')!).spec.commonMetadata).toEqual({ annotations: { 'kots.io/app-slug': 'storefront' } });
+    expect(parse(fileOf(out.files, 'db/helmrelease.yaml')!).spec.commonMetadata).toEqual({
+      annotations: { 'kots.io/app-slug': 'storefront' },
+    });
   });
 
-  it('names two releases of one name by their namespace, and a Flux namespace and interval of the caller\'s choice', () => {
-    const out = helmReleaseFiles([db(), { ...db(), namespace: 'store-copy' }], { ...options, namespace: 'gitops', interval: '1h' });
-    expect(out.files.filter((f) => f.path.endsWith('helmrelease.yaml')).map((f) => f.path)).toEqual(['store-data-db/helmrelease.yaml', 'store-copy-db/helmrelease.yaml']);
+  it("names two releases of one name by their namespace, and a Flux namespace and interval of the caller's choice", () => {
+    const out = helmReleaseFiles([db(), { ...db(), namespace: 'store-copy' }], {
+      ...options,
+      namespace: 'gitops',
+      interval: '1h',
+    });
+    expect(out.files.filter((f) => f.path.endsWith('helmrelease.yaml')).map((f) => f.path)).toEqual([
+      'store-data-db/helmrelease.yaml',
+      'store-copy-db/helmrelease.yaml',
+    ]);
     const release = parse(fileOf(out.files, 'store-copy-db/helmrelease.yaml')!);
     expect(release.metadata).toEqual({ name: 'store-copy-db', namespace: 'gitops' });
     expect(release.spec.releaseName).toBe('db');
     expect(release.spec.interval).toBe('1h');
-    expect(release.spec.valuesFrom[0]).toEqual({ kind: 'ConfigMap', name: 'store-copy-db-vendor-values', valuesKey: 'values.yaml' });
+    expect(release.spec.valuesFrom[0]).toEqual({
+      kind: 'ConfigMap',
+      name: 'store-copy-db-vendor-values',
+      valuesKey: 'values.yaml',
+    });
   });
 
   it('quotes strings (and keys: "n" is false there) a YAML 1.1 reader would take for something else', () => {
-    const out = helmReleaseFiles([{ ...db(), values: { vendor: { flag: 'yes', mode: 'on', octal: '0777', n: 'null' }, customer: {} } }], options);
-    expect(parse(fileOf(out.files, 'db/values-vendor.yaml')!).data['values.yaml']).toBe('flag: "yes"\nmode: "on"\noctal: "0777"\n"n": "null"\n');
+    const out = helmReleaseFiles(
+      [{ ...db(), values: { vendor: { flag: 'yes', mode: 'on', octal: '0777', n: 'null' }, customer: {} } }],
+      options,
+    );
+    expect(parse(fileOf(out.files, 'db/values-vendor.yaml')!).data['values.yaml']).toBe(
+      'flag: "yes"\nmode: "on"\noctal: "0777"\n"n": "null"\n',
+    );
   });
 });
 
@@ -442,16 +508,22 @@ describe('bad input (exit 3, naming the release and the key)', () => {
   it('refuses a value Flux cannot read as JSON', () => {
     const e = failure([{ ...db(), values: { vendor: {}, customer: { resources: { cpu: Number.NaN } } } }]);
     expect(e.exitCode).toBe(ExitCode.invalidInput);
-    expect(e.message).toBe('release store-data/db: the customer value at resources.cpu cannot be written in the HelmRelease form: NaN is not a JSON number');
+    expect(e.message).toBe(
+      'release store-data/db: the customer value at resources.cpu cannot be written in the HelmRelease form: NaN is not a JSON number',
+    );
     expect(e.key).toBe('resources.cpu');
     const date = failure([{ ...db(), values: { vendor: { when: new Date(0) }, customer: {} } }]);
-    expect(date.message).toBe('release store-data/db: the vendor value at when cannot be written in the HelmRelease form: a Date');
+    expect(date.message).toBe(
+      'release store-data/db: the vendor value at when cannot be written in the HelmRelease form: a Date',
+    );
   });
 
   it('refuses a duration Flux does not take', () => {
     const e = failure([{ ...db(), timeout: '1m500us' }]);
     expect(e.exitCode).toBe(ExitCode.invalidInput);
-    expect(e.message).toBe('release store-data/db: --timeout "1m500us" cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)');
+    expect(e.message).toBe(
+      'release store-data/db: --timeout "1m500us" cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)',
+    );
   });
 
   it('refuses a dependency outside the export', () => {
@@ -461,6 +533,8 @@ describe('bad input (exit 3, naming the release and the key)', () => {
 
   it('refuses values larger than a ConfigMap holds', () => {
     const e = failure([{ ...db(), values: { vendor: { blob: 'x'.repeat(1024 * 1024) }, customer: {} } }]);
-    expect(e.message).toMatch(/^release store-data\/db: the vendor values take 10485\d\d bytes, more than a ConfigMap or Secret holds \(1 MiB\)$/);
+    expect(e.message).toMatch(
+      /^release store-data\/db: the vendor values take 10485\d\d bytes, more than a ConfigMap or Secret holds \(1 MiB\)$/,
+    );
   });
 });

@@ -9,7 +9,13 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerError } from '../../src/common/errors.js';
 import { ExitCode } from '../../src/common/exit-codes.js';
-import { annotations, describe as describeBlob, manifestJson, pushArtifact, tarballOf } from '../../src/export/oci-push.js';
+import {
+  annotations,
+  describe as describeBlob,
+  manifestJson,
+  pushArtifact,
+  tarballOf,
+} from '../../src/export/oci-push.js';
 import { tempDir } from '../helpers.js';
 
 function sampleDir(): string {
@@ -36,15 +42,19 @@ describe('the manifest', () => {
   it('has the fields and order `flux push artifact` writes', () => {
     const config = describeBlob('application/vnd.cncf.flux.config.v1+json', Buffer.from('{}'));
     const layer = { mediaType: 'application/vnd.cncf.flux.content.v1.tar+gzip', size: 3, digest: 'sha256:abc' };
-    const notes = annotations({ source: 'https://example.com/app.git', revision: '1.2.0@sha1:0123', created: new Date('2026-11-25T10:11:12.345Z') });
+    const notes = annotations({
+      source: 'https://example.com/app.git',
+      revision: '1.2.0@sha1:0123',
+      created: new Date('2026-11-25T10:11:12.345Z'),
+    });
     expect(manifestJson(config, layer, notes).toString()).toBe(
-      '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",'
-      + '"config":{"mediaType":"application/vnd.cncf.flux.config.v1+json","size":2,'
-      + '"digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},'
-      + '"layers":[{"mediaType":"application/vnd.cncf.flux.content.v1.tar+gzip","size":3,"digest":"sha256:abc"}],'
-      + '"annotations":{"org.opencontainers.image.created":"2026-11-25T10:11:12Z",'
-      + '"org.opencontainers.image.revision":"1.2.0@sha1:0123",'
-      + '"org.opencontainers.image.source":"https://example.com/app.git"}}',
+      '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",' +
+        '"config":{"mediaType":"application/vnd.cncf.flux.config.v1+json","size":2,' +
+        '"digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},' +
+        '"layers":[{"mediaType":"application/vnd.cncf.flux.content.v1.tar+gzip","size":3,"digest":"sha256:abc"}],' +
+        '"annotations":{"org.opencontainers.image.created":"2026-11-25T10:11:12Z",' +
+        '"org.opencontainers.image.revision":"1.2.0@sha1:0123",' +
+        '"org.opencontainers.image.source":"https://example.com/app.git"}}',
     );
   });
 });
@@ -60,7 +70,7 @@ describe('the tarball', () => {
     ]);
   });
 
-  it('is byte for byte the same for the same content, whatever the files\' times', async () => {
+  it("is byte for byte the same for the same content, whatever the files' times", async () => {
     const first = sampleDir();
     const second = sampleDir();
     utimesSync(join(second, 'z.yaml'), new Date('2001-01-01'), new Date('2001-01-01'));
@@ -73,21 +83,34 @@ describe('pushing to something that is not a registry', () => {
   let address: string;
   beforeAll(async () => {
     // A plain web server answering 404 to everything: a --push address that points elsewhere.
-    server = createServer((_req, res) => res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found'));
+    server = createServer((_req, res) =>
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found'),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     address = `127.0.0.1:${(server.address() as { port: number }).port}`;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const push = (registry: string, extra: Partial<Parameters<typeof pushArtifact>[0]> = {}) =>
-    pushArtifact({ registry, repository: 'app/storefront', tag: '1.0.0', dir: sampleDir(), source: 's', revision: 'r', plainHttp: true, ...extra });
+    pushArtifact({
+      registry,
+      repository: 'app/storefront',
+      tag: '1.0.0',
+      dir: sampleDir(),
+      source: 's',
+      revision: 'r',
+      plainHttp: true,
+      ...extra,
+    });
 
   it('names the registry, the step and its answer (usage error, exit 2)', async () => {
     const error = await push(address).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InstallerError);
     expect((error as InstallerError).exitCode).toBe(ExitCode.usage);
     expect((error as Error).message).toMatch(
-      new RegExp(`^pushing to ${address}/app/storefront: starting the upload of sha256:[0-9a-f]{64} failed: the registry answered 404: 404 page not found$`),
+      new RegExp(
+        `^pushing to ${address}/app/storefront: starting the upload of sha256:[0-9a-f]{64} failed: the registry answered 404: 404 page not found$`,
+      ),
     );
   });
 
@@ -98,7 +121,9 @@ describe('pushing to something that is not a registry', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const error = await push(`127.0.0.1:${port}`).catch((e: unknown) => e);
     expect((error as InstallerError).exitCode).toBe(ExitCode.transient);
-    expect((error as Error).message).toMatch(new RegExp(`^cannot reach the registry 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`^cannot reach the registry 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`),
+    );
   });
 
   it('refuses a repository name or tag the registry would refuse, before any upload', async () => {

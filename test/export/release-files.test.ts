@@ -22,7 +22,9 @@ describe('diffObjects', () => {
   });
 
   it('replaces a list that differs whole, and leaves an equal one alone', () => {
-    expect(diffObjects({ args: ['a', 'b'], env: [{ name: 'X' }] }, { args: ['a', 'b', 'c'], env: [{ name: 'X' }] })).toEqual([{ op: 'replace', path: '/args', value: ['a', 'b', 'c'] }]);
+    expect(
+      diffObjects({ args: ['a', 'b'], env: [{ name: 'X' }] }, { args: ['a', 'b', 'c'], env: [{ name: 'X' }] }),
+    ).toEqual([{ op: 'replace', path: '/args', value: ['a', 'b', 'c'] }]);
   });
 
   it('a map that became a scalar is replaced; equal objects give no operation', () => {
@@ -31,11 +33,17 @@ describe('diffObjects', () => {
   });
 });
 
-const doc = (kind: string, name: string, extra = '') => `---\n# Source: c/templates/${name}.yaml\napiVersion: ${kind === 'Deployment' ? 'apps/v1' : 'v1'}\nkind: ${kind}\nmetadata:\n  name: ${name}\n${extra}`;
+const doc = (kind: string, name: string, extra = '') =>
+  `---\n# Source: c/templates/${name}.yaml\napiVersion: ${kind === 'Deployment' ? 'apps/v1' : 'v1'}\nkind: ${kind}\nmetadata:\n  name: ${name}\n${extra}`;
 
 describe('splitOverlay', () => {
   const vendor = renderedObjects(
-    [doc('ConfigMap', 'settings', 'data:\n  level: info\n'), doc('Deployment', 'web', 'spec:\n  replicas: 2\n'), doc('Service', 'old'), doc('Secret', 'db', 'data:\n  p: eA==\n')].join(''),
+    [
+      doc('ConfigMap', 'settings', 'data:\n  level: info\n'),
+      doc('Deployment', 'web', 'spec:\n  replicas: 2\n'),
+      doc('Service', 'old'),
+      doc('Secret', 'db', 'data:\n  p: eA==\n'),
+    ].join(''),
   );
   const customer = renderedObjects(
     [
@@ -49,11 +57,19 @@ describe('splitOverlay', () => {
   const plan = splitOverlay(vendor, customer);
 
   it('puts each object in its place', () => {
-    expect(plan.base.map((o) => `${o.kind}/${o.name}`)).toEqual(['ConfigMap/settings', 'Deployment/web', 'Service/old']);
-    expect(plan.patches.map((p) => [p.object.kind, p.operations])).toEqual([['Deployment', [{ op: 'replace', path: '/spec/replicas', value: 5 }]]]);
+    expect(plan.base.map((o) => `${o.kind}/${o.name}`)).toEqual([
+      'ConfigMap/settings',
+      'Deployment/web',
+      'Service/old',
+    ]);
+    expect(plan.patches.map((p) => [p.object.kind, p.operations])).toEqual([
+      ['Deployment', [{ op: 'replace', path: '/spec/replicas', value: 5 }]],
+    ]);
     expect(plan.added.map((o) => `${o.kind}/${o.name}`)).toEqual(['Ingress/web']);
     expect(plan.removed.map((o) => `${o.kind}/${o.name}`)).toEqual(['Service/old']);
-    expect(plan.secrets.map((o) => o.text)).toEqual(['# Source: c/templates/db.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  p: eQ==\n']);
+    expect(plan.secrets.map((o) => o.text)).toEqual([
+      '# Source: c/templates/db.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  p: eQ==\n',
+    ]);
     expect(plan.tests.map((o) => o.name)).toEqual(['web-test']);
   });
 
@@ -103,7 +119,9 @@ describe('splitOverlay', () => {
     expect([p.base.length, p.added.map((o) => o.apiVersion), p.inFull.map((f) => f.reason)]).toEqual([
       0,
       ['example.com/v2'],
-      ["the customer's values change its apiVersion from example.com/v1 to example.com/v2, which a kustomize patch cannot do"],
+      [
+        "the customer's values change its apiVersion from example.com/v1 to example.com/v2, which a kustomize patch cannot do",
+      ],
     ]);
   });
 });
@@ -111,9 +129,17 @@ describe('splitOverlay', () => {
 describe('fileNames', () => {
   it('kind-name, the namespace where two share both, then a counter', () => {
     const objects = renderedObjects(
-      ['kind: ConfigMap\napiVersion: v1\nmetadata: {name: A, namespace: one}\n', 'kind: ConfigMap\napiVersion: v1\nmetadata: {name: a, namespace: two}\n', 'kind: ConfigMap\napiVersion: v1\nmetadata: {name: a, namespace: two}\n'].join('---\n'),
+      [
+        'kind: ConfigMap\napiVersion: v1\nmetadata: {name: A, namespace: one}\n',
+        'kind: ConfigMap\napiVersion: v1\nmetadata: {name: a, namespace: two}\n',
+        'kind: ConfigMap\napiVersion: v1\nmetadata: {name: a, namespace: two}\n',
+      ].join('---\n'),
     );
-    expect([...fileNames(objects).values()]).toEqual(['configmap-a.yaml', 'configmap-a.two.yaml', 'configmap-a-2.yaml']);
+    expect([...fileNames(objects).values()]).toEqual([
+      'configmap-a.yaml',
+      'configmap-a.two.yaml',
+      'configmap-a-2.yaml',
+    ]);
   });
 });
 
@@ -128,7 +154,9 @@ describe('secret values', () => {
   it('secretFields names the object and the field, never the value', () => {
     const secrets = new SecretRegistry();
     secrets.add('tok-123456');
-    const objects = renderedObjects('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  url: "https://u:tok-123456@host"\n  plain: ok\n');
+    const objects = renderedObjects(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  url: "https://u:tok-123456@host"\n  plain: ok\n',
+    );
     expect(secretFields(objects, secrets)).toEqual([{ kind: 'ConfigMap', name: 'cm', path: '/data/url' }]);
   });
 });

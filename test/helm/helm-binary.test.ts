@@ -26,23 +26,35 @@ beforeAll(async () => {
 
 describe('helm version stamp', () => {
   it('the stamps written beside the pinned helms say what each pinned helm says of itself', async () => {
-    for (const [bin, major] of [[helm4, 4], [helm3, 3]] as const) {
+    for (const [bin, major] of [
+      [helm4, 4],
+      [helm3, 3],
+    ] as const) {
       const said = String((await execa(bin, ['version', '--short'])).stdout).trim();
-      expect(JSON.parse(readFileSync(versionStampPath(bin), 'utf8'))).toEqual({ version: said, size: statSync(bin).size });
+      expect(JSON.parse(readFileSync(versionStampPath(bin), 'utf8'))).toEqual({
+        version: said,
+        size: statSync(bin).size,
+      });
       expect(readVersionStamp(bin)?.major).toBe(major);
     }
   });
 
   it('with a stamp for this binary, helm is not run', async () => {
     const spy = spyHelm('stamped-helm', helm3);
-    writeFileSync(versionStampPath(spy.path), JSON.stringify({ version: 'v3.17.2+gcc0bbbd', size: statSync(spy.path).size }));
+    writeFileSync(
+      versionStampPath(spy.path),
+      JSON.stringify({ version: 'v3.17.2+gcc0bbbd', size: statSync(spy.path).size }),
+    );
     expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v3.17.2', major: 3, traits: helmTraits(3) });
     expect(spy.calls()).toEqual([]);
   });
 
   it('a stamp written for another binary (size differs) is ignored and helm is asked', async () => {
     const spy = spyHelm('restamped-helm', helm4);
-    writeFileSync(versionStampPath(spy.path), JSON.stringify({ version: 'v3.17.2', size: statSync(spy.path).size + 1 }));
+    writeFileSync(
+      versionStampPath(spy.path),
+      JSON.stringify({ version: 'v3.17.2', size: statSync(spy.path).size + 1 }),
+    );
     expect(await detectHelm(spy.path)).toEqual({ path: spy.path, version: 'v4.1.4', major: 4, traits: helmTraits(4) });
     expect(spy.calls()).toEqual(['version --short']);
   });
@@ -60,7 +72,11 @@ describe('helm version stamp', () => {
 
 describe('what each helm does differently (helm-traits.ts)', () => {
   it('helm 4 takes a post-renderer plugin by name and post-renders hooks; helm 3 runs an executable and does not', () => {
-    expect(helmTraits(4)).toMatchObject({ postRenderer: 'plugin', postRendersHooks: true, waitArgs: ['--wait=watcher'] });
+    expect(helmTraits(4)).toMatchObject({
+      postRenderer: 'plugin',
+      postRendersHooks: true,
+      waitArgs: ['--wait=watcher'],
+    });
     expect(helmTraits(3)).toMatchObject({ postRenderer: 'executable', postRendersHooks: false, waitArgs: ['--wait'] });
   });
 });

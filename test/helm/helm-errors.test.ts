@@ -6,21 +6,53 @@ const base = { release: 'shop', action: 'install/upgrade', exitCode: 1 };
 
 describe('classifyHelmFailure', () => {
   const cases: [string, string, number][] = [
-    ['busy', 'Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress', ExitCode.releaseBusy],
-    ['unreachable v4', 'Error: kubernetes cluster unreachable: Get "https://127.0.0.1:6443/version": dial tcp 127.0.0.1:6443: connect: connection refused', ExitCode.transient],
-    ['unreachable v3', 'Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials', ExitCode.transient],
+    [
+      'busy',
+      'Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress',
+      ExitCode.releaseBusy,
+    ],
+    [
+      'unreachable v4',
+      'Error: kubernetes cluster unreachable: Get "https://127.0.0.1:6443/version": dial tcp 127.0.0.1:6443: connect: connection refused',
+      ExitCode.transient,
+    ],
+    [
+      'unreachable v3',
+      'Error: Kubernetes cluster unreachable: the server has asked for the client to provide credentials',
+      ExitCode.transient,
+    ],
     ['bad --set', 'Error: failed parsing --set data: key "a" has no value', ExitCode.usage],
     ['unknown flag', 'Error: unknown flag: --bogus', ExitCode.usage],
-    ['schema', "Error: values don't meet the specifications of the schema(s) in the following chart(s):\nstorefront:\n- web.replicaCount: Invalid type. Expected: integer, given: string", ExitCode.invalidInput],
-    ['template', 'Error: template: storefront/templates/web.yaml:12:3: executing "x" at <.Values.a.b>: nil pointer evaluating interface {}.b', ExitCode.invalidInput],
-    ['rbac', 'Error: UPGRADE FAILED: deployments.apps "web" is forbidden: User "system:serviceaccount:x:y" cannot patch resource', ExitCode.preflightFailed],
+    [
+      'schema',
+      "Error: values don't meet the specifications of the schema(s) in the following chart(s):\nstorefront:\n- web.replicaCount: Invalid type. Expected: integer, given: string",
+      ExitCode.invalidInput,
+    ],
+    [
+      'template',
+      'Error: template: storefront/templates/web.yaml:12:3: executing "x" at <.Values.a.b>: nil pointer evaluating interface {}.b',
+      ExitCode.invalidInput,
+    ],
+    [
+      'rbac',
+      'Error: UPGRADE FAILED: deployments.apps "web" is forbidden: User "system:serviceaccount:x:y" cannot patch resource',
+      ExitCode.preflightFailed,
+    ],
     [
       'immutable field (not RBAC)',
       "Error: UPGRADE FAILED: an error occurred while rolling back the release. original upgrade error: StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy' are forbidden: StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec",
       ExitCode.helmFailed,
     ],
-    ['rolled back', 'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: context deadline exceeded', ExitCode.helmFailed],
-    ['hook failed', 'Error: UPGRADE FAILED: pre-upgrade hooks failed: 1 error occurred:\n\t* job shop-migrate failed: BackoffLimitExceeded', ExitCode.helmFailed],
+    [
+      'rolled back',
+      'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: context deadline exceeded',
+      ExitCode.helmFailed,
+    ],
+    [
+      'hook failed',
+      'Error: UPGRADE FAILED: pre-upgrade hooks failed: 1 error occurred:\n\t* job shop-migrate failed: BackoffLimitExceeded',
+      ExitCode.helmFailed,
+    ],
   ];
   for (const [name, stderr, code] of cases) {
     it(`${name} -> exit ${code}`, () => {
@@ -40,9 +72,15 @@ describe('classifyHelmFailure', () => {
   });
 
   it('a helm killed by a signal not ours (the OOM killer at the pod memory limit) is transient: the Job retries it', () => {
-    const err = classifyHelmFailure({ ...base, stderr: 'Release "shop" does not exist. Installing it now.\n', killedBy: 'SIGKILL' });
+    const err = classifyHelmFailure({
+      ...base,
+      stderr: 'Release "shop" does not exist. Installing it now.\n',
+      killedBy: 'SIGKILL',
+    });
     expect(err.exitCode).toBe(ExitCode.transient);
-    expect(err.message).toBe(`${base.action} of release shop stopped: helm was killed by SIGKILL (in a pod, usually the out-of-memory killer at the container memory limit)`);
+    expect(err.message).toBe(
+      `${base.action} of release shop stopped: helm was killed by SIGKILL (in a pod, usually the out-of-memory killer at the container memory limit)`,
+    );
     expect(err.hint).toMatch(/raise the Job's memory limit/);
   });
 
@@ -126,8 +164,14 @@ describe('failures every run repeats: the meaning and the way out, never "fix th
   }
 
   it('a rolled-back one says so, and that every run repeats it', () => {
-    const err = classifyHelmFailure({ ...base, stderr: 'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: Service "web" is invalid: spec.clusterIP: Invalid value: "10.0.0.9": field is immutable' });
-    expect(err.message).toContain('The release was rolled back to its previous revision; every run fails the same way until this is fixed.');
+    const err = classifyHelmFailure({
+      ...base,
+      stderr:
+        'Error: UPGRADE FAILED: release shop failed, and has been rolled back due to rollback-on-failure being set: Service "web" is invalid: spec.clusterIP: Invalid value: "10.0.0.9": field is immutable',
+    });
+    expect(err.message).toContain(
+      'The release was rolled back to its previous revision; every run fails the same way until this is fixed.',
+    );
   });
 });
 
@@ -136,6 +180,9 @@ describe('extractCause / namedResources', () => {
     expect(extractCause('W1 warning\nError: first\nError: UPGRADE FAILED: boom\n').cause).toBe('UPGRADE FAILED: boom');
   });
   it('finds resources in kstatus and job forms', () => {
-    expect(namedResources('resource StatefulSet/ns1/db not ready; job "migrate" failed')).toEqual(['StatefulSet/db', 'job/migrate']);
+    expect(namedResources('resource StatefulSet/ns1/db not ready; job "migrate" failed')).toEqual([
+      'StatefulSet/db',
+      'job/migrate',
+    ]);
   });
 });

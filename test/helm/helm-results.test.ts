@@ -19,13 +19,22 @@ REVISION: 99
 describe('parseUpgradeRevision', () => {
   it("reads the status block's REVISION line, not a line of the chart's NOTES", () => {
     expect(parseUpgradeRevision(upgraded)).toBe(12);
-    expect(parseUpgradeRevision('Release "perfc" does not exist. Installing it now.\nNAME: perfc\nSTATUS: deployed\nREVISION: 1\n')).toBe(1);
+    expect(
+      parseUpgradeRevision(
+        'Release "perfc" does not exist. Installing it now.\nNAME: perfc\nSTATUS: deployed\nREVISION: 1\n',
+      ),
+    ).toBe(1);
   });
   it('reads version from -o json and -o yaml', () => {
-    expect(parseUpgradeRevision('{"name":"perfc","info":{"status":"deployed"},"config":{"version":7},"version":3,"namespace":"perf-probe"}\n')).toBe(3);
+    expect(
+      parseUpgradeRevision(
+        '{"name":"perfc","info":{"status":"deployed"},"config":{"version":7},"version":3,"namespace":"perf-probe"}\n',
+      ),
+    ).toBe(3);
     expect(parseUpgradeRevision('chart:\n  metadata:\n    version: 0.1.0\nname: perfc\nversion: 5\n')).toBe(5);
   });
   it('is undefined when helm printed no revision', () => {
-    for (const out of ['', 'Happy Helming!\n', '{"name":"x"}', '{broken', '{"version":"3"}']) expect(parseUpgradeRevision(out)).toBeUndefined();
+    for (const out of ['', 'Happy Helming!\n', '{"name":"x"}', '{broken', '{"version":"3"}'])
+      expect(parseUpgradeRevision(out)).toBeUndefined();
   });
 });

@@ -11,7 +11,18 @@ import { SecretRegistry } from '../../src/common/secrets.js';
 describe('parseRenderFlags', () => {
   it('accepts the flags that shape a render, in every spelling pflag takes, as --flag=value', () => {
     expect(
-      parseRenderFlags(['--kube-version', '1.31', '--api-versions', 'monitoring.coreos.com/v1', '-a', 'batch/v1/CronJob', '-aapps/v1', '-a=x.io/v2,y.io/v1', '--skip-tests', '--is-upgrade=true']),
+      parseRenderFlags([
+        '--kube-version',
+        '1.31',
+        '--api-versions',
+        'monitoring.coreos.com/v1',
+        '-a',
+        'batch/v1/CronJob',
+        '-aapps/v1',
+        '-a=x.io/v2,y.io/v1',
+        '--skip-tests',
+        '--is-upgrade=true',
+      ]),
     ).toEqual([
       '--kube-version=1.31',
       '--api-versions=monitoring.coreos.com/v1',
@@ -22,17 +33,24 @@ describe('parseRenderFlags', () => {
       '--is-upgrade=true',
     ]);
     // --include-crds is accepted but not passed again: every render already includes crds/.
-    expect(parseRenderFlags(['--kube-version=v1.34.4-eks-1a2b3c', '--skip-schema-validation', '--enable-dns', '--include-crds', '--include-crds=true'])).toEqual([
-      '--kube-version=v1.34.4-eks-1a2b3c',
-      '--skip-schema-validation',
-      '--enable-dns',
-    ]);
+    expect(
+      parseRenderFlags([
+        '--kube-version=v1.34.4-eks-1a2b3c',
+        '--skip-schema-validation',
+        '--enable-dns',
+        '--include-crds',
+        '--include-crds=true',
+      ]),
+    ).toEqual(['--kube-version=v1.34.4-eks-1a2b3c', '--skip-schema-validation', '--enable-dns']);
     expect(parseRenderFlags([])).toEqual([]);
   });
 
   it('refuses what cannot work, naming the flag and the way out', () => {
     const cases: [string[], RegExp][] = [
-      [['--post-renderer', 'x'], /helm flag --post-renderer cannot be used with render or images: the installer runs its own post-renderer/],
+      [
+        ['--post-renderer', 'x'],
+        /helm flag --post-renderer cannot be used with render or images: the installer runs its own post-renderer/,
+      ],
       [['--post-renderer-args=--x'], /helm flag --post-renderer-args cannot be used/],
       [['--output-dir', '/tmp/x'], /helm flag --output-dir cannot be used with render or images: .*stdout/],
       [['-f', 'v.yaml'], /helm flag -f cannot be used .*use helm-installer's own -f\/--values/],
@@ -40,10 +58,16 @@ describe('parseRenderFlags', () => {
       [['--namespace=x'], /helm flag --namespace cannot be used .*-n\/--namespace/],
       [['-s', 'templates/a.yaml'], /helm flag -s cannot be used .*every manifest/],
       [['--no-hooks'], /helm flag --no-hooks cannot be used/],
-      [['--include-crds=false'], /helm flag --include-crds=false cannot be used with render or images: images and render must see every manifest/],
+      [
+        ['--include-crds=false'],
+        /helm flag --include-crds=false cannot be used with render or images: images and render must see every manifest/,
+      ],
       [['--validate'], /helm flag --validate cannot be used .*--kube-version and --api-versions/],
       [['--version', '1.2.3'], /helm flag --version cannot be used .*--chart/],
-      [['--wait-for-jobs'], /helm flag --wait-for-jobs is not passed to helm template by render or images; allowed: --kube-version/],
+      [
+        ['--wait-for-jobs'],
+        /helm flag --wait-for-jobs is not passed to helm template by render or images; allowed: --kube-version/,
+      ],
       [['oops'], /unexpected argument "oops"/],
       [['--kube-version'], /--kube-version needs a value/],
       [['--kube-version', 'latest'], /--kube-version "latest": expected a Kubernetes version/],
@@ -55,12 +79,12 @@ describe('parseRenderFlags', () => {
 
   it('is the rest option of render and images: from argv or HELM_INSTALLER_HELM_ARGS, a usage error naming both', () => {
     const table = { helmArgs: renderHelmArgs() };
-    const resolve = (given: string[] | undefined, env: Record<string, string>) => resolveOptions(table, { given: { helmArgs: given }, env, ctx: { secrets: new SecretRegistry() } });
+    const resolve = (given: string[] | undefined, env: Record<string, string>) =>
+      resolveOptions(table, { given: { helmArgs: given }, env, ctx: { secrets: new SecretRegistry() } });
     expect(resolve(['--kube-version', '1.31'], {}).helmArgs).toEqual(['--kube-version=1.31']);
-    expect(resolve(undefined, { HELM_INSTALLER_HELM_ARGS: '--kube-version 1.31  -a monitoring.coreos.com/v1' }).helmArgs).toEqual([
-      '--kube-version=1.31',
-      '--api-versions=monitoring.coreos.com/v1',
-    ]);
+    expect(
+      resolve(undefined, { HELM_INSTALLER_HELM_ARGS: '--kube-version 1.31  -a monitoring.coreos.com/v1' }).helmArgs,
+    ).toEqual(['--kube-version=1.31', '--api-versions=monitoring.coreos.com/v1']);
     const fromArgv = (() => {
       try {
         resolve(['--post-renderer', 'mine'], {});
@@ -71,7 +95,7 @@ describe('parseRenderFlags', () => {
     expect(fromArgv).toBeInstanceOf(UsageError);
     expect((fromArgv as UsageError).exitCode).toBe(2);
     expect((fromArgv as UsageError).message).toBe(
-      'invalid helm arguments after -- (or env HELM_INSTALLER_HELM_ARGS): helm flag --post-renderer cannot be used with render or images: the installer runs its own post-renderer (the image rewrite) and a second one cannot be chained: it would bypass the rewrite; rewrite the manifests after render\'s output instead',
+      "invalid helm arguments after -- (or env HELM_INSTALLER_HELM_ARGS): helm flag --post-renderer cannot be used with render or images: the installer runs its own post-renderer (the image rewrite) and a second one cannot be chained: it would bypass the rewrite; rewrite the manifests after render's output instead",
     );
     expect(() => resolve(undefined, { HELM_INSTALLER_HELM_ARGS: '--output-dir out' })).toThrow(
       /^invalid HELM_INSTALLER_HELM_ARGS="--output-dir out": helm flag --output-dir cannot be used/,
@@ -82,9 +106,15 @@ describe('parseRenderFlags', () => {
 describe('checkInstallHelmArgs', () => {
   it("refuses the Capabilities flags helm upgrade lacks, and a post-renderer that would replace the installer's rewrite", () => {
     expect(checkInstallHelmArgs(['--wait-for-jobs', '--description', 'x'], true)).toBeUndefined();
-    expect(checkInstallHelmArgs(['--kube-version=1.31'], false)).toMatch(/^helm flag --kube-version cannot be passed to install: helm upgrade has no such flag/);
-    expect(checkInstallHelmArgs(['-a', 'monitoring.coreos.com/v1'], false)).toMatch(/^helm flag -a cannot be passed to install/);
-    expect(checkInstallHelmArgs(['--post-renderer', 'mine'], true)).toMatch(/^helm flag --post-renderer cannot be passed to install with --registry or --image-pull-secret: helm keeps only the last --post-renderer/);
+    expect(checkInstallHelmArgs(['--kube-version=1.31'], false)).toMatch(
+      /^helm flag --kube-version cannot be passed to install: helm upgrade has no such flag/,
+    );
+    expect(checkInstallHelmArgs(['-a', 'monitoring.coreos.com/v1'], false)).toMatch(
+      /^helm flag -a cannot be passed to install/,
+    );
+    expect(checkInstallHelmArgs(['--post-renderer', 'mine'], true)).toMatch(
+      /^helm flag --post-renderer cannot be passed to install with --registry or --image-pull-secret: helm keeps only the last --post-renderer/,
+    );
     expect(checkInstallHelmArgs(['--post-renderer-args=--x'], true)).toMatch(/^helm flag --post-renderer-args cannot/);
     // Without a rewrite of ours, the user's post-renderer is theirs to use.
     expect(checkInstallHelmArgs(['--post-renderer', 'mine'], false)).toBeUndefined();

@@ -59,24 +59,55 @@ legacy:
 write(join(customerDir, '20-more.yml'), `web:\n  hostname: shop.customer.example\nextras: null\n`);
 write(join(customerDir, 'ignored.txt'), `web: {replicaCount: 99}\n`);
 
-const sets = ['--set', 'web.replicaCount=4', '--set-string', 'legacy.zip=01234', '--set-json', 'web.tolerations=[{"key":"k","operator":"Exists"}]'];
+const sets = [
+  '--set',
+  'web.replicaCount=4',
+  '--set-string',
+  'legacy.zip=01234',
+  '--set-json',
+  'web.tolerations=[{"key":"k","operator":"Exists"}]',
+];
 const installerArgs = [
-  '--chart', chartDir, '--app-dir', appDir, '--base-values', vendor, '--values', customerDir,
-  '--set', 'web.replicaCount=4', '--set-string', 'legacy.zip=01234', '--set-json', 'web.tolerations=[{"key":"k","operator":"Exists"}]',
+  '--chart',
+  chartDir,
+  '--app-dir',
+  appDir,
+  '--base-values',
+  vendor,
+  '--values',
+  customerDir,
+  '--set',
+  'web.replicaCount=4',
+  '--set-string',
+  'legacy.zip=01234',
+  '--set-json',
+  'web.tolerations=[{"key":"k","operator":"Exists"}]',
 ];
 
 // helm 4's `install --dry-run=client -o json` reports the merged user values as `config`. helm
 // 3.17 cannot run that without a cluster (helm/helm#13144), so for helm 3 the oracle is the
 // `.Values` that the real chart sees, less the chart's own defaults: checked key by key below.
 async function helmConfig(bin: string, files: string[]): Promise<unknown> {
-  const out = await helm(bin, ['install', 'oracle', chartDir, '--dry-run=client', '-o', 'json', ...files.flatMap((f) => ['-f', f]), ...sets]);
+  const out = await helm(bin, [
+    'install',
+    'oracle',
+    chartDir,
+    '--dry-run=client',
+    '-o',
+    'json',
+    ...files.flatMap((f) => ['-f', f]),
+    ...sets,
+  ]);
   return (JSON.parse(out) as { config: unknown }).config;
 }
 
 const layerFiles = () => [vendor, join(customerDir, '10-config.yaml'), join(customerDir, '20-more.yml')];
 
 describe('values: helm is the oracle', () => {
-  for (const [name, bin] of [['helm 4', helm4], ['helm 3', helm3]] as const) {
+  for (const [name, bin] of [
+    ['helm 4', helm4],
+    ['helm 3', helm3],
+  ] as const) {
     it(`equals helm's own layering (${name})`, async () => {
       const expected = await helmConfig(helm4, layerFiles());
       const r = await runCli(['values', '-o', 'json', '--show-secrets', '--helm-bin', bin, ...installerArgs]);
@@ -85,15 +116,33 @@ describe('values: helm is the oracle', () => {
       expect(JSON.parse(r.stdout)).toEqual(expected);
       // The dialect cases, spelled out so a regression names itself.
       const v = JSON.parse(r.stdout) as Record<string, Record<string, unknown>>;
-      expect(v.legacy).toMatchObject({ mode: 511, window: '12:30', letter: 'n', bare: true, big: 1000, hex: 31, zip: '01234' });
-      expect(v.web).toMatchObject({ replicaCount: 4, config: { features: { guestCheckout: true, promotions: true, recommendations: false } } });
+      expect(v.legacy).toMatchObject({
+        mode: 511,
+        window: '12:30',
+        letter: 'n',
+        bare: true,
+        big: 1000,
+        hex: 31,
+        zip: '01234',
+      });
+      expect(v.web).toMatchObject({
+        replicaCount: 4,
+        config: { features: { guestCheckout: true, promotions: true, recommendations: false } },
+      });
       expect(v.web!.extraEnv).toEqual([{ name: 'B', value: '2' }]);
       expect(v.cache).toEqual({ maxmemory: null });
       expect(v.extras).toBeNull();
     });
 
     it(`render gives exactly what ${name} renders from the same -f/--set layers`, async () => {
-      const direct = await helm(bin, ['template', 'storefront', chartDir, ...layerFiles().flatMap((f) => ['-f', f]), ...sets, '--include-crds']);
+      const direct = await helm(bin, [
+        'template',
+        'storefront',
+        chartDir,
+        ...layerFiles().flatMap((f) => ['-f', f]),
+        ...sets,
+        '--include-crds',
+      ]);
       const r = await runCli(['render', '--helm-bin', bin, ...installerArgs]);
       expect(r.exitCode).toBe(0);
       expect(r.stdout.trim()).toBe(direct.trim());
@@ -107,7 +156,9 @@ describe('values: helm is the oracle', () => {
     const roundTrip = join(dir, 'printed.yaml');
     writeFileSync(roundTrip, r.stdout);
     const expected = await helmConfig(helm4, layerFiles());
-    const back = JSON.parse(await helm(helm4, ['install', 'oracle', chartDir, '--dry-run=client', '-o', 'json', '-f', roundTrip])) as { config: unknown };
+    const back = JSON.parse(
+      await helm(helm4, ['install', 'oracle', chartDir, '--dry-run=client', '-o', 'json', '-f', roundTrip]),
+    ) as { config: unknown };
     expect(back.config).toEqual(expected);
     expect(parse(r.stdout, { version: '1.1' })).toEqual(expected);
   });

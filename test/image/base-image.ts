@@ -23,7 +23,10 @@ export interface BaseImage {
 function debianSource(): { suite: string; mirror: string } {
   const osRelease = readFileSync('/etc/os-release', 'utf8');
   const suite = /^VERSION_CODENAME=(\S+)/m.exec(osRelease)?.[1];
-  if (!suite) throw new Error('/etc/os-release names no VERSION_CODENAME: the base image is built from this machine\'s Debian release');
+  if (!suite)
+    throw new Error(
+      "/etc/os-release names no VERSION_CODENAME: the base image is built from this machine's Debian release",
+    );
   const candidates: string[] = [];
   const dir = '/etc/apt/sources.list.d';
   const files = [...(existsSync(dir) ? readdirSync(dir).map((f) => join(dir, f)) : []), '/etc/apt/sources.list'];
@@ -36,10 +39,14 @@ function debianSource(): { suite: string; mirror: string } {
         if (uri && suites.includes(suite)) candidates.push(uri);
       }
     } else {
-      for (const m of text.matchAll(/^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)/gm)) if (m[2] === suite) candidates.push(m[1]!);
+      for (const m of text.matchAll(/^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)/gm))
+        if (m[2] === suite) candidates.push(m[1]!);
     }
   }
-  if (!candidates[0]) throw new Error(`no apt source for Debian ${suite} in /etc/apt: the base rootfs is bootstrapped from the machine's own mirror`);
+  if (!candidates[0])
+    throw new Error(
+      `no apt source for Debian ${suite} in /etc/apt: the base rootfs is bootstrapped from the machine's own mirror`,
+    );
   return { suite, mirror: candidates[0] };
 }
 
@@ -47,16 +54,34 @@ async function debianRootfsTarball(suite: string, mirror: string, log: (line: st
   const dir = join(cacheRoot(), 'image');
   const tarball = join(dir, `debian-${suite}-minbase.tar`);
   if (existsSync(tarball)) return tarball;
-  if (!existsSync('/usr/sbin/debootstrap')) throw new Error('debootstrap not found: apt-get install debootstrap (it builds the image\'s Debian base)');
+  if (!existsSync('/usr/sbin/debootstrap'))
+    throw new Error("debootstrap not found: apt-get install debootstrap (it builds the image's Debian base)");
   const rootfs = join(dir, `rootfs-${suite}.tmp`);
   await rm(rootfs, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   log(`debootstrap --variant=minbase ${suite} (about a minute, once)`);
   const boot = await execa('debootstrap', ['--variant=minbase', suite, rootfs, mirror], { reject: false, all: true });
-  if (boot.exitCode !== 0) throw new Error(`debootstrap failed (exit ${boot.exitCode}):\n${String(boot.all).split('\n').slice(-15).join('\n')}`);
+  if (boot.exitCode !== 0)
+    throw new Error(
+      `debootstrap failed (exit ${boot.exitCode}):\n${String(boot.all).split('\n').slice(-15).join('\n')}`,
+    );
   // What a slim image leaves out; /dev, /proc, /sys are the runtime's to provide.
-  const slim = ['dev', 'proc', 'sys', 'usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/cache/apt', 'var/lib/apt/lists', 'var/log', 'tmp'];
-  await execa('sh', ['-c', slim.map((p) => `rm -rf ./${p}/* ./${p}/.[!.]* 2>/dev/null; mkdir -p ./${p}`).join('; '), ], { cwd: rootfs });
+  const slim = [
+    'dev',
+    'proc',
+    'sys',
+    'usr/share/doc',
+    'usr/share/man',
+    'usr/share/info',
+    'usr/share/locale',
+    'var/cache/apt',
+    'var/lib/apt/lists',
+    'var/log',
+    'tmp',
+  ];
+  await execa('sh', ['-c', slim.map((p) => `rm -rf ./${p}/* ./${p}/.[!.]* 2>/dev/null; mkdir -p ./${p}`).join('; ')], {
+    cwd: rootfs,
+  });
   await execa('chmod', ['1777', join(rootfs, 'tmp')]);
   await execa('tar', ['--numeric-owner', '--xattrs', '-C', rootfs, '-cf', `${tarball}.tmp`, '.']);
   await rename(`${tarball}.tmp`, tarball);
@@ -79,8 +104,12 @@ async function npmTarball(log: (line: string) => void): Promise<{ file: string; 
 /** The node binary tests run on (the `node` devDependency). */
 function nodeBinary(): { path: string; version: string } {
   const path = join(repoRoot(), 'node_modules', 'node', 'bin', 'node');
-  if (!existsSync(path)) throw new Error(`${path} missing: run npm ci (the image's Node comes from the pinned \`node\` package)`);
-  const version = /"version":\s*"([^"]+)"/.exec(readFileSync(join(repoRoot(), 'node_modules', 'node', 'package.json'), 'utf8'))?.[1] ?? 'unknown';
+  if (!existsSync(path))
+    throw new Error(`${path} missing: run npm ci (the image's Node comes from the pinned \`node\` package)`);
+  const version =
+    /"version":\s*"([^"]+)"/.exec(
+      readFileSync(join(repoRoot(), 'node_modules', 'node', 'package.json'), 'utf8'),
+    )?.[1] ?? 'unknown';
   return { path, version };
 }
 
@@ -98,7 +127,10 @@ export async function ensureBaseImage(log: (line: string) => void): Promise<Base
     await buildah(['add', ctr, rootfs, '/']);
     const stripped = join(cacheRoot(), 'image', `node-${node.version}-stripped`);
     if (!existsSync(stripped)) {
-      if (!existsSync('/usr/bin/strip')) throw new Error('strip not found: apt-get install binutils (it strips the debug info off the image\'s Node binary)');
+      if (!existsSync('/usr/bin/strip'))
+        throw new Error(
+          "strip not found: apt-get install binutils (it strips the debug info off the image's Node binary)",
+        );
       await mkdir(join(cacheRoot(), 'image'), { recursive: true });
       await execa('/usr/bin/strip', ['--strip-all', '-o', `${stripped}.tmp`, node.path]);
       await rename(`${stripped}.tmp`, stripped);
@@ -106,12 +138,27 @@ export async function ensureBaseImage(log: (line: string) => void): Promise<Base
     await buildah(['copy', '--chmod', '0755', ctr, stripped, '/usr/local/bin/node']);
     // npm's tarball has its bundled dependencies; extracted where the official image has it.
     await buildah(['add', ctr, npm.file, '/usr/local/lib/']);
-    await buildah(['run', ctr, '--', 'sh', '-c',
-      'mv /usr/local/lib/package /usr/local/lib/node_modules/npm 2>/dev/null || (mkdir -p /usr/local/lib/node_modules && mv /usr/local/lib/package /usr/local/lib/node_modules/npm)'
-      + ' && ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm'
-      + ' && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx'
-      + ' && node --version && npm --version']);
-    await buildah(['config', '--env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--env', `NODE_VERSION=${node.version}`, '--cmd', 'node', ctr]);
+    await buildah([
+      'run',
+      ctr,
+      '--',
+      'sh',
+      '-c',
+      'mv /usr/local/lib/package /usr/local/lib/node_modules/npm 2>/dev/null || (mkdir -p /usr/local/lib/node_modules && mv /usr/local/lib/package /usr/local/lib/node_modules/npm)' +
+        ' && ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm' +
+        ' && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx' +
+        ' && node --version && npm --version',
+    ]);
+    await buildah([
+      'config',
+      '--env',
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      '--env',
+      `NODE_VERSION=${node.version}`,
+      '--cmd',
+      'node',
+      ctr,
+    ]);
     await buildah(['commit', '--rm', ctr, name]);
   } catch (error) {
     await buildah(['rm', ctr]).catch(() => undefined);

@@ -28,14 +28,26 @@ export function checkBuildah(): void {
 
 /** Runs buildah and returns its stdout; throws with its stderr when it fails. */
 export async function buildah(args: string[], opts: { input?: string } = {}): Promise<string> {
-  const result = await execa(BUILDAH, [...globalArgs(), ...args], { env: buildahEnv(), reject: false, ...(opts.input !== undefined ? { input: opts.input } : {}) });
-  if (result.exitCode !== 0) throw new Error(`buildah ${args[0]} failed (exit ${result.exitCode}): ${String(result.stderr).trim().split('\n').slice(-15).join('\n')}`);
+  const result = await execa(BUILDAH, [...globalArgs(), ...args], {
+    env: buildahEnv(),
+    reject: false,
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+  });
+  if (result.exitCode !== 0)
+    throw new Error(
+      `buildah ${args[0]} failed (exit ${result.exitCode}): ${String(result.stderr).trim().split('\n').slice(-15).join('\n')}`,
+    );
   return String(result.stdout).trim();
 }
 
 /** buildah with its output streamed to `line` (for the long steps: bud, push). */
 export function buildahStreaming(args: string[], line: (text: string) => void): ResultPromise {
-  const child = execa(BUILDAH, [...globalArgs(), ...args], { env: buildahEnv(), all: true, buffer: false, reject: false });
+  const child = execa(BUILDAH, [...globalArgs(), ...args], {
+    env: buildahEnv(),
+    all: true,
+    buffer: false,
+    reject: false,
+  });
   child.all?.setEncoding('utf8');
   let rest = '';
   child.all?.on('data', (chunk: string) => {
@@ -49,6 +61,10 @@ export function buildahStreaming(args: string[], line: (text: string) => void): 
 
 /** True when buildah's storage holds an image by that name. */
 export async function imageExists(name: string): Promise<boolean> {
-  const result = await execa(BUILDAH, [...globalArgs(), 'inspect', '--type', 'image', '--format', '{{.FromImageID}}', name], { env: buildahEnv(), reject: false });
+  const result = await execa(
+    BUILDAH,
+    [...globalArgs(), 'inspect', '--type', 'image', '--format', '{{.FromImageID}}', name],
+    { env: buildahEnv(), reject: false },
+  );
   return result.exitCode === 0;
 }

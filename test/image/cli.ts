@@ -8,7 +8,9 @@ const log = (line: string) => process.stderr.write(`[image] ${line}\n`);
 buildImage({ log }).then(
   (built) => {
     const s = built.seconds;
-    log(`${built.imageId.slice(0, 19)}: ${(built.bytes.uncompressed / 1e6).toFixed(1)} MB (${(built.bytes.compressed / 1e6).toFixed(1)} MB compressed); base ${s.base.toFixed(1)} s, build ${s.build.toFixed(1)} s, push ${s.push.toFixed(1)} s`);
+    log(
+      `${built.imageId.slice(0, 19)}: ${(built.bytes.uncompressed / 1e6).toFixed(1)} MB (${(built.bytes.compressed / 1e6).toFixed(1)} MB compressed); base ${s.base.toFixed(1)} s, build ${s.build.toFixed(1)} s, push ${s.push.toFixed(1)} s`,
+    );
     process.stdout.write(`${built.reference}\n`);
   },
   (error: unknown) => {

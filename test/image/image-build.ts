@@ -31,11 +31,17 @@ export interface BuiltImage {
 }
 
 /** `root`: the build context (the Dockerfile and app/ in it); the checkout by default. */
-export async function buildImage(opts: { log: (line: string) => void; registry?: string; quietBuild?: boolean; root?: string }): Promise<BuiltImage> {
+export async function buildImage(opts: {
+  log: (line: string) => void;
+  registry?: string;
+  quietBuild?: boolean;
+  root?: string;
+}): Promise<BuiltImage> {
   const { log } = opts;
   const root = opts.root ?? repoRoot();
   // Every chart the image's app installs (each chart of its release plan).
-  for (const chart of (await loadAppCharts({ appDir: join(root, 'app') }, resolveInput({ appDir: join(root, 'app') }))).charts) {
+  for (const chart of (await loadAppCharts({ appDir: join(root, 'app') }, resolveInput({ appDir: join(root, 'app') })))
+    .charts) {
     log(`chart ${chart.name} ${chart.version}: ${chart.dependencies.length} dependencies, every one vendored`);
   }
   checkBuildah();
@@ -43,14 +49,31 @@ export async function buildImage(opts: { log: (line: string) => void; registry?:
   const base = await ensureBaseImage(log);
   const t1 = Date.now();
   const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version as string;
-  const revision = (await execa('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, reject: false })).stdout || 'unknown';
+  const revision =
+    (await execa('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, reject: false })).stdout || 'unknown';
   log(`building ${LOCAL_IMAGE} on ${base.name}`);
-  const bud = await buildahStreaming([
-    'bud', '--layers', '--pull=false', '--format', 'oci',
-    ...proxyCa(),
-    '--build-arg', `BASE_IMAGE=${base.name}`, '--build-arg', `VERSION=${version}`, '--build-arg', `REVISION=${revision}`,
-    '-f', join(root, 'Dockerfile'), '-t', LOCAL_IMAGE, root,
-  ], (line) => (opts.quietBuild ? undefined : log(line)));
+  const bud = await buildahStreaming(
+    [
+      'bud',
+      '--layers',
+      '--pull=false',
+      '--format',
+      'oci',
+      ...proxyCa(),
+      '--build-arg',
+      `BASE_IMAGE=${base.name}`,
+      '--build-arg',
+      `VERSION=${version}`,
+      '--build-arg',
+      `REVISION=${revision}`,
+      '-f',
+      join(root, 'Dockerfile'),
+      '-t',
+      LOCAL_IMAGE,
+      root,
+    ],
+    (line) => (opts.quietBuild ? undefined : log(line)),
+  );
   if (bud.exitCode !== 0) throw new Error(`buildah bud failed (exit ${bud.exitCode}); its output is above`);
   const t2 = Date.now();
   const imageId = await buildah(['inspect', '--type', 'image', '--format', '{{.FromImageID}}', LOCAL_IMAGE]);
@@ -61,7 +84,12 @@ export async function buildImage(opts: { log: (line: string) => void; registry?:
   await pushImage(imageId, reference);
   const t3 = Date.now();
   const compressed = layerBytes(await pushedManifest(reference));
-  return { reference, imageId, bytes: { uncompressed, compressed }, seconds: { base: (t1 - t0) / 1000, build: (t2 - t1) / 1000, push: (t3 - t2) / 1000 } };
+  return {
+    reference,
+    imageId,
+    bytes: { uncompressed, compressed },
+    seconds: { base: (t1 - t0) / 1000, build: (t2 - t1) / 1000, push: (t3 - t2) / 1000 },
+  };
 }
 
 /** Pushes a built image (by id: a concurrent build may move the tag) to a plain-HTTP registry. */
@@ -94,6 +122,7 @@ async function pushedManifest(reference: string): Promise<string> {
     headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' },
     timeoutMs: 10_000,
   });
-  if (response.status !== 200) throw new Error(`registry ${host}: GET manifest of ${reference}: HTTP ${response.status}`);
+  if (response.status !== 200)
+    throw new Error(`registry ${host}: GET manifest of ${reference}: HTTP ${response.status}`);
   return response.body.toString();
 }

@@ -86,7 +86,11 @@ const FIXTURES: Record<string, Fixture> = {
     nameComponents: ['proxyv2'],
   },
   'multi-segment-global': {
-    images: ['longhornio/csi-attacher:v4.8.0', 'longhornio/longhorn-engine:v1.8.0', 'longhornio/longhorn-manager:v1.8.0'],
+    images: [
+      'longhornio/csi-attacher:v4.8.0',
+      'longhornio/longhorn-engine:v1.8.0',
+      'longhornio/longhorn-manager:v1.8.0',
+    ],
     local: [`${L}/csi-attacher:v4.8.0`, `${L}/longhorn-engine:v1.8.0`, `${L}/longhorn-manager:v1.8.0`],
   },
   'configmap-images': {
@@ -110,7 +114,12 @@ const FIXTURES: Record<string, Fixture> = {
   'label-selectors': {
     images: ['ghcr.io/acme/chaos-controller:2.7.1', 'ghcr.io/acme/chaos-daemon:2.7.1'],
     local: [`${L}/chaos-controller:2.7.1`, `${L}/chaos-daemon:2.7.1`],
-    notImages: ['app.kubernetes.io/component:template', 'app.kubernetes.io/component:webhook', 'example.com/chaos:enabled', 'node-role.kubernetes.io/control-plane:NoSchedule'],
+    notImages: [
+      'app.kubernetes.io/component:template',
+      'app.kubernetes.io/component:webhook',
+      'example.com/chaos:enabled',
+      'node-role.kubernetes.io/control-plane:NoSchedule',
+    ],
   },
   'notebook-hub': {
     images: [
@@ -119,8 +128,17 @@ const FIXTURES: Record<string, Fixture> = {
       'quay.io/jupyterhub/k8s-network-tools:4.0.0',
       'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0',
     ],
-    local: [`${L}/configurable-http-proxy:4.6.3`, `${L}/k8s-hub:4.0.0`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
-    inSecrets: [`${L}/configurable-http-proxy:4.6.3`, `${L}/k8s-network-tools:4.0.0`, `${L}/k8s-singleuser-sample:4.0.0`],
+    local: [
+      `${L}/configurable-http-proxy:4.6.3`,
+      `${L}/k8s-hub:4.0.0`,
+      `${L}/k8s-network-tools:4.0.0`,
+      `${L}/k8s-singleuser-sample:4.0.0`,
+    ],
+    inSecrets: [
+      `${L}/configurable-http-proxy:4.6.3`,
+      `${L}/k8s-network-tools:4.0.0`,
+      `${L}/k8s-singleuser-sample:4.0.0`,
+    ],
     warnings: [
       /Secret notebook-hub-unread, data\.notes, from notebook-hub\/templates\/hub\.yaml: not valid base64; left untouched/,
       /Secret notebook-hub-unread, data\.broken\.yaml, from notebook-hub\/templates\/hub\.yaml: its values file does not parse \(.*\); left untouched/,
@@ -128,7 +146,11 @@ const FIXTURES: Record<string, Fixture> = {
     noWarnings: [/spawner_class|KubeSpawner|notebook-hub-hub/],
   },
   'secret-image-map': {
-    images: ['ghcr.io/acme/job-helper:1.0.1', 'ghcr.io/acme/runner-controller:3.2.0', 'quay.io/acme/ci/job-runner:3.2.0'],
+    images: [
+      'ghcr.io/acme/job-helper:1.0.1',
+      'ghcr.io/acme/runner-controller:3.2.0',
+      'quay.io/acme/ci/job-runner:3.2.0',
+    ],
     local: [`${L}/job-helper:1.0.1`, `${L}/job-runner:3.2.0`, `${L}/runner-controller:3.2.0`],
     // Written as a registry key and a repository key: never whole, in the Secret or elsewhere.
     inSecrets: [`${L}/job-helper:1.0.1`, `${L}/job-runner:3.2.0`],
@@ -183,12 +205,23 @@ const FIXTURES: Record<string, Fixture> = {
     local: [`${L}/api@sha256:${A}`, `${L}/envoy@sha256:${B}`],
   },
   'global-image-registry': {
-    images: [`registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:${A}`, `registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.6.9@sha256:${B}`],
+    images: [
+      `registry.k8s.io/ingress-nginx/controller:v1.15.1@sha256:${A}`,
+      `registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.6.9@sha256:${B}`,
+    ],
     local: [`${L}/controller@sha256:${A}`, `${L}/kube-webhook-certgen@sha256:${B}`],
   },
   'registry-namespace': {
-    images: ['quay.io/jetstack/cert-manager-acmesolver:v1.19.1', 'quay.io/jetstack/cert-manager-controller:v1.19.1', 'quay.io/jetstack/cert-manager-startupapicheck:v1.19.1'],
-    local: [`${L}/cert-manager-acmesolver:v1.19.1`, `${L}/cert-manager-controller:v1.19.1`, `${L}/cert-manager-startupapicheck:v1.19.1`],
+    images: [
+      'quay.io/jetstack/cert-manager-acmesolver:v1.19.1',
+      'quay.io/jetstack/cert-manager-controller:v1.19.1',
+      'quay.io/jetstack/cert-manager-startupapicheck:v1.19.1',
+    ],
+    local: [
+      `${L}/cert-manager-acmesolver:v1.19.1`,
+      `${L}/cert-manager-controller:v1.19.1`,
+      `${L}/cert-manager-startupapicheck:v1.19.1`,
+    ],
   },
   'hook-image': {
     images: ['docker.io/bats/bats:v1.11.1', 'docker.io/bitnami/kubectl:1.33.0', 'docker.io/bitnami/postgresql:17.2.0'],
@@ -235,10 +268,14 @@ const FIXTURES: Record<string, Fixture> = {
 
 // Any reference with a registry host and a tag or digest, anywhere in the text (fields, flags,
 // env values, ConfigMap data, JSON), the same after `oci://`, plus the value of every `image:` key.
-const HOSTED = /(?<![\w.@/-])((?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\/[a-z0-9._/-]+(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?)/g;
-const OCI = /oci:\/\/((?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\/[a-z0-9._/-]+(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?)/g;
+const HOSTED =
+  /(?<![\w.@/-])((?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\/[a-z0-9._/-]+(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?)/g;
+const OCI =
+  /oci:\/\/((?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d+)?\/[a-z0-9._/-]+(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?)/g;
 const IMAGE_KEY = /^[ \t-]*["']?image["']?:[ \t]*["']?([^\s"',]+)/gm;
-const KOTS_LOCAL = new RegExp(`^${REGISTRY.replaceAll('.', '\\.')}/[a-z0-9._-]+(?::[\\w][\\w.-]*|@sha256:[0-9a-f]{64})$`);
+const KOTS_LOCAL = new RegExp(
+  `^${REGISTRY.replaceAll('.', '\\.')}/[a-z0-9._-]+(?::[\\w][\\w.-]*|@sha256:[0-9a-f]{64})$`,
+);
 
 function referencesIn(text: string): Set<string> {
   const found = new Set<string>();
@@ -283,11 +320,20 @@ describe.each([
       const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
       expect(r.exitCode, r.stderr).toBe(0);
       const all = [...referencesIn(r.stdout)];
-      const found = all.filter((ref) => !fixture.nameComponents?.includes(ref) && !fixture.untagged?.includes(ref) && !fixture.notImages?.includes(ref)).sort();
+      const found = all
+        .filter(
+          (ref) =>
+            !fixture.nameComponents?.includes(ref) &&
+            !fixture.untagged?.includes(ref) &&
+            !fixture.notImages?.includes(ref),
+        )
+        .sort();
       const local = fixture.local.map(referenceOf);
       const outside = found.filter((ref) => !KOTS_LOCAL.test(ref) || !local.includes(ref));
       expect(outside).toEqual([]);
-      expect(found).toEqual(local.filter((l) => !fixture.annotationOnly?.includes(l) && !fixture.inSecrets?.includes(l)));
+      expect(found).toEqual(
+        local.filter((l) => !fixture.annotationOnly?.includes(l) && !fixture.inSecrets?.includes(l)),
+      );
       for (const name of fixture.untagged ?? []) expect(all).toContain(name);
       for (const text of fixture.notImages ?? []) expect(r.stdout).toContain(text);
       for (const warning of fixture.warnings ?? []) expect(r.stderr).toMatch(warning);
@@ -300,7 +346,9 @@ describe.each([
     for (const command of ['images', 'render']) {
       const r = await runCli([command, ...args], { env });
       expect(r.exitCode, `${command}: ${r.stderr}`).toBe(3);
-      expect(r.stderr).toContain(`cause: Images "docker.io/bitnami/redis:7.4" and "redis:7.4" would both be pushed to "${L}/redis:7.4" in the local registry`);
+      expect(r.stderr).toContain(
+        `cause: Images "docker.io/bitnami/redis:7.4" and "redis:7.4" would both be pushed to "${L}/redis:7.4" in the local registry`,
+      );
       expect(r.stdout).toBe('');
     }
   });
@@ -314,16 +362,24 @@ describe.each([
     const local = await runCli(['images', ...args, '--registry', REGISTRY], { env });
     expect(local.exitCode, local.stderr).toBe(0);
     expect(local.stdout).toBe(`${L}/ingest:3.1.0\n${L}/relay:1.0.0`);
-    expect(lines(local.stderr)).toEqual([place('args[1]', '--usage-report-image', 17), place('env[0].value', 'env USAGE_REPORT_IMAGE', 21)]);
+    expect(lines(local.stderr)).toEqual([
+      place('args[1]', '--usage-report-image', 17),
+      place('env[0].value', 'env USAGE_REPORT_IMAGE', 21),
+    ]);
     // Without a registry the same names are kept out: KOTS would push both to one name.
     const listed = await runCli(['images', ...args], { env });
     expect(listed.stdout).toBe('quay.io/acme/ingest:3.1.0\nquay.io/acme/relay:1.0.0');
-    expect(lines(listed.stderr)).toEqual(lines(local.stderr).map((l) => l.replace(`(${L}/ingest:3.1.0)`, '(<local registry>/ingest:3.1.0)')));
+    expect(lines(listed.stderr)).toEqual(
+      lines(local.stderr).map((l) => l.replace(`(${L}/ingest:3.1.0)`, '(<local registry>/ingest:3.1.0)')),
+    );
     const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('would both be pushed');
     // render (and install) log the same warnings, one per place.
-    expect(r.stderr.split('\n').filter((l) => l.includes('"level":40') && l.includes('image name only: acme/ingest:3.1.0')).length).toBe(2);
+    expect(
+      r.stderr.split('\n').filter((l) => l.includes('"level":40') && l.includes('image name only: acme/ingest:3.1.0'))
+        .length,
+    ).toBe(2);
     expect(r.stdout).toBe(`---
 # Source: image-name-label/templates/deployment.yaml
 apiVersion: apps/v1
@@ -357,18 +413,34 @@ spec:
     const plain = await runCli(['render', ...args], { env });
     const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
     expect(r.exitCode, r.stderr).toBe(0);
-    const secrets = (text: string) => Object.fromEntries(parseAllDocuments(text).map((d) => d.toJS()).filter((o) => o?.kind === 'Secret').map((o) => [o.metadata.name, o]));
+    const secrets = (text: string) =>
+      Object.fromEntries(
+        parseAllDocuments(text)
+          .map((d) => d.toJS())
+          .filter((o) => o?.kind === 'Secret')
+          .map((o) => [o.metadata.name, o]),
+      );
     const before = secrets(plain.stdout);
     const after = secrets(r.stdout);
-    const decoded = (o: any) => Object.fromEntries(Object.entries<string>(o.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const decoded = (o: any) =>
+      Object.fromEntries(Object.entries<string>(o.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
     const hub = after['notebook-hub-hub'];
     expect([hub.kind, hub.type]).toEqual(['Secret', 'Opaque']);
     // Only the names change: the tag keys, the cookie secret, the other lines are the same bytes.
-    const expected = Object.fromEntries(Object.entries(decoded(before['notebook-hub-hub'])).map(([k, v]) => [k, v.replaceAll('quay.io/jupyterhub/', `${L}/`)]));
+    const expected = Object.fromEntries(
+      Object.entries(decoded(before['notebook-hub-hub'])).map(([k, v]) => [
+        k,
+        v.replaceAll('quay.io/jupyterhub/', `${L}/`),
+      ]),
+    );
     expect(decoded(hub)).toEqual(expected);
     expect(decoded(hub)['values.yaml']).toContain(`    name: ${L}/k8s-singleuser-sample\n    tag: 4.0.0\n`);
-    expect(decoded(hub)['spawner.env']).toBe(`KUBESPAWNER_IMAGE=${L}/k8s-singleuser-sample:4.0.0\nKUBESPAWNER_UID=1000\n`);
-    expect(hub.data['hub.config.JupyterHub.cookie_secret']).toBe(before['notebook-hub-hub'].data['hub.config.JupyterHub.cookie_secret']);
+    expect(decoded(hub)['spawner.env']).toBe(
+      `KUBESPAWNER_IMAGE=${L}/k8s-singleuser-sample:4.0.0\nKUBESPAWNER_UID=1000\n`,
+    );
+    expect(hub.data['hub.config.JupyterHub.cookie_secret']).toBe(
+      before['notebook-hub-hub'].data['hub.config.JupyterHub.cookie_secret'],
+    );
     // Secret material shaped like a reference is never taken for one (nor printed by images).
     expect(hub.data.api_token).toBe(before['notebook-hub-hub'].data.api_token);
     expect(decoded(hub)['proxy.yaml']).toContain('secretToken: proxy.example.com/hub:t0ken\n');
@@ -379,7 +451,9 @@ spec:
     expect(r.stderr).toMatch(/Secret notebook-hub-unread, data\.notes, .*not valid base64; left untouched/);
     const why = await runCli(['images', ...args, '--why', 'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0'], { env });
     expect(lines(why.stdout)).toEqual([
-      expect.stringMatching(/^Secret notebook-hub-hub, data\.values\.yaml, via image\.name, from notebook-hub\/templates\/hub\.yaml, line \d+ of the rendered manifests$/),
+      expect.stringMatching(
+        /^Secret notebook-hub-hub, data\.values\.yaml, via image\.name, from notebook-hub\/templates\/hub\.yaml, line \d+ of the rendered manifests$/,
+      ),
       expect.stringMatching(/^Secret notebook-hub-hub, data\.spawner\.env, via KUBESPAWNER_IMAGE, /),
     ]);
   });
@@ -389,7 +463,9 @@ spec:
     const jobs = async (extra: string[]) => {
       const r = await runCli(['render', ...args, ...extra], { env });
       expect(r.exitCode, r.stderr).toBe(0);
-      const secret = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o?.kind === 'Secret');
+      const secret = parseAllDocuments(r.stdout)
+        .map((d) => d.toJS())
+        .find((o) => o?.kind === 'Secret');
       expect([secret.kind, secret.type, Object.keys(secret.data)]).toEqual(['Secret', 'Opaque', ['jobs.yaml']]);
       return Buffer.from(secret.data['jobs.yaml'], 'base64').toString();
     };
@@ -400,8 +476,12 @@ spec:
     expect(await jobs(['--registry', REGISTRY])).toBe(layout([L, 'job-helper'], [L, 'job-runner']));
     const why = await runCli(['images', ...args, '--why', 'quay.io/acme/ci/job-runner:3.2.0'], { env });
     expect(lines(why.stdout)).toEqual([
-      expect.stringMatching(/^Secret secret-image-map-jobs, data\.jobs\.yaml, via image\.registry, from secret-image-map\/templates\/runner\.yaml, /),
-      expect.stringMatching(/^Secret secret-image-map-jobs, data\.jobs\.yaml, via image\.repository, from secret-image-map\/templates\/runner\.yaml, /),
+      expect.stringMatching(
+        /^Secret secret-image-map-jobs, data\.jobs\.yaml, via image\.registry, from secret-image-map\/templates\/runner\.yaml, /,
+      ),
+      expect.stringMatching(
+        /^Secret secret-image-map-jobs, data\.jobs\.yaml, via image\.repository, from secret-image-map\/templates\/runner\.yaml, /,
+      ),
     ]);
   });
 
@@ -471,7 +551,11 @@ spec:
     - ghcr.io/acme/rules/core:2025.11${ARTIFACT}
     - quay.io/acme/warmup:1.1.0`);
     const why = await runCli(['images', ...args, '--why', 'ghcr.io/acme/plugins/geoip:1.4.0'], { env });
-    expect(lines(why.stdout)).toEqual([expect.stringMatching(/^ConfigMap runtime-artifacts-plugins, data\.gateway\.yaml, via refs, from runtime-artifacts\/templates\/configmap\.yaml, line \d+ of the rendered manifests$/)]);
+    expect(lines(why.stdout)).toEqual([
+      expect.stringMatching(
+        /^ConfigMap runtime-artifacts-plugins, data\.gateway\.yaml, via refs, from runtime-artifacts\/templates\/configmap\.yaml, line \d+ of the rendered manifests$/,
+      ),
+    ]);
     const r = await runCli(['render', ...args, '--registry', REGISTRY], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toBe(`---
@@ -525,13 +609,39 @@ spec:
   });
 
   it('images --why names every place a reference comes from', async () => {
-    const r = await runCli(['images', '--chart', join(charts, 'operator-flags'), '--why', 'quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0'], { env });
+    const r = await runCli(
+      [
+        'images',
+        '--chart',
+        join(charts, 'operator-flags'),
+        '--why',
+        'quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0',
+      ],
+      { env },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(lines(r.stdout)).toEqual([
-      expect.stringMatching(/^Deployment operator-flags-operator, spec\.template\.spec\.containers\[0\]\.args\[0\], via --prometheus-config-reloader, from operator-flags\/templates\/deployment\.yaml, line \d+ of the rendered manifests$/),
+      expect.stringMatching(
+        /^Deployment operator-flags-operator, spec\.template\.spec\.containers\[0\]\.args\[0\], via --prometheus-config-reloader, from operator-flags\/templates\/deployment\.yaml, line \d+ of the rendered manifests$/,
+      ),
     ]);
-    const cm = await runCli(['images', '--chart', join(charts, 'configmap-images'), '--why', `${L}/csi-attacher:v4.8.0`, '--registry', REGISTRY], { env });
-    expect(lines(cm.stdout)).toEqual([expect.stringMatching(/^ConfigMap configmap-images-images, data\.images\.yaml, via csi-attacher, from configmap-images\/templates\/configmap\.yaml/)]);
+    const cm = await runCli(
+      [
+        'images',
+        '--chart',
+        join(charts, 'configmap-images'),
+        '--why',
+        `${L}/csi-attacher:v4.8.0`,
+        '--registry',
+        REGISTRY,
+      ],
+      { env },
+    );
+    expect(lines(cm.stdout)).toEqual([
+      expect.stringMatching(
+        /^ConfigMap configmap-images-images, data\.images\.yaml, via csi-attacher, from configmap-images\/templates\/configmap\.yaml/,
+      ),
+    ]);
     const none = await runCli(['images', '--chart', join(charts, 'operator-flags'), '--why', 'nginx:1'], { env });
     expect(none.exitCode).toBe(3);
   });
@@ -539,13 +649,18 @@ spec:
 
 describe('hints that would change which image runs are left out, and say so', () => {
   it('bare name + separate tag: no hint, the post-render keeps the tag (no <registry>/pilot:latest)', async () => {
-    const r = await runCli(['values', '--chart', join(charts, 'bare-name-tag'), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helm4 } });
+    const r = await runCli(['values', '--chart', join(charts, 'bare-name-tag'), '--registry', REGISTRY, '-o', 'json'], {
+      env: { HELM_BIN: helm4 },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({});
   });
 
   it('multi-segment repository under a global registry: global.imageRegistry is dropped, the per-image hints stay exact', async () => {
-    const r = await runCli(['values', '--chart', join(charts, 'multi-segment-global'), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helm4 } });
+    const r = await runCli(
+      ['values', '--chart', join(charts, 'multi-segment-global'), '--registry', REGISTRY, '-o', 'json'],
+      { env: { HELM_BIN: helm4 } },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
       image: {
@@ -557,7 +672,9 @@ describe('hints that would change which image runs are left out, and say so', ()
   });
 
   it('an image-verifying chart gets its own allow switch, logged', async () => {
-    const r = await runCli(['values', '--chart', join(charts, 'image-verify'), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helm4 } });
+    const r = await runCli(['values', '--chart', join(charts, 'image-verify'), '--registry', REGISTRY, '-o', 'json'], {
+      env: { HELM_BIN: helm4 },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
       global: { imageRegistry: REGISTRY, security: { allowInsecureImages: true } },
@@ -583,13 +700,17 @@ describe('conventions of current public charts get exact hints, so helm 3 hook i
     ['registry-namespace', { imageRegistry: 'registry.local:5000', imageNamespace: 'acme' }],
   ])('%s', async (chart, hints) => {
     for (const helmBin of [helm4, helm3]) {
-      const r = await runCli(['values', '--chart', join(charts, chart), '--registry', REGISTRY, '-o', 'json'], { env: { HELM_BIN: helmBin } });
+      const r = await runCli(['values', '--chart', join(charts, chart), '--registry', REGISTRY, '-o', 'json'], {
+        env: { HELM_BIN: helmBin },
+      });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual(hints);
     }
     // A loopback registry nothing listens on: the registry check fails (exit 6); the hook check
     // before it has nothing to refuse.
-    const i = await runCli(['install', '--chart', join(charts, chart), '--registry', '127.0.0.1:1/acme'], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    const i = await runCli(['install', '--chart', join(charts, chart), '--registry', '127.0.0.1:1/acme'], {
+      env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' },
+    });
     expect(i.exitCode, i.stderr).toBe(6);
     expect(i.stderr).not.toContain('does not post-render hooks');
     expect(i.stderr).toContain('cause: Cannot reach the registry 127.0.0.1:1');
@@ -603,31 +724,45 @@ describe('a hard-coded hook image (no values hint can reach it)', () => {
   it.each([
     ['helm 4', helm4],
     ['helm 3', helm3],
-  ])('images lists it and render rewrites it (render owns the whole stream, hooks included), %s', async (_name, helmBin) => {
-    const listed = await runCli(['images', ...args.slice(0, 2), '--set', 'migrate.hardcoded=true'], { env: { HELM_BIN: helmBin } });
-    expect(listed.exitCode, listed.stderr).toBe(0);
-    expect(lines(listed.stdout)).toEqual(['busybox:1.36', 'docker.io/bats/bats:v1.11.1', 'docker.io/bitnami/kubectl:1.33.0', 'docker.io/bitnami/postgresql:17.2.0']);
-    const localListed = await runCli(['images', ...args], { env: { HELM_BIN: helmBin } });
-    expect(lines(localListed.stdout)).toEqual(local);
-    const r = await runCli(['render', ...args], { env: { HELM_BIN: helmBin } });
-    expect(r.exitCode, r.stderr).toBe(0);
-    expect([...referencesIn(r.stdout)].sort()).toEqual(local);
-    // The hook Job itself, with both of its containers rewritten.
-    const job = r.stdout.split(/^---$/m).find((d) => /kind: Job/.test(d) && /name: hook-image-migrate/.test(d));
-    expect(job).toContain('helm.sh/hook: pre-install,pre-upgrade');
-    expect(job).toContain(`image: ${L}/busybox:1.36`);
-    expect(job).toContain(`image: ${L}/kubectl:1.33.0`);
-    expect(r.stderr).not.toMatch(/does not post-render hooks/);
-  });
+  ])(
+    'images lists it and render rewrites it (render owns the whole stream, hooks included), %s',
+    async (_name, helmBin) => {
+      const listed = await runCli(['images', ...args.slice(0, 2), '--set', 'migrate.hardcoded=true'], {
+        env: { HELM_BIN: helmBin },
+      });
+      expect(listed.exitCode, listed.stderr).toBe(0);
+      expect(lines(listed.stdout)).toEqual([
+        'busybox:1.36',
+        'docker.io/bats/bats:v1.11.1',
+        'docker.io/bitnami/kubectl:1.33.0',
+        'docker.io/bitnami/postgresql:17.2.0',
+      ]);
+      const localListed = await runCli(['images', ...args], { env: { HELM_BIN: helmBin } });
+      expect(lines(localListed.stdout)).toEqual(local);
+      const r = await runCli(['render', ...args], { env: { HELM_BIN: helmBin } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect([...referencesIn(r.stdout)].sort()).toEqual(local);
+      // The hook Job itself, with both of its containers rewritten.
+      const job = r.stdout.split(/^---$/m).find((d) => /kind: Job/.test(d) && /name: hook-image-migrate/.test(d));
+      expect(job).toContain('helm.sh/hook: pre-install,pre-upgrade');
+      expect(job).toContain(`image: ${L}/busybox:1.36`);
+      expect(job).toContain(`image: ${L}/kubectl:1.33.0`);
+      expect(r.stderr).not.toMatch(/does not post-render hooks/);
+    },
+  );
 
   it('install on helm 3 refuses it in the preflight (exit 6) before helm touches the cluster, naming hook, image, local name and what to do', async () => {
     const r = await runCli(['install', ...args], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
     expect(r.exitCode, r.stderr).toBe(6);
-    expect(r.stderr).toMatch(/1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/);
+    expect(r.stderr).toMatch(
+      /1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/,
+    );
     expect(r.stderr).toMatch(
       /^ {2}busybox:1\.36 -> registry\.local:5000\/acme\/busybox:1\.36 \(Job hook-image-migrate, spec\.template\.spec\.containers\[1\]\.image, hook pre-install,pre-upgrade, from hook-image\/templates\/workloads\.yaml/m,
     );
-    expect(r.stderr).toMatch(/Set the chart value that renders each image to the local name after "->".*or run with helm 4 \(HELM_BIN\)/);
+    expect(r.stderr).toMatch(
+      /Set the chart value that renders each image to the local name after "->".*or run with helm 4 \(HELM_BIN\)/,
+    );
   });
 
   it("a test hook's image matters only with --test: helm 3 runs `helm test` with the hook as written, so the preflight refuses it then (exit 6)", async () => {
@@ -640,18 +775,28 @@ describe('a hard-coded hook image (no values hint can reach it)', () => {
     expect(plain.stderr).not.toMatch(/does not post-render hooks/);
     const tested = await runCli(['install', ...testArgs, '--test'], { env });
     expect(tested.exitCode, tested.stderr).toBe(6);
-    expect(tested.stderr).toMatch(/1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/);
-    expect(tested.stderr).toMatch(/^ {2}alpine:3\.20 -> registry\.local:5000\/acme\/alpine:3\.20 \(Pod hook-image-test, spec\.containers\[1\]\.image, hook test, from hook-image\/templates\/workloads\.yaml/m);
+    expect(tested.stderr).toMatch(
+      /1 hook image\(s\) would be pulled from outside registry\.local:5000\/acme: helm 3 does not post-render hooks/,
+    );
+    expect(tested.stderr).toMatch(
+      /^ {2}alpine:3\.20 -> registry\.local:5000\/acme\/alpine:3\.20 \(Pod hook-image-test, spec\.containers\[1\]\.image, hook test, from hook-image\/templates\/workloads\.yaml/m,
+    );
   });
 
   it('install on helm 4 has nothing to refuse: its post-renderer sees hooks; on helm 3 --skip-preflight still names the hook image', async () => {
     // No kubeconfig: the run stops at the cluster (exit 2) after the render check; helm 3 would
     // name the hook image even with --skip-preflight.
-    const r4 = await runCli(['install', ...args, '--skip-preflight'], { env: { HELM_BIN: helm4, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    const r4 = await runCli(['install', ...args, '--skip-preflight'], {
+      env: { HELM_BIN: helm4, KUBECONFIG: '/nonexistent/kubeconfig' },
+    });
     expect(r4.exitCode, r4.stderr).toBe(2);
     expect(r4.stdout + r4.stderr).not.toMatch(/does not post-render hooks/);
-    const r3 = await runCli(['install', ...args, '--skip-preflight'], { env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' } });
+    const r3 = await runCli(['install', ...args, '--skip-preflight'], {
+      env: { HELM_BIN: helm3, KUBECONFIG: '/nonexistent/kubeconfig' },
+    });
     expect(r3.exitCode, r3.stderr).toBe(2);
-    expect(r3.stdout).toMatch(/helm 3 does not post-render hooks: busybox:1\.36 \(Job hook-image-migrate, [^)]*\) is pulled as it is \(--skip-preflight\)/);
+    expect(r3.stdout).toMatch(
+      /helm 3 does not post-render hooks: busybox:1\.36 \(Job hook-image-migrate, [^)]*\) is pulled as it is \(--skip-preflight\)/,
+    );
   });
 });

@@ -16,13 +16,30 @@ function expectedStrings(value: unknown, key = ''): [string, string][] {
 
 /** A dashboard-like document of `n` panels, an image near its end. */
 function dashboard(n: number): string {
-  const panels = Array.from({ length: n }, (_, i) => ({ id: i, title: `panel ${i}`, ok: true, none: null, targets: [{ expr: 'rate(http_requests_total[5m])', refs: ['a', 'b'] }], pos: { h: 8.5, w: -12 } }));
-  return JSON.stringify({ dashboard: { panels }, sidecar: { image: 'quay.io/acme/dash-sidecar:1.2.3' }, runner: { image: { registry: 'ghcr.io', repository: 'acme/runner', tag: '2.0.0' } } });
+  const panels = Array.from({ length: n }, (_, i) => ({
+    id: i,
+    title: `panel ${i}`,
+    ok: true,
+    none: null,
+    targets: [{ expr: 'rate(http_requests_total[5m])', refs: ['a', 'b'] }],
+    pos: { h: 8.5, w: -12 },
+  }));
+  return JSON.stringify({
+    dashboard: { panels },
+    sidecar: { image: 'quay.io/acme/dash-sidecar:1.2.3' },
+    runner: { image: { registry: 'ghcr.io', repository: 'acme/runner', tag: '2.0.0' } },
+  });
 }
 
 describe('jsonStrings', () => {
   it('reads every string as JSON.parse does, each range holding exactly its value', () => {
-    const text = JSON.stringify({ a: 'x', b: [1, 'y', { c: 'z', d: [['w']] }], e: { f: { g: 'v' } }, h: '', 'k:y': 'u,v]' });
+    const text = JSON.stringify({
+      a: 'x',
+      b: [1, 'y', { c: 'z', d: [['w']] }],
+      e: { f: { g: 'v' } },
+      h: '',
+      'k:y': 'u,v]',
+    });
     const found = jsonStrings(text);
     expect(found.map((s) => [s.key, s.value])).toEqual(expectedStrings(JSON.parse(text)));
     for (const s of found) expect(text.slice(s.start, s.end)).toBe(s.value);
@@ -60,7 +77,11 @@ describe('one-line JSON of hundreds of KiB in ConfigMap data', () => {
   });
 
   it('name and tag pairs read from one-line JSON equal those read from the same document as YAML', () => {
-    const doc = { a: { image: { name: 'quay.io/x/y', tag: '1.0' } }, list: [{ image: { registry: 'ghcr.io', repository: 'o/r', tag: 'v2' } }], n: { image: { repository: 'o/num', tag: 3 } } };
+    const doc = {
+      a: { image: { name: 'quay.io/x/y', tag: '1.0' } },
+      list: [{ image: { registry: 'ghcr.io', repository: 'o/r', tag: 'v2' } }],
+      n: { image: { repository: 'o/num', tag: 3 } },
+    };
     const oneLine = findNameTagPairs(JSON.stringify(doc)).map((p) => [p.reference, p.via, p.registry?.via]);
     const pretty = findNameTagPairs(JSON.stringify(doc, null, 2)).map((p) => [p.reference, p.via, p.registry?.via]);
     expect(oneLine).toEqual([
@@ -69,6 +90,14 @@ describe('one-line JSON of hundreds of KiB in ConfigMap data', () => {
       ['o/num:3', 'image.repository', undefined],
     ]);
     expect(oneLine).toEqual(pretty);
-    expect(jsonObjects('{"a":{"tag":"1"},"b":[{"tag":"2"}]}', (m) => m.has('tag')).map((o) => [o.key, o.members.get('tag')!.text])).toEqual([['a', '1'], ['b', '2']]);
+    expect(
+      jsonObjects('{"a":{"tag":"1"},"b":[{"tag":"2"}]}', (m) => m.has('tag')).map((o) => [
+        o.key,
+        o.members.get('tag')!.text,
+      ]),
+    ).toEqual([
+      ['a', '1'],
+      ['b', '2'],
+    ]);
   });
 });

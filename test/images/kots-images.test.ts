@@ -24,7 +24,12 @@ const D = `sha256:${'c'.repeat(64)}`;
 
 describe('formatKotsAdditionalImages', () => {
   it('is a normalised, sorted block that pastes under spec: of an Application', () => {
-    const block = formatKotsAdditionalImages(['nginx:1.27', 'quay.io/acme/app:2', 'docker.io/library/nginx:1.27', `acme/x@${D}`]);
+    const block = formatKotsAdditionalImages([
+      'nginx:1.27',
+      'quay.io/acme/app:2',
+      'docker.io/library/nginx:1.27',
+      `acme/x@${D}`,
+    ]);
     expect(block).toBe(
       [
         '  # Under spec: of the KOTS Application (apiVersion: kots.io/v1beta1, kind: Application).',
@@ -37,7 +42,11 @@ describe('formatKotsAdditionalImages', () => {
       ].join('\n'),
     );
     const app = parse(`apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: Demo\n${block}`);
-    expect(app.spec.additionalImages).toEqual([`docker.io/acme/x@${D}`, 'docker.io/library/nginx:1.27', 'quay.io/acme/app:2']);
+    expect(app.spec.additionalImages).toEqual([
+      `docker.io/acme/x@${D}`,
+      'docker.io/library/nginx:1.27',
+      'quay.io/acme/app:2',
+    ]);
     expect(parse(`spec:\n${formatKotsAdditionalImages([])}`)).toEqual({ spec: { additionalImages: [] } });
   });
 
@@ -48,10 +57,19 @@ describe('formatKotsAdditionalImages', () => {
     ];
     expect(formatImages(listed, 'list')).toBe('ghcr.io/acme/gateway:5.2.0\nghcr.io/acme/plugins/geoip:1.4.0\n');
     const block = formatImages(listed, 'kots');
-    expect(block.split('\n').slice(2)).toEqual(['  additionalImages:', '    - ghcr.io/acme/gateway:5.2.0', '    - ghcr.io/acme/plugins/geoip:1.4.0 # OCI artifact', '']);
-    expect(parse(`spec:\n${block}`)).toEqual({ spec: { additionalImages: ['ghcr.io/acme/gateway:5.2.0', 'ghcr.io/acme/plugins/geoip:1.4.0'] } });
+    expect(block.split('\n').slice(2)).toEqual([
+      '  additionalImages:',
+      '    - ghcr.io/acme/gateway:5.2.0',
+      '    - ghcr.io/acme/plugins/geoip:1.4.0 # OCI artifact',
+      '',
+    ]);
+    expect(parse(`spec:\n${block}`)).toEqual({
+      spec: { additionalImages: ['ghcr.io/acme/gateway:5.2.0', 'ghcr.io/acme/plugins/geoip:1.4.0'] },
+    });
     // One spelling an image, another an artifact: the same reference, listed once, as an image.
-    expect(formatKotsAdditionalImages(['nginx:1.27', { reference: 'docker.io/library/nginx:1.27', artifact: true }])).toContain('    - docker.io/library/nginx:1.27\n');
+    expect(
+      formatKotsAdditionalImages(['nginx:1.27', { reference: 'docker.io/library/nginx:1.27', artifact: true }]),
+    ).toContain('    - docker.io/library/nginx:1.27\n');
   });
 });
 
@@ -99,12 +117,37 @@ spec:
   });
 
   it.each([
-    ['bad-yaml.yaml', 'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: [unclosed\n', /not valid YAML/, undefined],
+    [
+      'bad-yaml.yaml',
+      'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: [unclosed\n',
+      /not valid YAML/,
+      undefined,
+    ],
     ['wrong-kind.yaml', 'apiVersion: kots.io/v1beta1\nkind: Config\nspec: {}\n', /"Config", not a KOTS Application/, 2],
-    ['sig-app.yaml', 'apiVersion: app.k8s.io/v1beta1\nkind: Application\nspec:\n  title: x\n', /apiVersion is "app.k8s.io\/v1beta1"/, 1],
-    ['no-title.yaml', 'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  icon: x\n', /spec.title is required/, 4],
-    ['not-list.yaml', 'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: x\n  additionalImages: nginx\n', /must be a list/, 5],
-    ['bad-image.yaml', 'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: x\n  additionalImages:\n    - nginx\n    - Bad/Image\n', /additionalImages\[1\].*"Bad\/Image"/, 7],
+    [
+      'sig-app.yaml',
+      'apiVersion: app.k8s.io/v1beta1\nkind: Application\nspec:\n  title: x\n',
+      /apiVersion is "app.k8s.io\/v1beta1"/,
+      1,
+    ],
+    [
+      'no-title.yaml',
+      'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  icon: x\n',
+      /spec.title is required/,
+      4,
+    ],
+    [
+      'not-list.yaml',
+      'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: x\n  additionalImages: nginx\n',
+      /must be a list/,
+      5,
+    ],
+    [
+      'bad-image.yaml',
+      'apiVersion: kots.io/v1beta1\nkind: Application\nspec:\n  title: x\n  additionalImages:\n    - nginx\n    - Bad/Image\n',
+      /additionalImages\[1\].*"Bad\/Image"/,
+      7,
+    ],
     ['empty.yaml', '# nothing\n', /no YAML object/, undefined],
   ])('refuses %s with file and line', async (name, text, message, line) => {
     const file = await appFile(name, text);
@@ -117,6 +160,8 @@ spec:
   });
 
   it('says when the file cannot be read', async () => {
-    await expect(checkKotsApplication(join(dir, 'missing.yaml'), [])).rejects.toThrow(/cannot read the KOTS Application file/i);
+    await expect(checkKotsApplication(join(dir, 'missing.yaml'), [])).rejects.toThrow(
+      /cannot read the KOTS Application file/i,
+    );
   });
 });

@@ -34,7 +34,9 @@ export function registryAvailable(): boolean {
   return existsSync(REGISTRY_BINARY) && existsSync('/usr/bin/htpasswd') && existsSync('/usr/bin/openssl');
 }
 
-export async function startRegistry(options: { htpasswd?: RegistryCredentials; tls?: boolean } = {}): Promise<TestRegistry> {
+export async function startRegistry(
+  options: { htpasswd?: RegistryCredentials; tls?: boolean } = {},
+): Promise<TestRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'test-registry-'));
   try {
     const port = await freePort();
@@ -101,13 +103,19 @@ export async function pushTestImage(
       ...(ca ? { ca } : {}),
       ...(body !== undefined ? { body } : {}),
     });
-    if (response.status >= 300) throw new Error(`${method} ${url.pathname}: HTTP ${response.status} ${response.body.toString()}`);
+    if (response.status >= 300)
+      throw new Error(`${method} ${url.pathname}: HTTP ${response.status} ${response.body.toString()}`);
     return response;
   };
 
   // The config names the tag so that each pushed image has its own digest.
   const config = Buffer.from(
-    JSON.stringify({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: [] }, config: { Labels: { tag } } }),
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      rootfs: { type: 'layers', diff_ids: [] },
+      config: { Labels: { tag } },
+    }),
   );
   const configDigest = sha256(config);
   const upload = await call('POST', new URL(`/v2/${name}/blobs/uploads/`, registry.url), {});
@@ -129,7 +137,8 @@ export async function pushTestImage(
   );
   const digest = sha256(Buffer.from(manifest));
   const reported = put.headers['docker-content-digest'];
-  if (reported && reported !== digest) throw new Error(`registry computed digest ${String(reported)}, expected ${digest}`);
+  if (reported && reported !== digest)
+    throw new Error(`registry computed digest ${String(reported)}, expected ${digest}`);
   return digest;
 }
 
@@ -149,12 +158,22 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitUntilServing(child: ChildProcess, url: string, ca: string[] | undefined, stderr: () => string): Promise<void> {
+async function waitUntilServing(
+  child: ChildProcess,
+  url: string,
+  ca: string[] | undefined,
+  stderr: () => string,
+): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`docker-registry exited with ${child.exitCode}: ${stderr()}`);
     try {
-      const response = await httpRequest({ url: new URL('/v2/', url), method: 'GET', timeoutMs: 1000, ...(ca ? { ca } : {}) });
+      const response = await httpRequest({
+        url: new URL('/v2/', url),
+        method: 'GET',
+        timeoutMs: 1000,
+        ...(ca ? { ca } : {}),
+      });
       if (response.status === 200 || response.status === 401) return;
     } catch {
       // not listening yet
@@ -177,12 +196,54 @@ async function stopChild(child: ChildProcess): Promise<void> {
 async function makeCertificates(dir: string): Promise<{ caFile: string; certFile: string; keyFile: string }> {
   const f = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
-  await openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=helm-installer test CA',
-    '-keyout', f('ca.key'), '-out', f('ca.crt'),
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-  await openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', f('server.key'), '-out', f('server.csr'));
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=helm-installer test CA',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
+  await openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+  );
   await writeFile(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  await openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
-    '-days', '2', '-extfile', f('server.ext'), '-out', f('server.crt'));
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+    '-out',
+    f('server.crt'),
+  );
   return { caFile: f('ca.crt'), certFile: f('server.crt'), keyFile: f('server.key') };
 }

@@ -21,7 +21,9 @@ describe('Secret data', () => {
   });
 
   it('a key named like a values file must parse; the problem names no content', () => {
-    expect(valuesFileProblem('values.yaml', 'a: [1\n  secret-value\n')).toMatch(/^its values file does not parse \([^\n]*[^:]\)$/);
+    expect(valuesFileProblem('values.yaml', 'a: [1\n  secret-value\n')).toMatch(
+      /^its values file does not parse \([^\n]*[^:]\)$/,
+    );
     expect(valuesFileProblem('values.yaml', 'a: 1\n')).toBeUndefined();
     expect(valuesFileProblem('notes', 'a: [1\n')).toBeUndefined();
   });
@@ -34,7 +36,9 @@ describe('findNameTagPairs', () => {
     expect(pair).toMatchObject({ reference: 'quay.io/jupyterhub/k8s-singleuser-sample:4.0.0', via: 'image.name' });
     expect(text.slice(pair!.start, pair!.end)).toBe('quay.io/jupyterhub/k8s-singleuser-sample');
     const json = '{\n  "proxy": {"repository": "ghcr.io/acme/proxy", "tag": "1.2"}\n}';
-    expect(findNameTagPairs(json).map((p) => [p.reference, json.slice(p.start, p.end)])).toEqual([['ghcr.io/acme/proxy:1.2', 'ghcr.io/acme/proxy']]);
+    expect(findNameTagPairs(json).map((p) => [p.reference, json.slice(p.start, p.end)])).toEqual([
+      ['ghcr.io/acme/proxy:1.2', 'ghcr.io/acme/proxy'],
+    ]);
   });
 
   it('takes no name without a registry host unless its key says image, no tag of its own, and no text that does not parse', () => {
@@ -45,15 +49,20 @@ describe('findNameTagPairs', () => {
   });
 });
 
-describe('JSON on one line (a template\'s toJson) in data', () => {
+describe("JSON on one line (a template's toJson) in data", () => {
   it('reads its strings under their keys: images, artifacts in a list, name-tag pairs; no URL', () => {
-    const found = (value: string) => findEmbeddedReferences(value, { where: 'data', key: 'config.json' }).images.map((r) => [r.reference, value.slice(r.start, r.end), r.via]);
+    const found = (value: string) =>
+      findEmbeddedReferences(value, { where: 'data', key: 'config.json' }).images.map((r) => [
+        r.reference,
+        value.slice(r.start, r.end),
+        r.via,
+      ]);
     expect(found('{"image":"quay.io/jupyterhub/k8s-network-tools:4.0.0","pullPolicy":"IfNotPresent"}')).toEqual([
       ['quay.io/jupyterhub/k8s-network-tools:4.0.0', 'quay.io/jupyterhub/k8s-network-tools:4.0.0', 'image'],
     ]);
-    expect(found('{"singleuser":{"image":{"name":"quay.io/jupyterhub/k8s-singleuser-sample","tag":"4.0.0"}}}')).toEqual([
-      ['quay.io/jupyterhub/k8s-singleuser-sample:4.0.0', 'quay.io/jupyterhub/k8s-singleuser-sample', 'image.name'],
-    ]);
+    expect(found('{"singleuser":{"image":{"name":"quay.io/jupyterhub/k8s-singleuser-sample","tag":"4.0.0"}}}')).toEqual(
+      [['quay.io/jupyterhub/k8s-singleuser-sample:4.0.0', 'quay.io/jupyterhub/k8s-singleuser-sample', 'image.name']],
+    );
     expect(found('{"docs":"https://quay.io/a/b:1","selector":"app.kubernetes.io/component:x"}')).toEqual([]);
     expect(found('{"broken":"quay.io/a/b:1"')).toEqual([]);
   });

@@ -8,8 +8,17 @@ describe('buildValuesHints', () => {
   it('handles a Bitnami-style chart: global.imageRegistry and registry/repository maps at any depth', () => {
     const values = {
       global: { imageRegistry: '', imagePullSecrets: [] },
-      image: { registry: 'docker.io', repository: 'bitnami/redis', tag: '7.2.4', digest: '', pullPolicy: 'IfNotPresent' },
-      metrics: { enabled: false, image: { registry: 'docker.io', repository: 'bitnami/redis-exporter', tag: '1.58.0' } },
+      image: {
+        registry: 'docker.io',
+        repository: 'bitnami/redis',
+        tag: '7.2.4',
+        digest: '',
+        pullPolicy: 'IfNotPresent',
+      },
+      metrics: {
+        enabled: false,
+        image: { registry: 'docker.io', repository: 'bitnami/redis-exporter', tag: '1.58.0' },
+      },
       volumePermissions: { image: { registry: 'docker.io', repository: 'bitnami/os-shell', tag: '12' } },
       sentinel: { image: { registry: 'registry.local:5000', repository: 'app/redis-sentinel', tag: '7' } },
     };
@@ -55,12 +64,19 @@ describe('buildValuesHints', () => {
   });
 
   it('leaves an image map that already says address + last component alone', () => {
-    expect(buildValuesHints({ image: { registry: 'registry.local:5000/app', repository: 'redis' } }, registry)).toEqual({});
+    expect(buildValuesHints({ image: { registry: 'registry.local:5000/app', repository: 'redis' } }, registry)).toEqual(
+      {},
+    );
   });
 
   it('uses the bare host when the local registry has no namespace', () => {
     const root = parseRegistryAddress('10.0.0.5:5000');
-    expect(buildValuesHints({ global: { imageRegistry: 'old' }, image: { registry: '', repository: 'bitnami/redis' } }, root)).toEqual({
+    expect(
+      buildValuesHints(
+        { global: { imageRegistry: 'old' }, image: { registry: '', repository: 'bitnami/redis' } },
+        root,
+      ),
+    ).toEqual({
       global: { imageRegistry: '10.0.0.5:5000' },
       image: { registry: '10.0.0.5:5000', repository: 'redis' },
     });
@@ -73,13 +89,28 @@ describe('buildValuesHints', () => {
   });
 
   it('never hints a bare name joined with a hub and a separate tag (istio): the tag would be lost', () => {
-    const values = { global: { hub: 'docker.io/istio', tag: '1.24.2' }, pilot: { image: 'pilot' }, proxy: { image: 'proxyv2' } };
+    const values = {
+      global: { hub: 'docker.io/istio', tag: '1.24.2' },
+      pilot: { image: 'pilot' },
+      proxy: { image: 'proxyv2' },
+    };
     expect(buildValuesHints(values, registry)).toEqual({});
   });
 
   it('handles the {registry, image, tag, digest} convention (ingress-nginx)', () => {
-    const values = { controller: { image: { registry: 'registry.k8s.io', image: 'ingress-nginx/controller', tag: 'v1.12.0', digest: 'sha256:' + 'b'.repeat(64) } } };
-    expect(buildValuesHints(values, registry)).toEqual({ controller: { image: { registry: 'registry.local:5000/app', image: 'controller' } } });
+    const values = {
+      controller: {
+        image: {
+          registry: 'registry.k8s.io',
+          image: 'ingress-nginx/controller',
+          tag: 'v1.12.0',
+          digest: 'sha256:' + 'b'.repeat(64),
+        },
+      },
+    };
+    expect(buildValuesHints(values, registry)).toEqual({
+      controller: { image: { registry: 'registry.local:5000/app', image: 'controller' } },
+    });
   });
 
   it("sets the chart's own allow switch when hints change the images of a chart that verifies them", () => {
@@ -94,12 +125,20 @@ describe('buildValuesHints', () => {
     });
     expect(hints.allowSwitches).toEqual(['global.security.allowInsecureImages']);
     // No image changed, no switch flipped.
-    expect(buildHints({ global: { security: { allowInsecureImages: false } } }, registry)).toEqual({ values: {}, allowSwitches: [] });
+    expect(buildHints({ global: { security: { allowInsecureImages: false } } }, registry)).toEqual({
+      values: {},
+      allowSwitches: [],
+    });
   });
 
   it('can drop the global registry and keep the per-image hints', () => {
-    const hints = { global: { imageRegistry: 'registry.local:5000/app' }, image: { registry: 'registry.local:5000/app', repository: 'redis' } };
-    expect(withoutGlobalRegistry(hints)).toEqual({ image: { registry: 'registry.local:5000/app', repository: 'redis' } });
+    const hints = {
+      global: { imageRegistry: 'registry.local:5000/app' },
+      image: { registry: 'registry.local:5000/app', repository: 'redis' },
+    };
+    expect(withoutGlobalRegistry(hints)).toEqual({
+      image: { registry: 'registry.local:5000/app', repository: 'redis' },
+    });
     expect(hints.global.imageRegistry).toBe('registry.local:5000/app');
   });
 });

@@ -14,7 +14,10 @@ function writeChart(values: string): string {
   const dir = join(tempDir('deferred-values'), 'shop');
   mkdirSync(join(dir, 'charts', 'cache', 'templates'), { recursive: true });
   mkdirSync(join(dir, 'templates'), { recursive: true });
-  writeFileSync(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: shop\nversion: 1.2.3\ndependencies:\n  - name: cache\n    version: 0.1.0\n    alias: redis\n');
+  writeFileSync(
+    join(dir, 'Chart.yaml'),
+    'apiVersion: v2\nname: shop\nversion: 1.2.3\ndependencies:\n  - name: cache\n    version: 0.1.0\n    alias: redis\n',
+  );
   writeFileSync(join(dir, 'values.yaml'), values);
   writeFileSync(join(dir, 'charts', 'cache', 'Chart.yaml'), 'apiVersion: v2\nname: cache\nversion: 0.1.0\n');
   writeFileSync(join(dir, 'charts', 'cache', 'values.yaml'), 'image: {repository: redis, tag: "7"}\nport: 6379\n');
@@ -60,7 +63,9 @@ describe('loadChart with deferred values', () => {
       const err = caught(() => deferred.defaultValues);
       expect(err, `read ${attempt}`).toBeInstanceOf(InvalidInputError);
       expect((err as InvalidInputError).file).toBe(valuesFile);
-      expect((err as InvalidInputError).message).toMatch(new RegExp(`^${valuesFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `));
+      expect((err as InvalidInputError).message).toMatch(
+        new RegExp(`^${valuesFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: `),
+      );
     }
   });
 });

@@ -31,8 +31,16 @@ const same = (a: string[], b: string[]) => canonicalJson(valuesAsWritten(a)) ===
 
 // Pairs written differently that helm merges to the same values: equal here too.
 const equalPairs: [string, string[], string[]][] = [
-  ['key order, comments, indentation', ['a: 1\nb:\n  c: x\n  d: [1, 2]\n'], ['# vendor\nb:\n    d:\n      - 1\n      - 2\n    c: x   # note\na: 1\n']],
-  ['flow and block style', ['web: {replicas: 2, tags: [a, b]}\n'], ['web:\n  replicas: 2\n  tags:\n    - a\n    - b\n']],
+  [
+    'key order, comments, indentation',
+    ['a: 1\nb:\n  c: x\n  d: [1, 2]\n'],
+    ['# vendor\nb:\n    d:\n      - 1\n      - 2\n    c: x   # note\na: 1\n'],
+  ],
+  [
+    'flow and block style',
+    ['web: {replicas: 2, tags: [a, b]}\n'],
+    ['web:\n  replicas: 2\n  tags:\n    - a\n    - b\n'],
+  ],
   ["a string's quoting", [`name: "web"\nmsg: 'it''s'\n`], [`name: 'web'\nmsg: "it's"\n`]],
   ['anchors and aliases', ['base: &b {x: 1}\nother: *b\n'], ['base: {x: 1}\nother: {x: 1}\n']],
   ['the same merge of two layers', ['a: {x: 1, y: 2}\n', 'a: {y: 3}\n'], ['a: {x: 1, y: 2}\n', 'a:\n  y: 3\n']],
@@ -58,7 +66,7 @@ describe('valuesAsWritten', () => {
     expect(await helmMerge(helm4, a)).not.toBe(await helmMerge(helm4, b));
   });
 
-  it("a value written two ways that helm reads as one (1e3, 1000) counts as different: an upgrade, never a wrong no-op", async () => {
+  it('a value written two ways that helm reads as one (1e3, 1000) counts as different: an upgrade, never a wrong no-op', async () => {
     expect(same(['size: 1e3\n'], ['size: 1000\n'])).toBe(false);
     expect(await helmMerge(helm4, ['size: 1e3\n'])).toBe(await helmMerge(helm4, ['size: 1000\n']));
   });

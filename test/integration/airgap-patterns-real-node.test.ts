@@ -44,8 +44,14 @@ describe.each([
     const local = `${registry}/acme`;
     const bin = await staticBinary(SLEEP_SOURCE);
     // The airgap bundle, pushed where KOTS pushes it: the chart's image and the ones the Secret names.
-    for (const name of ['k8s-hub', 'k8s-singleuser-sample', 'k8s-network-tools', 'configurable-http-proxy']) await pushStaticImage(registry, `acme/${name}`, name === 'configurable-http-proxy' ? '4.6.3' : '4.0.0', bin);
-    const r = await install('hub', ns, ['--chart', chart, '--set', 'realNode=true', '--set', 'unreadSecret=false', '--registry', local], { HELM_BIN: helmBin });
+    for (const name of ['k8s-hub', 'k8s-singleuser-sample', 'k8s-network-tools', 'configurable-http-proxy'])
+      await pushStaticImage(registry, `acme/${name}`, name === 'configurable-http-proxy' ? '4.6.3' : '4.0.0', bin);
+    const r = await install(
+      'hub',
+      ns,
+      ['--chart', chart, '--set', 'realNode=true', '--set', 'unreadSecret=false', '--registry', local],
+      { HELM_BIN: helmBin },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
 
     const hub = await running(ns, ['pod', '-l', 'app=hub']);
@@ -77,12 +83,20 @@ describe.each([
     const ns = await newNamespace('label-selectors');
     const local = `${registry}/acme`;
     const bin = await staticBinary(SLEEP_SOURCE);
-    for (const name of ['chaos-controller', 'chaos-daemon']) await pushStaticImage(registry, `acme/${name}`, '2.7.1', bin);
-    const r = await install('chaos', ns, ['--chart', selectorsChart, '--set', 'realNode=true', '--registry', local], { HELM_BIN: helmBin });
+    for (const name of ['chaos-controller', 'chaos-daemon'])
+      await pushStaticImage(registry, `acme/${name}`, '2.7.1', bin);
+    const r = await install('chaos', ns, ['--chart', selectorsChart, '--set', 'realNode=true', '--registry', local], {
+      HELM_BIN: helmBin,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     const pod = (await running(ns, ['pod', '-l', 'app.kubernetes.io/component=controller-manager'])).items[0];
-    expect([pod.spec.nodeName, pod.spec.containers[0].image]).toEqual([REAL_NODE_NAME, `${local}/chaos-controller:2.7.1`]);
-    const env = Object.fromEntries(pod.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]));
+    expect([pod.spec.nodeName, pod.spec.containers[0].image]).toEqual([
+      REAL_NODE_NAME,
+      `${local}/chaos-controller:2.7.1`,
+    ]);
+    const env = Object.fromEntries(
+      pod.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]),
+    );
     expect(env).toEqual({
       TEMPLATE_LABELS: 'app.kubernetes.io/component:template',
       CONFIGMAP_LABELS: 'app.kubernetes.io/component:webhook',

@@ -23,7 +23,12 @@ const opts = () => ({ kubeconfig: kubeconfig() });
 beforeAll(async () => {
   registry = await startRegistry({ htpasswd: creds });
   address = `${registry.host}/acme`;
-  writeFileSync(dockerConfig, JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`${creds.user}:${creds.password}`).toString('base64') } } }));
+  writeFileSync(
+    dockerConfig,
+    JSON.stringify({
+      auths: { [registry.host]: { auth: Buffer.from(`${creds.user}:${creds.password}`).toString('base64') } },
+    }),
+  );
   // The CronJob's image is pinned by digest; pin it to the digest of what we push.
   const digest = await pushTestImage(registry, 'acme/alpine', 'pinned', creds);
   digestSet = `report.image.digest=${digest}`;
@@ -35,7 +40,17 @@ afterAll(async () => {
 
 /** What `images --registry` says the registry must hold, pushed like KOTS pushes the bundle. */
 async function pushEverything(): Promise<string[]> {
-  const r = await runCli(['images', '--chart', chartDir, '--registry', address, '--image-path', 'Promotion:spec.image', '--set', digestSet]);
+  const r = await runCli([
+    'images',
+    '--chart',
+    chartDir,
+    '--registry',
+    address,
+    '--image-path',
+    'Promotion:spec.image',
+    '--set',
+    digestSet,
+  ]);
   expect(r.exitCode, r.stderr).toBe(0);
   const images = r.stdout.trim().split('\n');
   for (const image of images) {
@@ -55,8 +70,12 @@ function podSpecsOf(obj: any): { where: string; spec: any }[] {
 
 function expectLocal(where: string, spec: any) {
   const containers = [...(spec.initContainers ?? []), ...spec.containers, ...(spec.ephemeralContainers ?? [])];
-  for (const c of containers) expect(c.image, `${where} ${c.name}`).toMatch(new RegExp(`^${address.replace(/\./g, '\\.')}/`));
-  expect((spec.imagePullSecrets ?? []).map((s: { name: string }) => s.name), where).toContain('regcred');
+  for (const c of containers)
+    expect(c.image, `${where} ${c.name}`).toMatch(new RegExp(`^${address.replace(/\./g, '\\.')}/`));
+  expect(
+    (spec.imagePullSecrets ?? []).map((s: { name: string }) => s.name),
+    where,
+  ).toContain('regcred');
 }
 
 describe('airgap install', () => {
@@ -64,11 +83,30 @@ describe('airgap install', () => {
     const images = await pushEverything();
     expect(images).toHaveLength(8);
     const ns = await createNamespace('airgap', opts());
-    await kubectl(['create', 'secret', 'docker-registry', 'regcred', `--docker-server=${registry.host}`, `--docker-username=${creds.user}`, `--docker-password=${creds.password}`], { ...opts(), namespace: ns });
+    await kubectl(
+      [
+        'create',
+        'secret',
+        'docker-registry',
+        'regcred',
+        `--docker-server=${registry.host}`,
+        `--docker-username=${creds.user}`,
+        `--docker-password=${creds.password}`,
+      ],
+      { ...opts(), namespace: ns },
+    );
 
     const r = await install('storefront', ns, [
-      '--registry', address, '--image-pull-secret', 'regcred', '--pull-secret-file', dockerConfig,
-      '--image-path', 'Promotion:spec.image', '--set', digestSet,
+      '--registry',
+      address,
+      '--image-pull-secret',
+      'regcred',
+      '--pull-secret-file',
+      dockerConfig,
+      '--image-path',
+      'Promotion:spec.image',
+      '--set',
+      digestSet,
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/"msg":"registry preflight"/);
@@ -79,14 +117,26 @@ describe('airgap install', () => {
       for (const obj of await kinds(ns, kind)) specs.push(...podSpecsOf({ ...obj, kind: obj.kind ?? kind }));
     }
     // The hook Job is deleted once it succeeds; helm keeps what it applied in the release.
-    const hooks = await execa(helm4, ['get', 'hooks', 'storefront', '--namespace', ns], { env: { KUBECONFIG: kubeconfig() } });
-    const hookObjects = parseAllDocuments(hooks.stdout).map((d) => d.toJS()).filter(Boolean);
+    const hooks = await execa(helm4, ['get', 'hooks', 'storefront', '--namespace', ns], {
+      env: { KUBECONFIG: kubeconfig() },
+    });
+    const hookObjects = parseAllDocuments(hooks.stdout)
+      .map((d) => d.toJS())
+      .filter(Boolean);
     const hookJobs = hookObjects.filter((o: any) => o.kind === 'Job');
     expect(hookJobs.map((j: any) => j.metadata.name)).toEqual(['storefront-migrate']);
     for (const j of hookJobs) specs.push(...podSpecsOf(j));
 
     const where = specs.map((s) => s.where);
-    expect(where).toEqual(expect.arrayContaining(['Deployment/storefront-web', 'StatefulSet/storefront-db', 'CronJob/storefront-report', 'Job/storefront-migrate', 'Deployment/storefront-cache']));
+    expect(where).toEqual(
+      expect.arrayContaining([
+        'Deployment/storefront-web',
+        'StatefulSet/storefront-db',
+        'CronJob/storefront-report',
+        'Job/storefront-migrate',
+        'Deployment/storefront-cache',
+      ]),
+    );
     expect(where.filter((w) => w.startsWith('Pod/')).length).toBeGreaterThanOrEqual(3);
     for (const s of specs) expectLocal(s.where, s.spec);
 
@@ -101,7 +151,12 @@ describe('airgap install', () => {
       await pushTestImage(empty, 'acme/busybox', '1.36.1');
       const ns = await createNamespace('airgap-missing', opts());
       const started = Date.now();
-      const r = await install('storefront', ns, ['--registry', `${empty.host}/acme`, '--image-path', 'Promotion:spec.image']);
+      const r = await install('storefront', ns, [
+        '--registry',
+        `${empty.host}/acme`,
+        '--image-path',
+        'Promotion:spec.image',
+      ]);
       const seconds = (Date.now() - started) / 1000;
       expect(r.exitCode, r.stderr).toBe(6);
       expect(r.stderr).toMatch(/7 of 8 images are missing from the registry/);
@@ -112,7 +167,13 @@ describe('airgap install', () => {
       expect(await kinds(ns, 'deployments')).toEqual([]);
       process.stderr.write(`[figure] preflight failure reported in ${seconds.toFixed(1)}s\n`);
       // A registry that refuses HEAD: --skip-preflight lets the install go on (KWOK pulls nothing).
-      const skipped = await install('storefront', ns, ['--registry', `${empty.host}/acme`, '--image-path', 'Promotion:spec.image', '--skip-preflight']);
+      const skipped = await install('storefront', ns, [
+        '--registry',
+        `${empty.host}/acme`,
+        '--image-path',
+        'Promotion:spec.image',
+        '--skip-preflight',
+      ]);
       expect(skipped.exitCode, skipped.stderr).toBe(0);
       expect(skipped.stdout).not.toMatch(/"msg":"registry preflight"/);
       const web = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });

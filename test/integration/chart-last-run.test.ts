@@ -27,8 +27,12 @@ afterAll(async () => {
   if (ns) await deleteNamespace(ns, { kubeconfig });
 });
 
-const install = (password: string) => runCli(['install', '--chart', chart, '--namespace', ns, '--set', `auth.password=${password}`], { env: { KUBECONFIG: kubeconfig } });
-const lastRun = async (): Promise<Record<string, string>> => (await getJson(['get', 'configmap', CONFIGMAP], { kubeconfig, namespace: ns })).data;
+const install = (password: string) =>
+  runCli(['install', '--chart', chart, '--namespace', ns, '--set', `auth.password=${password}`], {
+    env: { KUBECONFIG: kubeconfig },
+  });
+const lastRun = async (): Promise<Record<string, string>> =>
+  (await getJson(['get', 'configmap', CONFIGMAP], { kubeconfig, namespace: ns })).data;
 
 describe('the last run of a one-chart install, for the support bundle', () => {
   it('a failed install leaves exit code, meaning, cause and next, the password masked; the SupportBundle reports it', async () => {
@@ -37,14 +41,33 @@ describe('the last run of a one-chart install, for the support bundle', () => {
     const data = await lastRun();
     expect(data.exitCode).toBe('3');
     expect(data.meaning).toBe('invalid input'); // the README's exit-code table
-    expect(data.cause).toBe(`${ns}/last-run-refused: rendering of release last-run-refused failed: execution error at (last-run-refused/templates/settings.yaml:2:4): auth.password "[REDACTED]" is refused: ask the vendor for the expected one`);
+    expect(data.cause).toBe(
+      `${ns}/last-run-refused: rendering of release last-run-refused failed: execution error at (last-run-refused/templates/settings.yaml:2:4): auth.password "[REDACTED]" is refused: ask the vendor for the expected one`,
+    );
     expect(data.next).toMatch(/^Fix the values named above/);
     expect(data.appRevision).toBe('');
-    expect(data.summary).toMatch(/^helm-installer FAILED \(exit 3: invalid input\)\nrelease: last-run-refused {2}namespace: /);
-    expect(JSON.stringify(await getJson(['get', 'configmap', CONFIGMAP], { kubeconfig, namespace: ns }))).not.toContain(SECRET);
+    expect(data.summary).toMatch(
+      /^helm-installer FAILED \(exit 3: invalid input\)\nrelease: last-run-refused {2}namespace: /,
+    );
+    expect(JSON.stringify(await getJson(['get', 'configmap', CONFIGMAP], { kubeconfig, namespace: ns }))).not.toContain(
+      SECRET,
+    );
 
     // The SupportBundle of the same chart looks for the same ConfigMap (the app of one chart is its release).
-    const specs = await runCli(['troubleshoot-specs', '--format', 'plain', '--chart', chart, '--namespace', ns, '--set', `auth.password=${GOOD}`], { env: { KUBECONFIG: kubeconfig } });
+    const specs = await runCli(
+      [
+        'troubleshoot-specs',
+        '--format',
+        'plain',
+        '--chart',
+        chart,
+        '--namespace',
+        ns,
+        '--set',
+        `auth.password=${GOOD}`,
+      ],
+      { env: { KUBECONFIG: kubeconfig } },
+    );
     expect(specs.exitCode, specs.stderr).toBe(0);
     const dir = tempDir('chart-last-run');
     writeFileSync(join(dir, 'specs.yaml'), `${specs.stdout}\n`);
@@ -52,7 +75,9 @@ describe('the last run of a one-chart install, for the support bundle', () => {
     expect(bundle.exitCode, bundle.stderr.slice(-3000)).toBe(0);
     const installer = bundle.results.find((x) => x.title === 'The installer');
     expect(installer?.severity).toBe('error');
-    expect(installer?.message).toBe(`The installer failed with exit 3 (invalid input): ${data.cause!.replace(/"/g, '\\"')} Next: ${data.next}`);
+    expect(installer?.message).toBe(
+      `The installer failed with exit 3 (invalid input): ${data.cause!.replace(/"/g, '\\"')} Next: ${data.next}`,
+    );
     await execa('tar', ['-xzf', bundle.archive, '-C', dir]);
     const grep = await execa('grep', ['-rl', SECRET, dir, '--exclude=*.tar.gz'], { reject: false });
     expect(grep.stdout).toBe('');

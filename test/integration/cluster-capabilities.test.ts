@@ -31,7 +31,9 @@ let serverVersion: string;
 beforeAll(async () => {
   process.env.KUBECONFIG = kubeconfig();
   registry = await startRegistry();
-  serverVersion = (await getJson<{ serverVersion: { gitVersion: string } }>(['version', '-o', 'json'], { kubeconfig: kubeconfig() })).serverVersion.gitVersion;
+  serverVersion = (
+    await getJson<{ serverVersion: { gitVersion: string } }>(['version', '-o', 'json'], { kubeconfig: kubeconfig() })
+  ).serverVersion.gitVersion;
 });
 afterAll(async () => {
   await registry?.stop();
@@ -65,19 +67,45 @@ describe('one discovery read for the Capabilities and the RBAC preflight', () =>
       'apps/v1:StatefulSet': { group: 'apps', resource: 'statefulsets', namespaced: true },
       'batch/v1:CronJob': { group: 'batch', resource: 'cronjobs', namespaced: true },
       'networking.k8s.io/v1:Ingress': { group: 'networking.k8s.io', resource: 'ingresses', namespaced: true },
-      'networking.k8s.io/v1:IngressClass': { group: 'networking.k8s.io', resource: 'ingressclasses', namespaced: false },
+      'networking.k8s.io/v1:IngressClass': {
+        group: 'networking.k8s.io',
+        resource: 'ingressclasses',
+        namespaced: false,
+      },
       'policy/v1:PodDisruptionBudget': { group: 'policy', resource: 'poddisruptionbudgets', namespaced: true },
-      'rbac.authorization.k8s.io/v1:ClusterRole': { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', namespaced: false },
-      'rbac.authorization.k8s.io/v1:RoleBinding': { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', namespaced: true },
-      'apiextensions.k8s.io/v1:CustomResourceDefinition': { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', namespaced: false },
+      'rbac.authorization.k8s.io/v1:ClusterRole': {
+        group: 'rbac.authorization.k8s.io',
+        resource: 'clusterroles',
+        namespaced: false,
+      },
+      'rbac.authorization.k8s.io/v1:RoleBinding': {
+        group: 'rbac.authorization.k8s.io',
+        resource: 'rolebindings',
+        namespaced: true,
+      },
+      'apiextensions.k8s.io/v1:CustomResourceDefinition': {
+        group: 'apiextensions.k8s.io',
+        resource: 'customresourcedefinitions',
+        namespaced: false,
+      },
       'coordination.k8s.io/v1:Lease': { group: 'coordination.k8s.io', resource: 'leases', namespaced: true },
     };
     for (const [key, info] of Object.entries(expected)) expect(aggregated.resources.get(key), key).toEqual(info);
     // A kind served only as a subresource (deployments/scale) is no resource of its own.
     expect(aggregated.resources.has('autoscaling/v1:Scale')).toBe(false);
     // Every kind of a served group version is indexed: as many as `kubectl api-resources` lists for apps/v1.
-    const apps = (await kubectl(['api-resources', '--api-group=apps', '-o', 'name'], { kubeconfig: kubeconfig() })).stdout.split('\n').filter(Boolean).sort();
-    expect([...aggregated.resources].filter(([k]) => k.startsWith('apps/v1:')).map(([, r]) => `${r.resource}.apps`).sort()).toEqual(apps);
+    const apps = (
+      await kubectl(['api-resources', '--api-group=apps', '-o', 'name'], { kubeconfig: kubeconfig() })
+    ).stdout
+      .split('\n')
+      .filter(Boolean)
+      .sort();
+    expect(
+      [...aggregated.resources]
+        .filter(([k]) => k.startsWith('apps/v1:'))
+        .map(([, r]) => `${r.resource}.apps`)
+        .sort(),
+    ).toEqual(apps);
     // A server without aggregated discovery: the same index from one read per group version.
     const legacy = await clusterDiscovery(config, { aggregated: false });
     expect(new Map([...legacy.resources].sort())).toEqual(new Map([...aggregated.resources].sort()));
@@ -92,27 +120,52 @@ describe('one discovery read for the Capabilities and the RBAC preflight', () =>
       'metadata:\n  name: gadgets.index-test.example.com',
       'spec:\n  group: index-test.example.com\n  scope: Cluster\n  names:\n    kind: Gadget\n    plural: gadgets\n  versions:\n    - name: v1\n      served: true\n      storage: true',
     ].join('\n');
-    const bundled = await helm(helm4, ['template', 'storefront', chartDir, '--namespace', 'rbac-index', '--include-crds', '--values', join(appDir, 'examples', 'customer-values.yaml')]);
+    const bundled = await helm(helm4, [
+      'template',
+      'storefront',
+      chartDir,
+      '--namespace',
+      'rbac-index',
+      '--include-crds',
+      '--values',
+      join(appDir, 'examples', 'customer-values.yaml'),
+    ]);
     const manifests = [
       bundled,
       crd,
       'apiVersion: index-test.example.com/v1\nkind: Gadget\nmetadata:\n  name: one',
     ].join('\n---\n');
     const input = { manifests, releaseNamespace: 'rbac-index' };
-    const withIndex = await checkRbac(input, config, RbacQueries.of(config, clusterDiscovery(config).then((d) => d.resources)));
+    const withIndex = await checkRbac(
+      input,
+      config,
+      RbacQueries.of(
+        config,
+        clusterDiscovery(config).then((d) => d.resources),
+      ),
+    );
     const perApiVersion = await checkRbac(input, config, RbacQueries.of(config));
     expect(withIndex).toEqual(perApiVersion);
     expect(withIndex.denied).toEqual([]);
     // The Gadget is checked (the six object verbs on cluster-wide gadgets), not left out as unknown;
     // its CRD adds nothing the bundled chart's own CRD does not already need.
-    const alone = await checkRbac({ manifests: bundled, releaseNamespace: 'rbac-index' }, config, RbacQueries.of(config, clusterDiscovery(config).then((d) => d.resources)));
+    const alone = await checkRbac(
+      { manifests: bundled, releaseNamespace: 'rbac-index' },
+      config,
+      RbacQueries.of(
+        config,
+        clusterDiscovery(config).then((d) => d.resources),
+      ),
+    );
     expect(withIndex.checked).toBe(alone.checked + 6);
   });
 });
 
 describe.each(HELMS)('the cluster as helm upgrade sees it ($name)', ({ bin }) => {
-  it("the installer reads the version and API list helm gives a chart at install", async () => {
-    const r = await execa(bin, ['install', 'probe', probeChart(), '--namespace', 'default', '--dry-run=server'], { env: { KUBECONFIG: kubeconfig() } });
+  it('the installer reads the version and API list helm gives a chart at install', async () => {
+    const r = await execa(bin, ['install', 'probe', probeChart(), '--namespace', 'default', '--dry-run=server'], {
+      env: { KUBECONFIG: kubeconfig() },
+    });
     // Helm 3 prints the template's text, helm 4 its re-serialisation: one line per key either way.
     const line = (key: string) => JSON.parse(new RegExp(`^ {2}${key}: (".*")$`, 'm').exec(r.stdout)![1]!) as string;
     const helmApis = (JSON.parse(line('apis')) as string[]).sort();
@@ -138,7 +191,11 @@ describe.each(HELMS)('the cluster as helm upgrade sees it ($name)', ({ bin }) =>
     ];
     // What the cluster serves, by kubectl (the cluster is shared: a CRD another test added counts).
     const served = (await kubectl(['api-versions'], { kubeconfig: kubeconfig() })).stdout.split('\n');
-    const cronJobs = (await kubectl(['api-resources', '--api-group=batch', '-o', 'name'], { kubeconfig: kubeconfig() })).stdout.split('\n').includes('cronjobs.batch');
+    const cronJobs = (
+      await kubectl(['api-resources', '--api-group=batch', '-o', 'name'], { kubeconfig: kubeconfig() })
+    ).stdout
+      .split('\n')
+      .includes('cronjobs.batch');
     const gated = [
       'nginx:1.27.3',
       cronJobs && served.includes('batch/v1') ? 'kubectl:1.31.4' : 'busybox:1.37.0',
@@ -159,7 +216,10 @@ describe.each(HELMS)('the cluster as helm upgrade sees it ($name)', ({ bin }) =>
     ] as const) {
       const r = await install(chart, ns, ['--chart', join(charts, chart), '--registry', address, '--helm-bin', bin]);
       expect(r.exitCode, `${chart}: ${r.stdout.slice(-1500)}\n${r.stderr}`).toBe(0);
-      const preflight = r.stdout.split('\n').filter((l) => l.includes('"msg":"registry preflight"')).map((l) => JSON.parse(l) as { present: number; missing: number });
+      const preflight = r.stdout
+        .split('\n')
+        .filter((l) => l.includes('"msg":"registry preflight"'))
+        .map((l) => JSON.parse(l) as { present: number; missing: number });
       expect(preflight, chart).toEqual([expect.objectContaining({ present: expected.length, missing: 0 })]);
     }
 

@@ -28,7 +28,12 @@ export function namespacesDeletedAfterAll(): (prefix: string) => Promise<string>
 }
 
 /** One chart's install: the storefront chart unless args give --chart (the bundled app is a release plan). */
-export async function install(release: string, namespace: string, args: string[] = [], env: Record<string, string> = {}): Promise<CliResult> {
+export async function install(
+  release: string,
+  namespace: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   return runCli(['install', '--release', release, '--namespace', namespace, '--timeout', '120s', ...args], {
     env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_CHART: chartDir, ...env },
   });
@@ -52,7 +57,8 @@ export function spawnCli(args: string[], env: Record<string, string> = {}) {
   child.stdout!.on('data', (chunk: Buffer) => {
     seen += chunk.toString();
   });
-  const logged = (text: string, timeoutMs = 90_000) => waitFor(`the installer to log ${text}`, () => seen.includes(text), { timeoutMs, intervalMs: 20 });
+  const logged = (text: string, timeoutMs = 90_000) =>
+    waitFor(`the installer to log ${text}`, () => seen.includes(text), { timeoutMs, intervalMs: 20 });
   const killGroup = (signal: NodeJS.Signals) => process.kill(-child.pid!, signal);
   return { child, logged, killGroup };
 }
@@ -73,7 +79,10 @@ export interface Revision {
 }
 
 export async function history(release: string, namespace: string, bin = helm4): Promise<Revision[]> {
-  const r = await execa(bin, ['history', release, '--namespace', namespace, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() }, reject: false });
+  const r = await execa(bin, ['history', release, '--namespace', namespace, '-o', 'json'], {
+    env: { KUBECONFIG: kubeconfig() },
+    reject: false,
+  });
   if (r.exitCode !== 0) {
     if (/not found/.test(r.stderr)) return [];
     throw new Error(r.stderr);
@@ -82,7 +91,10 @@ export async function history(release: string, namespace: string, bin = helm4): 
 }
 
 /** helm's stored release (hooks with their last run, the values, the manifest). */
-export async function releaseRecord(release: string, namespace: string): Promise<{
+export async function releaseRecord(
+  release: string,
+  namespace: string,
+): Promise<{
   version: number;
   info: { status: string };
   config: Record<string, unknown>;
@@ -93,7 +105,9 @@ export async function releaseRecord(release: string, namespace: string): Promise
     reject: false,
   });
   if (r.exitCode !== 0) {
-    const fallback = await execa(helm4, ['status', release, '--namespace', namespace, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() } });
+    const fallback = await execa(helm4, ['status', release, '--namespace', namespace, '-o', 'json'], {
+      env: { KUBECONFIG: kubeconfig() },
+    });
     return JSON.parse(fallback.stdout);
   }
   return JSON.parse(r.stdout);
@@ -119,9 +133,20 @@ export function removeFile(dir: string, rel: string): void {
 export async function markPending(namespace: string, release: string, revision: number): Promise<void> {
   const name = `sh.helm.release.v1.${release}.v${revision}`;
   const secret = await getJson(['get', 'secret', name], { kubeconfig: kubeconfig(), namespace });
-  const json = setReleaseStatus(decodeReleasePayload(Buffer.from(secret.data.release, 'base64')), 'deployed', 'pending-upgrade', 'Upgrade in progress');
-  const patch = { metadata: { labels: { status: 'pending-upgrade' } }, data: { release: encodeReleasePayload(json).toString('base64') } };
-  await kubectl(['patch', 'secret', name, '--type=merge', '-p', JSON.stringify(patch)], { kubeconfig: kubeconfig(), namespace });
+  const json = setReleaseStatus(
+    decodeReleasePayload(Buffer.from(secret.data.release, 'base64')),
+    'deployed',
+    'pending-upgrade',
+    'Upgrade in progress',
+  );
+  const patch = {
+    metadata: { labels: { status: 'pending-upgrade' } },
+    data: { release: encodeReleasePayload(json).toString('base64') },
+  };
+  await kubectl(['patch', 'secret', name, '--type=merge', '-p', JSON.stringify(patch)], {
+    kubeconfig: kubeconfig(),
+    namespace,
+  });
 }
 
 export interface EventJson {
@@ -138,6 +163,11 @@ export interface EventJson {
 
 /** The installer's Events in a namespace, oldest first (events.k8s.io/v1, as written). */
 export async function installerEvents(namespace: string): Promise<EventJson[]> {
-  const list = await getJson<{ items: EventJson[] }>(['get', 'events.events.k8s.io'], { kubeconfig: kubeconfig(), namespace });
-  return list.items.filter((e) => e.reportingController === REPORTING_CONTROLLER).sort((a, b) => a.eventTime.localeCompare(b.eventTime));
+  const list = await getJson<{ items: EventJson[] }>(['get', 'events.events.k8s.io'], {
+    kubeconfig: kubeconfig(),
+    namespace,
+  });
+  return list.items
+    .filter((e) => e.reportingController === REPORTING_CONTROLLER)
+    .sort((a, b) => a.eventTime.localeCompare(b.eventTime));
 }

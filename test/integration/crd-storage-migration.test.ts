@@ -16,10 +16,14 @@ const groups: string[] = [];
 const KINDS = ['Widget', 'Gadget', 'Sprocket'];
 afterAll(async () => {
   const crds = groups.flatMap((g) => KINDS.map((k) => `${plural(k)}.${g}`));
-  if (crds.length > 0) await kubectl(['delete', 'crd', ...crds, '--ignore-not-found', '--wait=false'], { kubeconfig: kubeconfig() });
+  if (crds.length > 0)
+    await kubectl(['delete', 'crd', ...crds, '--ignore-not-found', '--wait=false'], { kubeconfig: kubeconfig() });
 });
 
-const HELMS = [['helm4', helm4], ['helm3', helm3]] as const;
+const HELMS = [
+  ['helm4', helm4],
+  ['helm3', helm3],
+] as const;
 const opts = () => ({ kubeconfig: kubeconfig() });
 
 /** Widgets and Gadgets with objects, Sprockets with none; `v1Fields` are what the new chart's v1 declares for Gadget. */
@@ -32,11 +36,21 @@ function charts(dir: string, group: string, gadgetV1Fields = ['size', 'color']):
   const v1 = (kind: string, fields: string[], main: boolean): StorageKind => ({
     kind,
     versions: [{ name: 'v1', storage: true, fields }],
-    ...(main ? { main: { version: 'v1', spec: Object.fromEntries(fields.map((f) => [f, f === 'size' ? 'l' : 'blue'])) } } : {}),
+    ...(main
+      ? { main: { version: 'v1', spec: Object.fromEntries(fields.map((f) => [f, f === 'size' ? 'l' : 'blue'])) } }
+      : {}),
   });
   return {
-    old: writeStorageChart(join(dir, 'old'), '1.0.0', group, [alpha('Widget', true), alpha('Gadget', true), alpha('Sprocket', false)]),
-    next: writeStorageChart(join(dir, 'next'), '2.0.0', group, [v1('Widget', ['size', 'color'], true), v1('Gadget', gadgetV1Fields, true), v1('Sprocket', ['size'], false)]),
+    old: writeStorageChart(join(dir, 'old'), '1.0.0', group, [
+      alpha('Widget', true),
+      alpha('Gadget', true),
+      alpha('Sprocket', false),
+    ]),
+    next: writeStorageChart(join(dir, 'next'), '2.0.0', group, [
+      v1('Widget', ['size', 'color'], true),
+      v1('Gadget', gadgetV1Fields, true),
+      v1('Sprocket', ['size'], false),
+    ]),
   };
 }
 
@@ -48,16 +62,26 @@ async function setup(prefix: string): Promise<{ ns: string; ns2: string; group: 
   return { ns, ns2, group, dir: tempDir('hi-storage') };
 }
 
-const run = (ns: string, chartDir: string, bin: string) => install('operator', ns, ['--chart', chartDir, '--helm-bin', bin], { HELM_INSTALLER_LOCK_TIMEOUT: '90s' });
+const run = (ns: string, chartDir: string, bin: string) =>
+  install('operator', ns, ['--chart', chartDir, '--helm-bin', bin], { HELM_INSTALLER_LOCK_TIMEOUT: '90s' });
 
 /** `count` objects of each of Widget and Gadget in each namespace, stored in v1alpha1. */
 async function createObjects(group: string, namespaces: string[], count: number): Promise<void> {
   const items = namespaces.flatMap((namespace) =>
     ['Widget', 'Gadget'].flatMap((kind) =>
-      Array.from({ length: count }, (_, i) => ({ apiVersion: `${group}/v1alpha1`, kind, metadata: { name: `extra-${i}`, namespace }, spec: { size: String(i), color: `c${i}` } })),
+      Array.from({ length: count }, (_, i) => ({
+        apiVersion: `${group}/v1alpha1`,
+        kind,
+        metadata: { name: `extra-${i}`, namespace },
+        spec: { size: String(i), color: `c${i}` },
+      })),
     ),
   );
-  await kubectl(['create', '-f', '-'], { ...opts(), input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), timeoutMs: 300_000 });
+  await kubectl(['create', '-f', '-'], {
+    ...opts(),
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+    timeoutMs: 300_000,
+  });
 }
 
 interface LiveCrd {
@@ -88,13 +112,22 @@ async function specsAtV1(group: string, kind: string): Promise<Record<string, un
 /** What every object must read back as after the upgrade: the chart's `main` as the new chart has it, the others as created. */
 function expectedSpecs(ns: string, ns2: string, count: number, main: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = { [`${ns}/main`]: main };
-  for (const n of [ns, ns2]) for (let i = 0; i < count; i++) out[`${n}/extra-${i}`] = { size: String(i), color: `c${i}` };
+  for (const n of [ns, ns2])
+    for (let i = 0; i < count; i++) out[`${n}/extra-${i}`] = { size: String(i), color: `c${i}` };
   return out;
 }
 
 /** The end state of every successful path: only v1, stored only in v1, same uids, every object at v1 with its fields. */
-async function expectMigrated(s: { ns: string; ns2: string; group: string }, count: number, before: string[]): Promise<void> {
-  for (const kind of KINDS) expect(await crd(s.group, kind)).toMatchObject({ versions: [{ name: 'v1', served: true, storage: true }], stored: ['v1'] });
+async function expectMigrated(
+  s: { ns: string; ns2: string; group: string },
+  count: number,
+  before: string[],
+): Promise<void> {
+  for (const kind of KINDS)
+    expect(await crd(s.group, kind)).toMatchObject({
+      versions: [{ name: 'v1', served: true, storage: true }],
+      stored: ['v1'],
+    });
   expect(await uids(s.group)).toEqual(before);
   const main = { size: 'l', color: 'blue' };
   expect(await specsAtV1(s.group, 'Widget')).toEqual(expectedSpecs(s.ns, s.ns2, count, main));
@@ -111,17 +144,30 @@ describe('a CRD that drops the version its objects are stored in', { timeout: 60
       await createObjects(s.group, [s.ns, s.ns2], 2);
       const before = await uids(s.group);
 
-      const planned = await runCli(['plan', '--release', 'operator', '--namespace', s.ns, '--chart', next, '--helm-bin', bin], { env: { KUBECONFIG: kubeconfig() } });
+      const planned = await runCli(
+        ['plan', '--release', 'operator', '--namespace', s.ns, '--chart', next, '--helm-bin', bin],
+        { env: { KUBECONFIG: kubeconfig() } },
+      );
       expect(planned.exitCode, planned.stderr).toBe(10);
       const change = 'versions +v1 -v1alpha1; storage v1alpha1 -> v1';
-      expect(planned.stdout).toContain(`update CRD widgets.${s.group} (crds/): ${change}: 5 objects rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions\n`);
-      expect(planned.stdout).toContain(`update CRD gadgets.${s.group} (crds/): ${change}: 5 objects rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions\n`);
-      expect(planned.stdout).toContain(`update CRD sprockets.${s.group} (crds/): ${change}: no object stored: v1alpha1 dropped from its stored versions\n`);
+      expect(planned.stdout).toContain(
+        `update CRD widgets.${s.group} (crds/): ${change}: 5 objects rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions\n`,
+      );
+      expect(planned.stdout).toContain(
+        `update CRD gadgets.${s.group} (crds/): ${change}: 5 objects rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions\n`,
+      );
+      expect(planned.stdout).toContain(
+        `update CRD sprockets.${s.group} (crds/): ${change}: no object stored: v1alpha1 dropped from its stored versions\n`,
+      );
 
       const upgraded = await run(s.ns, next, bin);
       expect(upgraded.exitCode, upgraded.stdout + upgraded.stderr).toBe(0);
-      expect(upgraded.stdout).toContain(`CRD widgets.${s.group}: 5 objects stored in v1; v1alpha1 dropped from its stored versions`);
-      expect(upgraded.stdout).toContain(`CRD sprockets.${s.group}: 0 objects stored in v1; v1alpha1 dropped from its stored versions`);
+      expect(upgraded.stdout).toContain(
+        `CRD widgets.${s.group}: 5 objects stored in v1; v1alpha1 dropped from its stored versions`,
+      );
+      expect(upgraded.stdout).toContain(
+        `CRD sprockets.${s.group}: 0 objects stored in v1; v1alpha1 dropped from its stored versions`,
+      );
       await expectMigrated(s, 2, before);
       expect((await history('operator', s.ns, bin)).map((r) => r.status)).toEqual(['superseded', 'deployed']);
     });
@@ -135,14 +181,17 @@ describe('a CRD that drops the version its objects are stored in', { timeout: 60
     const before = await Promise.all(KINDS.map((k) => crd(s.group, k)));
     const refusal = `CRD gadgets.${s.group} (operator/crds/gadgets.yaml): the new chart drops version v1alpha1, in which objects are still stored, and its storage version v1 has no place for fields these objects hold: `;
 
-    const planned = await runCli(['plan', '--release', 'operator', '--namespace', s.ns, '--chart', next], { env: { KUBECONFIG: kubeconfig() } });
+    const planned = await runCli(['plan', '--release', 'operator', '--namespace', s.ns, '--chart', next], {
+      env: { KUBECONFIG: kubeconfig() },
+    });
     expect(planned.exitCode, planned.stderr).toBe(3);
     expect(planned.stderr).toContain(refusal);
     const refused = await run(s.ns, next, helm4);
     expect(refused.exitCode, refused.stdout + refused.stderr).toBe(3);
     expect(refused.stderr).toContain(refusal);
     // The summary clips its cause line; the log has the whole message.
-    for (const o of [`${s.ns}/extra-0 (spec.color)`, `${s.ns2}/extra-0 (spec.color)`, `${s.ns}/main (spec.color)`]) expect(refused.stdout).toContain(o);
+    for (const o of [`${s.ns}/extra-0 (spec.color)`, `${s.ns2}/extra-0 (spec.color)`, `${s.ns}/main (spec.color)`])
+      expect(refused.stdout).toContain(o);
     expect(refused.stdout).toContain('rewriting them in v1 would lose those fields');
     expect(refused.stdout + refused.stderr).not.toContain(`CRD widgets.${s.group} (`);
     // Nothing changed: the CRDs as they were (same resourceVersion), the objects with their fields, the release.
@@ -157,7 +206,10 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
   const COUNT = 250;
 
   /** The old chart with COUNT objects of each kind in two namespaces, then the upgrade started and killed once `when` holds. */
-  async function killedWhen(prefix: string, when: (s: { ns: string; ns2: string; group: string }) => Promise<boolean>): Promise<{ s: { ns: string; ns2: string; group: string }; before: string[]; next: string }> {
+  async function killedWhen(
+    prefix: string,
+    when: (s: { ns: string; ns2: string; group: string }) => Promise<boolean>,
+  ): Promise<{ s: { ns: string; ns2: string; group: string }; before: string[]; next: string }> {
     const s = await setup(prefix);
     const { old, next } = charts(s.dir, s.group);
     expect((await run(s.ns, old, helm4)).exitCode).toBe(0);
@@ -177,9 +229,14 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
   }
 
   it('killed once the intermediate CRD is applied', async () => {
-    const k = await killedWhen('stor-kill-mid', async ({ group }) => (await crd(group, 'Widget')).versions.some((v) => v.name === 'v1' && v.storage));
+    const k = await killedWhen('stor-kill-mid', async ({ group }) =>
+      (await crd(group, 'Widget')).versions.some((v) => v.name === 'v1' && v.storage),
+    );
     const widgets = await crd(k.s.group, 'Widget');
-    expect(widgets.versions).toEqual([{ name: 'v1', served: true, storage: true }, { name: 'v1alpha1', served: true, storage: false }]);
+    expect(widgets.versions).toEqual([
+      { name: 'v1', served: true, storage: true },
+      { name: 'v1alpha1', served: true, storage: false },
+    ]);
     expect(widgets.stored).toContain('v1alpha1');
     await finished(k);
   });
@@ -188,7 +245,12 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
     // The Gadgets migrate after the Widgets; the first Gadget written is the first listed (namespace, then name).
     let first: string | undefined;
     let firstGadget = '';
-    const gadgetVersion = async (ns: string, group: string) => (await getJson(['get', `gadgets.v1alpha1.${group}`, 'extra-0'], { ...opts(), namespace: ns }).catch(() => undefined))?.metadata?.resourceVersion as string | undefined;
+    const gadgetVersion = async (ns: string, group: string) =>
+      (
+        await getJson(['get', `gadgets.v1alpha1.${group}`, 'extra-0'], { ...opts(), namespace: ns }).catch(
+          () => undefined,
+        )
+      )?.metadata?.resourceVersion as string | undefined;
     const k = await killedWhen('stor-kill-writes', async ({ ns, ns2, group }) => {
       firstGadget ||= [ns, ns2].sort()[0]!;
       const rv = await gadgetVersion(firstGadget, group);
@@ -201,7 +263,10 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
   });
 
   it('killed before the final CRD', async () => {
-    const k = await killedWhen('stor-kill-final', async ({ group }) => (await crd(group, 'Gadget')).stored.join() === 'v1');
+    const k = await killedWhen(
+      'stor-kill-final',
+      async ({ group }) => (await crd(group, 'Gadget')).stored.join() === 'v1',
+    );
     expect((await crd(k.s.group, 'Gadget')).versions.map((v) => v.name)).toEqual(['v1', 'v1alpha1']);
     await finished(k);
   });

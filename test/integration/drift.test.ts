@@ -22,7 +22,10 @@ import { kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'drift');
 const opts = (namespace?: string) => ({ kubeconfig: kubeconfig(), ...(namespace ? { namespace } : {}) });
 const newNamespace = namespacesDeletedAfterAll();
-const replicasRule = parseIgnoreRules('Deployment/web:/spec/replicas', { option: '--drift-ignore', env: 'HELM_INSTALLER_DRIFT_IGNORE' });
+const replicasRule = parseIgnoreRules('Deployment/web:/spec/replicas', {
+  option: '--drift-ignore',
+  env: 'HELM_INSTALLER_DRIFT_IGNORE',
+});
 let kube: KubeClients;
 
 beforeAll(async () => {
@@ -49,14 +52,39 @@ async function lastManifest(release: string, ns: string): Promise<string> {
   return releaseFromRecord(last.data.release).manifest;
 }
 
-async function installFixture(bin: string, release: string, ns: string, other: string, set: string[] = []): Promise<void> {
-  await helm(bin, ['upgrade', '--install', release, chart, '--namespace', ns, '--set', `otherNamespace=${other}`, ...set.flatMap((s) => ['--set', s])], { KUBECONFIG: kubeconfig() });
+async function installFixture(
+  bin: string,
+  release: string,
+  ns: string,
+  other: string,
+  set: string[] = [],
+): Promise<void> {
+  await helm(
+    bin,
+    [
+      'upgrade',
+      '--install',
+      release,
+      chart,
+      '--namespace',
+      ns,
+      '--set',
+      `otherNamespace=${other}`,
+      ...set.flatMap((s) => ['--set', s]),
+    ],
+    { KUBECONFIG: kubeconfig() },
+  );
 }
 
 /** Drifts as compared here: one line per object, then its fields. */
 function shape(drifts: ObjectDrift[]): unknown[] {
   return drifts
-    .map((d) => ({ object: `${d.kind} ${d.namespace ?? ''}/${d.name}`, missing: d.missing, fields: d.fields, ...(d.refused ? { refused: d.refused } : {}) }))
+    .map((d) => ({
+      object: `${d.kind} ${d.namespace ?? ''}/${d.name}`,
+      missing: d.missing,
+      fields: d.fields,
+      ...(d.refused ? { refused: d.refused } : {}),
+    }))
     .sort((a, b) => a.object.localeCompare(b.object));
 }
 
@@ -73,7 +101,10 @@ async function kubectlEdit(args: string[], sed: string): Promise<void> {
 
 async function managers(kind: string, name: string, ns: string): Promise<{ manager: string; operation: string }[]> {
   const o = await getJson(['get', kind, name, '--show-managed-fields'], opts(ns));
-  return o.metadata.managedFields.map((m: { manager: string; operation: string }) => ({ manager: m.manager, operation: m.operation }));
+  return o.metadata.managedFields.map((m: { manager: string; operation: string }) => ({
+    manager: m.manager,
+    operation: m.operation,
+  }));
 }
 
 /** Times n detections of an unchanged release, in ms: measured, reported, never asserted. */
@@ -102,32 +133,87 @@ describe('drift with helm 4 (server-side apply)', () => {
     await kubectl(['set', 'env', 'deployment/web', 'MODE=debug'], opts(ns));
     await kubectl(['annotate', 'deployment/web', 'example.com/team=other', '--overwrite'], opts(ns));
     await kubectlEdit(['configmap/settings', '-n', ns], 's/^  color: blue$/  color: green/');
-    await kubectl(['patch', 'configmap/settings', '--type', 'merge', '-p', '{"data":{"password":"changed-by-hand"}}'], opts(ns));
-    await kubectl(['patch', 'service/web', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8081}]'], opts(ns));
-    await kubectl(['patch', 'secret/creds', '--type', 'merge', '-p', '{"stringData":{"password":"another-secret-value"}}'], opts(ns));
+    await kubectl(
+      ['patch', 'configmap/settings', '--type', 'merge', '-p', '{"data":{"password":"changed-by-hand"}}'],
+      opts(ns),
+    );
+    await kubectl(
+      ['patch', 'service/web', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":8081}]'],
+      opts(ns),
+    );
+    await kubectl(
+      ['patch', 'secret/creds', '--type', 'merge', '-p', '{"stringData":{"password":"another-secret-value"}}'],
+      opts(ns),
+    );
     await kubectl(['delete', 'configmap/cache'], opts(ns));
     await kubectl(['patch', 'configmap/remote', '--type', 'merge', '-p', '{"data":{"region":"us"}}'], opts(other));
 
     const drifts = await detect('shop', ns);
     expect(shape(drifts)).toEqual([
       { object: `ConfigMap ${ns}/cache`, missing: true, fields: [] },
-      { object: `ConfigMap ${ns}/settings`, missing: false, fields: [
-        { path: '/data/color', live: 'green', desired: 'blue', manager: 'kubectl-edit' },
-        { path: '/data/password', live: '[REDACTED]', desired: '[REDACTED]', manager: 'kubectl-patch' },
-      ] },
-      { object: `ConfigMap ${other}/remote`, missing: false, fields: [{ path: '/data/region', live: 'us', desired: 'eu', manager: 'kubectl-patch' }] },
-      { object: `Deployment ${ns}/web`, missing: false, fields: [
-        { path: '/metadata/annotations/example.com~1team', live: 'other', desired: 'core', manager: 'kubectl-annotate' },
-        { path: '/spec/template/spec/containers/0/env/0/value', live: 'debug', desired: 'prod', manager: 'kubectl-set' },
-        { path: '/spec/template/spec/containers/0/image', live: 'example.invalid/web:2.0', desired: 'example.invalid/web:1.0', manager: 'kubectl-set' },
-      ] },
-      { object: `Secret ${ns}/creds`, missing: false, fields: [{ path: '/data/password', live: '[REDACTED]', desired: '[REDACTED]', manager: 'kubectl-patch' }] },
+      {
+        object: `ConfigMap ${ns}/settings`,
+        missing: false,
+        fields: [
+          { path: '/data/color', live: 'green', desired: 'blue', manager: 'kubectl-edit' },
+          { path: '/data/password', live: '[REDACTED]', desired: '[REDACTED]', manager: 'kubectl-patch' },
+        ],
+      },
+      {
+        object: `ConfigMap ${other}/remote`,
+        missing: false,
+        fields: [{ path: '/data/region', live: 'us', desired: 'eu', manager: 'kubectl-patch' }],
+      },
+      {
+        object: `Deployment ${ns}/web`,
+        missing: false,
+        fields: [
+          {
+            path: '/metadata/annotations/example.com~1team',
+            live: 'other',
+            desired: 'core',
+            manager: 'kubectl-annotate',
+          },
+          {
+            path: '/spec/template/spec/containers/0/env/0/value',
+            live: 'debug',
+            desired: 'prod',
+            manager: 'kubectl-set',
+          },
+          {
+            path: '/spec/template/spec/containers/0/image',
+            live: 'example.invalid/web:2.0',
+            desired: 'example.invalid/web:1.0',
+            manager: 'kubectl-set',
+          },
+        ],
+      },
+      {
+        object: `Secret ${ns}/creds`,
+        missing: false,
+        fields: [{ path: '/data/password', live: '[REDACTED]', desired: '[REDACTED]', manager: 'kubectl-patch' }],
+      },
       // Apply keys Service ports by number: its dry run would add port 80 beside 8081, both named http.
-      { object: `Service ${ns}/web`, missing: false, fields: [{ path: '/spec/ports/0/port', live: '8081', desired: '80', manager: 'kubectl-patch' }], refused: 'spec.ports[1].name: Duplicate value: [REDACTED]' },
+      {
+        object: `Service ${ns}/web`,
+        missing: false,
+        fields: [{ path: '/spec/ports/0/port', live: '8081', desired: '80', manager: 'kubectl-patch' }],
+        refused: 'spec.ports[1].name: Duplicate value: [REDACTED]',
+      },
     ]);
-    for (const secret of ['changed-by-hand', 'another-secret-value', 'fixture-db-password', 'fixture-settings-password']) expect(JSON.stringify(drifts)).not.toContain(secret);
+    for (const secret of [
+      'changed-by-hand',
+      'another-secret-value',
+      'fixture-db-password',
+      'fixture-settings-password',
+    ])
+      expect(JSON.stringify(drifts)).not.toContain(secret);
 
-    const result = await correctDrift(kube, await lastManifest('shop', ns), drifts, { releaseNamespace: ns, release: 'shop', rules: [] });
+    const result = await correctDrift(kube, await lastManifest('shop', ns), drifts, {
+      releaseNamespace: ns,
+      release: 'shop',
+      rules: [],
+    });
     expect(result.failed).toEqual([]);
     expect(result.corrected).toHaveLength(6);
     expect(await detect('shop', ns)).toEqual([]);
@@ -136,16 +222,23 @@ describe('drift with helm 4 (server-side apply)', () => {
     expect(web.spec.template.spec.containers[0].image).toBe('example.invalid/web:1.0');
     expect(web.spec.template.spec.containers[0].env[0]).toEqual({ name: 'MODE', value: 'prod' });
     expect(web.metadata.annotations['example.com/team']).toBe('core');
-    expect((await getJson(['get', 'configmap', 'settings'], opts(ns))).data).toEqual({ color: 'blue', password: 'fixture-settings-password' });
+    expect((await getJson(['get', 'configmap', 'settings'], opts(ns))).data).toEqual({
+      color: 'blue',
+      password: 'fixture-settings-password',
+    });
     expect((await getJson(['get', 'configmap', 'cache'], opts(ns))).data).toEqual({ size: '64' });
     expect((await getJson(['get', 'configmap', 'remote'], opts(other))).data).toEqual({ region: 'eu' });
     expect((await getJson(['get', 'service', 'web'], opts(ns))).spec.ports[0].port).toBe(80);
-    expect(Buffer.from((await getJson(['get', 'secret', 'creds'], opts(ns))).data.password, 'base64').toString()).toBe('fixture-db-password');
+    expect(Buffer.from((await getJson(['get', 'secret', 'creds'], opts(ns))).data.password, 'base64').toString()).toBe(
+      'fixture-db-password',
+    );
 
     // The fields were taken back by helm's own manager: helm's next server-side upgrade (no
     // --force-conflicts) finds no conflict with kubectl-set and friends.
     await installFixture(helm4, 'shop', ns, other, ['mode=staging']);
-    expect((await getJson(['get', 'deployment', 'web'], opts(ns))).spec.template.spec.containers[0].env[0].value).toBe('staging');
+    expect((await getJson(['get', 'deployment', 'web'], opts(ns))).spec.template.spec.containers[0].env[0].value).toBe(
+      'staging',
+    );
     expect(await detect('shop', ns)).toEqual([]);
   });
 
@@ -154,14 +247,27 @@ describe('drift with helm 4 (server-side apply)', () => {
     await installFixture(helm4, 'shop', ns, other);
     await kubectl(['scale', 'deployment/web', '--replicas=5'], opts(ns));
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:3.0'], opts(ns));
-    const image = { path: '/spec/template/spec/containers/0/image', live: 'example.invalid/web:3.0', desired: 'example.invalid/web:1.0', manager: 'kubectl-set' };
+    const image = {
+      path: '/spec/template/spec/containers/0/image',
+      live: 'example.invalid/web:3.0',
+      desired: 'example.invalid/web:1.0',
+      manager: 'kubectl-set',
+    };
     expect(shape(await detect('shop', ns))).toEqual([
-      { object: `Deployment ${ns}/web`, missing: false, fields: [{ path: '/spec/replicas', live: '5', desired: '2', manager: 'kubectl' }, image] },
+      {
+        object: `Deployment ${ns}/web`,
+        missing: false,
+        fields: [{ path: '/spec/replicas', live: '5', desired: '2', manager: 'kubectl' }, image],
+      },
     ]);
     const drifts = await detect('shop', ns, { rules: replicasRule });
     expect(shape(drifts)).toEqual([{ object: `Deployment ${ns}/web`, missing: false, fields: [image] }]);
 
-    const result = await correctDrift(kube, await lastManifest('shop', ns), drifts, { releaseNamespace: ns, release: 'shop', rules: replicasRule });
+    const result = await correctDrift(kube, await lastManifest('shop', ns), drifts, {
+      releaseNamespace: ns,
+      release: 'shop',
+      rules: replicasRule,
+    });
     expect(result).toMatchObject({ failed: [], corrected: [{ kind: 'Deployment', name: 'web' }] });
     const web = await getJson(['get', 'deployment', 'web'], opts(ns));
     expect(web.spec.replicas).toBe(5);
@@ -179,9 +285,18 @@ describe('drift with helm 4 (server-side apply)', () => {
     expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     const immutable = await detect('shop', ns, { rules: replicasRule });
     expect(shape(immutable)).toEqual([
-      { object: `Service ${ns}/db`, missing: false, fields: [{ path: '/spec/clusterIP', live: ip, desired: 'None' }], refused: expect.stringMatching(/spec\.clusterIP/) },
+      {
+        object: `Service ${ns}/db`,
+        missing: false,
+        fields: [{ path: '/spec/clusterIP', live: ip, desired: 'None' }],
+        refused: expect.stringMatching(/spec\.clusterIP/),
+      },
     ]);
-    const refused = await correctDrift(kube, await lastManifest('shop', ns), immutable, { releaseNamespace: ns, release: 'shop', rules: replicasRule });
+    const refused = await correctDrift(kube, await lastManifest('shop', ns), immutable, {
+      releaseNamespace: ns,
+      release: 'shop',
+      rules: replicasRule,
+    });
     expect(refused.corrected).toEqual([]);
     expect(refused.failed).toHaveLength(1);
     expect(refused.failed[0]!.reason).toMatch(/spec\.clusterIP/);
@@ -194,19 +309,37 @@ describe('drift with helm 4 (server-side apply)', () => {
     await installFixture(helm4, 'shop', ns, other);
     const manifest = await lastManifest('shop', ns);
     const everything = ['configmaps', 'secrets', 'services'];
-    const noDeploymentGet = await identity(ns, other, [{ apiGroups: [''], resources: everything, verbs: ['get', 'patch'] }, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] }]);
-    const error = await detectDrift(await kubeWith(noDeploymentGet), manifest, { releaseNamespace: ns, release: 'shop', rules: [] }).catch((e: unknown) => e);
+    const noDeploymentGet = await identity(ns, other, [
+      { apiGroups: [''], resources: everything, verbs: ['get', 'patch'] },
+      { apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] },
+    ]);
+    const error = await detectDrift(await kubeWith(noDeploymentGet), manifest, {
+      releaseNamespace: ns,
+      release: 'shop',
+      rules: [],
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PreflightError);
     expect((error as PreflightError).exitCode).toBe(6);
-    expect((error as Error).message).toBe(`drift check: get Deployment web in namespace ${ns} is not allowed: the installer may not get Deployment (API group apps) in namespace ${ns}`);
+    expect((error as Error).message).toBe(
+      `drift check: get Deployment web in namespace ${ns} is not allowed: the installer may not get Deployment (API group apps) in namespace ${ns}`,
+    );
 
     // The dry run (a patch) is asked only of an object that does not hold what the manifest sets as
     // written: a Secret (stringData is stored as data), and here a ConfigMap changed by hand.
     await kubectl(['patch', 'configmap/cache', '--type', 'merge', '-p', '{"data":{"size":"128"}}'], opts(ns));
-    const noPatch = await identity(ns, other, [{ apiGroups: [''], resources: everything, verbs: ['get'] }, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch'] }]);
-    const denied = await detectDrift(await kubeWith(noPatch), manifest, { releaseNamespace: ns, release: 'shop', rules: [] }).catch((e: unknown) => e);
+    const noPatch = await identity(ns, other, [
+      { apiGroups: [''], resources: everything, verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch'] },
+    ]);
+    const denied = await detectDrift(await kubeWith(noPatch), manifest, {
+      releaseNamespace: ns,
+      release: 'shop',
+      rules: [],
+    }).catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(PreflightError);
-    expect((denied as Error).message).toMatch(new RegExp(`^drift check: patch (ConfigMap cache|Secret creds) in namespace ${ns} is not allowed`));
+    expect((denied as Error).message).toMatch(
+      new RegExp(`^drift check: patch (ConfigMap cache|Secret creds) in namespace ${ns} is not allowed`),
+    );
   });
 });
 
@@ -226,17 +359,41 @@ describe('drift with helm 3 (client-side apply)', () => {
     const drifts = await detect('shop', ns);
     expect(shape(drifts)).toEqual([
       { object: `ConfigMap ${ns}/cache`, missing: true, fields: [] },
-      { object: `ConfigMap ${other}/remote`, missing: false, fields: [{ path: '/data/region', live: 'us', desired: 'eu', manager: 'kubectl-patch' }] },
-      { object: `Deployment ${ns}/web`, missing: false, fields: [{ path: '/spec/template/spec/containers/0/image', live: 'example.invalid/web:2.0', desired: 'example.invalid/web:1.0', manager: 'kubectl-set' }] },
+      {
+        object: `ConfigMap ${other}/remote`,
+        missing: false,
+        fields: [{ path: '/data/region', live: 'us', desired: 'eu', manager: 'kubectl-patch' }],
+      },
+      {
+        object: `Deployment ${ns}/web`,
+        missing: false,
+        fields: [
+          {
+            path: '/spec/template/spec/containers/0/image',
+            live: 'example.invalid/web:2.0',
+            desired: 'example.invalid/web:1.0',
+            manager: 'kubectl-set',
+          },
+        ],
+      },
     ]);
-    const result = await correctDrift(kube, await lastManifest('shop', ns), drifts, { releaseNamespace: ns, release: 'shop', rules: [] });
+    const result = await correctDrift(kube, await lastManifest('shop', ns), drifts, {
+      releaseNamespace: ns,
+      release: 'shop',
+      rules: [],
+    });
     expect(result.failed).toEqual([]);
     expect(await detect('shop', ns)).toEqual([]);
-    expect((await getJson(['get', 'deployment', 'web'], opts(ns))).spec.template.spec.containers[0].image).toBe('example.invalid/web:1.0');
+    expect((await getJson(['get', 'deployment', 'web'], opts(ns))).spec.template.spec.containers[0].image).toBe(
+      'example.invalid/web:1.0',
+    );
 
     await installFixture(helm3, 'shop', ns, other, ['mode=staging', 'image=example.invalid/web:1.1']);
     const web = await getJson(['get', 'deployment', 'web'], opts(ns));
-    expect(web.spec.template.spec.containers[0]).toMatchObject({ image: 'example.invalid/web:1.1', env: [{ name: 'MODE', value: 'staging' }, expect.anything()] });
+    expect(web.spec.template.spec.containers[0]).toMatchObject({
+      image: 'example.invalid/web:1.1',
+      env: [{ name: 'MODE', value: 'staging' }, expect.anything()],
+    });
     expect(await detect('shop', ns)).toEqual([]);
   });
 });
@@ -249,7 +406,13 @@ async function identity(ns: string, other: string, rules: object[]): Promise<str
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } },
     ...[ns, other].flatMap((namespace) => [
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace }, rules },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [subject] },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name, namespace },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [subject],
+      },
     ]),
   ];
   await kubectl(['apply', '-f', '-'], { ...opts(), input: docs.map((d) => stringify(d)).join('---\n') });

@@ -27,7 +27,8 @@ afterAll(async () => {
   for (const ns of namespaces) {
     await deleteNamespace(ns, { kubeconfig });
     // kots/ names its cluster-scoped RBAC after the namespace: gone with it, not left behind.
-    for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${ns}`, '--ignore-not-found'], { kubeconfig });
+    for (const kind of ['clusterrolebinding', 'clusterrole'])
+      await kubectl(['delete', kind, `storefront-installer-crds-${ns}`, '--ignore-not-found'], { kubeconfig });
   }
 });
 
@@ -56,7 +57,16 @@ describe('airgap, end to end', () => {
     await buildah(['rm', working]);
     await pushImage(earlier, installerImage);
     const earlierDigest = await registryDigest(installerImage);
-    await execa('ctr', ['--address', statePaths().node.containerdSocket, '-n', 'k8s.io', 'images', 'pull', '--plain-http', installerImage]);
+    await execa('ctr', [
+      '--address',
+      statePaths().node.containerdSocket,
+      '-n',
+      'k8s.io',
+      'images',
+      'pull',
+      '--plain-http',
+      installerImage,
+    ]);
     await buildah(['rmi', earlier]).catch(() => undefined); // the node and the registry keep it
     await pushImage(built.imageId, installerImage);
     const builtDigest = await registryDigest(installerImage);
@@ -65,7 +75,15 @@ describe('airgap, end to end', () => {
     // The chart's images, as `images --registry` lists them; the CronJob's, pinned by digest in the
     // chart, is pinned to what we push through the Config screen's values override.
     const digest = await pushTestImage(registry, 'acme/alpine', 'pinned');
-    const listed = await runCli(['images', '--registry', local, '--image-path', 'Promotion:spec.image', '--set', `storefront:report.image.digest=${digest}`]);
+    const listed = await runCli([
+      'images',
+      '--registry',
+      local,
+      '--image-path',
+      'Promotion:spec.image',
+      '--set',
+      `storefront:report.image.digest=${digest}`,
+    ]);
     expect(listed.exitCode, listed.stderr).toBe(0);
     // The app's release plan: one reference a line, nothing else (`--format json` names the releases).
     const chartImages = listed.stdout.trim().split('\n');
@@ -89,8 +107,14 @@ describe('airgap, end to end', () => {
     const docs = rendered.documents.map((d) => parse(d.content) as any);
     const job = docs.find((d) => d.kind === 'Job');
     expect(job.spec.template.spec.containers[0].image).toBe(installerImage);
-    const applied = docs.map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort) : d)).filter((d) => d.apiVersion?.startsWith('kots.io') !== true && d.kind !== 'Application');
-    await kubectl(['apply', '-f', '-'], { kubeconfig, namespace: ns, input: applied.map((d) => stringify(d)).join('---\n') });
+    const applied = docs
+      .map((d) => (d.kind === 'Job' ? onRealNode(d, apiServerPort) : d))
+      .filter((d) => d.apiVersion?.startsWith('kots.io') !== true && d.kind !== 'Application');
+    await kubectl(['apply', '-f', '-'], {
+      kubeconfig,
+      namespace: ns,
+      input: applied.map((d) => stringify(d)).join('---\n'),
+    });
 
     const o = { kubeconfig, namespace: ns };
     const done = await finishedJob(job.metadata.name, o);
@@ -103,7 +127,10 @@ describe('airgap, end to end', () => {
     expect(pod.spec.containers[0].image).toBe(installerImage);
     expect(ranDigest(pod)).toBe(builtDigest);
     // One preflight per release of the app's plan, each finding every image that release needs.
-    const preflights = logs.split('\n').map(jsonLine).filter((l) => l?.msg === 'registry preflight');
+    const preflights = logs
+      .split('\n')
+      .map(jsonLine)
+      .filter((l) => l?.msg === 'registry preflight');
     expect(Object.fromEntries(preflights.map((l) => [l.releaseKey, [l.registry, l.present, l.missing]]))).toEqual({
       [`${ns}/promotions-operator`]: [local, 1, 0],
       [`${ns}/storefront`]: [local, 6, 0],
@@ -111,7 +138,11 @@ describe('airgap, end to end', () => {
     });
     expect(chartImages).toHaveLength(8);
 
-    for (const name of ['promotions-operator', 'storefront', 'storefront-cache']) expect((await history(name, ns)).map((h) => h.status), name).toEqual(['deployed']);
+    for (const name of ['promotions-operator', 'storefront', 'storefront-cache'])
+      expect(
+        (await history(name, ns)).map((h) => h.status),
+        name,
+      ).toEqual(['deployed']);
     const web = await getJson(['get', 'deployment', 'storefront-web'], o);
     expect(web.spec.template.spec.containers.map((c: any) => c.image)).toEqual([`${local}/storefront-web:2.3.1`]);
     const cron = await getJson(['get', 'cronjob', 'storefront-report'], o);

@@ -13,7 +13,13 @@ import { kubeconfig } from './cluster-helpers.js';
 interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
   [key: string]: any;
 }
 
@@ -21,7 +27,9 @@ interface K8sObject {
 async function installed(release: string, ns: string): Promise<{ objects: K8sObject[]; hooks: K8sObject[] }> {
   const read = async (what: string) => {
     const r = await execa(helm4, ['get', what, release, '--namespace', ns], { env: { KUBECONFIG: kubeconfig() } });
-    return parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o?.kind);
+    return parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as K8sObject)
+      .filter((o) => o?.kind);
   };
   const hooks = (await read('hooks')).filter((h) => !String(h.metadata.annotations?.['helm.sh/hook']).includes('test'));
   return { objects: await read('manifest'), hooks };
@@ -35,24 +43,38 @@ async function installed(release: string, ns: string): Promise<{ objects: K8sObj
  */
 function comparable(o: K8sObject, ns: string, rendered?: K8sObject): unknown {
   const c = structuredClone(o);
-  if (rendered && !rendered.metadata.labels?.['app.kubernetes.io/managed-by']) delete c.metadata.labels?.['app.kubernetes.io/managed-by'];
+  if (rendered && !rendered.metadata.labels?.['app.kubernetes.io/managed-by'])
+    delete c.metadata.labels?.['app.kubernetes.io/managed-by'];
   // A pod template's checksum of another rendered object (the storefront's checksum/config) hashes
   // that object's text, its namespace included: it differs with the namespace, as that object
   // does (which is compared itself, namespace aside).
   const template = c.spec?.template?.metadata;
-  if (template?.annotations) template.annotations = Object.fromEntries(Object.entries(template.annotations as Record<string, string>).filter(([k]) => !k.startsWith('checksum/')));
+  if (template?.annotations)
+    template.annotations = Object.fromEntries(
+      Object.entries(template.annotations as Record<string, string>).filter(([k]) => !k.startsWith('checksum/')),
+    );
   delete c.status;
-  for (const k of ['namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields']) delete c.metadata[k];
-  const keep = (m: Record<string, string> | undefined, drop: RegExp) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !drop.test(k)));
+  for (const k of ['namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields'])
+    delete c.metadata[k];
+  const keep = (m: Record<string, string> | undefined, drop: RegExp) =>
+    Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !drop.test(k)));
   // Who applied it: helm's ownership annotations, Flux's labels; the Deployment controller's revision.
   c.metadata.labels = keep(c.metadata.labels, /^kustomize\.toolkit\.fluxcd\.io\//);
-  c.metadata.annotations = keep(c.metadata.annotations, /^(meta\.helm\.sh\/|deployment\.kubernetes\.io\/revision$|kustomize\.toolkit\.fluxcd\.io\/)/);
+  c.metadata.annotations = keep(
+    c.metadata.annotations,
+    /^(meta\.helm\.sh\/|deployment\.kubernetes\.io\/revision$|kustomize\.toolkit\.fluxcd\.io\/)/,
+  );
   if (c.kind === 'Service') {
     for (const k of ['clusterIP', 'clusterIPs']) delete c.spec[k];
     // A NodePort or LoadBalancer Service's node ports are allocated by the API server, one per
     // copy, unless the chart sets them (ingress-nginx's controller Service).
-    const fixed = new Set(((rendered?.spec?.ports ?? []) as { name?: string; nodePort?: number }[]).filter((p) => p.nodePort).map((p) => p.name));
-    for (const port of (c.spec.ports ?? []) as { name?: string; nodePort?: number }[]) if (!fixed.has(port.name)) delete port.nodePort;
+    const fixed = new Set(
+      ((rendered?.spec?.ports ?? []) as { name?: string; nodePort?: number }[])
+        .filter((p) => p.nodePort)
+        .map((p) => p.name),
+    );
+    for (const port of (c.spec.ports ?? []) as { name?: string; nodePort?: number }[])
+      if (!fixed.has(port.name)) delete port.nodePort;
   }
   return JSON.parse(JSON.stringify(c).replaceAll(ns, '<namespace>'));
 }
@@ -70,7 +92,10 @@ export async function installSnapshot(releases: string[], installNs: string): Pr
   const byInstall = new Map<string, unknown>();
   for (const release of releases) {
     for (const o of (await installed(release, installNs)).objects) {
-      const live = await getJson<K8sObject>(['get', resourceOf(o), o.metadata.name], { kubeconfig: kubeconfig(), namespace: installNs });
+      const live = await getJson<K8sObject>(['get', resourceOf(o), o.metadata.name], {
+        kubeconfig: kubeconfig(),
+        namespace: installNs,
+      });
       byInstall.set(`${release}: ${o.kind}/${o.metadata.name}`, comparable(live, installNs, o));
     }
   }
@@ -78,16 +103,29 @@ export async function installSnapshot(releases: string[], installNs: string): Pr
 }
 
 /** Each release's Flux inventory is install's objects plus its hooks (and CRDs); each object equals install's. */
-export async function expectFluxEqualsInstall(at: { releases: string[]; installNs: string; appNs: string; fluxNs: string }, byInstall: Map<string, unknown>): Promise<void> {
+export async function expectFluxEqualsInstall(
+  at: { releases: string[]; installNs: string; appNs: string; fluxNs: string },
+  byInstall: Map<string, unknown>,
+): Promise<void> {
   for (const release of at.releases) {
     const { objects, hooks } = await installed(release, at.installNs);
     const k = await getJson(['get', KUSTOMIZATION, release], { kubeconfig: kubeconfig(), namespace: at.fluxNs });
     // Flux's inventory ids are <namespace>_<name>_<group>_<kind>.
-    const applied = (k.status.inventory.entries as { id: string }[]).map((e) => { const [, name, , kind] = e.id.split('_'); return `${kind}/${name}`; }).sort();
+    const applied = (k.status.inventory.entries as { id: string }[])
+      .map((e) => {
+        const [, name, , kind] = e.id.split('_');
+        return `${kind}/${name}`;
+      })
+      .sort();
     const crds = applied.filter((x) => x.startsWith('CustomResourceDefinition/'));
-    expect(applied, release).toEqual([...new Set([...objects, ...hooks].map((o) => `${o.kind}/${o.metadata.name}`).concat(crds))].sort());
+    expect(applied, release).toEqual(
+      [...new Set([...objects, ...hooks].map((o) => `${o.kind}/${o.metadata.name}`).concat(crds))].sort(),
+    );
     for (const o of objects) {
-      const live = await getJson<K8sObject>(['get', resourceOf(o), o.metadata.name], { kubeconfig: kubeconfig(), namespace: at.appNs });
+      const live = await getJson<K8sObject>(['get', resourceOf(o), o.metadata.name], {
+        kubeconfig: kubeconfig(),
+        namespace: at.appNs,
+      });
       const key = `${release}: ${o.kind}/${o.metadata.name}`;
       expect(comparable(live, at.appNs, o), key).toEqual(byInstall.get(key));
     }

@@ -32,7 +32,12 @@ beforeAll(async () => {
 afterAll(async () => {
   // The Kustomizations prune what they applied when deleted (their finalizer): while Flux runs.
   for (const ns of fluxNamespaces) {
-    await kubectl(['delete', `${KUSTOMIZATION},${OCI_REPOSITORY}`, '--all', '--wait=true', '--timeout=120s'], { kubeconfig: kubeconfig(), namespace: ns, reject: false, timeoutMs: 150_000 });
+    await kubectl(['delete', `${KUSTOMIZATION},${OCI_REPOSITORY}`, '--all', '--wait=true', '--timeout=120s'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+      reject: false,
+      timeoutMs: 150_000,
+    });
   }
   await flux?.stop();
 }, 300_000);
@@ -50,15 +55,46 @@ async function cli(args: string[], env: Record<string, string> = {}) {
 }
 
 /** Every Kustomization of the export in `fluxNs` Ready; returns the seconds it took. */
-const ready = (fluxNs: string, names: string[], revision?: string) => kustomizationsReady({ kubeconfig: kubeconfig(), namespace: fluxNs, names, revision });
+const ready = (fluxNs: string, names: string[], revision?: string) =>
+  kustomizationsReady({ kubeconfig: kubeconfig(), namespace: fluxNs, names, revision });
 
 /** Exports, pushes the folder to the node's registry and returns the artifact's revision. */
-async function exportAndPush(c: Case, appNs: string, fluxNs: string, tag: string): Promise<{ out: string; revision: string; seconds: number }> {
+async function exportAndPush(
+  c: Case,
+  appNs: string,
+  fluxNs: string,
+  tag: string,
+): Promise<{ out: string; revision: string; seconds: number }> {
   const out = join(tempDir('export-flux'), 'out');
   const began = Date.now();
-  await cli(['export', '--out', out, '--namespace', appNs, '--flux-namespace', fluxNs, '--oci-repository', `${registry}/export-flux/${appNs}`, '--oci-tag', tag, '--oci-insecure', ...c.inputs], c.env);
+  await cli(
+    [
+      'export',
+      '--out',
+      out,
+      '--namespace',
+      appNs,
+      '--flux-namespace',
+      fluxNs,
+      '--oci-repository',
+      `${registry}/export-flux/${appNs}`,
+      '--oci-tag',
+      tag,
+      '--oci-insecure',
+      ...c.inputs,
+    ],
+    c.env,
+  );
   const seconds = (Date.now() - began) / 1000;
-  const digest = await pushArtifact({ registry, repository: `export-flux/${appNs}`, tag, dir: out, source: 'helm-installer export', revision: `${tag}@sha1:${'0'.repeat(40)}`, plainHttp: true });
+  const digest = await pushArtifact({
+    registry,
+    repository: `export-flux/${appNs}`,
+    tag,
+    dir: out,
+    source: 'helm-installer export',
+    revision: `${tag}@sha1:${'0'.repeat(40)}`,
+    plainHttp: true,
+  });
   return { out, revision: `${tag}@${digest}`, seconds };
 }
 
@@ -80,7 +116,9 @@ async function proveEqual(c: Case, releases: string[]): Promise<{ fluxNs: string
   await applyYaml(readFileSync(join(out, 'flux', 'source.yaml'), 'utf8'), { kubeconfig: kubeconfig() });
   await applyYaml(readFileSync(join(out, 'flux', 'root.yaml'), 'utf8'), { kubeconfig: kubeconfig() });
   const fluxSeconds = await ready(fluxNs, releases, revision);
-  log(`figure (${releases.join(', ')}): export ${seconds.toFixed(2)} s; Flux from applying the source to every Kustomization Ready ${fluxSeconds.toFixed(1)} s; our install ${installSeconds.toFixed(1)} s`);
+  log(
+    `figure (${releases.join(', ')}): export ${seconds.toFixed(2)} s; Flux from applying the source to every Kustomization Ready ${fluxSeconds.toFixed(1)} s; our install ${installSeconds.toFixed(1)} s`,
+  );
 
   await expectFluxEqualsInstall({ releases, installNs, appNs, fluxNs }, byInstall);
   return { fluxNs, appNs };
@@ -90,22 +128,40 @@ describe('the rendered export, applied by Flux, equals our install', () => {
   it('the bundled app (three releases, airgap on); the cache switched off is pruned with its Kustomization', async () => {
     const values = join(tempDir('export-flux-values'), 'storefront.yaml');
     await execa('cp', [join(appDir, 'examples', 'customer-values.yaml'), values]);
-    const c: Case = { inputs: ['--values', values, '--registry', `${registry}/acme`, '--image-path', 'Promotion:spec.image'] };
+    const c: Case = {
+      inputs: ['--values', values, '--registry', `${registry}/acme`, '--image-path', 'Promotion:spec.image'],
+    };
     const { fluxNs, appNs } = await proveEqual(c, ['promotions-operator', 'storefront', 'storefront-cache']);
     const web = await getJson(['get', 'deployment', 'storefront-web'], { kubeconfig: kubeconfig(), namespace: appNs });
-    expect(web.spec.template.spec.containers.map((x: any) => x.image)).toEqual([`${registry}/acme/storefront-web:2.3.1`]);
+    expect(web.spec.template.spec.containers.map((x: any) => x.image)).toEqual([
+      `${registry}/acme/storefront-web:2.3.1`,
+    ]);
 
     // The next export without the cache: pushed under the same tag, Flux drops its Kustomization
     // and with it every object the cache release had.
     const off: Case = { ...c, env: { STOREFRONT_CACHE_ENABLED: 'false' } };
     const next = await exportAndPush(off, appNs, fluxNs, 'v1');
-    await kubectl(['annotate', '--overwrite', OCI_REPOSITORY, '--all', `reconcile.fluxcd.io/requestedAt=${Date.now()}`], { kubeconfig: kubeconfig(), namespace: fluxNs });
+    await kubectl(
+      ['annotate', '--overwrite', OCI_REPOSITORY, '--all', `reconcile.fluxcd.io/requestedAt=${Date.now()}`],
+      { kubeconfig: kubeconfig(), namespace: fluxNs },
+    );
     await ready(fluxNs, ['promotions-operator', 'storefront'], next.revision);
-    await waitFor('the cache release pruned', async () => {
-      const left = await kubectl(['get', 'deployment,service,configmap', '-l', 'app.kubernetes.io/instance=storefront-cache', '-o', 'name'], { kubeconfig: kubeconfig(), namespace: appNs });
-      const kustomization = await kubectl(['get', KUSTOMIZATION, 'storefront-cache'], { kubeconfig: kubeconfig(), namespace: fluxNs, reject: false });
-      return left.stdout.trim() === '' && kustomization.exitCode !== 0 ? true : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 1000 });
+    await waitFor(
+      'the cache release pruned',
+      async () => {
+        const left = await kubectl(
+          ['get', 'deployment,service,configmap', '-l', 'app.kubernetes.io/instance=storefront-cache', '-o', 'name'],
+          { kubeconfig: kubeconfig(), namespace: appNs },
+        );
+        const kustomization = await kubectl(['get', KUSTOMIZATION, 'storefront-cache'], {
+          kubeconfig: kubeconfig(),
+          namespace: fluxNs,
+          reject: false,
+        });
+        return left.stdout.trim() === '' && kustomization.exitCode !== 0 ? true : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 1000 },
+    );
   });
 
   it.each([
@@ -120,8 +176,13 @@ describe('the rendered export, applied by Flux, equals our install', () => {
   // HELM_INSTALLER_EXPORT_FLUX_CHARTS=/path/a:/path/b npx vitest run test/integration/export-flux.test.ts
   for (const chart of (process.env.HELM_INSTALLER_EXPORT_FLUX_CHARTS ?? '').split(':').filter(Boolean)) {
     it(`${chart}, airgap on`, async () => {
-      const release = basename(chart).toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40);
-      await proveEqual({ inputs: ['--chart', chart, '--release', release, '--registry', `${registry}/acme`] }, [release]);
+      const release = basename(chart)
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-')
+        .slice(0, 40);
+      await proveEqual({ inputs: ['--chart', chart, '--release', release, '--registry', `${registry}/acme`] }, [
+        release,
+      ]);
     });
   }
 });

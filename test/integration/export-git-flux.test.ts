@@ -34,7 +34,12 @@ beforeAll(async () => {
 afterAll(async () => {
   // The Kustomizations prune what they applied when deleted (their finalizer): while Flux runs.
   for (const ns of fluxNamespaces) {
-    await kubectl(['delete', `${KUSTOMIZATION},${GIT_REPOSITORY}`, '--all', '--wait=true', '--timeout=120s'], { kubeconfig: kubeconfig(), namespace: ns, reject: false, timeoutMs: 150_000 });
+    await kubectl(['delete', `${KUSTOMIZATION},${GIT_REPOSITORY}`, '--all', '--wait=true', '--timeout=120s'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+      reject: false,
+      timeoutMs: 150_000,
+    });
   }
   await flux?.stop();
   await gitServer?.stop();
@@ -54,9 +59,20 @@ const git = async (dir: string, args: string[]) => (await execa('git', ['-C', di
 function nextVersion(v1: string): string {
   const v2 = join(tempDir('export-git-chart'), 'git-export');
   cpSync(v1, v2, { recursive: true });
-  writeFileSync(join(v2, 'Chart.yaml'), readFileSync(join(v2, 'Chart.yaml'), 'utf8').replace('version: 1.0.0', 'version: 1.1.0'));
-  writeFileSync(join(v2, 'values.yaml'), readFileSync(join(v2, 'values.yaml'), 'utf8').replace('tag: "1.0.0"', 'tag: "1.1.0"'));
-  const worker = readFileSync(join(v2, 'templates', 'web.yaml'), 'utf8').split('---')[0]!.replaceAll('-web', '-worker').replaceAll('name: web', 'name: worker').replace('{{ .Values.image.repository }}', 'shop/worker').replace('{{ .Values.replicas }}', '1');
+  writeFileSync(
+    join(v2, 'Chart.yaml'),
+    readFileSync(join(v2, 'Chart.yaml'), 'utf8').replace('version: 1.0.0', 'version: 1.1.0'),
+  );
+  writeFileSync(
+    join(v2, 'values.yaml'),
+    readFileSync(join(v2, 'values.yaml'), 'utf8').replace('tag: "1.0.0"', 'tag: "1.1.0"'),
+  );
+  const worker = readFileSync(join(v2, 'templates', 'web.yaml'), 'utf8')
+    .split('---')[0]!
+    .replaceAll('-web', '-worker')
+    .replaceAll('name: web', 'name: worker')
+    .replace('{{ .Values.image.repository }}', 'shop/worker')
+    .replace('{{ .Values.replicas }}', '1');
   writeFileSync(join(v2, 'templates', 'worker.yaml'), worker);
   return v2;
 }
@@ -79,14 +95,35 @@ describe('the rendered export for a git repository, applied by Flux, equals our 
     const v2 = nextVersion(v1);
     const customer = join(tempDir('export-git-values'), 'customer.yaml');
     writeFileSync(customer, 'replicas: 2\ngreeting: hello from the customer\n');
-    const inputs = (chart: string) => ['--chart', chart, '--release', RELEASE, '--values', customer, '--registry', `${registry}/acme`];
+    const inputs = (chart: string) => [
+      '--chart',
+      chart,
+      '--release',
+      RELEASE,
+      '--values',
+      customer,
+      '--registry',
+      `${registry}/acme`,
+    ];
 
     await gitServer!.createRepository(appNs, 'main');
     const url = gitServer!.url(appNs);
     const work = join(tempDir('export-git-work'), 'fleet');
     await execa('git', ['clone', '--quiet', url, work]);
     const out = join(work, 'clusters', 'prod');
-    const exportArgs = ['export', '--out', out, '--source', 'git', '--git-url', url, '--namespace', appNs, '--flux-namespace', fluxNs];
+    const exportArgs = [
+      'export',
+      '--out',
+      out,
+      '--source',
+      'git',
+      '--git-url',
+      url,
+      '--namespace',
+      appNs,
+      '--flux-namespace',
+      fluxNs,
+    ];
 
     await cli(['install', '--namespace', installNs, '--skip-preflight', '--timeout', '180s', ...inputs(v1)]);
     const byInstall = await installSnapshot([RELEASE], installNs);
@@ -95,7 +132,12 @@ describe('the rendered export for a git repository, applied by Flux, equals our 
     // What the export's README says to apply, once: the source, then the root Kustomization.
     await applyYaml(readFileSync(join(out, 'flux', 'source.yaml'), 'utf8'), { kubeconfig: kubeconfig() });
     await applyYaml(readFileSync(join(out, 'flux', 'root.yaml'), 'utf8'), { kubeconfig: kubeconfig() });
-    const seconds = await kustomizationsReady({ kubeconfig: kubeconfig(), namespace: fluxNs, names: [RELEASE], revision: first });
+    const seconds = await kustomizationsReady({
+      kubeconfig: kubeconfig(),
+      namespace: fluxNs,
+      names: [RELEASE],
+      revision: first,
+    });
     log(`figure: Flux from applying the GitRepository to the Kustomization Ready ${seconds.toFixed(1)} s`);
     await expectFluxEqualsInstall({ releases: [RELEASE], installNs, appNs, fluxNs }, byInstall);
 
@@ -113,13 +155,26 @@ describe('the rendered export for a git repository, applied by Flux, equals our 
       `M\t${base}/deployment-${RELEASE}-web.yaml`,
       `M\t${base}/kustomization.yaml`,
     ]);
-    const webDiff = (await git(work, ['diff', '--cached', '-U0', '--', `${base}/deployment-${RELEASE}-web.yaml`])).split('\n').filter((l) => /^[-+] /.test(l));
-    expect(webDiff).toEqual([`-          image: "${registry}/acme/web:1.0.0"`, `+          image: "${registry}/acme/web:1.1.0"`]);
+    const webDiff = (await git(work, ['diff', '--cached', '-U0', '--', `${base}/deployment-${RELEASE}-web.yaml`]))
+      .split('\n')
+      .filter((l) => /^[-+] /.test(l));
+    expect(webDiff).toEqual([
+      `-          image: "${registry}/acme/web:1.0.0"`,
+      `+          image: "${registry}/acme/web:1.1.0"`,
+    ]);
     const second = await commitAndPush(work, 'Upgrade git-export to 1.1.0');
-    await kubectl(['annotate', '--overwrite', GIT_REPOSITORY, '--all', `reconcile.fluxcd.io/requestedAt=${Date.now()}`], { kubeconfig: kubeconfig(), namespace: fluxNs });
+    await kubectl(
+      ['annotate', '--overwrite', GIT_REPOSITORY, '--all', `reconcile.fluxcd.io/requestedAt=${Date.now()}`],
+      { kubeconfig: kubeconfig(), namespace: fluxNs },
+    );
     await kustomizationsReady({ kubeconfig: kubeconfig(), namespace: fluxNs, names: [RELEASE], revision: second });
-    const worker = await getJson(['get', 'deployment', `${RELEASE}-worker`], { kubeconfig: kubeconfig(), namespace: appNs });
-    expect(worker.spec.template.spec.containers.map((c: { image: string }) => c.image)).toEqual([`${registry}/acme/worker:1.1.0`]);
+    const worker = await getJson(['get', 'deployment', `${RELEASE}-worker`], {
+      kubeconfig: kubeconfig(),
+      namespace: appNs,
+    });
+    expect(worker.spec.template.spec.containers.map((c: { image: string }) => c.image)).toEqual([
+      `${registry}/acme/worker:1.1.0`,
+    ]);
     await expectFluxEqualsInstall({ releases: [RELEASE], installNs, appNs, fluxNs }, byUpgrade);
   });
 });

@@ -42,9 +42,12 @@ async function installCrdsIfAbsent(dir: string): Promise<void> {
     if (present.exitCode !== 0) {
       const created = await kubectl(['create', '-f', join(dir, file)], { kubeconfig: kubeconfig(), reject: false });
       // Another run may have created it in between: that one is as good.
-      if (created.exitCode !== 0 && !/AlreadyExists/.test(created.stderr)) throw new Error(`creating CRD ${name}: ${created.stderr}`);
+      if (created.exitCode !== 0 && !/AlreadyExists/.test(created.stderr))
+        throw new Error(`creating CRD ${name}: ${created.stderr}`);
     }
-    await kubectl(['wait', '--for=condition=Established', `crd/${name}`, '--timeout=60s'], { kubeconfig: kubeconfig() });
+    await kubectl(['wait', '--for=condition=Established', `crd/${name}`, '--timeout=60s'], {
+      kubeconfig: kubeconfig(),
+    });
   }
 }
 
@@ -58,14 +61,42 @@ function release(name: string, namespace: string, extra: Partial<HelmReleaseInpu
     historyMax: 5,
     takeOwnership: 'first-install',
     crds: 'create-replace',
-    values: { vendor: { replicas: 2, ingress: { enabled: false } }, customer: { replicas: 3, db: { user: 'shop', password: 'dry-run-pass' } } },
+    values: {
+      vendor: { replicas: 2, ingress: { enabled: false } },
+      customer: { replicas: 3, db: { user: 'shop', password: 'dry-run-pass' } },
+    },
     secretPaths: [['db', 'password']],
-    drift: { mode: 'warn', ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } }, { paths: ['/metadata/annotations'] }] },
+    drift: {
+      mode: 'warn',
+      ignore: [
+        { paths: ['/spec/replicas'], target: { kind: 'Deployment', name: 'web' } },
+        { paths: ['/metadata/annotations'] },
+      ],
+    },
     test: { enabled: true, timeout: '3m', failure: 'keep' },
     images: [
-      { from: 'nginx:1.27', to: `${registry}/shop/nginx:1.27`, kind: 'Deployment', name: 'web', path: 'spec.template.spec.containers[0].image' },
-      { from: 'quay.io/org/tool:v1', to: `${registry}/shop/tool:v1-airgap`, kind: 'Job', name: 'migrate', path: 'spec.template.spec.initContainers[0].image' },
-      { from: 'busybox:1.36', to: `${registry}/shop/busybox:1.36`, kind: 'Deployment', name: 'web', path: 'spec.template.spec.containers[0].env[0].value', via: 'env HELPER' },
+      {
+        from: 'nginx:1.27',
+        to: `${registry}/shop/nginx:1.27`,
+        kind: 'Deployment',
+        name: 'web',
+        path: 'spec.template.spec.containers[0].image',
+      },
+      {
+        from: 'quay.io/org/tool:v1',
+        to: `${registry}/shop/tool:v1-airgap`,
+        kind: 'Job',
+        name: 'migrate',
+        path: 'spec.template.spec.initContainers[0].image',
+      },
+      {
+        from: 'busybox:1.36',
+        to: `${registry}/shop/busybox:1.36`,
+        kind: 'Deployment',
+        name: 'web',
+        path: 'spec.template.spec.containers[0].env[0].value',
+        via: 'env HELPER',
+      },
     ],
     imagePullSecret: 'registry-pull',
     appSlug: 'storefront',
@@ -88,10 +119,18 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
     fluxNamespace = await newNamespace('hr-dryrun');
     const out = helmReleaseFiles(
       [
-        release('db', 'hr-dryrun-data', { drift: { mode: 'correct', ignore: [] }, test: { enabled: false, timeout: '5m', failure: 'rollback' }, images: [], imagePullSecret: undefined }),
+        release('db', 'hr-dryrun-data', {
+          drift: { mode: 'correct', ignore: [] },
+          test: { enabled: false, timeout: '5m', failure: 'rollback' },
+          images: [],
+          imagePullSecret: undefined,
+        }),
         release('shop', 'hr-dryrun-store', { dependsOn: [{ release: 'db', namespace: 'hr-dryrun-data' }] }),
       ],
-      { registry: { address: `${registry}/shop`, insecure: true, pullSecretName: 'registry-pull' }, namespace: fluxNamespace },
+      {
+        registry: { address: `${registry}/shop`, insecure: true, pullSecretName: 'registry-pull' },
+        namespace: fluxNamespace,
+      },
     );
     files = out.files.filter((f) => !f.path.endsWith('kustomization.yaml'));
   }, 90 * 60_000); // a cold Flux build: see the README
@@ -100,7 +139,11 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
     expect(files.map((f) => f.path)).toContain('shop/helmrelease.yaml');
     for (const file of files) {
       const written = parse(file.content);
-      const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], { kubeconfig: kubeconfig(), input: file.content, reject: false });
+      const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], {
+        kubeconfig: kubeconfig(),
+        input: file.content,
+        reject: false,
+      });
       expect(r.stderr.trim(), file.path).toBe('');
       expect(r.exitCode, file.path).toBe(0);
       const served = JSON.parse(r.stdout);
@@ -112,17 +155,50 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
     }
   });
 
-  it('the real command\'s export of the bundled chart: every object accepted as written', async () => {
+  it("the real command's export of the bundled chart: every object accepted as written", async () => {
     const out = join(ownTempDir('hr-export'), 'out');
-    const inputs = ['--chart', chartDir, '--base-values', join(appDir, 'values', 'base.yaml'), '-f', join(appDir, 'examples', 'customer-values.yaml')];
-    const flags = ['--registry', `${registry}/shop`, '--oci-insecure', '--flux-namespace', fluxNamespace, '--chart-repository-path', `charts/${fluxNamespace}`, '--image-pull-secret', 'registry-pull', '--drift-ignore', '/spec/replicas', '--test'];
+    const inputs = [
+      '--chart',
+      chartDir,
+      '--base-values',
+      join(appDir, 'values', 'base.yaml'),
+      '-f',
+      join(appDir, 'examples', 'customer-values.yaml'),
+    ];
+    const flags = [
+      '--registry',
+      `${registry}/shop`,
+      '--oci-insecure',
+      '--flux-namespace',
+      fluxNamespace,
+      '--chart-repository-path',
+      `charts/${fluxNamespace}`,
+      '--image-pull-secret',
+      'registry-pull',
+      '--drift-ignore',
+      '/spec/replicas',
+      '--test',
+    ];
     const r = await runCli(['export', '--format', 'helmrelease', '--out', out, ...inputs, ...flags]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const written = readdirSync(join(out, 'storefront')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-    expect(written).toEqual(['helmrelease.yaml', 'ocirepository.yaml', 'values-customer.yaml', 'values-generated.yaml', 'values-secret.yaml', 'values-vendor.yaml']);
+    const written = readdirSync(join(out, 'storefront'))
+      .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+      .sort();
+    expect(written).toEqual([
+      'helmrelease.yaml',
+      'ocirepository.yaml',
+      'values-customer.yaml',
+      'values-generated.yaml',
+      'values-secret.yaml',
+      'values-vendor.yaml',
+    ]);
     for (const file of written) {
       const content = readFileSync(join(out, 'storefront', file), 'utf8');
-      const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], { kubeconfig: kubeconfig(), input: content, reject: false });
+      const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], {
+        kubeconfig: kubeconfig(),
+        input: content,
+        reject: false,
+      });
       expect(r.stderr.trim(), file).toBe('');
       expect(r.exitCode, file).toBe(0);
       const object = parse(content);
@@ -132,18 +208,27 @@ describe('the HelmRelease form, applied to the real API server with the Flux CRD
     }
     // The README's push line, run as written, puts the chart where the OCIRepository looks for it.
     const push = /^helm push (\S+) (\S+) --plain-http$/m.exec(readFileSync(join(out, 'README.md'), 'utf8'))!;
-    expect(push.slice(1)).toEqual(['storefront/chart/storefront-1.4.0.tgz', `oci://${registry}/shop/charts/${fluxNamespace}`]);
+    expect(push.slice(1)).toEqual([
+      'storefront/chart/storefront-1.4.0.tgz',
+      `oci://${registry}/shop/charts/${fluxNamespace}`,
+    ]);
     await execa(helm4, ['push', push[1]!, push[2]!, '--plain-http'], { cwd: out });
     const source = parse(readFileSync(join(out, 'storefront', 'ocirepository.yaml'), 'utf8')).spec;
     expect(source.url).toBe(`oci://${registry}/shop/charts/${fluxNamespace}/storefront`);
-    const tags = (await (await fetch(`http://${registry}/v2/shop/charts/${fluxNamespace}/storefront/tags/list`)).json()) as { tags: string[] };
+    const tags = (await (
+      await fetch(`http://${registry}/v2/shop/charts/${fluxNamespace}/storefront/tags/list`)
+    ).json()) as { tags: string[] };
     expect(tags.tags).toContain(source.ref.tag);
   });
 
   it('is checked for real: a drift mode outside the schema is refused', async () => {
     const hr = parseAllDocuments(files.find((f) => f.path === 'shop/helmrelease.yaml')!.content)[0]!.toJS();
     hr.spec.driftDetection.mode = 'correct';
-    const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], { kubeconfig: kubeconfig(), input: JSON.stringify(hr), reject: false });
+    const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], {
+      kubeconfig: kubeconfig(),
+      input: JSON.stringify(hr),
+      reject: false,
+    });
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toMatch(/spec\.driftDetection\.mode: Unsupported value: "correct"/);
   });
@@ -173,29 +258,59 @@ describe("the HelmRelease's post-renderer, run by kustomize (kubectl kustomize)"
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: { name: 'migrate' },
-      spec: { template: { spec: { restartPolicy: 'Never', initContainers: [{ name: 'tool', image: 'quay.io/org/tool:v1' }], containers: [{ name: 'run', image: 'nginx:1.27' }] } } },
+      spec: {
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            initContainers: [{ name: 'tool', image: 'quay.io/org/tool:v1' }],
+            containers: [{ name: 'run', image: 'nginx:1.27' }],
+          },
+        },
+      },
     },
     {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
       metadata: { name: 'nightly' },
-      spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'run', image: 'nginx:1.27' }] } } } } },
+      spec: {
+        schedule: '0 3 * * *',
+        jobTemplate: {
+          spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'run', image: 'nginx:1.27' }] } } },
+        },
+      },
     },
-    { apiVersion: 'example.com/v1', kind: 'Workflow', metadata: { name: 'batch' }, spec: { templates: [{ container: { image: 'nginx:1.27' } }] } },
+    {
+      apiVersion: 'example.com/v1',
+      kind: 'Workflow',
+      metadata: { name: 'batch' },
+      spec: { templates: [{ container: { image: 'nginx:1.27' } }] },
+    },
   ];
 
-  it('rewrites containers\' images and adds the pull secret; the env value and the custom resource stay as the notes say', async () => {
+  it("rewrites containers' images and adds the pull secret; the env value and the custom resource stay as the notes say", async () => {
     const out = helmReleaseFiles([release('shop', 'store')], { registry: { address: `${registry}/shop` } });
-    const kustomize = parse(out.files.find((f) => f.path === 'shop/helmrelease.yaml')!.content).spec.postRenderers[0].kustomize;
+    const kustomize = parse(out.files.find((f) => f.path === 'shop/helmrelease.yaml')!.content).spec.postRenderers[0]
+      .kustomize;
     const dir = ownTempDir('hr-kustomize');
     writeFileSync(join(dir, 'objects.yaml'), objects.map((o) => stringify(o)).join('---\n'));
     writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: ['objects.yaml'], ...kustomize }));
     const { stdout } = await execa(kubectlBin, ['kustomize', dir]);
-    const built = Object.fromEntries(parseAllDocuments(stdout).map((d) => d.toJS()).map((o) => [o.kind, o]));
+    const built = Object.fromEntries(
+      parseAllDocuments(stdout)
+        .map((d) => d.toJS())
+        .map((o) => [o.kind, o]),
+    );
     const nginx = `${registry}/shop/nginx:1.27`;
-    expect(built.Deployment.spec.template.spec.containers).toEqual([{ name: 'web', image: nginx, env: [{ name: 'HELPER', value: 'busybox:1.36' }] }]);
-    expect(built.Deployment.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }, { name: 'existing' }]);
-    expect(built.Job.spec.template.spec.initContainers).toEqual([{ name: 'tool', image: `${registry}/shop/tool:v1-airgap` }]);
+    expect(built.Deployment.spec.template.spec.containers).toEqual([
+      { name: 'web', image: nginx, env: [{ name: 'HELPER', value: 'busybox:1.36' }] },
+    ]);
+    expect(built.Deployment.spec.template.spec.imagePullSecrets).toEqual([
+      { name: 'registry-pull' },
+      { name: 'existing' },
+    ]);
+    expect(built.Job.spec.template.spec.initContainers).toEqual([
+      { name: 'tool', image: `${registry}/shop/tool:v1-airgap` },
+    ]);
     expect(built.Job.spec.template.spec.containers).toEqual([{ name: 'run', image: nginx }]);
     expect(built.Job.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
     expect(built.CronJob.spec.jobTemplate.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);

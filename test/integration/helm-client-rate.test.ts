@@ -12,7 +12,10 @@ function tinyChart(): string {
   const chart = join(tempDir('rate'), 'tiny');
   mkdirSync(join(chart, 'templates'), { recursive: true });
   writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: tiny\nversion: 0.1.0\n');
-  writeFileSync(join(chart, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tiny}\ndata: {a: "1"}\n');
+  writeFileSync(
+    join(chart, 'templates', 'cm.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tiny}\ndata: {a: "1"}\n',
+  );
   return chart;
 }
 
@@ -37,7 +40,12 @@ describe("helm's client rate limit", () => {
     expect(defaults.slice(0, 2)).toEqual(['upgrade', '--install']);
     expect(defaults.slice(-4)).toEqual(['--qps', '50', '--burst-limit', '300']);
 
-    const second = await install('tiny', ns, ['--chart', chart, '--log-level', 'debug', '--force-upgrade', '--', '--qps', '20'], { HELM_QPS: '7' });
+    const second = await install(
+      'tiny',
+      ns,
+      ['--chart', chart, '--log-level', 'debug', '--force-upgrade', '--', '--qps', '20'],
+      { HELM_QPS: '7' },
+    );
     expect(second.exitCode, second.stderr).toBe(0);
     const argv = upgradeArgv(second.stdout);
     expect(argv.filter((a) => a === '--qps' || a === '--burst-limit')).toEqual(['--burst-limit', '--qps']);

@@ -26,7 +26,8 @@ function source(other: string, extra: string[] = []): string[] {
 async function observed(ns: string, other: string): Promise<Record<string, unknown>> {
   const web = await getJson(['get', 'deployment', 'web'], opts(ns));
   const container = web.spec.template.spec.containers[0];
-  const exists = async (args: string[], namespace: string) => (await kubectl(['get', ...args, '--ignore-not-found', '-o', 'name'], opts(namespace))).stdout.trim() !== '';
+  const exists = async (args: string[], namespace: string) =>
+    (await kubectl(['get', ...args, '--ignore-not-found', '-o', 'name'], opts(namespace))).stdout.trim() !== '';
   return {
     image: container.image,
     mode: container.env.find((e: { name: string }) => e.name === 'MODE').value,
@@ -39,7 +40,16 @@ async function observed(ns: string, other: string): Promise<Record<string, unkno
   };
 }
 
-const asInstalled = { image: 'example.invalid/web:1.0', mode: 'prod', replicas: 2, team: 'core', color: 'blue', port: 80, cache: true, remote: true };
+const asInstalled = {
+  image: 'example.invalid/web:1.0',
+  mode: 'prod',
+  replicas: 2,
+  team: 'core',
+  color: 'blue',
+  port: 80,
+  cache: true,
+  remote: true,
+};
 
 /** Every kind of hand edit the issue names, on one release. */
 async function editByHand(ns: string, other: string): Promise<void> {
@@ -49,11 +59,27 @@ async function editByHand(ns: string, other: string): Promise<void> {
   await k(['scale', 'deployment/web', '--replicas=5']);
   await k(['annotate', '--overwrite', 'deployment/web', 'example.com/team=platform']);
   await k(['patch', 'configmap', 'settings', '--type=merge', '-p', '{"data":{"color":"red"}}']);
-  await k(['patch', 'service', 'web', '--type=json', '-p', '[{"op":"replace","path":"/spec/ports/0/port","value":81}]']);
+  await k([
+    'patch',
+    'service',
+    'web',
+    '--type=json',
+    '-p',
+    '[{"op":"replace","path":"/spec/ports/0/port","value":81}]',
+  ]);
   await k(['delete', 'configmap', 'cache']);
   await k(['delete', 'configmap', 'remote'], other);
 }
-const edited = { image: 'example.invalid/web:9.9', mode: 'debug', replicas: 5, team: 'platform', color: 'red', port: 81, cache: false, remote: false };
+const edited = {
+  image: 'example.invalid/web:9.9',
+  mode: 'debug',
+  replicas: 5,
+  team: 'platform',
+  color: 'red',
+  port: 81,
+  cache: false,
+  remote: false,
+};
 
 async function namespaces(prefix: string): Promise<[string, string]> {
   return [await newNamespace(prefix), await newNamespace(`${prefix}-other`)];
@@ -82,7 +108,9 @@ describe('install --drift', () => {
       ]) {
         expect(warned.stderr).toContain(line);
       }
-      expect(warned.stderr).toMatch(new RegExp(`Deployment/${ns}/web: .*/spec/template/spec/containers/0/image \\(changed by kubectl-set\\)`));
+      expect(warned.stderr).toMatch(
+        new RegExp(`Deployment/${ns}/web: .*/spec/template/spec/containers/0/image \\(changed by kubectl-set\\)`),
+      );
       expect(await observed(ns, other)).toEqual(edited);
 
       const corrected = await install('shop', ns, [...source(other), ...bin, '--drift-ignore', IGNORE]);
@@ -143,9 +171,18 @@ describe('install --drift', () => {
     // The rollback helm runs to recover a stuck upgrade, after another hand edit: it succeeds too.
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:7.7'], opts(ns));
     await markPending(ns, 'shop', 2);
-    const recovered = await install('shop', ns, [...source(other, ['--set', 'mode=staging']), '--drift-ignore', IGNORE]);
+    const recovered = await install('shop', ns, [
+      ...source(other, ['--set', 'mode=staging']),
+      '--drift-ignore',
+      IGNORE,
+    ]);
     expect(recovered.exitCode, recovered.stderr).toBe(0);
-    expect((await history('shop', ns)).map((h) => h.status)).toEqual(['superseded', 'failed', 'superseded', 'deployed']);
+    expect((await history('shop', ns)).map((h) => h.status)).toEqual([
+      'superseded',
+      'failed',
+      'superseded',
+      'deployed',
+    ]);
     expect(await observed(ns, other)).toEqual({ ...asInstalled, mode: 'staging', replicas: 5 });
   });
 
@@ -157,14 +194,31 @@ describe('install --drift', () => {
     // The next chart version drops the settings ConfigMap (and keeps cache).
     const next = join(tempDir('drift-next'), 'drift');
     cpSync(chart, next, { recursive: true });
-    writeFileSync(join(next, 'templates', 'configmaps.yaml'), readFileSync(join(chart, 'templates', 'configmaps.yaml'), 'utf8').split('---\n').slice(1).join('---\n'));
-    const r = await install('shop', ns, ['--chart', next, '--base-values', join(chart, 'values.yaml'), '--set', `otherNamespace=${other}`]);
+    writeFileSync(
+      join(next, 'templates', 'configmaps.yaml'),
+      readFileSync(join(chart, 'templates', 'configmaps.yaml'), 'utf8')
+        .split('---\n')
+        .slice(1)
+        .join('---\n'),
+    );
+    const r = await install('shop', ns, [
+      '--chart',
+      next,
+      '--base-values',
+      join(chart, 'values.yaml'),
+      '--set',
+      `otherNamespace=${other}`,
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/^helm-installer: upgraded release shop/m);
     expect(r.stderr).toContain(`ConfigMap/${ns}/cache: missing`);
     expect(r.stderr).not.toContain('settings');
-    expect((await kubectl(['get', 'configmap', 'settings', '--ignore-not-found', '-o', 'name'], opts(ns))).stdout.trim()).toBe('');
-    expect((await kubectl(['get', 'configmap', 'cache', '-o', 'name'], opts(ns))).stdout.trim()).toBe('configmap/cache');
+    expect(
+      (await kubectl(['get', 'configmap', 'settings', '--ignore-not-found', '-o', 'name'], opts(ns))).stdout.trim(),
+    ).toBe('');
+    expect((await kubectl(['get', 'configmap', 'cache', '-o', 'name'], opts(ns))).stdout.trim()).toBe(
+      'configmap/cache',
+    );
   });
 
   it('an immutable field changed by hand (a headless Service recreated with a clusterIP): named, helm tried, exit 4 naming the field', async () => {
@@ -181,8 +235,12 @@ describe('install --drift', () => {
     const r = await install('shop', ns, source(other));
     expect(r.exitCode, r.stderr).toBe(4);
     expect(r.stderr).toContain('drift that could not be put back before this upgrade:');
-    expect(r.stderr).toMatch(new RegExp(`^  Service/${ns}/db: spec\\.clusterIPs?(\\[0\\])?: .*(immutable|may not change)`, 'm'));
-    expect(r.stderr).toContain('next: Delete each object named above as drifted (the next run creates it again as the release has it), then run again.');
+    expect(r.stderr).toMatch(
+      new RegExp(`^  Service/${ns}/db: spec\\.clusterIPs?(\\[0\\])?: .*(immutable|may not change)`, 'm'),
+    );
+    expect(r.stderr).toContain(
+      'next: Delete each object named above as drifted (the next run creates it again as the release has it), then run again.',
+    );
     expect(r.stdout).toContain(`cannot be put back as it was: Service/${ns}/db`);
   });
 
@@ -215,4 +273,3 @@ async function kubectlEdit(args: string[], sed: string): Promise<void> {
   writeFileSync(editor, `#!/bin/sh\nsed -i '${sed}' "$1"\n`, { mode: 0o755 });
   await execa(kubectlPath(), ['edit', ...args], { env: { KUBECONFIG: kubeconfig(), KUBE_EDITOR: editor } });
 }
-

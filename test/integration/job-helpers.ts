@@ -37,10 +37,18 @@ export function kotsOnRealNode(r: KotsRenderResult, apiServerPort: number, image
 }
 
 export async function finishedJob(name: string, o: KubectlOptions, timeoutMs = 240_000): Promise<any> {
-  return waitFor(`Job ${name} finished`, async () => {
-    const j = await getJson(['get', 'job', name], o);
-    return (j.status?.conditions ?? []).some((c: any) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True') ? j : undefined;
-  }, { timeoutMs, intervalMs: 1000 });
+  return waitFor(
+    `Job ${name} finished`,
+    async () => {
+      const j = await getJson(['get', 'job', name], o);
+      return (j.status?.conditions ?? []).some(
+        (c: any) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True',
+      )
+        ? j
+        : undefined;
+    },
+    { timeoutMs, intervalMs: 1000 },
+  );
 }
 
 /** The Job's pods, oldest first. */
@@ -55,7 +63,12 @@ export const terminatedOf = (pod: any) => pod.status?.containerStatuses?.[0]?.st
 export async function jobEvents(job: { metadata: { name: string; uid: string } }, o: KubectlOptions): Promise<any[]> {
   const list = await getJson<{ items: any[] }>(['get', 'events.events.k8s.io'], o);
   return list.items
-    .filter((e) => e.reportingController === 'helm-installer.io/installer' && e.regarding?.kind === 'Job' && e.regarding?.uid === job.metadata.uid)
+    .filter(
+      (e) =>
+        e.reportingController === 'helm-installer.io/installer' &&
+        e.regarding?.kind === 'Job' &&
+        e.regarding?.uid === job.metadata.uid,
+    )
     .sort((a, b) => a.eventTime.localeCompare(b.eventTime));
 }
 
@@ -67,11 +80,14 @@ export async function registryDigest(reference: string): Promise<string> {
   const response = await httpRequest({
     url: new URL(`http://${host}/v2/${name}/manifests/${tag}`),
     method: 'HEAD',
-    headers: { Accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
+    headers: {
+      Accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json',
+    },
     timeoutMs: 10_000,
   });
   const digest = response.headers['docker-content-digest'];
-  if (response.status !== 200 || typeof digest !== 'string') throw new Error(`${reference}: HTTP ${response.status}, no digest`);
+  if (response.status !== 200 || typeof digest !== 'string')
+    throw new Error(`${reference}: HTTP ${response.status}, no digest`);
   return digest;
 }
 
@@ -97,12 +113,19 @@ export async function watchPod(kubeconfig: string, namespace: string, name: stri
   );
   /** The first state recorded that passes `test`. */
   const seen = (what: string, test: (pod: any, type: string) => boolean, timeoutMs: number) =>
-    waitFor(what, () => {
-      const hit = states.find((s) => test(s.pod, s.type));
-      if (hit) return hit.pod;
-      if (ended) throw new Error(`${String(ended)}; states seen: ${states.map((s) => `${s.type} ${s.pod.status?.phase}`).join(', ')}`);
-      return undefined;
-    }, { timeoutMs, intervalMs: 100 });
+    waitFor(
+      what,
+      () => {
+        const hit = states.find((s) => test(s.pod, s.type));
+        if (hit) return hit.pod;
+        if (ended)
+          throw new Error(
+            `${String(ended)}; states seen: ${states.map((s) => `${s.type} ${s.pod.status?.phase}`).join(', ')}`,
+          );
+        return undefined;
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
   const ready = seen(`pod ${name} watched`, () => true, 30_000);
   return { ready, seen, stop: () => controller.abort() };
 }

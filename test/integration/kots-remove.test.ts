@@ -27,8 +27,14 @@ beforeAll(async () => {
 
 /** Every object of the namespace as `resource/name`; Events aside (the cluster's record, expiring by themselves). */
 async function objectsIn(namespace: string): Promise<Map<string, { annotations?: Record<string, string> }>> {
-  const all = await listAll(client, resources.filter((r) => r.resource !== 'events'), namespace);
-  return new Map(all.map(({ r, item }) => [`${r.resource}/${item.metadata.name}`, { annotations: item.metadata.annotations }]));
+  const all = await listAll(
+    client,
+    resources.filter((r) => r.resource !== 'events'),
+    namespace,
+  );
+  return new Map(
+    all.map(({ r, item }) => [`${r.resource}/${item.metadata.name}`, { annotations: item.metadata.annotations }]),
+  );
 }
 
 /** A new namespace once its controllers have made what every namespace gets (so it is not counted as the install's). */
@@ -67,7 +73,14 @@ describe.each([
     const created = [...after.keys()].filter((n) => !before.has(n));
     // What helm applied (the chart's objects) and helm's release record, each with the slug.
     const releaseRecord = 'secrets/sh.helm.release.v1.shop.v1';
-    const applied = ['configmaps/shop-config', 'secrets/shop-secret', 'services/shop-web', 'deployments/shop-web', 'statefulsets/shop-db', releaseRecord];
+    const applied = [
+      'configmaps/shop-config',
+      'secrets/shop-secret',
+      'services/shop-web',
+      'deployments/shop-web',
+      'statefulsets/shop-db',
+      releaseRecord,
+    ];
     for (const name of applied) expect(after.get(name)?.annotations?.['kots.io/app-slug'], name).toBe(slug);
     // A chart annotation is kept beside ours.
     expect(after.get('secrets/shop-secret')?.annotations?.['example.com/owner']).toBe('team-a');
@@ -79,7 +92,11 @@ describe.each([
     const deleted = await kotsClearNamespace(client, ns, slug, kubeconfig());
     expect(deleted).toEqual(expect.arrayContaining(applied));
 
-    const exceptions = ['persistentvolumeclaims/data-shop-db-0', setupPod!, ...(label === 'helm 3' ? ['jobs/shop-setup'] : [])].sort();
+    const exceptions = [
+      'persistentvolumeclaims/data-shop-db-0',
+      setupPod!,
+      ...(label === 'helm 3' ? ['jobs/shop-setup'] : []),
+    ].sort();
     expect(await leftOf(ns, created, exceptions)).toEqual(exceptions);
   });
 });
@@ -94,7 +111,12 @@ describe('an install made before the slug was set (helm 4)', () => {
     const second = await install('shop', ns, ['--chart', chart, '--app-slug', slug]);
     expect(second.exitCode, second.stderr).toBe(0);
     const after = await objectsIn(ns);
-    for (const name of ['secrets/sh.helm.release.v1.shop.v1', 'secrets/sh.helm.release.v1.shop.v2', 'configmaps/shop-config', 'statefulsets/shop-db']) {
+    for (const name of [
+      'secrets/sh.helm.release.v1.shop.v1',
+      'secrets/sh.helm.release.v1.shop.v2',
+      'configmaps/shop-config',
+      'statefulsets/shop-db',
+    ]) {
       expect(after.get(name)?.annotations?.['kots.io/app-slug'], name).toBe(slug);
     }
     // A third deploy changes nothing (no-op) and the records keep the slug.
@@ -102,6 +124,8 @@ describe('an install made before the slug was set (helm 4)', () => {
     expect(third.exitCode, third.stderr).toBe(0);
     expect((await objectsIn(ns)).has('secrets/sh.helm.release.v1.shop.v3')).toBe(false);
     const deleted = await kotsClearNamespace(client, ns, slug, kubeconfig());
-    expect(deleted).toEqual(expect.arrayContaining(['secrets/sh.helm.release.v1.shop.v1', 'secrets/sh.helm.release.v1.shop.v2']));
+    expect(deleted).toEqual(
+      expect.arrayContaining(['secrets/sh.helm.release.v1.shop.v1', 'secrets/sh.helm.release.v1.shop.v2']),
+    );
   });
 });

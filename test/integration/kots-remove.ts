@@ -32,17 +32,26 @@ interface ResourceList {
 }
 
 export interface Item {
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string>; deletionTimestamp?: string; ownerReferences?: { kind: string }[] };
+  metadata: {
+    name: string;
+    namespace?: string;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+    ownerReferences?: { kind: string }[];
+  };
 }
 
 /** ServerPreferredNamespacedResources, as client-go computes it. */
 export async function preferredNamespacedResources(client: ObjectClient): Promise<Resource[]> {
   const out: Resource[] = [];
   const add = (group: string, version: string, list: ResourceList) => {
-    for (const r of list.resources) if (r.namespaced && !r.name.includes('/')) out.push({ group, version, resource: r.name });
+    for (const r of list.resources)
+      if (r.namespaced && !r.name.includes('/')) out.push({ group, version, resource: r.name });
   };
   add('', 'v1', (await client.get('/api/v1')) as unknown as ResourceList);
-  const groups = (await client.get('/apis')) as unknown as { groups: { name: string; preferredVersion: { version: string } }[] };
+  const groups = (await client.get('/apis')) as unknown as {
+    groups: { name: string; preferredVersion: { version: string } }[];
+  };
   for (const g of groups.groups) {
     const list = await client.get(`/apis/${g.name}/${g.preferredVersion.version}`).catch(() => undefined);
     if (list) add(g.name, g.preferredVersion.version, list as unknown as ResourceList);
@@ -55,22 +64,43 @@ function collectionPath(r: Resource, namespace: string): string {
 }
 
 /** Every object of the namespace, by resource (failed lists left out, as KOTS leaves them). */
-export async function listAll(client: ObjectClient, resources: Resource[], namespace: string): Promise<{ r: Resource; item: Item }[]> {
-  const lists = await Promise.all(resources.map(async (r) => ({ r, list: await client.list(collectionPath(r, namespace), {}).catch(() => undefined) })));
+export async function listAll(
+  client: ObjectClient,
+  resources: Resource[],
+  namespace: string,
+): Promise<{ r: Resource; item: Item }[]> {
+  const lists = await Promise.all(
+    resources.map(async (r) => ({
+      r,
+      list: await client.list(collectionPath(r, namespace), {}).catch(() => undefined),
+    })),
+  );
   return lists.flatMap(({ r, list }) => ((list?.items as Item[] | undefined) ?? []).map((item) => ({ r, item })));
 }
 
 /** KOTS's clearNamespaces for one namespace and slug; the objects it deleted, as `resource/name`. */
-export async function kotsClearNamespace(client: ObjectClient, namespace: string, slug: string, kubeconfig: string): Promise<string[]> {
-  const resources = (await preferredNamespacedResources(client)).filter((r) => !SKIP.has(`${r.group}/${r.version}/${r.resource}`));
+export async function kotsClearNamespace(
+  client: ObjectClient,
+  namespace: string,
+  slug: string,
+  kubeconfig: string,
+): Promise<string[]> {
+  const resources = (await preferredNamespacedResources(client)).filter(
+    (r) => !SKIP.has(`${r.group}/${r.version}/${r.resource}`),
+  );
   const deleted = new Set<string>();
   for (let round = 60; round >= 0; round--) {
-    const matching = (await listAll(client, resources, namespace)).filter(({ item }) => item.metadata.annotations?.['kots.io/app-slug'] === slug);
+    const matching = (await listAll(client, resources, namespace)).filter(
+      ({ item }) => item.metadata.annotations?.['kots.io/app-slug'] === slug,
+    );
     if (matching.length === 0) return [...deleted].sort();
     for (const { r, item } of matching) {
       if (item.metadata.deletionTimestamp) continue;
       // `kubectl delete --raw` sends a DELETE without a body: the server's defaults, as KOTS's empty DeleteOptions.
-      await kubectl(['delete', '--raw', `${collectionPath(r, namespace)}/${item.metadata.name}`], { kubeconfig, reject: false });
+      await kubectl(['delete', '--raw', `${collectionPath(r, namespace)}/${item.metadata.name}`], {
+        kubeconfig,
+        reject: false,
+      });
       deleted.add(`${r.resource}/${item.metadata.name}`);
     }
     await sleep(2000);

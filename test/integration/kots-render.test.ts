@@ -122,7 +122,9 @@ describe('kots-render: the template engine', () => {
       ].join('\n'),
     );
     const noNamespace = await renderOne(template, { registry: { host: 'registry.local:5000' } });
-    expect(noNamespace.documents[0]!.content).toContain('  a: registry.local:5000/grafana:7.3.5\n  b: registry.local:5000/nginx:latest');
+    expect(noNamespace.documents[0]!.content).toContain(
+      '  a: registry.local:5000/grafana:7.3.5\n  b: registry.local:5000/nginx:latest',
+    );
     expect(noNamespace.documents[0]!.content).toContain('  e: x/registry.local:5000/registry.local:5000//true');
     const online = await renderOne(template);
     expect(online.documents[0]!.content).toContain('  a: docker.io/grafana/grafana:7.3.5\n  b: nginx\n');
@@ -131,10 +133,16 @@ describe('kots-render: the template engine', () => {
 
   it('drops a document that no longer parses and deploys the rest, as KOTS does', async () => {
     const r = await renderDropping(
-      [cm('  a: repl{{ ConfigOption "host" }}'), cm('  b: "1"'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: excluded\n  annotations:\n    kots.io/exclude: "repl{{ ConfigOptionEquals "tls" "0" }}"\n'].join('---\n'),
+      [
+        cm('  a: repl{{ ConfigOption "host" }}'),
+        cm('  b: "1"'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: excluded\n  annotations:\n    kots.io/exclude: "repl{{ ConfigOptionEquals "tls" "0" }}"\n',
+      ].join('---\n'),
       { values: { host: { value: 'line one\nkey: [' } } },
     );
-    expect(r.dropped).toEqual([{ source: expect.stringContaining('doc.yaml (document 1)'), error: expect.stringMatching(/^yaml: line \d+:/) }]);
+    expect(r.dropped).toEqual([
+      { source: expect.stringContaining('doc.yaml (document 1)'), error: expect.stringMatching(/^yaml: line \d+:/) },
+    ]);
     expect(r.documents.map((d) => d.source)).toEqual([expect.stringContaining('doc.yaml (document 2)')]);
     expect(r.stderr).toMatch(/doc\.yaml \(document 1\): KOTS drops this document/);
     // The value never reaches stderr.
@@ -142,13 +150,28 @@ describe('kots-render: the template engine', () => {
   });
 
   it("why kots/ uses toJson: squote leaves a ' unescaped and the installer refuses the values file", async () => {
-    const block = (pipe: string) => `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  values.yaml: |\n    database:\n      password: repl{{ ConfigOption "host" | ${pipe} }}\n`;
+    const block = (pipe: string) =>
+      `apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  values.yaml: |\n    database:\n      password: repl{{ ConfigOption "host" | ${pipe} }}\n`;
     const password = `it's "q" #x: {y} - z \\`;
-    for (const [pipe, accepted] of [['squote', false], ['toJson', true]] as const) {
+    for (const [pipe, accepted] of [
+      ['squote', false],
+      ['toJson', true],
+    ] as const) {
       const r = await renderOne(block(pipe), { values: { host: { value: password } } });
       const file = join(tempDir('kots-values'), 'values.yaml');
       writeFileSync(file, (parse(r.documents[0]!.content) as any).stringData['values.yaml']);
-      const v = await runCli(['values', '--chart', chartDir, '--values', file, '--show-secrets', '-o', 'json', '--log-level', 'error']);
+      const v = await runCli([
+        'values',
+        '--chart',
+        chartDir,
+        '--values',
+        file,
+        '--show-secrets',
+        '-o',
+        'json',
+        '--log-level',
+        'error',
+      ]);
       if (accepted) {
         expect(v.exitCode, v.stderr).toBe(0);
         expect(JSON.parse(v.stdout).database.password).toBe(password);
@@ -180,8 +203,14 @@ spec:
     writeFileSync(join(dir, 'doc.yaml'), cm('  a: "1"'));
     const unset = await kotsRender({ namespace: 'shop', files: [dir], values: {} });
     expect(unset.exitCode).toBe(3);
-    expect(unset.stderr).toContain('KOTS does not deploy while required config items are unset: pw (give them in --config-values)');
-    const shown = await kotsRender({ namespace: 'shop', files: [dir], values: { tls: { value: '1' }, pw: { valuePlaintext: 'x' } } });
+    expect(unset.stderr).toContain(
+      'KOTS does not deploy while required config items are unset: pw (give them in --config-values)',
+    );
+    const shown = await kotsRender({
+      namespace: 'shop',
+      files: [dir],
+      values: { tls: { value: '1' }, pw: { valuePlaintext: 'x' } },
+    });
     expect(shown.stderr).toContain('required config items are unset: cert ');
     const ok = await kotsRender({ namespace: 'shop', files: [dir], values: { pw: { valuePlaintext: 'x' } } });
     expect(ok.exitCode, ok.stderr).toBe(0);
@@ -197,7 +226,10 @@ spec:
 
   it('online, private images go through the Replicated proxy under the app slug (RewritePrivateImage)', async () => {
     const dir = tempDir('kots-render');
-    writeFileSync(join(dir, 'app.yaml'), 'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n');
+    writeFileSync(
+      join(dir, 'app.yaml'),
+      'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n',
+    );
     writeFileSync(
       join(dir, 'doc.yaml'),
       cm(
@@ -225,13 +257,22 @@ spec:
     const answers = { database_password: { value: 'pw' } };
     const envOf = (r: Awaited<ReturnType<typeof kotsRender>>) => {
       const job = r.documents.map((d) => parse(d.content)).find((d) => d?.kind === 'Job');
-      return Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+      return Object.fromEntries(
+        job.spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+      );
     };
     // The slug KOTS keeps for the app: the Application's name, or a suffixed one (a second app of that name).
     for (const [options, slug] of [
       [{}, 'storefront'],
       [{ appSlug: 'storefront-2' }, 'storefront-2'],
-      [{ appSlug: 'storefront-2', registry: { host: 'reg.local:5000', namespace: 'shop', username: 'u', password: 'p' }, airgap: true }, 'storefront-2'],
+      [
+        {
+          appSlug: 'storefront-2',
+          registry: { host: 'reg.local:5000', namespace: 'shop', username: 'u', password: 'p' },
+          airgap: true,
+        },
+        'storefront-2',
+      ],
     ] as const) {
       const r = await kotsRender({ namespace: 'shop', values: answers, ...options });
       expect(r.exitCode, r.stderr).toBe(0);
@@ -240,22 +281,38 @@ spec:
       // The installer installs into the namespace KOTS clears itself: no additionalNamespaces needed.
       expect(envOf(r).HELM_INSTALLER_NAMESPACE).toBe('shop');
       // The Job it runs in (its Events go on it), from its pod's labels: untouched by KOTS's render.
-      const env = r.documents.map((d) => parse(d.content)).find((d) => d?.kind === 'Job').spec.template.spec.containers[0].env;
-      expect(env).toContainEqual({ name: 'HELM_INSTALLER_JOB_NAME', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } } });
-      expect(env).toContainEqual({ name: 'HELM_INSTALLER_JOB_UID', valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } } });
+      const env = r.documents.map((d) => parse(d.content)).find((d) => d?.kind === 'Job').spec.template.spec
+        .containers[0].env;
+      expect(env).toContainEqual({
+        name: 'HELM_INSTALLER_JOB_NAME',
+        valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/job-name']" } },
+      });
+      expect(env).toContainEqual({
+        name: 'HELM_INSTALLER_JOB_UID',
+        valueFrom: { fieldRef: { fieldPath: "metadata.labels['batch.kubernetes.io/controller-uid']" } },
+      });
     }
   });
 
   it('adds the pull secret KOTS creates for a local registry, named after the app slug', async () => {
     const dir = tempDir('kots-render');
-    writeFileSync(join(dir, 'app.yaml'), 'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n');
+    writeFileSync(
+      join(dir, 'app.yaml'),
+      'apiVersion: kots.io/v1beta1\nkind: Application\nmetadata: {name: shopapp}\nspec: {title: Shop}\n',
+    );
     writeFileSync(join(dir, 'doc.yaml'), cm('  a: repl{{ ImagePullSecretName }}'));
-    const r = await kotsRender({ namespace: 'shop', files: [dir], registry: { host: 'reg.local:5000', username: 'u', password: 'p:w' } });
+    const r = await kotsRender({
+      namespace: 'shop',
+      files: [dir],
+      registry: { host: 'reg.local:5000', username: 'u', password: 'p:w' },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.documents[0]!.content).toContain('  a: shopapp-registry');
     const secret = r.documents[1]!.content;
     expect(secret).toContain('name: shopapp-registry');
     const config = /\.dockerconfigjson: (\S+)/.exec(secret)![1]!;
-    expect(JSON.parse(Buffer.from(config, 'base64').toString())).toEqual({ auths: { 'reg.local:5000': { auth: Buffer.from('u:p:w').toString('base64') } } });
+    expect(JSON.parse(Buffer.from(config, 'base64').toString())).toEqual({
+      auths: { 'reg.local:5000': { auth: Buffer.from('u:p:w').toString('base64') } },
+    });
   });
 });

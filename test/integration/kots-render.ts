@@ -82,7 +82,8 @@ export async function kotsRender(o: KotsRenderOptions): Promise<KotsRenderResult
   if (o.proxyPrivateImages) args.push('--proxy-private-images', o.proxyPrivateImages);
   args.push(...(o.files ?? [join(repoRoot, 'kots')]));
   const r = await execa(bin, args, { reject: false });
-  if (r.exitCode !== 0) return { exitCode: r.exitCode ?? 1, stderr: r.stderr, documents: [], dropped: [], yaml: '', statusInformers: [] };
+  if (r.exitCode !== 0)
+    return { exitCode: r.exitCode ?? 1, stderr: r.stderr, documents: [], dropped: [], yaml: '', statusInformers: [] };
   const out = JSON.parse(r.stdout) as Pick<KotsRenderResult, 'documents' | 'dropped' | 'statusInformers'>;
   return {
     exitCode: 0,

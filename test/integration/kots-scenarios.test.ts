@@ -28,7 +28,12 @@ async function renderAndDryRun(o: KotsRenderOptions): Promise<KotsRenderResult> 
   const r = await kotsRender(o);
   expect(r.exitCode, r.stderr).toBe(0);
   expect(r.dropped).toEqual([]);
-  const dry = await kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], { ...opts(), namespace: o.namespace, input: r.yaml, reject: false });
+  const dry = await kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], {
+    ...opts(),
+    namespace: o.namespace,
+    input: r.yaml,
+    reject: false,
+  });
   expect(dry.exitCode, dry.stderr).toBe(0);
   return r;
 }
@@ -37,7 +42,11 @@ async function renderAndDryRun(o: KotsRenderOptions): Promise<KotsRenderResult> 
  * Runs the built CLI as the rendered Job's container would: its args and env, with the mounts
  * (/config/...) materialised as files from the rendered ConfigMap and Secrets.
  */
-async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<string, string> = {}): Promise<CliResult> {
+async function runAsJob(
+  r: KotsRenderResult,
+  command: string,
+  extraEnv: Record<string, string> = {},
+): Promise<CliResult> {
   const job = find(r, 'Job');
   const pod = job.spec.template.spec;
   const container = pod.containers[0];
@@ -55,7 +64,8 @@ async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<s
     }
     if (volume.secret) {
       const secret = objects(r).find((x) => x.kind === 'Secret' && x.metadata.name === volume.secret.secretName);
-      if (!secret && !volume.secret.optional) throw new Error(`Secret ${volume.secret.secretName} missing: the pod would never start`);
+      if (!secret && !volume.secret.optional)
+        throw new Error(`Secret ${volume.secret.secretName} missing: the pod would never start`);
       files = { ...secret?.stringData };
       for (const [k, v] of Object.entries<string>(secret?.data ?? {})) files[k] = Buffer.from(v, 'base64').toString();
     }
@@ -63,22 +73,37 @@ async function runAsJob(r: KotsRenderResult, command: string, extraEnv: Record<s
   }
   const env: Record<string, string> = {};
   // Values only: the downward API's (its pod name and namespace) exist only in a pod.
-  for (const e of container.env as { name: string; value?: string }[]) if (e.value !== undefined) env[e.name] = e.value.replaceAll('/config/', `${root}/config/`);
+  for (const e of container.env as { name: string; value?: string }[])
+    if (e.value !== undefined) env[e.name] = e.value.replaceAll('/config/', `${root}/config/`);
   // The Job runs `install` (the app's release plan); `values` and `render` read the same env and
   // files for the storefront release's chart (they take one chart).
   expect(container.args).toEqual(['install']);
   const oneChart: Record<string, string> = command === 'install' ? {} : { HELM_INSTALLER_CHART: chartDir };
   return runCli([command], {
-    env: { ...env, ...oneChart, KUBECONFIG: kubeconfig(), HELM_INSTALLER_TIMEOUT: '120s', HELM_INSTALLER_TERMINATION_LOG: join(root, 'termination-log'), ...extraEnv },
+    env: {
+      ...env,
+      ...oneChart,
+      KUBECONFIG: kubeconfig(),
+      HELM_INSTALLER_TIMEOUT: '120s',
+      HELM_INSTALLER_TERMINATION_LOG: join(root, 'termination-log'),
+      ...extraEnv,
+    },
   });
 }
 
 async function userValues(release: string, ns: string): Promise<any> {
-  return JSON.parse(execFileSync(helm4, ['get', 'values', release, '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString());
+  return JSON.parse(
+    execFileSync(helm4, ['get', 'values', release, '--namespace', ns, '-o', 'json'], {
+      env: { ...process.env, KUBECONFIG: kubeconfig() },
+    }).toString(),
+  );
 }
 
 const PASSWORD = 'it\'s "q" #x: {y} - z \\';
-const required = (extra: Record<string, ConfigValue> = {}): Record<string, ConfigValue> => ({ database_password: { valuePlaintext: 'pw-1' }, ...extra });
+const required = (extra: Record<string, ConfigValue> = {}): Record<string, ConfigValue> => ({
+  database_password: { valuePlaintext: 'pw-1' },
+  ...extra,
+});
 
 describe('kots/ rendered by KOTS, applied and installed', () => {
   it('online defaults: the Job as shipped, a PVC of the default size, status informers that name real workloads', async () => {
@@ -90,11 +115,22 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     // A rebuild under the same tag reaches a node that ran the earlier one (e2e-airgap proves it).
     expect(job.spec.template.spec.containers[0].imagePullPolicy).toBe('Always');
     // The vendor's image is private: online, KOTS pulls it through the Replicated proxy.
-    const proxied = await renderAndDryRun({ namespace: ns, sequence: 3, values: required(), proxyPrivateImages: 'proxy.replicated.com' });
-    expect(find(proxied, 'Job').spec.template.spec.containers[0].image).toBe('proxy.replicated.com/proxy/storefront/ghcr.io/acme-shop/storefront-installer:1.4.0');
+    const proxied = await renderAndDryRun({
+      namespace: ns,
+      sequence: 3,
+      values: required(),
+      proxyPrivateImages: 'proxy.replicated.com',
+    });
+    expect(find(proxied, 'Job').spec.template.spec.containers[0].image).toBe(
+      'proxy.replicated.com/proxy/storefront/ghcr.io/acme-shop/storefront-installer:1.4.0',
+    );
     expect(objects(r).filter((o) => o.metadata.name === 'storefront-tls')).toEqual([]); // excluded: no HTTPS chosen
     const env = Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
-    expect(env).toMatchObject({ HELM_INSTALLER_NAMESPACE: ns, HELM_INSTALLER_REGISTRY: '', HELM_INSTALLER_IMAGE_PULL_SECRET: '' });
+    expect(env).toMatchObject({
+      HELM_INSTALLER_NAMESPACE: ns,
+      HELM_INSTALLER_REGISTRY: '',
+      HELM_INSTALLER_IMAGE_PULL_SECRET: '',
+    });
 
     const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
     expect(values.exitCode, values.stderr).toBe(0);
@@ -108,15 +144,24 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const install = await runAsJob(r, 'install');
     expect(install.exitCode, install.stderr).toBe(0);
     const claims = await kinds(ns, 'pvc');
-    expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage])).toEqual([['data-storefront-db-0', '20Gi']]);
+    expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage])).toEqual([
+      ['data-storefront-db-0', '20Gi'],
+    ]);
     // "Cache size" medium, the default: the cache release's own file, as app/plan/cache.yaml ships it.
     const cache = await getJson(['get', 'deployment', 'storefront-cache'], { namespace: ns, ...opts() });
     expect(cache.spec.template.spec.containers[0].resources.limits.memory).toBe('512Mi');
-    expect((await getJson(['get', 'configmap', 'storefront-cache'], { namespace: ns, ...opts() })).data['redis.conf']).toContain('maxmemory 400mb\n');
+    expect(
+      (await getJson(['get', 'configmap', 'storefront-cache'], { namespace: ns, ...opts() })).data['redis.conf'],
+    ).toContain('maxmemory 400mb\n');
     expect(r.stderr).toBe('');
     // Each informer (kind/name, in the namespace KOTS deploys to) names a workload the install created.
     const informers = (await kotsRender({ namespace: ns, values: required() })).statusInformers;
-    expect(informers).toEqual(['deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db', 'deployment/storefront-cache']);
+    expect(informers).toEqual([
+      'deployment/promotions-operator',
+      'deployment/storefront-web',
+      'statefulset/storefront-db',
+      'deployment/storefront-cache',
+    ]);
     for (const informer of informers) await getJson(['get', informer], { namespace: ns, ...opts() });
   });
 
@@ -125,7 +170,10 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const cacheFile = async (values: Record<string, ConfigValue>) => {
       const r = await renderAndDryRun({ namespace: ns, values: required(values) });
       const volumes = find(r, 'Job').spec.template.spec.volumes;
-      expect(volumes.find((v: any) => v.name === 'customer-values').configMap.items).toContainEqual({ key: 'storefront-cache.yaml', path: 'storefront-cache.yaml' });
+      expect(volumes.find((v: any) => v.name === 'customer-values').configMap.items).toContainEqual({
+        key: 'storefront-cache.yaml',
+        path: 'storefront-cache.yaml',
+      });
       return parse(find(r, 'ConfigMap', 'storefront-customer-values').data['storefront-cache.yaml']);
     };
     const sized = (maxmemory: string, memory: string) => ({ maxmemory, resources: { limits: { memory } } });
@@ -133,7 +181,9 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(await cacheFile({ cache_size: { value: 'small' } })).toEqual(sized('200mb', '256Mi'));
     expect(await cacheFile({ cache_size: { value: 'large' } })).toEqual(sized('800mb', '1Gi'));
     // The item hidden with the cache off: the file still parses (it goes to no installed release).
-    expect(await cacheFile({ enable_cache: { value: '0' }, cache_size: { value: 'large' } })).toMatchObject({ maxmemory: expect.stringMatching(/^\d+mb$/) });
+    expect(await cacheFile({ enable_cache: { value: '0' }, cache_size: { value: 'large' } })).toMatchObject({
+      maxmemory: expect.stringMatching(/^\d+mb$/),
+    });
     // The installer gives the file to the cache release, and only to it.
     const r = await renderAndDryRun({ namespace: ns, values: required({ cache_size: { value: 'small' } }) });
     const install = await runAsJob(r, 'install');
@@ -142,7 +192,9 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(await userValues('storefront', ns)).not.toHaveProperty('maxmemory');
     const cache = await getJson(['get', 'deployment', 'storefront-cache'], { namespace: ns, ...opts() });
     expect(cache.spec.template.spec.containers[0].resources.limits.memory).toBe('256Mi');
-    expect((await getJson(['get', 'configmap', 'storefront-cache'], { namespace: ns, ...opts() })).data['redis.conf']).toContain('maxmemory 200mb\n');
+    expect(
+      (await getJson(['get', 'configmap', 'storefront-cache'], { namespace: ns, ...opts() })).data['redis.conf'],
+    ).toContain('maxmemory 200mb\n');
   });
 
   it('the Redis cache box unticked: the Job KOTS renders leaves the cache release out of the plan, and the next deploy uninstalls it', async () => {
@@ -153,18 +205,24 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect((await history('storefront-cache', ns)).map((h) => h.status)).toEqual(['deployed']);
 
     const off = await renderAndDryRun({ namespace: ns, values: required({ enable_cache: { value: '0' } }) });
-    const env = Object.fromEntries(find(off, 'Job').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    const env = Object.fromEntries(
+      find(off, 'Job').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]),
+    );
     expect(env.STOREFRONT_CACHE_ENABLED).toBe('false');
-    expect((await kotsRender({ namespace: ns, values: required({ enable_cache: { value: '0' } }) })).statusInformers).toEqual([
-      'deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db',
-    ]);
+    expect(
+      (await kotsRender({ namespace: ns, values: required({ enable_cache: { value: '0' } }) })).statusInformers,
+    ).toEqual(['deployment/promotions-operator', 'deployment/storefront-web', 'statefulset/storefront-db']);
     const second = await runAsJob(off, 'install');
     expect(second.exitCode, second.stderr).toBe(0);
     expect(second.stderr).toContain(`${ns}/storefront-cache: uninstalled (no longer in the plan)`);
     expect(await history('storefront-cache', ns)).toEqual([]);
-    expect((await kubectl(['get', 'deployment', 'storefront-cache'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
+    expect(
+      (await kubectl(['get', 'deployment', 'storefront-cache'], { ...opts(), namespace: ns, reject: false })).exitCode,
+    ).not.toBe(0);
     // The storefront no longer points at a cache (the same box sets its cache.enabled).
-    expect((await getJson(['get', 'configmap', 'storefront-web'], { ...opts(), namespace: ns })).data.STOREFRONT_CACHE_URL).toBe('');
+    expect(
+      (await getJson(['get', 'configmap', 'storefront-web'], { ...opts(), namespace: ns })).data.STOREFRONT_CACHE_URL,
+    ).toBe('');
   });
 
   it('airgap: the installer image and every chart image come from the local registry, with KOTS pull secret', async () => {
@@ -188,8 +246,12 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const install = await runAsJob(r, 'install', { HELM_INSTALLER_SKIP_PREFLIGHT: 'true' });
     expect(install.exitCode, install.stderr).toBe(0);
     const deploy = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });
-    expect(deploy.spec.template.spec.containers.map((c: any) => c.image)).toEqual(['registry.internal:5443/acme/storefront-web:2.3.1']);
-    expect(deploy.spec.template.spec.initContainers.map((c: any) => c.image)).toEqual(['registry.internal:5443/acme/busybox:1.36.1']);
+    expect(deploy.spec.template.spec.containers.map((c: any) => c.image)).toEqual([
+      'registry.internal:5443/acme/storefront-web:2.3.1',
+    ]);
+    expect(deploy.spec.template.spec.initContainers.map((c: any) => c.image)).toEqual([
+      'registry.internal:5443/acme/busybox:1.36.1',
+    ]);
     expect(deploy.spec.template.spec.imagePullSecrets).toContainEqual({ name: 'storefront-registry' });
     const db = await getJson(['get', 'statefulset', 'storefront-db'], { namespace: ns, ...opts() });
     expect(db.spec.template.spec.containers[0].image).toBe('registry.internal:5443/acme/postgres:16.4');
@@ -201,7 +263,9 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     try {
       for (const ns of installs) {
         const r = await renderAndDryRun({ namespace: ns, values: required() });
-        const rbac = objects(r).filter((o) => o.apiVersion === 'rbac.authorization.k8s.io/v1' || o.kind === 'ServiceAccount');
+        const rbac = objects(r).filter(
+          (o) => o.apiVersion === 'rbac.authorization.k8s.io/v1' || o.kind === 'ServiceAccount',
+        );
         expect(rbac.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
           `ClusterRole/storefront-installer-crds-${ns}`,
           `ClusterRoleBinding/storefront-installer-crds-${ns}`,
@@ -210,15 +274,34 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
           'ServiceAccount/helm-installer',
         ]);
         expect(objects(r).filter((o) => o.roleRef?.name === 'cluster-admin')).toEqual([]);
-        clusterScoped.push(['clusterrolebinding', `storefront-installer-crds-${ns}`], ['clusterrole', `storefront-installer-crds-${ns}`]);
-        await kubectl(['apply', '-f', '-'], { ...opts(), namespace: ns, input: rbac.map((o) => stringify(o)).join('---\n') });
+        clusterScoped.push(
+          ['clusterrolebinding', `storefront-installer-crds-${ns}`],
+          ['clusterrole', `storefront-installer-crds-${ns}`],
+        );
+        await kubectl(['apply', '-f', '-'], {
+          ...opts(),
+          namespace: ns,
+          input: rbac.map((o) => stringify(o)).join('---\n'),
+        });
       }
       // The second install took nothing from the first: each ServiceAccount may do its chart's
       // work in its own namespace and apply the CRD, and nothing in the other namespace.
       const can = async (ns: string, args: string[]) =>
-        (await kubectl(['auth', 'can-i', ...args, `--as=system:serviceaccount:${ns}:helm-installer`], { ...opts(), reject: false })).stdout.trim();
-      for (const [ns, other] of [[installs[0]!, installs[1]!], [installs[1]!, installs[0]!]] as const) {
-        await waitFor(`${ns} may patch the CRD`, async () => (await can(ns, ['patch', 'customresourcedefinitions.apiextensions.k8s.io'])) === 'yes', { timeoutMs: 20_000 });
+        (
+          await kubectl(['auth', 'can-i', ...args, `--as=system:serviceaccount:${ns}:helm-installer`], {
+            ...opts(),
+            reject: false,
+          })
+        ).stdout.trim();
+      for (const [ns, other] of [
+        [installs[0]!, installs[1]!],
+        [installs[1]!, installs[0]!],
+      ] as const) {
+        await waitFor(
+          `${ns} may patch the CRD`,
+          async () => (await can(ns, ['patch', 'customresourcedefinitions.apiextensions.k8s.io'])) === 'yes',
+          { timeoutMs: 20_000 },
+        );
         expect(await can(ns, ['create', 'statefulsets.apps', '-n', ns])).toBe('yes');
         expect(await can(ns, ['update', 'leases.coordination.k8s.io', '-n', ns])).toBe('yes');
         expect(await can(ns, ['create', 'statefulsets.apps', '-n', other])).toBe('no');
@@ -233,9 +316,16 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const ns = await namespace('kots-preview');
     const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
     expect(installed.exitCode, installed.stderr).toBe(0);
-    const r = await renderAndDryRun({ namespace: ns, values: required({ preview_only: { value: '1' }, web_replicas: { value: '3' } }) });
-    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_PLAN_ONLY', value: 'true' });
-    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion;
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({ preview_only: { value: '1' }, web_replicas: { value: '3' } }),
+    });
+    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({
+      name: 'HELM_INSTALLER_PLAN_ONLY',
+      value: 'true',
+    });
+    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata
+      .resourceVersion;
     const termination = join(tempDir('kots-preview'), 'termination-log');
     const preview = await runAsJob(r, 'install', { HELM_INSTALLER_TERMINATION_LOG: termination });
     expect(preview.exitCode, preview.stderr).toBe(0);
@@ -244,22 +334,47 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(readFileSync(termination, 'utf8')).toBe(
       `plan only: release plan of 3 release(s); the install would make app revision 2 (from app revision 1); a failure takes every release back to app revision 1\n  ${ns}/promotions-operator: nothing; 0 to create, 0 to change, 0 to delete\n  ${ns}/storefront: upgrade; 0 to create, 1 to change, 0 to delete\n  ${ns}/storefront-cache: nothing; 0 to create, 0 to change, 0 to delete\n`,
     );
-    expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
-    expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
+    expect(
+      (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion,
+    ).toBe(before);
+    expect(
+      JSON.parse(
+        execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], {
+          env: { ...process.env, KUBECONFIG: kubeconfig() },
+        }).toString(),
+      ),
+    ).toHaveLength(1);
   });
 
   it('pause automatic changes: the Job KOTS renders with the box ticked changes nothing and records a Suspended Event', async () => {
     const ns = await namespace('kots-pause');
     const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
     expect(installed.exitCode, installed.stderr).toBe(0);
-    const r = await renderAndDryRun({ namespace: ns, values: required({ pause_changes: { value: '1' }, web_replicas: { value: '3' } }) });
-    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_SUSPEND', value: 'true' });
-    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion;
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({ pause_changes: { value: '1' }, web_replicas: { value: '3' } }),
+    });
+    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({
+      name: 'HELM_INSTALLER_SUSPEND',
+      value: 'true',
+    });
+    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata
+      .resourceVersion;
     const paused = await runAsJob(r, 'install');
     expect(paused.exitCode, paused.stderr).toBe(0);
-    expect(paused.stderr).toContain(`helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`);
-    expect((await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion).toBe(before);
-    expect(JSON.parse(execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString())).toHaveLength(1);
+    expect(paused.stderr).toContain(
+      `helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`,
+    );
+    expect(
+      (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion,
+    ).toBe(before);
+    expect(
+      JSON.parse(
+        execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], {
+          env: { ...process.env, KUBECONFIG: kubeconfig() },
+        }).toString(),
+      ),
+    ).toHaveLength(1);
     // Per release of the plan: installed, then suspended.
     const reasons = (await installerEvents(ns)).map((e) => e.reason);
     expect(reasons.slice(0, 3)).toEqual(['Installed', 'Installed', 'Installed']);
@@ -268,44 +383,70 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
 
   it('pause and preview both ticked: the pause wins, changes nothing, shows no preview, and its Suspended Events say why', async () => {
     const ns = await namespace('kots-pause-preview');
-    const r = await renderAndDryRun({ namespace: ns, values: required({ pause_changes: { value: '1' }, preview_only: { value: '1' } }) });
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({ pause_changes: { value: '1' }, preview_only: { value: '1' } }),
+    });
     const env = find(r, 'Job').spec.template.spec.containers[0].env;
     expect(env).toContainEqual({ name: 'HELM_INSTALLER_SUSPEND', value: 'true' });
     expect(env).toContainEqual({ name: 'HELM_INSTALLER_PLAN_ONLY', value: 'true' });
     const both = await runAsJob(r, 'install');
     expect(both.exitCode, both.stderr).toBe(0);
-    expect(both.stderr).toContain(`helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`);
+    expect(both.stderr).toContain(
+      `helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`,
+    );
     expect(both.stderr).toContain('no preview: "preview only" is ticked too, and a pause wins');
     expect(both.stdout).not.toContain('to create');
     expect((await getJson(['get', 'deployments'], { namespace: ns, ...opts() })).items).toEqual([]);
     const events = await installerEvents(ns);
     expect(events.map((e) => e.reason)).toEqual(['Suspended', 'Suspended', 'Suspended']);
-    for (const e of events) expect(e.note).toContain('no preview made: HELM_INSTALLER_PLAN_ONLY=true too, and a pause wins');
+    for (const e of events)
+      expect(e.note).toContain('no preview made: HELM_INSTALLER_PLAN_ONLY=true too, and a pause wins');
   });
 
   // Namespaces whose names YAML reads as another type unquoted: a number and a YAML 1.1 boolean.
-  it.each(['123', 'on'])('namespace %s: every string KOTS renders stays a string; the API server takes the Job and its bindings', async (ns) => {
-    await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=120s'], { ...opts(), timeoutMs: 130_000 });
-    await kubectl(['create', 'namespace', ns], opts());
-    try {
-      const r = await renderAndDryRun({ namespace: ns, values: required() });
-      const job = find(r, 'Job');
-      expect(job.spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_NAMESPACE', value: ns });
-      expect(find(r, 'RoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'helm-installer', namespace: ns }]);
-      expect(find(r, 'ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'helm-installer', namespace: ns }]);
-      // Applied for real (not only a dry run): the API server keeps the strings as written.
-      await kubectl(['apply', '-f', '-'], { ...opts(), namespace: ns, input: r.yaml });
-      const applied = await getJson(['get', 'job', job.metadata.name], { namespace: ns, ...opts() });
-      expect(applied.spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_NAMESPACE', value: ns });
-      expect((await getJson(['get', 'clusterrolebinding', `storefront-installer-crds-${ns}`], opts())).subjects[0].namespace).toBe(ns);
-      // The installer reads the rendered env as the Job would.
-      const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
-      expect(values.exitCode, values.stderr).toBe(0);
-    } finally {
-      for (const kind of ['clusterrolebinding', 'clusterrole']) await kubectl(['delete', kind, `storefront-installer-crds-${ns}`, '--ignore-not-found'], opts());
-      await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], opts());
-    }
-  });
+  it.each(['123', 'on'])(
+    'namespace %s: every string KOTS renders stays a string; the API server takes the Job and its bindings',
+    async (ns) => {
+      await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=120s'], {
+        ...opts(),
+        timeoutMs: 130_000,
+      });
+      await kubectl(['create', 'namespace', ns], opts());
+      try {
+        const r = await renderAndDryRun({ namespace: ns, values: required() });
+        const job = find(r, 'Job');
+        expect(job.spec.template.spec.containers[0].env).toContainEqual({
+          name: 'HELM_INSTALLER_NAMESPACE',
+          value: ns,
+        });
+        expect(find(r, 'RoleBinding').subjects).toEqual([
+          { kind: 'ServiceAccount', name: 'helm-installer', namespace: ns },
+        ]);
+        expect(find(r, 'ClusterRoleBinding').subjects).toEqual([
+          { kind: 'ServiceAccount', name: 'helm-installer', namespace: ns },
+        ]);
+        // Applied for real (not only a dry run): the API server keeps the strings as written.
+        await kubectl(['apply', '-f', '-'], { ...opts(), namespace: ns, input: r.yaml });
+        const applied = await getJson(['get', 'job', job.metadata.name], { namespace: ns, ...opts() });
+        expect(applied.spec.template.spec.containers[0].env).toContainEqual({
+          name: 'HELM_INSTALLER_NAMESPACE',
+          value: ns,
+        });
+        expect(
+          (await getJson(['get', 'clusterrolebinding', `storefront-installer-crds-${ns}`], opts())).subjects[0]
+            .namespace,
+        ).toBe(ns);
+        // The installer reads the rendered env as the Job would.
+        const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
+        expect(values.exitCode, values.stderr).toBe(0);
+      } finally {
+        for (const kind of ['clusterrolebinding', 'clusterrole'])
+          await kubectl(['delete', kind, `storefront-installer-crds-${ns}`, '--ignore-not-found'], opts());
+        await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'], opts());
+      }
+    },
+  );
 
   it('notifications: the URL (a password item) reaches the installer only through its Secret, and the receiver gets one Slack POST per release', async () => {
     const ns = await namespace('kots-notify');
@@ -313,9 +454,17 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const hook = await startReceiver('ok');
     try {
       const url = hook.url(token);
-      const r = await renderAndDryRun({ namespace: ns, values: required({ notify_url: { valuePlaintext: url }, notify_format: { value: 'slack' }, notify_timeout: { value: '3s' } }) });
+      const r = await renderAndDryRun({
+        namespace: ns,
+        values: required({
+          notify_url: { valuePlaintext: url },
+          notify_format: { value: 'slack' },
+          notify_timeout: { value: '3s' },
+        }),
+      });
       expect(find(r, 'Secret', 'storefront-notify').stringData).toEqual({ url });
-      for (const o of objects(r).filter((x) => x.metadata.name !== 'storefront-notify')) expect(JSON.stringify(o), `${o.kind}/${o.metadata.name}`).not.toContain(token);
+      for (const o of objects(r).filter((x) => x.metadata.name !== 'storefront-notify'))
+        expect(JSON.stringify(o), `${o.kind}/${o.metadata.name}`).not.toContain(token);
       const env = find(r, 'Job').spec.template.spec.containers[0].env;
       expect(env).toEqual(
         expect.arrayContaining([
@@ -330,10 +479,16 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
       // One POST per release of the app's plan; the storefront's in full.
       expect(hook.received.map((p) => p.path)).toEqual([1, 2, 3].map(() => `/hooks/${token}?key=${token}-q`));
       const texts = hook.received.map((p) => JSON.parse(p.body).text as string);
-      expect(texts.map((t) => /release `([^`]+)`/.exec(t)?.[1]).sort()).toEqual(['promotions-operator', 'storefront', 'storefront-cache']);
+      expect(texts.map((t) => /release `([^`]+)`/.exec(t)?.[1]).sort()).toEqual([
+        'promotions-operator',
+        'storefront',
+        'storefront-cache',
+      ]);
       const text = texts.find((t) => t.includes('release `storefront`'))!;
       const seconds = /, ([0-9.]+)s\)$/.exec(text)?.[1];
-      expect(text).toBe(`:white_check_mark: *Installed*: release \`storefront\` in namespace \`${ns}\`: installed as revision 1 (chart storefront-1.4.0) (chart 1.4.0, revision 1, ${seconds}s)`);
+      expect(text).toBe(
+        `:white_check_mark: *Installed*: release \`storefront\` in namespace \`${ns}\`: installed as revision 1 (chart storefront-1.4.0) (chart 1.4.0, revision 1, ${seconds}s)`,
+      );
     } finally {
       await hook.close();
     }
@@ -348,15 +503,20 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     );
   });
 
-  it('test after each deploy: the box ticked turns on the chart\'s test and --test; the install runs it and keeps the release', async () => {
+  it("test after each deploy: the box ticked turns on the chart's test and --test; the install runs it and keeps the release", async () => {
     const ns = await namespace('kots-test');
     const r = await renderAndDryRun({ namespace: ns, values: required({ run_tests: { value: '1' } }) });
-    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({ name: 'HELM_INSTALLER_TEST', value: 'true' });
+    expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({
+      name: 'HELM_INSTALLER_TEST',
+      value: 'true',
+    });
     const installed = await runAsJob(r, 'install');
     expect(installed.exitCode, installed.stderr).toBe(0);
     expect(installed.stdout).toContain('"msg":"tests passed (1)"');
     expect((await userValues('storefront', ns)).tests).toEqual({ enabled: true });
-    expect((await getJson(['get', 'pod', 'storefront-test-web'], { namespace: ns, ...opts() })).status.phase).toBe('Succeeded');
+    expect((await getJson(['get', 'pod', 'storefront-test-web'], { namespace: ns, ...opts() })).status.phase).toBe(
+      'Succeeded',
+    );
   });
 
   it('persistence off: no PVC, the database on an emptyDir', async () => {
@@ -372,7 +532,10 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
 
   it('a password made of YAML-special characters reaches the release and its Secret exactly', async () => {
     const ns = await namespace('kots-password');
-    const r = await renderAndDryRun({ namespace: ns, values: required({ database_password: { valuePlaintext: PASSWORD } }) });
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({ database_password: { valuePlaintext: PASSWORD } }),
+    });
     // Not in the ConfigMap, not in the installer's output.
     expect(JSON.stringify(find(r, 'ConfigMap'))).not.toContain('#x: {y}');
     const install = await runAsJob(r, 'install');
@@ -387,15 +550,28 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const ns = await namespace('kots-newline');
     // Newlines, a tab, characters Go's JSON escapes (<>& and U+2028) and one beyond the BMP.
     const password = `${PASSWORD}\nline two: [x]\t<a&b> \u2028 \u{1F600}\n`;
-    const r = await renderAndDryRun({ namespace: ns, values: required({ database_password: { valuePlaintext: password } }) });
-    expect(parse(find(r, 'Secret', 'storefront-customer-secrets').stringData['storefront.yaml'])).toEqual({ database: { password } });
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({ database_password: { valuePlaintext: password } }),
+    });
+    expect(parse(find(r, 'Secret', 'storefront-customer-secrets').stringData['storefront.yaml'])).toEqual({
+      database: { password },
+    });
     const values = await runAsJob(r, 'values', { HELM_INSTALLER_LOG_LEVEL: 'error' });
     expect(values.exitCode, values.stderr).toBe(0);
     expect(values.stdout).not.toContain('line two');
     // What helm itself reads from the mounted file, exactly.
     const secretsFile = join(tempDir('helm-read'), 'values.yaml');
     writeFileSync(secretsFile, find(r, 'Secret', 'storefront-customer-secrets').stringData['storefront.yaml']);
-    const rendered = execFileSync(helm4, ['template', 'x', chartDir, '-f', secretsFile, '--show-only', 'templates/database/secret.yaml']).toString();
+    const rendered = execFileSync(helm4, [
+      'template',
+      'x',
+      chartDir,
+      '-f',
+      secretsFile,
+      '--show-only',
+      'templates/database/secret.yaml',
+    ]).toString();
     expect(Buffer.from(parse(rendered).data.password, 'base64').toString()).toBe(password);
 
     const bad = await renderAndDryRun({ namespace: ns, values: required({ hostname: { value: 'a\nb: c' } }) });
@@ -408,7 +584,25 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
   it('advanced: a values override wins over the screen, HTTPS from uploaded certificate files, report recipients as a list', async () => {
     const ns = await namespace('kots-advanced');
     const dir = tempDir('tls');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=shop.customer.example', '-days', '2', '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=shop.customer.example',
+        '-days',
+        '2',
+        '-keyout',
+        join(dir, 'tls.key'),
+        '-out',
+        join(dir, 'tls.crt'),
+      ],
+      { stdio: 'ignore' },
+    );
     const cert = readFileSync(join(dir, 'tls.crt'));
     const key = readFileSync(join(dir, 'tls.key'));
     const override = '# from the Advanced group\nweb:\n  replicaCount: 3\n  config:\n    logLevel: "debug"\n';
@@ -440,17 +634,25 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     const ingress = await getJson(['get', 'ingress', 'storefront-web'], { namespace: ns, ...opts() });
     expect(ingress.spec.tls).toEqual([{ hosts: ['shop.customer.example'], secretName: 'storefront-tls' }]);
     const cron = await getJson(['get', 'cronjob'], { namespace: ns, ...opts() });
-    const recipients = cron.items[0].spec.jobTemplate.spec.template.spec.containers[0].env.find((e: any) => e.name === 'REPORT_RECIPIENTS').value;
+    const recipients = cron.items[0].spec.jobTemplate.spec.template.spec.containers[0].env.find(
+      (e: any) => e.name === 'REPORT_RECIPIENTS',
+    ).value;
     expect(JSON.parse(recipients)).toEqual(['finance@customer.example', 'ops@customer.example']);
   });
 
   it('invalid YAML in the override: the installer refuses it naming the file and line, and installs nothing', async () => {
     const ns = await namespace('kots-badoverride');
-    const r = await renderAndDryRun({ namespace: ns, values: required({ values_override: { value: 'web:\n  replicaCount: 3\n   bad: [\n' } }) });
+    const r = await renderAndDryRun({
+      namespace: ns,
+      values: required({ values_override: { value: 'web:\n  replicaCount: 3\n   bad: [\n' } }),
+    });
     const install = await runAsJob(r, 'install');
     expect(install.exitCode).toBe(3);
     expect(install.stderr).toMatch(/override\/storefront\.yaml:\d+: invalid YAML/);
-    expect(execFileSync(helm4, ['list', '--namespace', ns, '-q'], { env: { ...process.env, KUBECONFIG: kubeconfig() } }).toString().trim()).toBe('');
+    expect(
+      execFileSync(helm4, ['list', '--namespace', ns, '-q'], { env: { ...process.env, KUBECONFIG: kubeconfig() } })
+        .toString()
+        .trim(),
+    ).toBe('');
   });
 });
-

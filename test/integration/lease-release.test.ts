@@ -42,15 +42,27 @@ beforeAll(async () => {
 });
 
 const acquire = (namespace: string) =>
-  ReleaseLease.acquire(kube, { namespace, release, waitMs: 5000, connectMs: 10_000, signal: new AbortController().signal, logger });
+  ReleaseLease.acquire(kube, {
+    namespace,
+    release,
+    waitMs: 5000,
+    connectMs: 10_000,
+    signal: new AbortController().signal,
+    logger,
+  });
 
-async function leaseNow(namespace: string): Promise<{ metadata: { resourceVersion: string }; spec: { holderIdentity?: string } } | undefined> {
+async function leaseNow(
+  namespace: string,
+): Promise<{ metadata: { resourceVersion: string }; spec: { holderIdentity?: string } } | undefined> {
   const r = await kubectl(['get', 'lease', name, '-o', 'json'], { kubeconfig: kubeconfig(), namespace, reject: false });
   return r.exitCode === 0 ? JSON.parse(r.stdout) : undefined;
 }
 
 const patch = (namespace: string, spec: Record<string, string>) =>
-  kubectl(['patch', 'lease', name, '--type', 'merge', '-p', JSON.stringify({ spec })], { kubeconfig: kubeconfig(), namespace });
+  kubectl(['patch', 'lease', name, '--type', 'merge', '-p', JSON.stringify({ spec })], {
+    kubeconfig: kubeconfig(),
+    namespace,
+  });
 
 describe('the Lease is released on exit, whatever happened to it while held', () => {
   it('a renewal landed after the version the holder last saw (still its own): released all the same', async () => {

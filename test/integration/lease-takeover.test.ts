@@ -28,14 +28,26 @@ async function heldFromPod(ns: string, pod: string): Promise<{ holder: string; s
   const body = {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name: lease, namespace: ns, annotations: { [HOLDER_ANNOTATION]: JSON.stringify({ pid: 7, group: 1, pod: { namespace: ns, name: pod } }) } },
-    spec: { holderIdentity: holder, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: now(), renewTime: now() },
+    metadata: {
+      name: lease,
+      namespace: ns,
+      annotations: { [HOLDER_ANNOTATION]: JSON.stringify({ pid: 7, group: 1, pod: { namespace: ns, name: pod } }) },
+    },
+    spec: {
+      holderIdentity: holder,
+      leaseDurationSeconds: LEASE_DURATION_SECONDS,
+      acquireTime: now(),
+      renewTime: now(),
+    },
   };
   await kubectl(['apply', '-f', '-'], { ...opts(), input: JSON.stringify(body) });
   let renewing = true;
   const renewer = (async () => {
     while (renewing) {
-      await kubectl(['patch', 'lease', lease, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })], { ...opts(), namespace: ns, reject: false });
+      await kubectl(
+        ['patch', 'lease', lease, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })],
+        { ...opts(), namespace: ns, reject: false },
+      );
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
@@ -54,7 +66,11 @@ async function pendingPod(ns: string, name: string): Promise<void> {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: ns },
-    spec: { restartPolicy: 'Never', nodeSelector: { zone: 'nowhere' }, containers: [{ name: 'installer', image: 'registry.invalid/installer:1' }] },
+    spec: {
+      restartPolicy: 'Never',
+      nodeSelector: { zone: 'nowhere' },
+      containers: [{ name: 'installer', image: 'registry.invalid/installer:1' }],
+    },
   };
   await kubectl(['apply', '-f', '-'], { ...opts(), input: JSON.stringify(pod) });
 }
@@ -67,11 +83,17 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
       const started = Date.now();
       const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
       expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
-      const takeover = logLines(r.stdout).find((l) => l.msg === `holder ${holder} is gone: its pod ${ns}/storefront-installer-dead1 no longer exists; taking the Lease over`);
+      const takeover = logLines(r.stdout).find(
+        (l) =>
+          l.msg ===
+          `holder ${holder} is gone: its pod ${ns}/storefront-installer-dead1 no longer exists; taking the Lease over`,
+      );
       expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
       const tookMs = Number(takeover!.time) - started;
       expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
-      console.log(`pod gone: the Lease (renewed ${takeover!.renewedSecondsAgo} s before) was taken over ${(tookMs / 1000).toFixed(2)} s after the run started`);
+      console.log(
+        `pod gone: the Lease (renewed ${takeover!.renewedSecondsAgo} s before) was taken over ${(tookMs / 1000).toFixed(2)} s after the run started`,
+      );
       expect((await history('storefront', ns)).map((h) => h.status)).toEqual(['deployed']);
     } finally {
       await stop();
@@ -86,20 +108,41 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
       const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
       expect(r.exitCode, r.stderr).toBe(7);
       expect(r.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${lease}`);
-      expect(logLines(r.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holderState === `its pod ${ns}/storefront-installer-live1 is Pending`)).toBe(true);
+      expect(
+        logLines(r.stdout).some(
+          (l) =>
+            l.msg === 'another installer holds this release: waiting for it' &&
+            l.holderState === `its pod ${ns}/storefront-installer-live1 is Pending`,
+        ),
+      ).toBe(true);
       expect(await history('storefront', ns)).toEqual([]);
     } finally {
       await stop();
     }
 
     // The same pod ended (its status as the kubelet reports a failed container): taken over at once.
-    await kubectl(['patch', 'pod', 'storefront-installer-live1', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase: 'Failed' } })], { ...opts(), namespace: ns });
+    await kubectl(
+      [
+        'patch',
+        'pod',
+        'storefront-installer-live1',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { phase: 'Failed' } }),
+      ],
+      { ...opts(), namespace: ns },
+    );
     const again = await heldFromPod(ns, 'storefront-installer-live1');
     try {
       const started = Date.now();
       const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
       expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
-      const takeover = logLines(r.stdout).find((l) => l.msg === `holder ${holder} is gone: its pod ${ns}/storefront-installer-live1 has ended (Failed); taking the Lease over`);
+      const takeover = logLines(r.stdout).find(
+        (l) =>
+          l.msg ===
+          `holder ${holder} is gone: its pod ${ns}/storefront-installer-live1 has ended (Failed); taking the Lease over`,
+      );
       expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
       const tookMs = Number(takeover!.time) - started;
       expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
@@ -114,15 +157,35 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
     const name = 'storefront-installer-slow1';
     await pendingPod(ns, name);
     // Its status as a kubelet reports a running installer (status subresource, as the node would).
-    const status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'installer', image: 'registry.invalid/installer:1', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }] };
-    await kubectl(['patch', 'pod', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { ...opts(), namespace: ns });
+    const status = {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [
+        {
+          name: 'installer',
+          image: 'registry.invalid/installer:1',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          state: { running: { startedAt: new Date().toISOString() } },
+        },
+      ],
+    };
+    await kubectl(['patch', 'pod', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], {
+      ...opts(),
+      namespace: ns,
+    });
     // Renewed last a minute ago: expired by its own fields, as a starved holder's Lease is.
     const ago = new Date(Date.now() - 60_000).toISOString().replace(/Z$/, '000Z');
     const holder = `${name}/7/abcdef`;
     const body = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: lease, namespace: ns, annotations: { [HOLDER_ANNOTATION]: JSON.stringify({ pid: 7, group: 1, pod: { namespace: ns, name } }) } },
+      metadata: {
+        name: lease,
+        namespace: ns,
+        annotations: { [HOLDER_ANNOTATION]: JSON.stringify({ pid: 7, group: 1, pod: { namespace: ns, name } }) },
+      },
       spec: { holderIdentity: holder, leaseDurationSeconds: LEASE_DURATION_SECONDS, acquireTime: ago, renewTime: ago },
     };
     await kubectl(['apply', '-f', '-'], { ...opts(), input: JSON.stringify(body) });
@@ -130,10 +193,15 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
     expect(r.exitCode, r.stderr).toBe(7);
     expect(r.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${lease}`);
     const waiting = logLines(r.stdout).find((l) => l.msg === 'another installer holds this release: waiting for it');
-    expect(waiting?.holderState).toBe(`it has not renewed its Lease for ${waiting?.renewedSecondsAgo}s, but its pod ${ns}/${name} is Running and Ready`);
+    expect(waiting?.holderState).toBe(
+      `it has not renewed its Lease for ${waiting?.renewedSecondsAgo}s, but its pod ${ns}/${name} is Running and Ready`,
+    );
     expect(Number(waiting?.renewedSecondsAgo)).toBeGreaterThan(LEASE_DURATION_SECONDS);
     expect(logLines(r.stdout).some((l) => /taking the Lease over|lease taken over/.test(l.msg))).toBe(false);
-    expect(JSON.parse((await kubectl(['get', 'lease', lease, '-o', 'json'], { ...opts(), namespace: ns })).stdout).spec.holderIdentity).toBe(holder);
+    expect(
+      JSON.parse((await kubectl(['get', 'lease', lease, '-o', 'json'], { ...opts(), namespace: ns })).stdout).spec
+        .holderIdentity,
+    ).toBe(holder);
     expect(await history('storefront', ns)).toEqual([]);
   });
 });

@@ -5,7 +5,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, getJson, kubectl } from '../cluster/kube.js';
 import { appDir, helm3, tempDir } from '../helpers.js';
-import { copyChart, helmCalls, history, install, kinds, kubeconfig, releaseRecord, removeFile } from './cluster-helpers.js';
+import {
+  copyChart,
+  helmCalls,
+  history,
+  install,
+  kinds,
+  kubeconfig,
+  releaseRecord,
+  removeFile,
+} from './cluster-helpers.js';
 
 const customer = join(appDir, 'examples', 'customer-values.yaml');
 const opts = () => ({ kubeconfig: kubeconfig() });
@@ -14,7 +23,13 @@ async function podsReady(namespace: string): Promise<{ name: string; ready: bool
   const pods = await kinds(namespace, 'pods');
   return pods
     .filter((p) => !p.metadata.ownerReferences?.some((o: { kind: string }) => o.kind === 'Job'))
-    .map((p) => ({ name: p.metadata.name, ready: p.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ?? false }));
+    .map((p) => ({
+      name: p.metadata.name,
+      ready:
+        p.status?.conditions?.some(
+          (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+        ) ?? false,
+    }));
 }
 
 describe('install lifecycle (helm 4)', () => {
@@ -27,7 +42,13 @@ describe('install lifecycle (helm 4)', () => {
     const h = await history('storefront', ns);
     expect(h.map((x) => [x.revision, x.status])).toEqual([[1, 'deployed']]);
     const pods = await podsReady(ns);
-    expect(pods.map((p) => p.name).sort()).toEqual(expect.arrayContaining([expect.stringMatching(/^storefront-web-/), 'storefront-db-0', expect.stringMatching(/^storefront-cache-/)]));
+    expect(pods.map((p) => p.name).sort()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^storefront-web-/),
+        'storefront-db-0',
+        expect.stringMatching(/^storefront-cache-/),
+      ]),
+    );
     expect(pods.filter((p) => !p.ready)).toEqual([]);
     const claims = await kinds(ns, 'pvc');
     expect(claims.map((c) => c.status.phase)).toEqual(['Bound']);
@@ -47,26 +68,47 @@ describe('install lifecycle (helm 4)', () => {
     expect(checked.stderr).toMatch(/replicaCount/);
     expect(calls(checked.stdout)).toEqual(['template storefront']);
     // No preflight: the same render check (one check path), no RBAC or registry check after it.
-    const skipped = await install('storefront', ns, ['--set', 'web.replicaCount=many', '--log-level', 'debug', '--skip-preflight']);
+    const skipped = await install('storefront', ns, [
+      '--set',
+      'web.replicaCount=many',
+      '--log-level',
+      'debug',
+      '--skip-preflight',
+    ]);
     expect(skipped.exitCode, skipped.stderr).toBe(3);
     expect(skipped.stderr).toMatch(/replicaCount/);
     expect(calls(skipped.stdout)).toEqual(['template storefront']);
     expect(await history('storefront', ns)).toEqual([]);
-    expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
+    expect(
+      (await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false }))
+        .exitCode,
+    ).not.toBe(0);
   });
 
-  it("a chart whose values.yaml does not parse: exit 3 naming the file (read while helm renders), with and without preflight, in an existing namespace and in one it would create; nothing changed", async () => {
-    const chart = copyChart((dir) => writeFileSync(join(dir, 'values.yaml'), `${readFileSync(join(dir, 'values.yaml'), 'utf8')}\nweb: {replicaCount: 2\n`));
+  it('a chart whose values.yaml does not parse: exit 3 naming the file (read while helm renders), with and without preflight, in an existing namespace and in one it would create; nothing changed', async () => {
+    const chart = copyChart((dir) =>
+      writeFileSync(
+        join(dir, 'values.yaml'),
+        `${readFileSync(join(dir, 'values.yaml'), 'utf8')}\nweb: {replicaCount: 2\n`,
+      ),
+    );
     const valuesFile = join(chart, 'values.yaml');
     const ns = await createNamespace('badchartvalues', opts());
     const absent = `${ns}-new`;
-    for (const [namespace, extra] of [[ns, []], [ns, ['--skip-preflight']], [absent, []]] as const) {
+    for (const [namespace, extra] of [
+      [ns, []],
+      [ns, ['--skip-preflight']],
+      [absent, []],
+    ] as const) {
       const r = await install('storefront', namespace, ['--chart', chart, '--values', customer, ...extra]);
       expect(r.exitCode, r.stderr).toBe(3);
       expect(r.stderr).toContain(`${valuesFile}: `);
       expect(await history('storefront', namespace)).toEqual([]);
     }
-    expect((await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false })).exitCode).not.toBe(0);
+    expect(
+      (await kubectl(['get', 'lease', 'helm-installer-storefront'], { ...opts(), namespace: ns, reject: false }))
+        .exitCode,
+    ).not.toBe(0);
     expect((await kubectl(['get', 'namespace', absent], { ...opts(), reject: false })).exitCode).not.toBe(0);
   });
 
@@ -77,13 +119,18 @@ describe('install lifecycle (helm 4)', () => {
     const changed = join(tempDir('vals'), 'customer.yaml');
     writeFileSync(
       changed,
-      readFileSync(customer, 'utf8').replace('hostname: shop.customer.example', 'hostname: store.customer.example').replace('replicaCount: 3', 'replicaCount: 5'),
+      readFileSync(customer, 'utf8')
+        .replace('hostname: shop.customer.example', 'hostname: store.customer.example')
+        .replace('replicaCount: 3', 'replicaCount: 5'),
     );
     const r = await install('storefront', ns, ['--values', changed]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/upgraded release storefront/);
     const h = await history('storefront', ns);
-    expect(h.map((x) => [x.revision, x.status])).toEqual([[1, 'superseded'], [2, 'deployed']]);
+    expect(h.map((x) => [x.revision, x.status])).toEqual([
+      [1, 'superseded'],
+      [2, 'deployed'],
+    ]);
     const deploy = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() });
     expect(deploy.spec.replicas).toBe(5);
     const ingress = await getJson(['get', 'ingress', 'storefront-web'], { namespace: ns, ...opts() });
@@ -104,14 +151,19 @@ describe('install lifecycle (helm 4)', () => {
     const r = await install('storefront', ns, ['--chart', v2, '--base-values', join(appDir, 'values')]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await kinds(ns, 'cronjobs')).toEqual([]);
-    expect((await history('storefront', ns)).at(-1)).toMatchObject({ revision: 2, status: 'deployed', chart: 'storefront-1.5.0' });
+    expect((await history('storefront', ns)).at(-1)).toMatchObject({
+      revision: 2,
+      status: 'deployed',
+      chart: 'storefront-1.5.0',
+    });
   });
 
   it('adoption: objects made earlier by kubectl apply are taken over by the first install', async () => {
     const ns = await createNamespace('adopt', opts());
     // Plain (client-side) `kubectl apply`, as the vendor's old install one-liner did.
-    await kubectl(['apply', '-f', '-'], { ...opts(), input: 
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: storefront-web\n  namespace: ${ns}\ndata:\n  legacy: "true"\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: storefront-web\n  namespace: ${ns}\nspec:\n  selector: {app: legacy}\n  ports: [{port: 80}]\n`,
+    await kubectl(['apply', '-f', '-'], {
+      ...opts(),
+      input: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: storefront-web\n  namespace: ${ns}\ndata:\n  legacy: "true"\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: storefront-web\n  namespace: ${ns}\nspec:\n  selector: {app: legacy}\n  ports: [{port: 80}]\n`,
     });
     const r = await install('storefront', ns);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -129,7 +181,9 @@ describe('install lifecycle (helm 4)', () => {
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const termination = join(tempDir('term'), 'termination-log');
     writeFileSync(termination, '');
-    const r = await install('storefront', ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '25s'], { HELM_INSTALLER_TERMINATION_LOG: termination });
+    const r = await install('storefront', ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '25s'], {
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+    });
     expect(r.exitCode, r.stderr).toBe(4);
     const h = await history('storefront', ns);
     expect(h.map((x) => x.status)).toEqual(['superseded', 'failed', 'deployed']);
@@ -149,9 +203,19 @@ describe('install lifecycle (helm 4)', () => {
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const termination = join(tempDir('term'), 'termination-log');
     writeFileSync(termination, '');
-    const r = await install('storefront', ns, ['--set-string', 'migrations.podAnnotations.helm-installer\\.test/kwok-phase=Failed', '--set', 'migrations.backoffLimit=0'], {
-      HELM_INSTALLER_TERMINATION_LOG: termination,
-    });
+    const r = await install(
+      'storefront',
+      ns,
+      [
+        '--set-string',
+        'migrations.podAnnotations.helm-installer\\.test/kwok-phase=Failed',
+        '--set',
+        'migrations.backoffLimit=0',
+      ],
+      {
+        HELM_INSTALLER_TERMINATION_LOG: termination,
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(4);
     const h = await history('storefront', ns);
     expect(h.map((x) => x.status)).toEqual(['superseded', 'failed', 'deployed']);

@@ -13,7 +13,10 @@ const opts = () => ({ kubeconfig: kubeconfig() });
 
 /** The digest labels on the release record of `revision`, read from the Secret helm wrote. */
 async function recordLabels(ns: string, revision: number): Promise<Record<string, string>> {
-  const s = await getJson(['get', 'secret', `sh.helm.release.v1.storefront.v${revision}`], { ...opts(), namespace: ns });
+  const s = await getJson(['get', 'secret', `sh.helm.release.v1.storefront.v${revision}`], {
+    ...opts(),
+    namespace: ns,
+  });
   return s.metadata.labels;
 }
 
@@ -34,7 +37,13 @@ describe('no-op redeploy', () => {
     expect(first['helm-installer/chart-digest']).toMatch(/^[0-9a-f]{40}$/);
     expect(first['helm-installer/values-digest']).toMatch(/^[0-9a-f]{40}$/);
     // helm keeps them with the release too (helm 4's `get metadata` shows them), not only on the Secret.
-    const meta = JSON.parse((await execa(helm4, ['get', 'metadata', 'storefront', '-n', ns, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() } })).stdout);
+    const meta = JSON.parse(
+      (
+        await execa(helm4, ['get', 'metadata', 'storefront', '-n', ns, '-o', 'json'], {
+          env: { KUBECONFIG: kubeconfig() },
+        })
+      ).stdout,
+    );
     expect(meta.labels['helm-installer/chart-digest']).toBe(first['helm-installer/chart-digest']);
     expect(meta.labels['helm-installer/values-digest']).toBe(first['helm-installer/values-digest']);
 
@@ -45,7 +54,11 @@ describe('no-op redeploy', () => {
     const same = await install('storefront', ns, ['--values', values]);
     expect(same.exitCode, same.stderr).toBe(0);
     const sameLine = unchangedLine(same.stdout);
-    expect(sameLine).toMatchObject({ revision: 1, chart: first['helm-installer/chart-digest'], input: first['helm-installer/input-digest'] });
+    expect(sameLine).toMatchObject({
+      revision: 1,
+      chart: first['helm-installer/chart-digest'],
+      input: first['helm-installer/input-digest'],
+    });
     expect(sameLine).not.toHaveProperty('values');
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
 
@@ -53,7 +66,11 @@ describe('no-op redeploy', () => {
     // first), the same inputs still end as "unchanged", and no probe ran to its end.
     const slow = join(tempDir('noop-slow-helm'), 'helm');
     const probeFinished = `${slow}.probe-finished`;
-    writeFileSync(slow, `#!/bin/sh\ncase " $* " in *" values-probe "*) sleep 60; touch '${probeFinished}';; esac\nexec '${helm4}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      slow,
+      `#!/bin/sh\ncase " $* " in *" values-probe "*) sleep 60; touch '${probeFinished}';; esac\nexec '${helm4}' "$@"\n`,
+      { mode: 0o755 },
+    );
     const notWaited = await install('storefront', ns, ['--values', values], { HELM_BIN: slow });
     expect(notWaited.exitCode, notWaited.stderr).toBe(0);
     expect(unchangedLine(notWaited.stdout)).toMatchObject({ revision: 1, input: first['helm-installer/input-digest'] });
@@ -65,7 +82,9 @@ describe('no-op redeploy', () => {
     const again = await install('storefront', ns, ['--values', values]);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/^helm-installer: unchanged release storefront in namespace /m);
-    expect(again.stdout).toContain('unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade');
+    expect(again.stdout).toContain(
+      'unchanged: chart and values equal revision 1, which is deployed and healthy; no upgrade',
+    );
     expect(again.stdout).not.toContain('running helm upgrade --install');
     // Decided on the values digest: other bytes, so another input digest, and the same values digest.
     const againLine = unchangedLine(again.stdout);
@@ -101,7 +120,14 @@ describe('no-op redeploy', () => {
       writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited by the vendor\n`);
     });
     // The vendor base values as before (they apply to the bundled chart only unless named).
-    const newChart = await install('storefront', ns, ['--values', values, '--chart', chart, '--base-values', join(appDir, 'values')]);
+    const newChart = await install('storefront', ns, [
+      '--values',
+      values,
+      '--chart',
+      chart,
+      '--base-values',
+      join(appDir, 'values'),
+    ]);
     expect(newChart.exitCode, newChart.stderr).toBe(0);
     expect(newChart.stdout).toContain('chart changed');
     const fourth = await recordLabels(ns, 4);
@@ -113,14 +139,24 @@ describe('no-op redeploy', () => {
     const ns = await createNamespace('noop-unhealthy', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     // Drift: someone scaled the web Deployment up and pinned it to no node; it is not ready.
-    await kubectl(['patch', 'deployment', 'storefront-web', '--type', 'merge', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { zone: 'nowhere' } } } } })], {
-      ...opts(),
-      namespace: ns,
-    });
+    await kubectl(
+      [
+        'patch',
+        'deployment',
+        'storefront-web',
+        '--type',
+        'merge',
+        '-p',
+        JSON.stringify({ spec: { template: { spec: { nodeSelector: { zone: 'nowhere' } } } } }),
+      ],
+      {
+        ...opts(),
+        namespace: ns,
+      },
+    );
     const r = await install('storefront', ns, ['--timeout', '20s']);
     expect(r.stdout).toMatch(/"reason":"not healthy: Deployment\/storefront-web: [^"]+"/);
     expect(r.stdout).toContain('running helm upgrade --install');
     expect((await history('storefront', ns)).length).toBeGreaterThan(1);
   });
 });
-

@@ -28,13 +28,21 @@ export async function startReceiver(behaviour: Behaviour): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      received.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      });
       if (behaviour === 'hang') return;
       if (behaviour === 'redirectLoop') {
         res.writeHead(302, { location: `http://127.0.0.1:${port}${req.url}` }).end();
         return;
       }
-      res.writeHead(behaviour === 'ok' ? 200 : 500, { 'content-type': 'text/plain' }).end(behaviour === 'ok' ? 'ok' : 'receiver broken');
+      res
+        .writeHead(behaviour === 'ok' ? 200 : 500, { 'content-type': 'text/plain' })
+        .end(behaviour === 'ok' ? 'ok' : 'receiver broken');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

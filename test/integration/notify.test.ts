@@ -16,7 +16,12 @@ const TOKEN = 'T0KEN-notify-7f3a9c51be';
 /** The bundled chart's version (app/storefront/Chart.yaml). */
 const CHART_VERSION = '1.4.0';
 /** The hook Job fails at once (KWOK's phase annotation, no retry): helm fails, exit 4. */
-const FAILING_HOOK = ['--set-string', 'migrations.podAnnotations.helm-installer\\.test/kwok-phase=Failed', '--set', 'migrations.backoffLimit=0'];
+const FAILING_HOOK = [
+  '--set-string',
+  'migrations.podAnnotations.helm-installer\\.test/kwok-phase=Failed',
+  '--set',
+  'migrations.backoffLimit=0',
+];
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -54,7 +59,10 @@ function onePost(r: Receiver, before: number): { body: any; duration: number } {
   expect(post.path).toBe(`/hooks/${TOKEN}?key=${TOKEN}-q`);
   expect(post.headers['content-type']).toBe('application/json');
   const body = JSON.parse(post.body);
-  const duration = typeof body.durationSeconds === 'number' ? body.durationSeconds : Number(/, ([0-9.]+)s\)(\n|$)/.exec(body.text)?.[1]);
+  const duration =
+    typeof body.durationSeconds === 'number'
+      ? body.durationSeconds
+      : Number(/, ([0-9.]+)s\)(\n|$)/.exec(body.text)?.[1]);
   expect(duration).toBeGreaterThanOrEqual(0);
   return { body, duration };
 }
@@ -80,19 +88,38 @@ describe('webhook notifications on a real install', () => {
     expect(installed.exitCode, installed.stderr).toBe(0);
     expectUrlHidden(installed);
     let post = onePost(hook, 0);
-    expect(post.body).toEqual(expected({ outcome: 'Installed', revision: 1, note: `installed as revision 1 (chart storefront-${CHART_VERSION})` }, post.duration));
+    expect(post.body).toEqual(
+      expected(
+        { outcome: 'Installed', revision: 1, note: `installed as revision 1 (chart storefront-${CHART_VERSION})` },
+        post.duration,
+      ),
+    );
 
     const unchanged = await install('storefront', ns, args);
     expect(unchanged.exitCode, unchanged.stderr).toBe(0);
     expectUrlHidden(unchanged);
     post = onePost(hook, 1);
-    expect(post.body).toEqual(expected({ outcome: 'Unchanged', revision: 1, note: 'revision 1 is deployed and healthy, chart and values unchanged: nothing to do' }, post.duration));
+    expect(post.body).toEqual(
+      expected(
+        {
+          outcome: 'Unchanged',
+          revision: 1,
+          note: 'revision 1 is deployed and healthy, chart and values unchanged: nothing to do',
+        },
+        post.duration,
+      ),
+    );
 
     const upgraded = await install('storefront', ns, [...args, '--set', 'web.replicaCount=3']);
     expect(upgraded.exitCode, upgraded.stderr).toBe(0);
     expectUrlHidden(upgraded);
     post = onePost(hook, 2);
-    expect(post.body).toEqual(expected({ outcome: 'Upgraded', revision: 2, note: `upgraded to revision 2 (chart storefront-${CHART_VERSION})` }, post.duration));
+    expect(post.body).toEqual(
+      expected(
+        { outcome: 'Upgraded', revision: 2, note: `upgraded to revision 2 (chart storefront-${CHART_VERSION})` },
+        post.duration,
+      ),
+    );
 
     const failed = await install('storefront', ns, [...args, '--set', 'web.replicaCount=3', ...FAILING_HOOK]);
     expect(failed.exitCode, failed.stderr).toBe(4);
@@ -100,7 +127,17 @@ describe('webhook notifications on a real install', () => {
     const { cause, action } = summaryOf(failed.stderr);
     post = onePost(hook, 3);
     expect(post.body).toEqual(
-      expected({ outcome: 'Failed', type: 'Warning', exitCode: 4, cause, revision: null, note: `failed (exit 4) while ${action}: ${cause}` }, post.duration),
+      expected(
+        {
+          outcome: 'Failed',
+          type: 'Warning',
+          exitCode: 4,
+          cause,
+          revision: null,
+          note: `failed (exit 4) while ${action}: ${cause}`,
+        },
+        post.duration,
+      ),
     );
     expect(hook.received).toHaveLength(4);
   });
@@ -118,7 +155,10 @@ describe('webhook notifications on a real install', () => {
       text: `:white_check_mark: *Installed*: ${where}: installed as revision 1 (chart storefront-${CHART_VERSION}) (chart ${CHART_VERSION}, revision 1, ${post.duration}s)`,
     });
 
-    const unchanged = await install('storefront', ns, [], { HELM_INSTALLER_NOTIFY_URL: hook.url(TOKEN), HELM_INSTALLER_NOTIFY_FORMAT: 'slack' });
+    const unchanged = await install('storefront', ns, [], {
+      HELM_INSTALLER_NOTIFY_URL: hook.url(TOKEN),
+      HELM_INSTALLER_NOTIFY_FORMAT: 'slack',
+    });
     expect(unchanged.exitCode, unchanged.stderr).toBe(0);
     expectUrlHidden(unchanged);
     post = onePost(hook, 1);
@@ -129,7 +169,14 @@ describe('webhook notifications on a real install', () => {
     // The URL from a file (a mounted Secret's key).
     const urlFile = join(tempDir('notify-url'), 'url');
     writeFileSync(urlFile, `${hook.url(TOKEN)}\n`);
-    const upgraded = await install('storefront', ns, ['--notify-url-file', urlFile, '--notify-format', 'slack', '--set', 'web.replicaCount=3']);
+    const upgraded = await install('storefront', ns, [
+      '--notify-url-file',
+      urlFile,
+      '--notify-format',
+      'slack',
+      '--set',
+      'web.replicaCount=3',
+    ]);
     expect(upgraded.exitCode, upgraded.stderr).toBe(0);
     expectUrlHidden(upgraded);
     post = onePost(hook, 2);
@@ -142,7 +189,9 @@ describe('webhook notifications on a real install', () => {
     expectUrlHidden(failed);
     const { cause, action } = summaryOf(failed.stderr);
     post = onePost(hook, 3);
-    expect(post.body).toEqual({ text: `:x: *Failed*: ${where}: ${slackEscape(`failed (exit 4) while ${action}: ${cause}`)} (chart ${CHART_VERSION}, exit 4, ${post.duration}s)` });
+    expect(post.body).toEqual({
+      text: `:x: *Failed*: ${where}: ${slackEscape(`failed (exit 4) while ${action}: ${cause}`)} (chart ${CHART_VERSION}, exit 4, ${post.duration}s)`,
+    });
     expect(hook.received).toHaveLength(4);
   });
 
@@ -152,14 +201,33 @@ describe('webhook notifications on a real install', () => {
     mkdirSync(join(chart, 'templates'), { recursive: true });
     writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: vault-shop\nversion: 0.3.1\n');
     writeFileSync(join(chart, 'values.yaml'), 'db:\n  password: ""\nrejectPassword: false\n');
-    writeFileSync(join(chart, 'templates', 'secret.yaml'), 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-db\nstringData:\n  password: {{ .Values.db.password | quote }}\n');
+    writeFileSync(
+      join(chart, 'templates', 'secret.yaml'),
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-db\nstringData:\n  password: {{ .Values.db.password | quote }}\n',
+    );
     // A vendor's `fail` that echoes the value, so helm's error (the cause) quotes it.
-    writeFileSync(join(chart, 'templates', 'reject.yaml'), '{{- if .Values.rejectPassword }}{{ fail (printf "database password %q is too weak" .Values.db.password) }}{{- end }}\n');
+    writeFileSync(
+      join(chart, 'templates', 'reject.yaml'),
+      '{{- if .Values.rejectPassword }}{{ fail (printf "database password %q is too weak" .Values.db.password) }}{{- end }}\n',
+    );
     const password = 'PLANTED-notify-pw-40c2e8';
     const hook = await receiver('ok');
     for (const format of ['json', 'slack']) {
       const before = hook.received.length;
-      const r = await install('vault', ns, ['--chart', chart, '--notify-url', hook.url(TOKEN), '--notify-format', format, '--set', `db.password=${password}`, '--set', 'rejectPassword=true', '--log-level', 'debug']);
+      const r = await install('vault', ns, [
+        '--chart',
+        chart,
+        '--notify-url',
+        hook.url(TOKEN),
+        '--notify-format',
+        format,
+        '--set',
+        `db.password=${password}`,
+        '--set',
+        'rejectPassword=true',
+        '--log-level',
+        'debug',
+      ]);
       expect(r.exitCode, r.stderr).toBe(3);
       expectUrlHidden(r);
       expect(r.stderr).toContain('database password "[REDACTED]" is too weak');
@@ -170,7 +238,16 @@ describe('webhook notifications on a real install', () => {
       expect(r.stdout + r.stderr).not.toContain(password);
     }
     // And a success with the password set: nothing of it in the body either.
-    const ok = await install('vault', ns, ['--chart', chart, '--notify-url', hook.url(TOKEN), '--set', `db.password=${password}`, '--log-level', 'debug']);
+    const ok = await install('vault', ns, [
+      '--chart',
+      chart,
+      '--notify-url',
+      hook.url(TOKEN),
+      '--set',
+      `db.password=${password}`,
+      '--log-level',
+      'debug',
+    ]);
     expect(ok.exitCode, ok.stderr).toBe(0);
     expectUrlHidden(ok);
     const { body } = onePost(hook, 2);
@@ -195,7 +272,10 @@ describe('a receiver that misbehaves costs at most the bound, never the exit cod
     expect(r.exitCode, r.stderr).toBe(0);
     expectUrlHidden(r);
     expect(r.stdout + r.stderr).not.toContain('pa%40ss-word-9');
-    const lines = r.stdout.split('\n').filter((l) => l.includes('"notify":"webhook"')).map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .split('\n')
+      .filter((l) => l.includes('"notify":"webhook"'))
+      .map((l) => JSON.parse(l));
     return { r, ended, lines };
   }
 
@@ -207,14 +287,22 @@ describe('a receiver that misbehaves costs at most the bound, never the exit cod
     // Backoff between the attempts: 0.5 s, then 1 s.
     expect(hook.received[1]!.at - hook.received[0]!.at).toBeGreaterThanOrEqual(450);
     expect(hook.received[2]!.at - hook.received[1]!.at).toBeGreaterThanOrEqual(950);
-    expect(lines).toEqual([expect.objectContaining({ level: 40, outcome: 'Unchanged', attempts: 3, cause: 'the receiver answered 500' })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, outcome: 'Unchanged', attempts: 3, cause: 'the receiver answered 500' }),
+    ]);
   });
 
   it('a redirect loop: one POST, the redirect not followed', async () => {
     const hook = await receiver('redirectLoop');
     const { lines } = await redeploy(hook.url(TOKEN));
     expect(hook.received).toHaveLength(1);
-    expect(lines).toEqual([expect.objectContaining({ level: 40, attempts: 1, cause: expect.stringMatching(/^the receiver answered 302, a redirect, which is not followed/) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        attempts: 1,
+        cause: expect.stringMatching(/^the receiver answered 302, a redirect, which is not followed/),
+      }),
+    ]);
   });
 
   it('a receiver that never answers: each attempt stops at --notify-timeout, all of them at --notify-max-time', async () => {
@@ -223,7 +311,9 @@ describe('a receiver that misbehaves costs at most the bound, never the exit cod
     // 1 s, 0.5 s backoff, 1 s, 1 s backoff, and what is left of the 4 s cap (about 0.5 s).
     expect(hook.received).toHaveLength(3);
     expect(ended - hook.received[0]!.at).toBeLessThan(4000 + 1500);
-    expect(lines).toEqual([expect.objectContaining({ level: 40, attempts: 3, cause: expect.stringMatching(/^no answer within \d+ms/) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, attempts: 3, cause: expect.stringMatching(/^no answer within \d+ms/) }),
+    ]);
   });
 
   it('credentials in the URL go as Basic authorization (fetch refuses them in the URL), never printed', async () => {
@@ -231,12 +321,16 @@ describe('a receiver that misbehaves costs at most the bound, never the exit cod
     const url = hook.url(TOKEN).replace('http://', 'http://hook-user:pa%40ss-word-9@');
     const { lines } = await redeploy(url);
     expect(hook.received).toHaveLength(1);
-    expect(hook.received[0]!.headers.authorization).toBe(`Basic ${Buffer.from('hook-user:pa@ss-word-9').toString('base64')}`);
+    expect(hook.received[0]!.headers.authorization).toBe(
+      `Basic ${Buffer.from('hook-user:pa@ss-word-9').toString('base64')}`,
+    );
     expect(lines).toEqual([expect.objectContaining({ level: 30, status: 200, attempts: 1 })]);
   });
 
   it('no receiver (connection refused): retried, given up, exit 0', async () => {
     const { lines } = await redeploy(await refusedUrl(TOKEN));
-    expect(lines).toEqual([expect.objectContaining({ level: 40, attempts: 3, cause: 'could not reach the receiver (ECONNREFUSED)' })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, attempts: 3, cause: 'could not reach the receiver (ECONNREFUSED)' }),
+    ]);
   });
 });

@@ -31,7 +31,10 @@ beforeAll(() => {
     join(chart, 'templates', 'secret.yaml'),
     'apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-db\nstringData:\n  values.json: {{ toJson .Values | quote }}\n',
   );
-  writeFileSync(join(chart, 'templates', 'NOTES.txt'), 'vault-shop {{ if .Release.IsInstall }}installed{{ else }}upgraded{{ end }}\n');
+  writeFileSync(
+    join(chart, 'templates', 'NOTES.txt'),
+    'vault-shop {{ if .Release.IsInstall }}installed{{ else }}upgraded{{ end }}\n',
+  );
   mkdirSync(join(dir, 'base'));
   writeFileSync(join(dir, 'base', 'base.yaml'), `db:\n  password: ${S.base}\n`);
   writeFileSync(join(dir, 'customer.yaml'), `db:\n  password: '${S.customer}'\n  existingSecret: my-db-credentials\n`);
@@ -40,12 +43,28 @@ beforeAll(() => {
 async function run(release: string, args: string[], env: Record<string, string>) {
   const termination = join(dir, `termination-${release}-${Date.now()}`);
   writeFileSync(termination, '');
-  const r = await install(release, namespace, ['--chart', chart, '--base-values', join(dir, 'base'), '--values', join(dir, 'customer.yaml'), '--log-level', 'debug', ...args], {
-    HELM_INSTALLER_TERMINATION_LOG: termination,
-    ...env,
-  });
+  const r = await install(
+    release,
+    namespace,
+    [
+      '--chart',
+      chart,
+      '--base-values',
+      join(dir, 'base'),
+      '--values',
+      join(dir, 'customer.yaml'),
+      '--log-level',
+      'debug',
+      ...args,
+    ],
+    {
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+      ...env,
+    },
+  );
   const printed = [r.stdout, r.stderr, readFileSync(termination, 'utf8')].join('\n');
-  for (const secret of Object.values(S)) expect(printed.includes(secret), `${secret} was printed:\n${printed.slice(0, 3000)}`).toBe(false);
+  for (const secret of Object.values(S))
+    expect(printed.includes(secret), `${secret} was printed:\n${printed.slice(0, 3000)}`).toBe(false);
   return { ...r, printed };
 }
 
@@ -75,9 +94,17 @@ describe('options and secrets on a real install', () => {
     expect(first.exitCode, first.printed).toBe(0);
     expect(first.printed).toContain('vault-shop installed');
     expect((await history('shop', namespace)).map((h) => h.status)).toEqual(['deployed']);
-    const config = (await releaseRecord('shop', namespace)).config as { db: { password: string }; config: Record<string, unknown> };
+    const config = (await releaseRecord('shop', namespace)).config as {
+      db: { password: string };
+      config: Record<string, unknown>;
+    };
     expect(config.db.password).toBe(S.customer);
-    expect(config.config).toEqual({ password: S.set, apiKey: S.setString, auth: { clientSecret: S.setJson }, token: S.helmArg });
+    expect(config.config).toEqual({
+      password: S.set,
+      apiKey: S.setString,
+      auth: { clientSecret: S.setJson },
+      token: S.helmArg,
+    });
 
     const second = await run('shop', [], {
       HELM_INSTALLER_DRY_RUN: '0',

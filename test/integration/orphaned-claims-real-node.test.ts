@@ -35,12 +35,27 @@ const claimOf = async (ns: string, name: string) => {
 };
 
 describe.concurrent('a StatefulSet renamed by the new chart version, on the real node', { timeout: 600_000 }, () => {
-  for (const [name, bin] of [['helm4', helm4], ['helm3', helm3]] as const) {
+  for (const [name, bin] of [
+    ['helm4', helm4],
+    ['helm3', helm3],
+  ] as const) {
     it(`${name}: refused with the claim and its file intact; the existing-claim value reuses it; allow upgrades and leaves it`, async () => {
       const ns = await newNamespace(`claims-${name}`);
       const token = randomBytes(6).toString('hex');
-      const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE))).reference;
-      const base = ['--chart', chart, '--helm-bin', bin, '--set', 'realNode=true', '--set', `image=${image}`, '--set', `args={marker-${token},written-by-v1-${token}}`];
+      const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE)))
+        .reference;
+      const base = [
+        '--chart',
+        chart,
+        '--helm-bin',
+        bin,
+        '--set',
+        'realNode=true',
+        '--set',
+        `image=${image}`,
+        '--set',
+        `args={marker-${token},written-by-v1-${token}}`,
+      ];
       const first = await install('db', ns, base);
       expect(first.exitCode, first.stderr).toBe(0);
       expect((await getJson(['get', 'pod', 'db-0'], opts(ns))).spec.nodeName).toBe(REAL_NODE_NAME);
@@ -50,9 +65,13 @@ describe.concurrent('a StatefulSet renamed by the new chart version, on the real
       const renamed = [...base, '--set', 'dbName=db-main'];
       const atRisk = `StatefulSet db in namespace ${ns} is deleted or renamed by the new chart version; no workload of the new version mounts its claims, which hold data: data-db-0`;
 
-      const planned = await runCli(['plan', '--release', 'db', '--namespace', ns, ...renamed], { env: { KUBECONFIG: kubeconfig() } });
+      const planned = await runCli(['plan', '--release', 'db', '--namespace', ns, ...renamed], {
+        env: { KUBECONFIG: kubeconfig() },
+      });
       expect(planned.exitCode, planned.stderr).toBe(10);
-      expect(planned.stdout).toContain(`Data at risk (claims that hold data and that no workload of the new version mounts):\n    ${atRisk}\n    install refuses this upgrade before any change (exit 3; --orphaned-claims refuse)`);
+      expect(planned.stdout).toContain(
+        `Data at risk (claims that hold data and that no workload of the new version mounts):\n    ${atRisk}\n    install refuses this upgrade before any change (exit 3; --orphaned-claims refuse)`,
+      );
 
       const refused = await install('db', ns, renamed);
       expect(refused.exitCode, refused.stdout + refused.stderr).toBe(3);
@@ -64,7 +83,11 @@ describe.concurrent('a StatefulSet renamed by the new chart version, on the real
       expect((await getJson(['get', 'pod', 'db-0'], opts(ns))).metadata.uid).toBe(pod);
       expect(await claimOf(ns, 'data-db-0')).toEqual(claim);
       await kubectl(['delete', 'pod', 'db-0', '--wait=true'], opts(ns));
-      await waitFor('db-0 back', async () => (await getJson(['get', 'pod', 'db-0'], opts(ns)).catch(() => undefined))?.metadata?.uid !== pod, { timeoutMs: 60_000 });
+      await waitFor(
+        'db-0 back',
+        async () => (await getJson(['get', 'pod', 'db-0'], opts(ns)).catch(() => undefined))?.metadata?.uid !== pod,
+        { timeoutMs: 60_000 },
+      );
       expect(await logsOf(ns, 'db-0', /found: /)).toBe(`found: written-by-v1-${token}\n`);
 
       // The way out the chart's notes give: the renamed StatefulSet mounts the old claim; its pod reads the file.
@@ -78,14 +101,28 @@ describe.concurrent('a StatefulSet renamed by the new chart version, on the real
   it('helm4: --orphaned-claims allow upgrades, and the old claim is still there', async () => {
     const ns = await newNamespace('claims-allow');
     const token = randomBytes(6).toString('hex');
-    const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE))).reference;
-    const base = ['--chart', chart, '--set', 'realNode=true', '--set', `image=${image}`, '--set', `args={marker-${token},written-by-v1-${token}}`];
+    const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE)))
+      .reference;
+    const base = [
+      '--chart',
+      chart,
+      '--set',
+      'realNode=true',
+      '--set',
+      `image=${image}`,
+      '--set',
+      `args={marker-${token},written-by-v1-${token}}`,
+    ];
     expect((await install('db', ns, base)).exitCode).toBe(0);
     expect(await logsOf(ns, 'db-0', /wrote: /)).toBe(`wrote: written-by-v1-${token}\n`);
     const claim = await claimOf(ns, 'data-db-0');
-    const allowed = await install('db', ns, [...base, '--set', 'dbName=db-main'], { HELM_INSTALLER_ORPHANED_CLAIMS: 'allow' });
+    const allowed = await install('db', ns, [...base, '--set', 'dbName=db-main'], {
+      HELM_INSTALLER_ORPHANED_CLAIMS: 'allow',
+    });
     expect(allowed.exitCode, allowed.stdout + allowed.stderr).toBe(0);
-    expect(allowed.stdout).toContain('no workload of the new version mounts its claims, which hold data: data-db-0; they stay as they are (--orphaned-claims allow)');
+    expect(allowed.stdout).toContain(
+      'no workload of the new version mounts its claims, which hold data: data-db-0; they stay as they are (--orphaned-claims allow)',
+    );
     expect((await history('db', ns)).map((r) => r.status)).toEqual(['superseded', 'deployed']);
     // The new StatefulSet starts on a new, empty claim; the old one stays with its volume.
     expect(await logsOf(ns, 'db-main-0', /wrote: /)).toBe(`wrote: written-by-v1-${token}\n`);

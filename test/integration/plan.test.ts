@@ -21,15 +21,28 @@ const CHANGES = 10;
 interface PlanJson {
   decision: { action: string; reason: string };
   summary: Record<string, number>;
-  objects: { kind: string; namespace?: string; name: string; action: string; fields: string[]; changedBy: string[]; diff: string }[];
+  objects: {
+    kind: string;
+    namespace?: string;
+    name: string;
+    action: string;
+    fields: string[];
+    changedBy: string[];
+    diff: string;
+  }[];
   hooks: { kind: string; name: string; action: string; hook?: string }[];
 }
 
 function plan(namespace: string, args: string[] = [], env: Record<string, string> = {}) {
-  return runCli(['plan', '--release', 'shop', '--namespace', namespace, ...source, ...args], { env: { KUBECONFIG: kubeconfig(), ...env } });
+  return runCli(['plan', '--release', 'shop', '--namespace', namespace, ...source, ...args], {
+    env: { KUBECONFIG: kubeconfig(), ...env },
+  });
 }
 
-async function planJson(namespace: string, args: string[] = []): Promise<{ exitCode: number; plan: PlanJson; stdout: string; stderr: string }> {
+async function planJson(
+  namespace: string,
+  args: string[] = [],
+): Promise<{ exitCode: number; plan: PlanJson; stdout: string; stderr: string }> {
   const r = await plan(namespace, ['-o', 'json', ...args]);
   if (r.exitCode !== 0 && r.exitCode !== CHANGES) throw new Error(`plan exit ${r.exitCode}: ${r.stderr}`);
   return { ...r, plan: JSON.parse(r.stdout) as PlanJson };
@@ -39,13 +52,19 @@ async function planJson(namespace: string, args: string[] = []): Promise<{ exitC
 function changes(p: PlanJson): string[] {
   return p.objects
     .filter((o) => o.action !== 'unchanged')
-    .map((o) => `${o.kind}/${o.name} ${o.action}${o.fields.length ? ` ${o.fields.join(',')}` : ''}${o.changedBy.length ? ` (changed by ${o.changedBy.join(',')})` : ''}`)
+    .map(
+      (o) =>
+        `${o.kind}/${o.name} ${o.action}${o.fields.length ? ` ${o.fields.join(',')}` : ''}${o.changedBy.length ? ` (changed by ${o.changedBy.join(',')})` : ''}`,
+    )
     .sort();
 }
 
 /** Every object's resourceVersion in the namespace (the kinds the chart uses, the Lease, helm's records). */
 async function versions(namespace: string): Promise<Record<string, string>> {
-  const list = await getJson(['get', 'configmaps,secrets,services,deployments,leases.coordination.k8s.io'], opts(namespace));
+  const list = await getJson(
+    ['get', 'configmaps,secrets,services,deployments,leases.coordination.k8s.io'],
+    opts(namespace),
+  );
   return Object.fromEntries(list.items.map((i: any) => [`${i.kind}/${i.metadata.name}`, i.metadata.resourceVersion]));
 }
 
@@ -73,12 +92,29 @@ async function installed(namespace: string, bin = helm4): Promise<void> {
 
 /** The peer: helm's render with the same values, through kubectl diff --server-side; the objects it shows. */
 async function kubectlDiffObjects(namespace: string, sets: string[], bin = helm4): Promise<string[]> {
-  const rendered = await execa(bin, ['template', 'shop', chart, '--namespace', namespace, '-f', join(chart, 'values.yaml'), ...sets.flatMap((s) => ['--set', s])], { env: { KUBECONFIG: kubeconfig() } });
-  const diff = await execa(kubectlPath(), ['diff', '--server-side', '--force-conflicts', '--namespace', namespace, '-f', '-'], {
-    input: rendered.stdout,
-    env: { KUBECONFIG: kubeconfig() },
-    reject: false,
-  });
+  const rendered = await execa(
+    bin,
+    [
+      'template',
+      'shop',
+      chart,
+      '--namespace',
+      namespace,
+      '-f',
+      join(chart, 'values.yaml'),
+      ...sets.flatMap((s) => ['--set', s]),
+    ],
+    { env: { KUBECONFIG: kubeconfig() } },
+  );
+  const diff = await execa(
+    kubectlPath(),
+    ['diff', '--server-side', '--force-conflicts', '--namespace', namespace, '-f', '-'],
+    {
+      input: rendered.stdout,
+      env: { KUBECONFIG: kubeconfig() },
+      reject: false,
+    },
+  );
   if (diff.exitCode !== 0 && diff.exitCode !== 1) throw new Error(`kubectl diff: ${diff.stderr}`);
   // Its headers: `diff -u -N /tmp/LIVE-1/v1.ConfigMap.<ns>.settings /tmp/MERGED-2/v1.ConfigMap.<ns>.settings`.
   const names = [...String(diff.stdout).matchAll(/^diff -u -N \S+\/LIVE-\d+\/(\S+) /gm)].map((m) => {
@@ -94,11 +130,21 @@ describe('plan', () => {
     const { exitCode, plan: p } = await planJson(namespace);
     expect(exitCode).toBe(CHANGES);
     expect(p.decision).toEqual({ action: 'install', reason: 'no release yet' });
-    expect(changes(p)).toEqual(['ConfigMap/cache create', 'ConfigMap/settings create', 'Deployment/web create', 'Secret/creds create', 'Service/web create']);
+    expect(changes(p)).toEqual([
+      'ConfigMap/cache create',
+      'ConfigMap/settings create',
+      'Deployment/web create',
+      'Secret/creds create',
+      'Service/web create',
+    ]);
     expect(p.summary).toEqual({ create: 5, change: 0, delete: 0, unchanged: 0 });
-    expect(p.hooks.map((h) => `${h.kind}/${h.name} ${h.action} ${h.hook}`)).toEqual(['ConfigMap/migrate-marker create pre-install,pre-upgrade']);
+    expect(p.hooks.map((h) => `${h.kind}/${h.name} ${h.action} ${h.hook}`)).toEqual([
+      'ConfigMap/migrate-marker create pre-install,pre-upgrade',
+    ]);
     expect(p.objects.find((o) => o.kind === 'Secret')!.diff).not.toContain('fixture-plan-password');
-    const ns = await kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'name'], { kubeconfig: kubeconfig() });
+    const ns = await kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'name'], {
+      kubeconfig: kubeconfig(),
+    });
     expect(ns.stdout.trim()).toBe('');
   });
 
@@ -127,7 +173,12 @@ describe('plan', () => {
         'Deployment/web change /spec/template/spec/containers/0/image (changed by kubectl-set)',
         'Secret/creds change /data/password',
       ]);
-      for (const secret of ['plan-new-password', 'fixture-plan-password', Buffer.from('plan-new-password').toString('base64'), Buffer.from('fixture-plan-password').toString('base64')]) {
+      for (const secret of [
+        'plan-new-password',
+        'fixture-plan-password',
+        Buffer.from('plan-new-password').toString('base64'),
+        Buffer.from('fixture-plan-password').toString('base64'),
+      ]) {
         expect(r.stdout).not.toContain(secret);
         expect(r.stderr).not.toContain(secret);
       }
@@ -135,17 +186,34 @@ describe('plan', () => {
       expect((await history('shop', namespace, bin)).length).toBe(1);
 
       // kubectl diff cannot see deletions (it never had the release's last manifest) nor tell hooks apart.
-      const ours = r.plan.objects.filter((o) => o.action === 'create' || o.action === 'change').map((o) => `${o.kind}/${o.name}`).sort();
+      const ours = r.plan.objects
+        .filter((o) => o.action === 'create' || o.action === 'change')
+        .map((o) => `${o.kind}/${o.name}`)
+        .sort();
       const peer = (await kubectlDiffObjects(namespace, sets, bin)).filter((o) => o !== 'ConfigMap/migrate-marker');
       expect(peer).toEqual(ours);
 
       // Then the install itself: what it changed and deleted is what the plan said.
-      const upgraded = await install('shop', namespace, [...source, '--helm-bin', bin, ...sets.flatMap((s) => ['--set', s])]);
+      const upgraded = await install('shop', namespace, [
+        ...source,
+        '--helm-bin',
+        bin,
+        ...sets.flatMap((s) => ['--set', s]),
+      ]);
       expect(upgraded.exitCode, upgraded.stderr).toBe(0);
       const after = await versions(namespace);
-      const chartKinds = (key: string) => !key.startsWith('Lease/') && !key.startsWith('Secret/sh.helm.release') && key !== 'ConfigMap/migrate-marker' && key !== 'ConfigMap/kube-root-ca.crt';
-      const touched = Object.keys({ ...edited, ...after }).filter(chartKinds).filter((k) => edited[k] !== after[k]).sort();
-      expect(touched).toEqual([...ours, ...r.plan.objects.filter((o) => o.action === 'delete').map((o) => `${o.kind}/${o.name}`)].sort());
+      const chartKinds = (key: string) =>
+        !key.startsWith('Lease/') &&
+        !key.startsWith('Secret/sh.helm.release') &&
+        key !== 'ConfigMap/migrate-marker' &&
+        key !== 'ConfigMap/kube-root-ca.crt';
+      const touched = Object.keys({ ...edited, ...after })
+        .filter(chartKinds)
+        .filter((k) => edited[k] !== after[k])
+        .sort();
+      expect(touched).toEqual(
+        [...ours, ...r.plan.objects.filter((o) => o.action === 'delete').map((o) => `${o.kind}/${o.name}`)].sort(),
+      );
     });
   }
 
@@ -165,11 +233,17 @@ describe('plan', () => {
   it('airgap: the plan shows images as the rewrite will write them (--registry)', async () => {
     const namespace = await newNamespace('plan-airgap');
     await installed(namespace);
-    const { exitCode, plan: p } = await planJson(namespace, ['--registry', 'registry.local:5000/app', '--skip-preflight']);
+    const { exitCode, plan: p } = await planJson(namespace, [
+      '--registry',
+      'registry.local:5000/app',
+      '--skip-preflight',
+    ]);
     expect(exitCode).toBe(CHANGES);
     expect(changes(p)).toEqual(['Deployment/web change /spec/template/spec/containers/0/image']);
     const diff = p.objects.find((o) => o.kind === 'Deployment')!.diff;
-    expect(diff).toContain('\n-          image: example.invalid/web:1.0\n+          image: registry.local:5000/app/web:1.0\n');
+    expect(diff).toContain(
+      '\n-          image: example.invalid/web:1.0\n+          image: registry.local:5000/app/web:1.0\n',
+    );
   });
 
   it('drift alone: correct drift (exit 10), --drift warn: nothing (exit 0); a stuck release: recover', async () => {
@@ -178,16 +252,26 @@ describe('plan', () => {
     await kubectl(['delete', 'configmap', 'cache'], opts(namespace));
     const correct = await planJson(namespace);
     expect(correct.exitCode).toBe(CHANGES);
-    expect(correct.plan.decision).toEqual({ action: 'correct drift', reason: '1 object(s) differ from revision 1: install puts them back, no new revision' });
+    expect(correct.plan.decision).toEqual({
+      action: 'correct drift',
+      reason: '1 object(s) differ from revision 1: install puts them back, no new revision',
+    });
     expect(changes(correct.plan)).toEqual(['ConfigMap/cache create']);
     const warn = await planJson(namespace, ['--drift', 'warn']);
     expect(warn.exitCode).toBe(0);
-    expect(warn.plan.decision).toEqual({ action: 'nothing', reason: '1 object(s) differ from revision 1, left as they are (--drift warn)' });
+    expect(warn.plan.decision).toEqual({
+      action: 'nothing',
+      reason: '1 object(s) differ from revision 1, left as they are (--drift warn)',
+    });
 
     await markPending(namespace, 'shop', 1);
     const stuck = await planJson(namespace);
     expect(stuck.exitCode).toBe(CHANGES);
-    expect(stuck.plan.decision).toEqual({ action: 'recover', reason: 'revision 1 is pending-upgrade (a killed operation): install rolls it back, then decides again on the state below' });
+    expect(stuck.plan.decision).toEqual({
+      action: 'recover',
+      reason:
+        'revision 1 is pending-upgrade (a killed operation): install rolls it back, then decides again on the state below',
+    });
   });
 
   it('HELM_INSTALLER_PLAN_ONLY=true: install prints the plan, writes the count line as its termination message, takes no Lease and changes nothing', async () => {
@@ -196,7 +280,10 @@ describe('plan', () => {
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:9.9'], opts(namespace));
     const before = await settled(namespace);
     const termination = join(tempDir('plan-only'), 'termination-log');
-    const r = await install('shop', namespace, [...source, '--set', 'color=green'], { HELM_INSTALLER_PLAN_ONLY: 'true', HELM_INSTALLER_TERMINATION_LOG: termination });
+    const r = await install('shop', namespace, [...source, '--set', 'color=green'], {
+      HELM_INSTALLER_PLAN_ONLY: 'true',
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('Would upgrade');
     expect(readFileSync(termination, 'utf8')).toBe('plan only: upgrade; 0 to create, 2 to change, 0 to delete\n');

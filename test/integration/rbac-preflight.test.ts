@@ -16,7 +16,10 @@ const identity = serviceAccountsDeletedAfterAll();
 
 /** The shipped Role's rules with cronjobs taken out (as the Job case narrows it), plus `add`. */
 function withoutCronJobs(add: Rule[] = []): Rule[] {
-  return [...shippedRole.rules.map((r: Rule) => ({ ...r, resources: r.resources.filter((x) => x !== 'cronjobs') })), ...add];
+  return [
+    ...shippedRole.rules.map((r: Rule) => ({ ...r, resources: r.resources.filter((x) => x !== 'cronjobs') })),
+    ...add,
+  ];
 }
 
 function preflightLog(stdout: string): { checked: number; byRules: number; asked: number; denied: number } {
@@ -28,11 +31,15 @@ function preflightLog(stdout: string): { checked: number; byRules: number; asked
 
 async function expectUntouched(ns: string): Promise<void> {
   expect(await history('storefront', ns)).toEqual([]);
-  const left = await kubectl(['get', 'deployments,statefulsets,cronjobs,leases', '--namespace', ns, '-o', 'name'], opts());
+  const left = await kubectl(
+    ['get', 'deployments,statefulsets,cronjobs,leases', '--namespace', ns, '-o', 'name'],
+    opts(),
+  );
   expect(left.stdout.trim()).toBe('');
 }
 
-const cronJobLine = (ns: string) => `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/storefront-report)`;
+const cronJobLine = (ns: string) =>
+  `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/storefront-report)`;
 const CRD_VERBS = 5; // get, list, watch, create, patch on the cluster-scoped CRD: always asked one by one
 
 describe('RBAC preflight as a ServiceAccount', () => {
@@ -44,13 +51,28 @@ describe('RBAC preflight as a ServiceAccount', () => {
     expect(r.stderr).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
     expect(r.stderr).toContain(`${cronJobLine(ns)}\n`);
     const log = preflightLog(r.stdout);
-    expect(log).toEqual({ checked: log.checked, byRules: log.checked - 6 - CRD_VERBS, asked: 6 + CRD_VERBS, denied: 6 });
+    expect(log).toEqual({
+      checked: log.checked,
+      byRules: log.checked - 6 - CRD_VERBS,
+      asked: 6 + CRD_VERBS,
+      denied: 6,
+    });
     await expectUntouched(ns);
   });
 
   it('cronjobs granted only for the object name (resourceNames): not enough for create, asked and denied the same way', async () => {
     const ns = await namespace('rbac-names');
-    const kc = await identity(ns, withoutCronJobs([{ apiGroups: ['batch'], resources: ['cronjobs'], resourceNames: ['storefront-report'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }]));
+    const kc = await identity(
+      ns,
+      withoutCronJobs([
+        {
+          apiGroups: ['batch'],
+          resources: ['cronjobs'],
+          resourceNames: ['storefront-report'],
+          verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+        },
+      ]),
+    );
     const r = await install('storefront', ns, ['--values', customer, '--log-level', 'debug'], { KUBECONFIG: kc });
     expect(r.exitCode, r.stderr).toBe(6);
     expect(r.stderr).toMatch(/^cause: RBAC: this identity lacks 6 permission\(s\) the chart needs:$/m);
@@ -70,7 +92,16 @@ describe('RBAC preflight as a ServiceAccount', () => {
     };
     const kc = await identity(ns, withoutCronJobs(), [dangling]);
     const review = JSON.parse(
-      (await kubectl(['create', '-f', '-', '-o', 'json'], { kubeconfig: kc, input: JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: ns } }) })).stdout,
+      (
+        await kubectl(['create', '-f', '-', '-o', 'json'], {
+          kubeconfig: kc,
+          input: JSON.stringify({
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectRulesReview',
+            spec: { namespace: ns },
+          }),
+        })
+      ).stdout,
     );
     expect(review.status.evaluationError).toMatch(/does-not-exist/);
     const r = await install('storefront', ns, ['--values', customer, '--log-level', 'debug'], { KUBECONFIG: kc });
@@ -98,7 +129,8 @@ describe('RBAC preflight as a ServiceAccount', () => {
 describe('RBAC preflight on the render before helm upgrade (hooks included)', () => {
   const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'no-crds');
   const source = ['--chart', chart, '--base-values', join(chart, 'values.yaml'), '--log-level', 'debug'];
-  const hookLine = (ns: string) => `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/gated-hook-report)`;
+  const hookLine = (ns: string) =>
+    `  cronjobs.batch in namespace ${ns}: create, delete, get, list, patch, watch (CronJob/gated-hook-report)`;
 
   it('a Role without cronjobs, which only a hook needs: exit 6 naming the hook, helm upgrade never started, nothing changed', async () => {
     const ns = await namespace('rbac-gate-narrow');
@@ -112,8 +144,16 @@ describe('RBAC preflight on the render before helm upgrade (hooks included)', ()
     expect(calls.map((c) => c.helm)).toEqual(['template']);
     expect(preflightLog(r.stdout)).toMatchObject({ denied: 6 });
     expect(await history('gated', ns)).toEqual([]);
-    const left = await kubectl(['get', 'deployments,cronjobs,configmaps,leases', '--namespace', ns, '-o', 'name'], opts());
-    expect(left.stdout.trim().split('\n').filter((n) => n !== 'configmap/kube-root-ca.crt' && n !== '')).toEqual([]);
+    const left = await kubectl(
+      ['get', 'deployments,cronjobs,configmaps,leases', '--namespace', ns, '-o', 'name'],
+      opts(),
+    );
+    expect(
+      left.stdout
+        .trim()
+        .split('\n')
+        .filter((n) => n !== 'configmap/kube-root-ca.crt' && n !== ''),
+    ).toEqual([]);
   });
 
   it('the shipped Role: installed, then upgraded, each checked on one render before helm upgrade', async () => {

@@ -21,17 +21,40 @@ const fresh = namespacesDeletedAfterAll();
 
 /** The built CLI in its own process group, so the test can SIGKILL it together with its helm. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
-  return execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--release', 'storefront', '--namespace', ns, '--timeout', '5m', ...args], {
-    // The storefront chart alone (the bundled app is a release plan).
-    // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until killed.
-    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir, HELM_INSTALLER_FAIL_FAST_AFTER: '0', ...env },
-    reject: false,
-    detached: true,
-    forceKillAfterDelay: false,
-  });
+  return execa(
+    process.execPath,
+    [
+      ...installerNodeArgs,
+      cliPath,
+      'install',
+      '--release',
+      'storefront',
+      '--namespace',
+      ns,
+      '--timeout',
+      '5m',
+      ...args,
+    ],
+    {
+      // The storefront chart alone (the bundled app is a release plan).
+      // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until killed.
+      env: {
+        KUBECONFIG: kubeconfig(),
+        HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
+        HELM_INSTALLER_CHART: chartDir,
+        HELM_INSTALLER_FAIL_FAST_AFTER: '0',
+        ...env,
+      },
+      reject: false,
+      detached: true,
+      forceKillAfterDelay: false,
+    },
+  );
 }
 
-async function lease(ns: string): Promise<{ spec: { holderIdentity?: string; leaseDurationSeconds?: number } } | undefined> {
+async function lease(
+  ns: string,
+): Promise<{ spec: { holderIdentity?: string; leaseDurationSeconds?: number } } | undefined> {
   const r = await kubectl(['get', 'lease', leaseName, '-o', 'json'], { ...opts(), namespace: ns, reject: false });
   return r.exitCode === 0 ? JSON.parse(r.stdout) : undefined;
 }
@@ -53,7 +76,10 @@ async function heldBy(ns: string, child: ResultPromise): Promise<string> {
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   );
-  if ('ended' in seen) throw new Error(`installer ${child.pid} ended (exit ${seen.ended}) before it held the Lease: ${String((await child).stderr).slice(-2000)}`);
+  if ('ended' in seen)
+    throw new Error(
+      `installer ${child.pid} ended (exit ${seen.ended}) before it held the Lease: ${String((await child).stderr).slice(-2000)}`,
+    );
   return seen.holder;
 }
 
@@ -124,7 +150,10 @@ async function liveHolder(ns: string, holderIdentity: string): Promise<() => Pro
   let renewing = true;
   const renewer = (async () => {
     while (renewing) {
-      await kubectl(['patch', 'lease', leaseName, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })], { ...opts(), namespace: ns, reject: false });
+      await kubectl(
+        ['patch', 'lease', leaseName, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })],
+        { ...opts(), namespace: ns, reject: false },
+      );
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
@@ -144,13 +173,22 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const holder = await heldBy(ns, first);
 
     const started = Date.now();
-    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], { HELM_INSTALLER_LOCK_TIMEOUT: '3s' });
+    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], {
+      HELM_INSTALLER_LOCK_TIMEOUT: '3s',
+    });
     const waited = Date.now() - started;
     expect(second.exitCode, second.stderr).toBe(7);
     expect(second.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${leaseName}`);
     expect(second.stderr).toMatch(/next: .*--lock-timeout \(HELM_INSTALLER_LOCK_TIMEOUT\)/);
     // Judged alive by its process (same host): never a takeover.
-    expect(logLines(second.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holder === holder && l.holderState === `pid ${first.pid} still runs on this host`)).toBe(true);
+    expect(
+      logLines(second.stdout).some(
+        (l) =>
+          l.msg === 'another installer holds this release: waiting for it' &&
+          l.holder === holder &&
+          l.holderState === `pid ${first.pid} still runs on this host`,
+      ),
+    ).toBe(true);
     expect(releaseHelm(second.stdout)).toEqual([]);
     expect(waited).toBeGreaterThanOrEqual(3000);
     // The first run's Lease is intact and the second added no revision.
@@ -172,12 +210,22 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const stopRenewing = await liveHolder(ns, 'installer-pod-a/1/abcdef');
     try {
-      const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], { HELM_INSTALLER_LOCK_TIMEOUT: '4s' });
+      const second = await install('storefront', ns, ['--set', 'web.replicaCount=3', '--log-level', 'debug'], {
+        HELM_INSTALLER_LOCK_TIMEOUT: '4s',
+      });
       expect(second.exitCode, second.stderr).toBe(7);
-      expect(second.stderr).toContain(`release storefront is busy: installer installer-pod-a/1/abcdef holds Lease ${ns}/${leaseName}`);
+      expect(second.stderr).toContain(
+        `release storefront is busy: installer installer-pod-a/1/abcdef holds Lease ${ns}/${leaseName}`,
+      );
       expect(second.stderr).not.toMatch(/another install, upgrade or rollback is in progress/);
       // An older installer's Lease (no record of where it runs): nothing proves it gone.
-      expect(logLines(second.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && /older installer/.test(String(l.holderState)))).toBe(true);
+      expect(
+        logLines(second.stdout).some(
+          (l) =>
+            l.msg === 'another installer holds this release: waiting for it' &&
+            /older installer/.test(String(l.holderState)),
+        ),
+      ).toBe(true);
       expect(releaseHelm(second.stdout)).toEqual([]);
       expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
     } finally {
@@ -194,22 +242,31 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     try {
       // The state the case needs, proved before it acts: the first run stopped, not ended, and
       // still the Lease's holder.
-      await waitFor('the first installer stopped', () => processState(first.pid!) === 'T', { timeoutMs: 10_000, intervalMs: 50 });
+      await waitFor('the first installer stopped', () => processState(first.pid!) === 'T', {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      });
       expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
       const started = Date.now();
       const lockTimeout = LEASE_DURATION_SECONDS + 6;
-      const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: `${lockTimeout}s` });
+      const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], {
+        HELM_INSTALLER_LOCK_TIMEOUT: `${lockTimeout}s`,
+      });
       const waited = Date.now() - started;
       expect(second.exitCode, second.stderr).toBe(7);
       expect(second.stderr).toContain(`release storefront is busy: installer ${holder} holds Lease ${ns}/${leaseName}`);
       expect(waited).toBeGreaterThanOrEqual(lockTimeout * 1000);
-      const waiting = logLines(second.stdout).filter((l) => l.msg === 'another installer holds this release: waiting for it');
+      const waiting = logLines(second.stdout).filter(
+        (l) => l.msg === 'another installer holds this release: waiting for it',
+      );
       expect(waiting.length).toBeGreaterThan(0);
       expect(logLines(second.stdout).some((l) => /taking the Lease over|lease taken over/.test(l.msg))).toBe(false);
       expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
       // The second run's last judgement, in its error: the Lease had gone unrenewed past its duration.
       expect(Number(/renewed (\d+)s ago/.exec(second.stderr)?.[1])).toBeGreaterThan(LEASE_DURATION_SECONDS);
-      console.log(`stalled holder: the second run waited ${(waited / 1000).toFixed(1)} s and exited 7; the Lease stayed with ${holder}`);
+      console.log(
+        `stalled holder: the second run waited ${(waited / 1000).toFixed(1)} s and exited 7; the Lease stayed with ${holder}`,
+      );
     } finally {
       process.kill(-first.pid!, 'SIGCONT');
       process.kill(-first.pid!, 'SIGTERM');
@@ -228,14 +285,22 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name: leaseName, namespace: ns },
-        spec: { holderIdentity: 'installer-pod-a/1/abcdef', leaseDurationSeconds: 15, acquireTime: now(), renewTime: now() },
+        spec: {
+          holderIdentity: 'installer-pod-a/1/abcdef',
+          leaseDurationSeconds: 15,
+          acquireTime: now(),
+          renewTime: now(),
+        },
       });
     await kubectl(['apply', '-f', '-'], { ...opts(), input: body() });
     let renewing = true;
     const renewer = (async () => {
       const until = Date.now() + 5000;
       while (renewing && Date.now() < until) {
-        await kubectl(['patch', 'lease', leaseName, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })], { ...opts(), namespace: ns });
+        await kubectl(
+          ['patch', 'lease', leaseName, '--type', 'merge', '-p', JSON.stringify({ spec: { renewTime: now() } })],
+          { ...opts(), namespace: ns },
+        );
         await new Promise((r) => setTimeout(r, 1000));
       }
       await kubectl(['delete', 'lease', leaseName], { ...opts(), namespace: ns });
@@ -246,7 +311,12 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     await renewer;
     expect(r.exitCode, r.stderr).toBe(0);
     expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
-    expect(logLines(r.stdout).some((l) => l.msg === 'another installer holds this release: waiting for it' && l.holder === 'installer-pod-a/1/abcdef')).toBe(true);
+    expect(
+      logLines(r.stdout).some(
+        (l) =>
+          l.msg === 'another installer holds this release: waiting for it' && l.holder === 'installer-pod-a/1/abcdef',
+      ),
+    ).toBe(true);
     expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([
       [1, 'superseded'],
       [2, 'deployed'],
@@ -255,7 +325,7 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect(await lease(ns)).toBeUndefined();
   });
 
-  it('SIGKILL mid-upgrade: the next run takes the dead run\'s Lease over at once, marks the pending revision failed, rolls back, upgrades: deployed, no manual step', async () => {
+  it("SIGKILL mid-upgrade: the next run takes the dead run's Lease over at once, marks the pending revision failed, rolls back, upgrades: deployed, no manual step", async () => {
     const ns = await createNamespace('kill-upgrade', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
@@ -269,14 +339,26 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const logs = logLines(r.stdout);
     // Taken over at once: the dead run's pid and its process group (helm) are gone, so its Lease,
     // renewed moments before the kill, is not waited for.
-    const takeover = logs.find((l) => l.msg === `holder ${deadHolder} is gone: pid ${deadHolder.split('/')[1]} no longer exists on this host, nor anything of its process group (helm); taking the Lease over`);
+    const takeover = logs.find(
+      (l) =>
+        l.msg ===
+        `holder ${deadHolder} is gone: pid ${deadHolder.split('/')[1]} no longer exists on this host, nor anything of its process group (helm); taking the Lease over`,
+    );
     expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
     expect(takeover!.previousHolder).toBe(deadHolder);
     // At its first look, by proof: it never waited (its own record, not a time that load stretches).
     expect(logs.filter((l) => l.msg === WAITING)).toEqual([]);
     const tookMs = Number(takeover!.time) - started;
-    console.log(`SIGKILL mid-upgrade: the next run took the Lease over ${(tookMs / 1000).toFixed(2)} s after it started (the Lease had been renewed ${takeover!.renewedSecondsAgo} s before); the whole run took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-upgrade: marked revision 2 failed. Safe because this run holds the release lease'))).toBe(true);
+    console.log(
+      `SIGKILL mid-upgrade: the next run took the Lease over ${(tookMs / 1000).toFixed(2)} s after it started (the Lease had been renewed ${takeover!.renewedSecondsAgo} s before); the whole run took ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    expect(
+      logs.some((l) =>
+        String(l.msg).startsWith(
+          'release was stuck pending-upgrade: marked revision 2 failed. Safe because this run holds the release lease',
+        ),
+      ),
+    ).toBe(true);
     expect(logs.some((l) => l.msg === 'rolled back to revision 1, the last deployed one; continuing')).toBe(true);
 
     const h = await history('storefront', ns);
@@ -299,7 +381,12 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const report: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const killed = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--set', `web.replicaCount=${3 + i}`]);
+      const killed = startInstaller(ns, [
+        '--set',
+        'web.nodeSelector.zone=nowhere',
+        '--set',
+        `web.replicaCount=${3 + i}`,
+      ]);
       // From its start to helm waiting for pods that cannot be scheduled: start, render, Lease, apply, wait.
       const delay = Math.round(300 + Math.random() * 5700);
       await new Promise((r) => setTimeout(r, delay));
@@ -311,7 +398,11 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
       const r = await install('storefront', ns, ['--force-upgrade'], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
       expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
       const takeover = logLines(r.stdout).find((l) => / is gone: .*; taking the Lease over$/.test(l.msg));
-      expect(logLines(r.stdout).some((l) => l.msg === 'lease taken over: its holder stopped renewing it (the installer died)')).toBe(false);
+      expect(
+        logLines(r.stdout).some(
+          (l) => l.msg === 'lease taken over: its holder stopped renewing it (the installer died)',
+        ),
+      ).toBe(false);
       if (left) {
         expect(takeover?.previousHolder, r.stdout.slice(0, 3000)).toBe(left);
         expect(logLines(r.stdout).filter((l) => l.msg === WAITING)).toEqual([]);
@@ -343,7 +434,9 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     process.kill(helmPids[0]!, 'SIGKILL');
     const r = await run;
     expect(r.exitCode, String(r.stderr)).toBe(5);
-    expect(String(r.stderr)).toMatch(/^cause: install\/upgrade of release storefront stopped: helm was killed by SIGKILL \(in a pod, usually the out-of-memory killer at the container memory limit\)$/m);
+    expect(String(r.stderr)).toMatch(
+      /^cause: install\/upgrade of release storefront stopped: helm was killed by SIGKILL \(in a pod, usually the out-of-memory killer at the container memory limit\)$/m,
+    );
     expect(String(r.stderr)).toMatch(/^next: Run the installer again \(the Job retries it\)/m);
     // The installer itself lived on and released its Lease, so the retry needs no wait.
     expect(await lease(ns)).toBeUndefined();
@@ -364,8 +457,12 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
     expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
     const logs = logLines(r.stdout);
-    expect(logs.some((l) => String(l.msg).startsWith('release was stuck pending-install: marked revision 1 failed'))).toBe(true);
-    expect(logs.some((l) => l.msg === 'uninstalled the first install that never deployed; installing again')).toBe(true);
+    expect(
+      logs.some((l) => String(l.msg).startsWith('release was stuck pending-install: marked revision 1 failed')),
+    ).toBe(true);
+    expect(logs.some((l) => l.msg === 'uninstalled the first install that never deployed; installing again')).toBe(
+      true,
+    );
     expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
     const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
     expect(web.spec.template.spec.nodeSelector?.zone).toBeUndefined();

@@ -31,31 +31,56 @@ async function logsOf(ns: string, pod: string, want: RegExp): Promise<string> {
 }
 
 const cases = [
-  { name: 'a StatefulSet selector change: the pod goes with it', sets: ['dbSelector.tier=data'], field: 'spec.selector', labels: { tier: 'data' } },
-  { name: 'a serviceName change and a new version: the pod orphaned, adopted, then rolled', sets: ['serviceName=db-v2', 'version=v2'], field: 'spec.serviceName', labels: { app: 'db' } },
+  {
+    name: 'a StatefulSet selector change: the pod goes with it',
+    sets: ['dbSelector.tier=data'],
+    field: 'spec.selector',
+    labels: { tier: 'data' },
+  },
+  {
+    name: 'a serviceName change and a new version: the pod orphaned, adopted, then rolled',
+    sets: ['serviceName=db-v2', 'version=v2'],
+    field: 'spec.serviceName',
+    labels: { app: 'db' },
+  },
 ];
 
 describe.concurrent('recreate on the real node', () => {
-  for (const c of cases) it(`${c.name}; the new pod reads the file the old one wrote into the same PVC`, async () => {
-    const ns = await newNamespace('immutable-real');
-    const token = randomBytes(6).toString('hex');
-    const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE))).reference;
-    const base = ['--chart', chart, '--set', 'realNode=true', '--set', `image=${image}`, '--set', `args={marker-${token},written-by-v1-${token}}`];
-    const first = await install('db', ns, base);
-    expect(first.exitCode, first.stderr).toBe(0);
-    const pod1 = await getJson(['get', 'pod', 'db-0'], opts(ns));
-    expect(pod1.spec.nodeName).toBe(REAL_NODE_NAME);
-    expect(await logsOf(ns, 'db-0', /wrote: /)).toBe(`wrote: written-by-v1-${token}\n`);
-    const pvc = await getJson(['get', 'pvc', 'data-db-0'], opts(ns));
+  for (const c of cases)
+    it(`${c.name}; the new pod reads the file the old one wrote into the same PVC`, async () => {
+      const ns = await newNamespace('immutable-real');
+      const token = randomBytes(6).toString('hex');
+      const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE)))
+        .reference;
+      const base = [
+        '--chart',
+        chart,
+        '--set',
+        'realNode=true',
+        '--set',
+        `image=${image}`,
+        '--set',
+        `args={marker-${token},written-by-v1-${token}}`,
+      ];
+      const first = await install('db', ns, base);
+      expect(first.exitCode, first.stderr).toBe(0);
+      const pod1 = await getJson(['get', 'pod', 'db-0'], opts(ns));
+      expect(pod1.spec.nodeName).toBe(REAL_NODE_NAME);
+      expect(await logsOf(ns, 'db-0', /wrote: /)).toBe(`wrote: written-by-v1-${token}\n`);
+      const pvc = await getJson(['get', 'pvc', 'data-db-0'], opts(ns));
 
-    const upgraded = await install('db', ns, [...base, ...c.sets.flatMap((x) => ['--set', x])]);
-    expect(upgraded.exitCode, upgraded.stderr).toBe(0);
-    expect(upgraded.stderr).toContain(`StatefulSet/${ns}/db: ${c.field}`);
-    const pod2 = await getJson(['get', 'pod', 'db-0'], opts(ns));
-    expect(pod2.metadata.uid).not.toBe(pod1.metadata.uid);
-    expect(pod2.metadata.labels).toMatchObject(c.labels);
-    expect(await logsOf(ns, 'db-0', /found: /)).toBe(`found: written-by-v1-${token}\n`);
-    const after = await getJson(['get', 'pvc', 'data-db-0'], opts(ns));
-    expect([after.metadata.uid, after.status.phase, after.spec.volumeName]).toEqual([pvc.metadata.uid, 'Bound', pvc.spec.volumeName]);
-  });
+      const upgraded = await install('db', ns, [...base, ...c.sets.flatMap((x) => ['--set', x])]);
+      expect(upgraded.exitCode, upgraded.stderr).toBe(0);
+      expect(upgraded.stderr).toContain(`StatefulSet/${ns}/db: ${c.field}`);
+      const pod2 = await getJson(['get', 'pod', 'db-0'], opts(ns));
+      expect(pod2.metadata.uid).not.toBe(pod1.metadata.uid);
+      expect(pod2.metadata.labels).toMatchObject(c.labels);
+      expect(await logsOf(ns, 'db-0', /found: /)).toBe(`found: written-by-v1-${token}\n`);
+      const after = await getJson(['get', 'pvc', 'data-db-0'], opts(ns));
+      expect([after.metadata.uid, after.status.phase, after.spec.volumeName]).toEqual([
+        pvc.metadata.uid,
+        'Bound',
+        pvc.spec.volumeName,
+      ]);
+    });
 });

@@ -25,13 +25,18 @@ async function observed(ns: string) {
   const pod = await get(ns, 'pod', 'db-0');
   return {
     pod: pod.metadata.uid as string,
-    db: { uid: db.metadata.uid as string, serviceName: db.spec.serviceName as string, selector: db.spec.selector.matchLabels as Record<string, string> },
+    db: {
+      uid: db.metadata.uid as string,
+      serviceName: db.spec.serviceName as string,
+      selector: db.spec.selector.matchLabels as Record<string, string>,
+    },
     web: { uid: web.metadata.uid as string, selector: web.spec.selector.matchLabels as Record<string, string> },
     pvc: { uid: pvc.metadata.uid as string, phase: pvc.status.phase as string, volume: pvc.spec.volumeName as string },
   };
 }
 
-const installer = (ns: string, sets: readonly string[], extra: string[] = []) => install('db', ns, ['--chart', chart, ...sets.flatMap((s) => ['--set', s]), ...extra]);
+const installer = (ns: string, sets: readonly string[], extra: string[] = []) =>
+  install('db', ns, ['--chart', chart, ...sets.flatMap((s) => ['--set', s]), ...extra]);
 
 const cases = [
   {
@@ -46,9 +51,19 @@ const cases = [
     name: 'a StatefulSet selector and a Deployment selector change: both recreated, the old pods gone',
     sets: ['dbSelector.tier=data', 'webSelector.track=stable'],
     samePod: false,
-    recreated: [['Deployment', 'web', 'spec.selector'], ['StatefulSet', 'db', 'spec.selector']],
-    commands: ['kubectl delete deployment web -n NS --cascade=background', 'kubectl delete statefulset db -n NS --cascade=foreground'],
-    expected: { serviceName: 'db-headless', dbSelector: { app: 'db', tier: 'data' }, webSelector: { app: 'web', track: 'stable' } },
+    recreated: [
+      ['Deployment', 'web', 'spec.selector'],
+      ['StatefulSet', 'db', 'spec.selector'],
+    ],
+    commands: [
+      'kubectl delete deployment web -n NS --cascade=background',
+      'kubectl delete statefulset db -n NS --cascade=foreground',
+    ],
+    expected: {
+      serviceName: 'db-headless',
+      dbSelector: { app: 'db', tier: 'data' },
+      webSelector: { app: 'web', track: 'stable' },
+    },
   },
   {
     name: 'a volumeClaimTemplates change and a new version: the StatefulSet orphaned, its pod adopted then rolled',
@@ -72,24 +87,48 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
         expect(before.pvc.phase).toBe('Bound');
 
         // plan names each object install would recreate, and why.
-        const plan = await runCli(['plan', '--release', 'db', '--namespace', ns, '--chart', chart, ...c.sets.flatMap((x) => ['--set', x]), ...bin, '-o', 'json'], { env: { KUBECONFIG: kubeconfig() } });
+        const plan = await runCli(
+          [
+            'plan',
+            '--release',
+            'db',
+            '--namespace',
+            ns,
+            '--chart',
+            chart,
+            ...c.sets.flatMap((x) => ['--set', x]),
+            ...bin,
+            '-o',
+            'json',
+          ],
+          { env: { KUBECONFIG: kubeconfig() } },
+        );
         expect(plan.exitCode, plan.stderr).toBe(10);
-        const planned = (JSON.parse(plan.stdout) as { objects: { kind: string; name: string; recreate?: { fields: string[]; how: string } }[] }).objects.filter((o) => o.recreate);
+        const planned = (
+          JSON.parse(plan.stdout) as {
+            objects: { kind: string; name: string; recreate?: { fields: string[]; how: string } }[];
+          }
+        ).objects.filter((o) => o.recreate);
         expect(planned.map((o) => [o.kind, o.name, o.recreate!.fields.join(', ')])).toEqual(c.recreated);
 
         // never: refused before helm runs; nothing changed, no new revision.
         const refused = await installer(ns, c.sets, [...bin, '--recreate-immutable', 'never']);
         expect(refused.exitCode, refused.stderr).toBe(4);
-        for (const [kind, name, field] of c.recreated) expect(refused.stderr).toMatch(new RegExp(`^  ${kind} ${name} in namespace ${ns}: ${field.replace('.', '\\.')}`, 'm'));
+        for (const [kind, name, field] of c.recreated)
+          expect(refused.stderr).toMatch(
+            new RegExp(`^  ${kind} ${name} in namespace ${ns}: ${field.replace('.', '\\.')}`, 'm'),
+          );
         expect(refused.stderr).toContain('--recreate-immutable auto');
-        for (const command of c.commands) expect(refused.stderr).toContain(`    by hand: ${command.replaceAll('NS', ns)}\n`);
+        for (const command of c.commands)
+          expect(refused.stderr).toContain(`    by hand: ${command.replaceAll('NS', ns)}\n`);
         expect((await history('db', ns)).map((r) => r.status)).toEqual(['deployed']);
         expect(await observed(ns)).toEqual(before);
 
         const upgraded = await installer(ns, c.sets, bin);
         expect(upgraded.exitCode, upgraded.stderr).toBe(0);
         expect(upgraded.stderr).toContain('recreated, as fields that cannot change changed:');
-        for (const [kind, name, field] of c.recreated) expect(upgraded.stderr).toContain(`${kind}/${ns}/${name}: ${field}`);
+        for (const [kind, name, field] of c.recreated)
+          expect(upgraded.stderr).toContain(`${kind}/${ns}/${name}: ${field}`);
         const after = await observed(ns);
         expect(after.db.uid).not.toBe(before.db.uid);
         // Orphaned and adopted: the same pod; otherwise (selector, new version) a new one.
@@ -106,7 +145,9 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
         expect(pod.metadata.ownerReferences.map((o: { uid: string }) => o.uid)).toEqual([after.db.uid]);
         for (const [k, v] of Object.entries(c.expected.dbSelector)) expect(pod.metadata.labels[k]).toBe(v);
         const upgradedEvent = (await installerEvents(ns)).find((e) => e.reason === 'Upgraded');
-        expect(upgradedEvent?.note).toContain(`recreated (fields that cannot change): ${c.recreated.map(([kind, name]) => `${kind}/${ns}/${name}`).join(', ')}`);
+        expect(upgradedEvent?.note).toContain(
+          `recreated (fields that cannot change): ${c.recreated.map(([kind, name]) => `${kind}/${ns}/${name}`).join(', ')}`,
+        );
 
         // The next run with the same input changes nothing.
         const again = await installer(ns, c.sets, bin);
@@ -119,7 +160,11 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
 
   it('a release plain helm 3 made, then the installer (helm 4): serviceName changed, recreated, the PVC kept', async () => {
     const ns = await newNamespace('immutable-from-helm3');
-    const made = await execa(helm3, ['upgrade', '--install', 'db', chart, '--namespace', ns, '--wait', '--timeout', '120s'], { env: { KUBECONFIG: kubeconfig() }, reject: false });
+    const made = await execa(
+      helm3,
+      ['upgrade', '--install', 'db', chart, '--namespace', ns, '--wait', '--timeout', '120s'],
+      { env: { KUBECONFIG: kubeconfig() }, reject: false },
+    );
     expect(made.exitCode, made.stderr).toBe(0);
     const before = await observed(ns);
     const upgraded = await installer(ns, ['serviceName=db-v2']);
@@ -137,7 +182,10 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
     const ns = await newNamespace('immutable-resume');
     expect((await installer(ns, [])).exitCode).toBe(0);
     const before = await observed(ns);
-    await kubectl(['delete', 'statefulset', 'db', '--cascade=orphan', '--wait=true'], { kubeconfig: kubeconfig(), namespace: ns });
+    await kubectl(['delete', 'statefulset', 'db', '--cascade=orphan', '--wait=true'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+    });
     const next = await installer(ns, ['serviceName=db-v2']);
     expect(next.exitCode, next.stderr).toBe(0);
     // Nothing left to recreate: helm creates the missing StatefulSet.
@@ -169,12 +217,26 @@ describe.concurrent('install recreates objects whose fields cannot change', () =
       const ns = await newNamespace(`immutable-job-${helm}`);
       const bin = helm === 'helm3' ? ['--helm-bin', helm3] : [];
       expect((await installer(ns, ['job.enabled=true', 'headless=false'], bin)).exitCode).toBe(0);
-      const [job, svc, db] = [await get(ns, 'job', 'migrate'), await get(ns, 'service', 'db-headless'), await get(ns, 'statefulset', 'db')];
+      const [job, svc, db] = [
+        await get(ns, 'job', 'migrate'),
+        await get(ns, 'service', 'db-headless'),
+        await get(ns, 'statefulset', 'db'),
+      ];
       expect(svc.spec.clusterIP).not.toBe('None');
-      const upgraded = await installer(ns, ['job.enabled=true', 'job.image=example.invalid/migrate:2', 'headless=true'], bin);
+      const upgraded = await installer(
+        ns,
+        ['job.enabled=true', 'job.image=example.invalid/migrate:2', 'headless=true'],
+        bin,
+      );
       expect(upgraded.exitCode, upgraded.stderr).toBe(0);
-      expect(upgraded.stderr).toContain(`  Service/${ns}/db-headless: spec.clusterIP\n  Job/${ns}/migrate: spec.template`);
-      const [job2, svc2, db2] = [await get(ns, 'job', 'migrate'), await get(ns, 'service', 'db-headless'), await get(ns, 'statefulset', 'db')];
+      expect(upgraded.stderr).toContain(
+        `  Service/${ns}/db-headless: spec.clusterIP\n  Job/${ns}/migrate: spec.template`,
+      );
+      const [job2, svc2, db2] = [
+        await get(ns, 'job', 'migrate'),
+        await get(ns, 'service', 'db-headless'),
+        await get(ns, 'statefulset', 'db'),
+      ];
       expect(job2.metadata.uid).not.toBe(job.metadata.uid);
       expect(job2.spec.template.spec.containers[0].image).toBe('example.invalid/migrate:2');
       expect([svc2.metadata.uid === svc.metadata.uid, svc2.spec.clusterIP]).toEqual([false, 'None']);

@@ -26,7 +26,8 @@ const clusterObjects: string[][] = [];
 afterAll(async () => {
   for (const o of clusterObjects) await kubectl(['delete', '--ignore-not-found', ...o], { kubeconfig: kubeconfig() });
 });
-const k = (args: string[], ns?: string) => kubectl(args, { kubeconfig: kubeconfig(), ...(ns ? { namespace: ns } : {}) });
+const k = (args: string[], ns?: string) =>
+  kubectl(args, { kubeconfig: kubeconfig(), ...(ns ? { namespace: ns } : {}) });
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 interface Case {
@@ -45,12 +46,32 @@ interface Case {
 }
 
 /** Until a server-side dry run of a pod like the chart's is refused with `words`. */
-async function refusing(ns: string, words: RegExp, labels: Record<string, string> = {}, resources?: object): Promise<void> {
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'probe-', namespace: ns, labels }, spec: { containers: [{ name: 'app', image: 'registry.example.com/shop/app:1.0', ...(resources ? { resources } : {}) }] } };
-  await waitFor(`namespace ${ns} to refuse pods (${words})`, async () => {
-    const r = await kubectl(['create', '--dry-run=server', '-f', '-', '-o', 'name'], { kubeconfig: kubeconfig(), input: JSON.stringify(pod), reject: false });
-    return r.exitCode !== 0 && words.test(r.stderr);
-  }, { timeoutMs: 30_000, intervalMs: 250 });
+async function refusing(
+  ns: string,
+  words: RegExp,
+  labels: Record<string, string> = {},
+  resources?: object,
+): Promise<void> {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { generateName: 'probe-', namespace: ns, labels },
+    spec: {
+      containers: [{ name: 'app', image: 'registry.example.com/shop/app:1.0', ...(resources ? { resources } : {}) }],
+    },
+  };
+  await waitFor(
+    `namespace ${ns} to refuse pods (${words})`,
+    async () => {
+      const r = await kubectl(['create', '--dry-run=server', '-f', '-', '-o', 'name'], {
+        kubeconfig: kubeconfig(),
+        input: JSON.stringify(pod),
+        reject: false,
+      });
+      return r.exitCode !== 0 && words.test(r.stderr);
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
 }
 
 const limits = { limits: { cpu: '500m', memory: '64Mi' }, requests: { cpu: '500m', memory: '64Mi' } };
@@ -78,9 +99,18 @@ const CASES: Case[] = [
     values: {},
     kind: 'resource-quota',
     warnedBefore: true,
-    alsoWarned: "the pods may not fit ResourceQuota/tight: the chart's pods need pods=1 in all; ResourceQuota tight has hard pods=0, used pods=0: they cannot fit even when nothing else uses it",
+    alsoWarned:
+      "the pods may not fit ResourceQuota/tight: the chart's pods need pods=1 in all; ResourceQuota tight has hard pods=0, used pods=0: they cannot fit even when nothing else uses it",
     async setUp(ns) {
-      await applyYaml(stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'tight', namespace: ns }, spec: { hard: { pods: '0' } } }), { kubeconfig: kubeconfig() });
+      await applyYaml(
+        stringify({
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'tight', namespace: ns },
+          spec: { hard: { pods: '0' } },
+        }),
+        { kubeconfig: kubeconfig() },
+      );
       await refusing(ns, /exceeded quota: tight/);
     },
     expected: (ns) => [
@@ -94,7 +124,15 @@ const CASES: Case[] = [
     kind: 'limit-range',
     warnedBefore: true,
     async setUp(ns) {
-      await applyYaml(stringify({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'small', namespace: ns }, spec: { limits: [{ type: 'Container', max: { cpu: '100m' } }] } }), { kubeconfig: kubeconfig() });
+      await applyYaml(
+        stringify({
+          apiVersion: 'v1',
+          kind: 'LimitRange',
+          metadata: { name: 'small', namespace: ns },
+          spec: { limits: [{ type: 'Container', max: { cpu: '100m' } }] },
+        }),
+        { kubeconfig: kubeconfig() },
+      );
       await refusing(ns, /maximum cpu usage per Container/, {}, limits);
     },
     expected: (ns) => [
@@ -118,15 +156,26 @@ const CASES: Case[] = [
             metadata: { name },
             spec: {
               failurePolicy: 'Fail',
-              matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] },
-              validations: [{ expression: "!has(object.metadata.labels) || !('refuse-me' in object.metadata.labels)", message: 'pods labelled refuse-me are not allowed here' }],
+              matchConstraints: {
+                resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+              },
+              validations: [
+                {
+                  expression: "!has(object.metadata.labels) || !('refuse-me' in object.metadata.labels)",
+                  message: 'pods labelled refuse-me are not allowed here',
+                },
+              ],
             },
           },
           {
             apiVersion: 'admissionregistration.k8s.io/v1',
             kind: 'ValidatingAdmissionPolicyBinding',
             metadata: { name },
-            spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
+            spec: {
+              policyName: name,
+              validationActions: ['Deny'],
+              matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+            },
           },
         ]
           .map((d) => stringify(d))
@@ -161,7 +210,12 @@ interface Timed {
 async function timed(bin: string, args: string[], env: Record<string, string> = {}): Promise<Timed> {
   const started = Date.now();
   const r = await execa(bin, args, { env: { KUBECONFIG: kubeconfig(), ...env }, reject: false, timeout: 600_000 });
-  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), seconds: (Date.now() - started) / 1000 };
+  return {
+    exitCode: r.exitCode ?? -1,
+    stdout: String(r.stdout),
+    stderr: String(r.stderr),
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 function valuesFile(values: object): string {
@@ -171,11 +225,46 @@ function valuesFile(values: object): string {
 }
 
 const installer = (ns: string, values: string, bin: string) =>
-  timed(process.execPath, [...installerNodeArgs, cliPath, 'install', '--chart', CHART, '--release', RELEASE, '--namespace', ns, '-f', values, '--timeout', '300s', '--fail-fast-after', `${FAIL_FAST_S}s`, '--helm-bin', bin], {
-    HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
-  });
+  timed(
+    process.execPath,
+    [
+      ...installerNodeArgs,
+      cliPath,
+      'install',
+      '--chart',
+      CHART,
+      '--release',
+      RELEASE,
+      '--namespace',
+      ns,
+      '-f',
+      values,
+      '--timeout',
+      '300s',
+      '--fail-fast-after',
+      `${FAIL_FAST_S}s`,
+      '--helm-bin',
+      bin,
+    ],
+    {
+      HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
+    },
+  );
 
-const plainHelm = (ns: string, values: string, bin: string) => timed(bin, ['upgrade', '--install', RELEASE, CHART, '--namespace', ns, '-f', values, '--wait', '--timeout', `${PLAIN_TIMEOUT_S}s`]);
+const plainHelm = (ns: string, values: string, bin: string) =>
+  timed(bin, [
+    'upgrade',
+    '--install',
+    RELEASE,
+    CHART,
+    '--namespace',
+    ns,
+    '-f',
+    values,
+    '--wait',
+    '--timeout',
+    `${PLAIN_TIMEOUT_S}s`,
+  ]);
 
 const logLines = (stdout: string) =>
   stdout
@@ -190,16 +279,42 @@ describe('plan: what the cluster says before any change', () => {
     const ns = await namespace('refusedplan');
     await CASES[0]!.setUp(ns);
     const values = valuesFile({ storageClass: 'no-such-class' });
-    const r = await timed(process.execPath, [...installerNodeArgs, cliPath, 'plan', '--chart', CHART, '--release', RELEASE, '--namespace', ns, '-f', values, '-o', 'json'], {
-      HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
-    });
+    const r = await timed(
+      process.execPath,
+      [
+        ...installerNodeArgs,
+        cliPath,
+        'plan',
+        '--chart',
+        CHART,
+        '--release',
+        RELEASE,
+        '--namespace',
+        ns,
+        '-f',
+        values,
+        '-o',
+        'json',
+      ],
+      {
+        HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(10); // the install would change something
-    const refusals = JSON.parse(r.stdout).refusals as { object: string; kind: string; blocks: boolean; message: string; wayOut: string[] }[];
+    const refusals = JSON.parse(r.stdout).refusals as {
+      object: string;
+      kind: string;
+      blocks: boolean;
+      message: string;
+      wayOut: string[];
+    }[];
     expect(refusals.map((x) => [x.object, x.kind, x.blocks])).toEqual([
       ['StorageClass/no-such-class', 'missing-class', true],
       [`Deployment/${RELEASE}-app`, 'pod-security', true],
     ]);
-    expect(refusals[1]!.message).toMatch(/^pods "web-app-[a-z0-9]*" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/);
+    expect(refusals[1]!.message).toMatch(
+      /^pods "web-app-[a-z0-9]*" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/,
+    );
     expect(refusals[1]!.wayOut[0]).toBe(CASES[0]!.expected(ns)[0]!.replace(/^way out: /, ''));
     expect((await k(['get', 'all,persistentvolumeclaims', '-o', 'name'], ns)).stdout).toBe('');
   });
@@ -225,14 +340,22 @@ for (const [major, bin] of [
         expect(run.exitCode, run.stderr).toBe(4);
         expect(plain.exitCode).not.toBe(0);
         const cause = c.kind
-          ? new RegExp(`^cause: install of release ${RELEASE} failed fast: the cluster refused to create the pods of ReplicaSet/${RELEASE}-app-[a-z0-9]+ for ${FAIL_FAST_S}s \\(${c.kind}\\), which waiting does not fix$`, 'm')
-          : new RegExp(`^cause: install of release ${RELEASE} failed fast: no node could take Pod/${RELEASE}-app-[a-z0-9]+-[a-z0-9]+ for ${FAIL_FAST_S}s, which waiting does not fix$`, 'm');
+          ? new RegExp(
+              `^cause: install of release ${RELEASE} failed fast: the cluster refused to create the pods of ReplicaSet/${RELEASE}-app-[a-z0-9]+ for ${FAIL_FAST_S}s \\(${c.kind}\\), which waiting does not fix$`,
+              'm',
+            )
+          : new RegExp(
+              `^cause: install of release ${RELEASE} failed fast: no node could take Pod/${RELEASE}-app-[a-z0-9]+-[a-z0-9]+ for ${FAIL_FAST_S}s, which waiting does not fix$`,
+              'm',
+            );
         expect(run.stderr).toMatch(cause);
         for (const line of c.expected(ns)) expect(run.stderr).toMatch(new RegExp(`^ +${escape(line)}$`, 'm'));
         expect(run.stderr).toMatch(/^next: Take the way out above/m);
         // Before helm: the dry run of the pods was refused, with the same way out.
         const helmStarted = logs.findIndex((l) => l.msg === 'running helm upgrade --install');
-        const warned = logs.findIndex((l) => l.msg.startsWith(`the cluster would refuse the pods of Deployment/${RELEASE}-app: `));
+        const warned = logs.findIndex((l) =>
+          l.msg.startsWith(`the cluster would refuse the pods of Deployment/${RELEASE}-app: `),
+        );
         if (c.warnedBefore) {
           expect(warned).toBeGreaterThanOrEqual(0);
           expect(warned).toBeLessThan(helmStarted);
@@ -253,19 +376,49 @@ for (const [major, bin] of [
       const ns = await namespace(`refusedup${major}`);
       const first = await installer(ns, valuesFile({}), bin);
       expect(first.exitCode, first.stderr).toBe(0);
-      await applyYaml(stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'one-pod', namespace: ns }, spec: { hard: { pods: '1' } } }), { kubeconfig: kubeconfig() });
-      await waitFor('the quota to count the running pod', async () => (await getJson(['get', 'resourcequota', 'one-pod'], { kubeconfig: kubeconfig(), namespace: ns })).status?.used?.pods === '1', {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      });
+      await applyYaml(
+        stringify({
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'one-pod', namespace: ns },
+          spec: { hard: { pods: '1' } },
+        }),
+        { kubeconfig: kubeconfig() },
+      );
+      await waitFor(
+        'the quota to count the running pod',
+        async () =>
+          (await getJson(['get', 'resourcequota', 'one-pod'], { kubeconfig: kubeconfig(), namespace: ns })).status?.used
+            ?.pods === '1',
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+        },
+      );
       // New pod labels: a new ReplicaSet, whose first pod (the surge) the quota has no room for.
       const run = await installer(ns, valuesFile({ podLabels: { tier: 'next' } }), bin);
-      process.stderr.write(`[figure] helm ${major}, upgrade refused by a quota: installer exited ${run.exitCode} after ${run.seconds.toFixed(1)} s (fail-fast ${FAIL_FAST_S} s)\n`);
+      process.stderr.write(
+        `[figure] helm ${major}, upgrade refused by a quota: installer exited ${run.exitCode} after ${run.seconds.toFixed(1)} s (fail-fast ${FAIL_FAST_S} s)\n`,
+      );
       expect(run.exitCode, run.stderr).toBe(4);
-      expect(run.stderr).toMatch(new RegExp(`^cause: upgrade of release ${RELEASE} failed fast: the cluster refused to create the pods of ReplicaSet/${RELEASE}-app-[a-z0-9]+ for ${FAIL_FAST_S}s \\(resource-quota\\)`, 'm'));
-      expect(run.stderr).toMatch(/^ +way out: ResourceQuota one-pod has no room: requested pods=1, used pods=1, hard pods=1$/m);
-      expect((await history(RELEASE, ns, bin)).map((h) => `${h.revision} ${h.status}`)).toEqual(['1 superseded', '2 failed', '3 deployed']);
-      const deployment = await getJson(['get', 'deployment', `${RELEASE}-app`], { kubeconfig: kubeconfig(), namespace: ns });
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^cause: upgrade of release ${RELEASE} failed fast: the cluster refused to create the pods of ReplicaSet/${RELEASE}-app-[a-z0-9]+ for ${FAIL_FAST_S}s \\(resource-quota\\)`,
+          'm',
+        ),
+      );
+      expect(run.stderr).toMatch(
+        /^ +way out: ResourceQuota one-pod has no room: requested pods=1, used pods=1, hard pods=1$/m,
+      );
+      expect((await history(RELEASE, ns, bin)).map((h) => `${h.revision} ${h.status}`)).toEqual([
+        '1 superseded',
+        '2 failed',
+        '3 deployed',
+      ]);
+      const deployment = await getJson(['get', 'deployment', `${RELEASE}-app`], {
+        kubeconfig: kubeconfig(),
+        namespace: ns,
+      });
       expect(deployment.spec.template.metadata.labels.tier).toBeUndefined();
     });
 
@@ -273,11 +426,20 @@ for (const [major, bin] of [
       const ns = await namespace(`refusedsts${major}`);
       await CASES[0]!.setUp(ns);
       const run = await installer(ns, valuesFile({ workload: 'StatefulSet' }), bin);
-      process.stderr.write(`[figure] helm ${major}, a StatefulSet under Pod Security: installer exited ${run.exitCode} after ${run.seconds.toFixed(1)} s (fail-fast ${FAIL_FAST_S} s)\n`);
+      process.stderr.write(
+        `[figure] helm ${major}, a StatefulSet under Pod Security: installer exited ${run.exitCode} after ${run.seconds.toFixed(1)} s (fail-fast ${FAIL_FAST_S} s)\n`,
+      );
       expect(run.exitCode, run.stderr).toBe(4);
-      expect(run.stderr).toMatch(new RegExp(`^cause: install of release ${RELEASE} failed fast: the cluster refused to create the pods of StatefulSet/${RELEASE}-app for ${FAIL_FAST_S}s \\(pod-security\\), which waiting does not fix$`, 'm'));
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^cause: install of release ${RELEASE} failed fast: the cluster refused to create the pods of StatefulSet/${RELEASE}-app for ${FAIL_FAST_S}s \\(pod-security\\), which waiting does not fix$`,
+          'm',
+        ),
+      );
       // The StatefulSet controller's wrapping (`create Pod ... failed error: `) taken off.
-      expect(run.stderr).toContain(`\nStatefulSet/${RELEASE}-app: FailedCreate: pods "${RELEASE}-app-0" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`);
+      expect(run.stderr).toContain(
+        `\nStatefulSet/${RELEASE}-app: FailedCreate: pods "${RELEASE}-app-0" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`,
+      );
       for (const line of CASES[0]!.expected(ns)) expect(run.stderr).toMatch(new RegExp(`^ +${escape(line)}$`, 'm'));
       expect(await history(RELEASE, ns, bin)).toEqual([]);
       expect((await k(['get', 'statefulsets', '-o', 'name'], ns)).stdout).toBe('');
@@ -293,13 +455,20 @@ for (const [major, bin] of [
       // What the cluster has, read here: names, the default marked.
       const classes = await getJson<{ items: any[] }>(['get', 'storageclasses'], { kubeconfig: kubeconfig() });
       const have = classes.items
-        .map((s) => `${s.metadata.name}${s.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true' ? ' (default)' : ''}`)
+        .map(
+          (s) =>
+            `${s.metadata.name}${s.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true' ? ' (default)' : ''}`,
+        )
         .sort()
         .join(', ');
       expect(run.exitCode, run.stderr).toBe(3);
       expect(run.stderr).toContain('cause: the chart names classes the cluster does not have:\n');
-      expect(run.stderr).toContain(`\n  StorageClass no-such-class (named by PersistentVolumeClaim/${RELEASE}-data) does not exist; the cluster has: ${have}\n`);
-      expect(run.stderr).toMatch(/^next: Set the chart's values to a class the cluster has \(values such as persistence.storageClass, storageClassName\)/m);
+      expect(run.stderr).toContain(
+        `\n  StorageClass no-such-class (named by PersistentVolumeClaim/${RELEASE}-data) does not exist; the cluster has: ${have}\n`,
+      );
+      expect(run.stderr).toMatch(
+        /^next: Set the chart's values to a class the cluster has \(values such as persistence.storageClass, storageClassName\)/m,
+      );
       expect(logLines(run.stdout).some((l) => l.msg === 'running helm upgrade --install')).toBe(false);
       expect(await history(RELEASE, ns, bin)).toEqual([]);
       expect((await k(['get', 'deployments,persistentvolumeclaims', '-o', 'name'], ns)).stdout).toBe('');

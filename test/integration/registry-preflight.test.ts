@@ -17,7 +17,9 @@ let digest: string;
 
 beforeAll(async () => {
   if (!registryAvailable()) {
-    throw new Error('These tests need Debian packages docker-registry and apache2-utils: apt-get install -y docker-registry apache2-utils');
+    throw new Error(
+      'These tests need Debian packages docker-registry and apache2-utils: apt-get install -y docker-registry apache2-utils',
+    );
   }
   [open, locked, tls] = await Promise.all([
     startRegistry(),
@@ -36,7 +38,12 @@ afterAll(async () => {
 
 describe('checkImagesExist against docker-registry', () => {
   it('tells present images from missing ones (tag and repository)', async () => {
-    const result = await checkImagesExist([`${open.host}/app/web:1.0.0`, `${open.host}/app/worker:2`, `${open.host}/app/web:9.9`, `${open.host}/app/nothing:1`]);
+    const result = await checkImagesExist([
+      `${open.host}/app/web:1.0.0`,
+      `${open.host}/app/worker:2`,
+      `${open.host}/app/web:9.9`,
+      `${open.host}/app/nothing:1`,
+    ]);
     expect(result.present).toEqual([`${open.host}/app/web:1.0.0`, `${open.host}/app/worker:2`]);
     expect(result.missing.map((m) => [m.image, m.status])).toEqual([
       [`${open.host}/app/web:9.9`, 404],
@@ -57,7 +64,10 @@ describe('checkImagesExist against docker-registry', () => {
 
   it('uses htpasswd credentials from the dockerconfigjson, and reports bad ones', async () => {
     const image = `${locked.host}/app/web:1.0.0`;
-    expect((await checkImagesExist([image], { dockerConfigJson: dockerConfig(locked.host, creds.user, creds.password) })).present).toEqual([image]);
+    expect(
+      (await checkImagesExist([image], { dockerConfigJson: dockerConfig(locked.host, creds.user, creds.password) }))
+        .present,
+    ).toEqual([image]);
     const bad = await checkImagesExist([image], { dockerConfigJson: dockerConfig(locked.host, creds.user, 'wrong') });
     expect(bad.missing).toEqual([{ image, status: 401, reason: expect.stringMatching(/refused the credentials/) }]);
     expect((await checkImagesExist([image])).missing[0]!.reason).toMatch(/has none for it/);
@@ -65,8 +75,15 @@ describe('checkImagesExist against docker-registry', () => {
 
   it('trusts a TLS registry through the CA file', async () => {
     const image = `${tls.host}/app/web:1.0.0`;
-    const options = { dockerConfigJson: dockerConfig(tls.host, creds.user, creds.password), plainHttpHosts: [] as string[] };
-    expect((await checkImagesExist([image, `${tls.host}/app/web:2`], { ...options, caFile: tls.caFile })).missing.map((m) => m.status)).toEqual([404]);
+    const options = {
+      dockerConfigJson: dockerConfig(tls.host, creds.user, creds.password),
+      plainHttpHosts: [] as string[],
+    };
+    expect(
+      (await checkImagesExist([image, `${tls.host}/app/web:2`], { ...options, caFile: tls.caFile })).missing.map(
+        (m) => m.status,
+      ),
+    ).toEqual([404]);
     const untrusted = (await checkImagesExist([image], options).catch((e: unknown) => e)) as PreflightError;
     expect(untrusted).toBeInstanceOf(PreflightError);
     expect(untrusted.message).toContain(tls.host);

@@ -22,13 +22,20 @@ const identity = serviceAccountsDeletedAfterAll();
 async function run(bin: string, ns: string, args: string[]) {
   const termination = join(tempDir('release-test'), 'termination-log');
   writeFileSync(termination, '');
-  const r = await install('shop', ns, ['--chart', chart, '--helm-bin', bin, ...args], { HELM_INSTALLER_TERMINATION_LOG: termination });
-  const logs = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string });
+  const r = await install('shop', ns, ['--chart', chart, '--helm-bin', bin, ...args], {
+    HELM_INSTALLER_TERMINATION_LOG: termination,
+  });
+  const logs = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg: string });
   return { ...r, termination: readFileSync(termination, 'utf8'), messages: logs.map((l) => l.msg) };
 }
 
-const statuses = async (ns: string, bin: string) => (await history('shop', ns, bin)).map((h) => [h.revision, h.status, h.description]);
-const settings = async (ns: string) => (await getJson(['get', 'configmap', 'shop-settings'], { kubeconfig: kubeconfig(), namespace: ns })).data.version;
+const statuses = async (ns: string, bin: string) =>
+  (await history('shop', ns, bin)).map((h) => [h.revision, h.status, h.description]);
+const settings = async (ns: string) =>
+  (await getJson(['get', 'configmap', 'shop-settings'], { kubeconfig: kubeconfig(), namespace: ns })).data.version;
 
 for (const [name, bin] of [
   ['helm 4', helm4],
@@ -53,7 +60,9 @@ for (const [name, bin] of [
       const again = await run(bin, ns, ['--test', '--set', 'version=2']);
       expect(again.exitCode, again.stderr).toBe(0);
       expect(again.messages).not.toContain('running helm test');
-      expect((await getJson(['get', 'pod', 'shop-test'], { kubeconfig: kubeconfig(), namespace: ns })).metadata.uid).toBe(test.metadata.uid);
+      expect(
+        (await getJson(['get', 'pod', 'shop-test'], { kubeconfig: kubeconfig(), namespace: ns })).metadata.uid,
+      ).toBe(test.metadata.uid);
     });
 
     it('a test that fails on an upgrade (real node): exit 4 naming the pod, its exit code and last log lines; rolled back to the previous revision', async () => {
@@ -83,17 +92,31 @@ for (const [name, bin] of [
       const ns = await newNamespace(`test-first-${tag}`);
       const r = await run(bin, ns, ['--test', '--set', 'test.kwokPhase=Failed']);
       expect(r.exitCode, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(/^cause: helm test of release shop revision 1 failed; uninstalled \(it was a first install\)$/m);
-      expect(r.stderr).toContain(`\nPod/shop-test: Error: container check exited 1: failed on purpose (${KWOK_PHASE_ANNOTATION}: Failed)\n`);
+      expect(r.stderr).toMatch(
+        /^cause: helm test of release shop revision 1 failed; uninstalled \(it was a first install\)$/m,
+      );
+      expect(r.stderr).toContain(
+        `\nPod/shop-test: Error: container check exited 1: failed on purpose (${KWOK_PHASE_ANNOTATION}: Failed)\n`,
+      );
       expect(await history('shop', ns, bin)).toEqual([]);
     });
 
     it('--test-failure keep: exit 4, the release stays at the new revision', async () => {
       const ns = await newNamespace(`test-keep-${tag}`);
       expect((await run(bin, ns, [])).exitCode).toBe(0);
-      const r = await run(bin, ns, ['--test', '--test-failure', 'keep', '--set', 'version=2', '--set', 'test.kwokPhase=Failed']);
+      const r = await run(bin, ns, [
+        '--test',
+        '--test-failure',
+        'keep',
+        '--set',
+        'version=2',
+        '--set',
+        'test.kwokPhase=Failed',
+      ]);
       expect(r.exitCode, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(/^cause: helm test of release shop revision 2 failed; kept at revision 2 \(--test-failure keep\)$/m);
+      expect(r.stderr).toMatch(
+        /^cause: helm test of release shop revision 2 failed; kept at revision 2 \(--test-failure keep\)$/m,
+      );
       expect(r.stderr).toContain('\nPod/shop-test: Error: container check exited 1');
       expect(await statuses(ns, bin)).toEqual([
         [1, 'superseded', 'Install complete'],
@@ -103,7 +126,11 @@ for (const [name, bin] of [
       // Told as a test failure (Warning), not as a second, generic failure.
       expect((await installerEvents(ns)).map((e) => [e.reason, e.type, e.note])).toEqual([
         ['Installed', 'Normal', `release ${ns}/shop: installed as revision 1 (chart release-test-0.1.0)`],
-        ['TestFailed', 'Warning', `release ${ns}/shop: test Pod/shop-test Error: container check exited 1: failed on purpose (helm-installer.test/kwok-phase: Failed); kept at revision 2 (--test-failure keep)`],
+        [
+          'TestFailed',
+          'Warning',
+          `release ${ns}/shop: test Pod/shop-test Error: container check exited 1: failed on purpose (helm-installer.test/kwok-phase: Failed); kept at revision 2 (--test-failure keep)`,
+        ],
       ]);
     });
 
@@ -111,11 +138,16 @@ for (const [name, bin] of [
       const ns = await newNamespace(`test-slow-${tag}`);
       const r = await run(bin, ns, ['--test', '--test-timeout', '5s', '--set', 'test.kwokPhase=Running']);
       expect(r.exitCode, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(/^cause: helm test of release shop revision 1 timed out \(--test-timeout 5s\); uninstalled \(it was a first install\)$/m);
+      expect(r.stderr).toMatch(
+        /^cause: helm test of release shop revision 1 timed out \(--test-timeout 5s\); uninstalled \(it was a first install\)$/m,
+      );
       expect(r.stderr).toContain('\nPod/shop-test: TestTimeout: still Running when --test-timeout 5s ran out\n');
       expect(r.stderr).toMatch(/^next: .*--test-timeout \(HELM_INSTALLER_TEST_TIMEOUT\)/m);
       expect(await history('shop', ns, bin)).toEqual([]);
-      const pods = await getJson<{ items: { metadata: { name: string; deletionTimestamp?: string } }[] }>(['get', 'pods'], { kubeconfig: kubeconfig(), namespace: ns });
+      const pods = await getJson<{ items: { metadata: { name: string; deletionTimestamp?: string } }[] }>(
+        ['get', 'pods'],
+        { kubeconfig: kubeconfig(), namespace: ns },
+      );
       expect(pods.items.filter((p) => !p.metadata.deletionTimestamp)).toEqual([]);
     });
   });
@@ -136,9 +168,14 @@ describe('the bundled chart', () => {
   it("its web test (tests.enabled) runs after the install: the test pod fetches the web Service's / (Succeeded on the KWOK node)", async () => {
     const ns = await newNamespace('test-storefront');
     const termination = join(tempDir('release-test'), 'termination-log');
-    const r = await install('storefront', ns, ['--values', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'tests.enabled=true', '--test'], {
-      HELM_INSTALLER_TERMINATION_LOG: termination,
-    });
+    const r = await install(
+      'storefront',
+      ns,
+      ['--values', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'tests.enabled=true', '--test'],
+      {
+        HELM_INSTALLER_TERMINATION_LOG: termination,
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('"msg":"tests passed (1)"');
     const test = await getJson(['get', 'pod', 'storefront-test-web'], { kubeconfig: kubeconfig(), namespace: ns });
@@ -159,7 +196,7 @@ describe("the bundled chart's test as the installer's ServiceAccount", () => {
     expect((await history('storefront', ns)).map((h) => [h.revision, h.status])).toEqual([[1, 'deployed']]);
   });
 
-  it('a Role without the test Pod\'s verbs: exit 6 naming them before helm starts', async () => {
+  it("a Role without the test Pod's verbs: exit 6 naming them before helm starts", async () => {
     const ns = await newNamespace('test-sa-narrow');
     const rules = shippedRole.rules.filter((r: Rule) => !(r.resources.length === 1 && r.resources[0] === 'pods'));
     expect(rules).toHaveLength(shippedRole.rules.length - 1);

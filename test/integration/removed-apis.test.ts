@@ -9,7 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { decodeReleasePayload, encodeReleasePayload } from '../../src/cluster/release-secrets.js';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, helm4, kubectlBin, repoRoot, runCli } from '../helpers.js';
-import { history, install, installerEvents, kubeconfig, markPending, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
+import {
+  history,
+  install,
+  installerEvents,
+  kubeconfig,
+  markPending,
+  namespacesDeletedAfterAll,
+  spawnCli,
+} from './cluster-helpers.js';
 
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'removed-apis');
 const fresh = namespacesDeletedAfterAll();
@@ -30,14 +38,40 @@ async function readRecord(ns: string, name: string): Promise<{ json: string; rec
 async function makeStale(ns: string, release: string, revision: number): Promise<string> {
   const name = `sh.helm.release.v1.${release}.v${revision}`;
   const { json, record } = await readRecord(ns, name);
-  const psp = ['---', '# Source: removed-apis/templates/psp.yaml', 'apiVersion: policy/v1beta1', 'kind: PodSecurityPolicy', 'metadata:', `  name: ${release}-psp`, 'spec:', '  privileged: false', ''].join('\n');
+  const psp = [
+    '---',
+    '# Source: removed-apis/templates/psp.yaml',
+    'apiVersion: policy/v1beta1',
+    'kind: PodSecurityPolicy',
+    'metadata:',
+    `  name: ${release}-psp`,
+    'spec:',
+    '  privileged: false',
+    '',
+  ].join('\n');
   const stale = record.manifest
-    .replace('apiVersion: policy/v1\nkind: PodDisruptionBudget', 'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget')
-    .replace('apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler', 'apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler')
+    .replace(
+      'apiVersion: policy/v1\nkind: PodDisruptionBudget',
+      'apiVersion: policy/v1beta1\nkind: PodDisruptionBudget',
+    )
+    .replace(
+      'apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler',
+      'apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler',
+    )
     .concat(psp);
   expect(stale).not.toBe(record.manifest);
   const edited = JSON.stringify({ ...JSON.parse(json), manifest: stale });
-  await kubectl(['patch', 'secret', name, '--type=merge', '-p', JSON.stringify({ data: { release: encodeReleasePayload(edited).toString('base64') } })], opts(ns));
+  await kubectl(
+    [
+      'patch',
+      'secret',
+      name,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { release: encodeReleasePayload(edited).toString('base64') } }),
+    ],
+    opts(ns),
+  );
   return stale;
 }
 
@@ -46,7 +80,10 @@ function installer(release: string, ns: string, bin: string, args: string[]) {
 }
 
 function plainHelm(bin: string, release: string, ns: string, args: string[]) {
-  return execa(bin, ['upgrade', '--install', release, chart, '--namespace', ns, '--timeout', '60s', ...args], { env: { KUBECONFIG: kubeconfig() }, reject: false });
+  return execa(bin, ['upgrade', '--install', release, chart, '--namespace', ns, '--timeout', '60s', ...args], {
+    env: { KUBECONFIG: kubeconfig() },
+    reject: false,
+  });
 }
 
 /** The versions the release's newest record applied its PDB and HPA at, and that both objects are there. */
@@ -79,26 +116,60 @@ describe.each([
     const plain = await plainHelm(bin, release, ns, ['--set', 'setting=2']);
     expect(plain.exitCode).toBe(1);
     expect(plain.stderr).toMatch(/current release manifest/);
-    expect(plain.stderr).toMatch(/no matches for kind "(PodDisruptionBudget|HorizontalPodAutoscaler)" in version "(policy\/v1beta1|autoscaling\/v2beta2)"/);
+    expect(plain.stderr).toMatch(
+      /no matches for kind "(PodDisruptionBudget|HorizontalPodAutoscaler)" in version "(policy\/v1beta1|autoscaling\/v2beta2)"/,
+    );
     expect((await history(release, ns, bin)).map((h) => h.revision)).toEqual([1]);
 
     // plan names each mapping install would make, and changes nothing.
-    const plan = await runCli(['plan', '--release', release, '--namespace', ns, '--chart', chart, '--set', 'setting=2', '-o', 'json'], { env: { KUBECONFIG: kubeconfig(), HELM_BIN: bin } });
+    const plan = await runCli(
+      ['plan', '--release', release, '--namespace', ns, '--chart', chart, '--set', 'setting=2', '-o', 'json'],
+      { env: { KUBECONFIG: kubeconfig(), HELM_BIN: bin } },
+    );
     expect(plan.exitCode, plan.stderr).toBe(10);
     expect(JSON.parse(plan.stdout).removedApis).toEqual([
-      { revision: 1, kind: 'PodDisruptionBudget', name: `${release}-web`, from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' },
-      { revision: 1, kind: 'HorizontalPodAutoscaler', name: `${release}-web`, from: 'autoscaling/v2beta2', to: 'autoscaling/v2', removedIn: '1.26' },
-      { revision: 1, kind: 'PodSecurityPolicy', name: `${release}-psp`, from: 'policy/v1beta1', to: null, removedIn: '1.25' },
+      {
+        revision: 1,
+        kind: 'PodDisruptionBudget',
+        name: `${release}-web`,
+        from: 'policy/v1beta1',
+        to: 'policy/v1',
+        removedIn: '1.25',
+      },
+      {
+        revision: 1,
+        kind: 'HorizontalPodAutoscaler',
+        name: `${release}-web`,
+        from: 'autoscaling/v2beta2',
+        to: 'autoscaling/v2',
+        removedIn: '1.26',
+      },
+      {
+        revision: 1,
+        kind: 'PodSecurityPolicy',
+        name: `${release}-psp`,
+        from: 'policy/v1beta1',
+        to: null,
+        removedIn: '1.25',
+      },
     ]);
     expect((await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest).toBe(stale);
 
     const run = await installer(release, ns, bin, ['--set', 'setting=2']);
     expect(run.exitCode, run.stderr).toBe(0);
     const copy = `helm-installer.unmapped.${release}.v1`;
-    expect(run.stderr).toContain(`removed APIs mapped in the stored record of revision 1 (the cluster no longer serves them; the original is kept in Secret ${ns}/${copy}):`);
-    expect(run.stderr).toContain(`PodDisruptionBudget/${release}-web: policy/v1beta1 -> policy/v1 (policy/v1beta1 removed in Kubernetes 1.25)`);
-    expect(run.stderr).toContain(`HorizontalPodAutoscaler/${release}-web: autoscaling/v2beta2 -> autoscaling/v2 (autoscaling/v2beta2 removed in Kubernetes 1.26)`);
-    expect(run.stderr).toContain(`PodSecurityPolicy/${release}-psp: policy/v1beta1 dropped from the record (removed in Kubernetes 1.25 with no successor)`);
+    expect(run.stderr).toContain(
+      `removed APIs mapped in the stored record of revision 1 (the cluster no longer serves them; the original is kept in Secret ${ns}/${copy}):`,
+    );
+    expect(run.stderr).toContain(
+      `PodDisruptionBudget/${release}-web: policy/v1beta1 -> policy/v1 (policy/v1beta1 removed in Kubernetes 1.25)`,
+    );
+    expect(run.stderr).toContain(
+      `HorizontalPodAutoscaler/${release}-web: autoscaling/v2beta2 -> autoscaling/v2 (autoscaling/v2beta2 removed in Kubernetes 1.26)`,
+    );
+    expect(run.stderr).toContain(
+      `PodSecurityPolicy/${release}-psp: policy/v1beta1 dropped from the record (removed in Kubernetes 1.25 with no successor)`,
+    );
     expect((await history(release, ns, bin)).map((h) => [h.revision, h.status])).toEqual([
       [1, 'superseded'],
       [2, 'deployed'],
@@ -109,7 +180,9 @@ describe.each([
     expect(kept.record.manifest).toBe(stale);
     expect(await served(ns, release, 2)).toEqual({ pdb: 'policy/v1', hpa: 'autoscaling/v2' });
     const upgraded = (await installerEvents(ns)).filter((e) => e.reason === 'Upgraded').at(-1)!;
-    expect(upgraded.note).toContain(`removed APIs mapped in the stored record: PodDisruptionBudget/${release}-web policy/v1beta1 -> policy/v1`);
+    expect(upgraded.note).toContain(
+      `removed APIs mapped in the stored record: PodDisruptionBudget/${release}-web policy/v1beta1 -> policy/v1`,
+    );
 
     const again = await installer(release, ns, bin, ['--set', 'setting=2']);
     expect(again.exitCode, again.stderr).toBe(0);
@@ -118,8 +191,12 @@ describe.each([
     expect((await history(release, ns, bin)).map((h) => h.revision)).toEqual([1, 2]);
 
     // The restore command the copy carries (the README's) puts the original record back.
-    const restore = (await getJson(['get', 'secret', copy], opts(ns))).metadata.annotations['helm-installer/restore'] as string;
-    await execa('sh', ['-c', restore], { env: { KUBECONFIG: kubeconfig(), PATH: `${dirname(kubectlBin)}:${process.env.PATH}` } });
+    const restore = (await getJson(['get', 'secret', copy], opts(ns))).metadata.annotations[
+      'helm-installer/restore'
+    ] as string;
+    await execa('sh', ['-c', restore], {
+      env: { KUBECONFIG: kubeconfig(), PATH: `${dirname(kubectlBin)}:${process.env.PATH}` },
+    });
     expect((await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest).toBe(stale);
   });
 
@@ -127,13 +204,39 @@ describe.each([
     const ns = await fresh(`${release}-kill`);
     expect((await installer(release, ns, bin, [])).exitCode).toBe(0);
     const stale = await makeStale(ns, release, 1);
-    const args = ['install', '--release', release, '--namespace', ns, '--chart', chart, '--timeout', '60s', '--set', 'setting=2'];
+    const args = [
+      'install',
+      '--release',
+      release,
+      '--namespace',
+      ns,
+      '--chart',
+      chart,
+      '--timeout',
+      '60s',
+      '--set',
+      'setting=2',
+    ];
     // Killed the moment its first write (the copy of the original) lands, as close to the record's
     // rewrite as a test can reach from outside: the watch sees the copy appear.
-    const watch = execa(kubectlBin, ['get', 'secrets', '--namespace', ns, '--field-selector', `metadata.name=helm-installer.unmapped.${release}.v1`, '-w', '-o', 'name'], {
-      env: { KUBECONFIG: kubeconfig() },
-      reject: false,
-    });
+    const watch = execa(
+      kubectlBin,
+      [
+        'get',
+        'secrets',
+        '--namespace',
+        ns,
+        '--field-selector',
+        `metadata.name=helm-installer.unmapped.${release}.v1`,
+        '-w',
+        '-o',
+        'name',
+      ],
+      {
+        env: { KUBECONFIG: kubeconfig() },
+        reject: false,
+      },
+    );
     const killed = spawnCli(args, { HELM_BIN: bin });
     await new Promise<void>((resolve) => watch.stdout!.on('data', () => resolve()));
     killed.killGroup('SIGKILL');
@@ -143,7 +246,9 @@ describe.each([
     const left = (await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest;
     if (left !== stale) expectMapped(left, release);
     expect((await readRecord(ns, `helm-installer.unmapped.${release}.v1`)).record.manifest).toBe(stale);
-    console.log(`${release}: the SIGKILL left the record ${left === stale ? 'as it was (the copy written)' : 'rewritten'}`);
+    console.log(
+      `${release}: the SIGKILL left the record ${left === stale ? 'as it was (the copy written)' : 'rewritten'}`,
+    );
     expect((await history(release, ns, bin)).map((h) => h.revision)).toEqual([1]);
 
     const next = await installer(release, ns, bin, ['--set', 'setting=2']);
@@ -162,7 +267,13 @@ describe.each([
     expect((await installer(release, ns, bin, [])).exitCode).toBe(0);
     const stale = await makeStale(ns, release, 1);
     const { payload } = await readRecord(ns, `sh.helm.release.v1.${release}.v1`);
-    const copy = { apiVersion: 'v1', kind: 'Secret', type: 'helm-installer/unmapped-release', metadata: { name: `helm-installer.unmapped.${release}.v1`, namespace: ns }, data: { release: payload } };
+    const copy = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'helm-installer/unmapped-release',
+      metadata: { name: `helm-installer.unmapped.${release}.v1`, namespace: ns },
+      data: { release: payload },
+    };
     await kubectl(['create', '-f', '-'], { ...opts(ns), input: JSON.stringify(copy) });
 
     const next = await installer(release, ns, bin, ['--set', 'setting=2']);
@@ -183,8 +294,11 @@ describe.each([
     const run = await installer(release, ns, bin, ['--set', 'setting=3']);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toContain('removed APIs mapped in the stored record of revision 2');
-    for (const revision of [1, 2]) expectMapped((await readRecord(ns, `sh.helm.release.v1.${release}.v${revision}`)).record.manifest, release);
-    expect((await history(release, ns, bin)).map((h) => [h.revision, h.status, h.description.startsWith('Rollback to 1')])).toEqual([
+    for (const revision of [1, 2])
+      expectMapped((await readRecord(ns, `sh.helm.release.v1.${release}.v${revision}`)).record.manifest, release);
+    expect(
+      (await history(release, ns, bin)).map((h) => [h.revision, h.status, h.description.startsWith('Rollback to 1')]),
+    ).toEqual([
       [1, 'superseded', false],
       [2, 'failed', false],
       [3, 'superseded', true],

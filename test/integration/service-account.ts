@@ -16,7 +16,9 @@ export interface Rule {
   resourceNames?: string[];
 }
 
-const shipped = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) => d.toJS());
+const shipped = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) =>
+  d.toJS(),
+);
 export const shippedRole: { rules: Rule[] } = shipped.find((d) => d?.kind === 'Role');
 const shippedClusterRole: { rules: Rule[] } = shipped.find((d) => d?.kind === 'ClusterRole');
 
@@ -36,7 +38,12 @@ export function serviceAccountsDeletedAfterAll(): (ns: string, rules: Rule[], ex
     const subject = { kind: 'ServiceAccount', name: 'installer', namespace: ns };
     const docs = [
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'installer', namespace: ns }, rules },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'installer', namespace: ns },
+        rules,
+      },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'RoleBinding',
@@ -44,7 +51,12 @@ export function serviceAccountsDeletedAfterAll(): (ns: string, rules: Rule[], ex
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'installer' },
         subjects: [subject],
       },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole }, rules: shippedClusterRole.rules },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: clusterRole },
+        rules: shippedClusterRole.rules,
+      },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRoleBinding',
@@ -56,7 +68,9 @@ export function serviceAccountsDeletedAfterAll(): (ns: string, rules: Rule[], ex
     ];
     clusterScoped.push(['clusterrolebinding', clusterRole], ['clusterrole', clusterRole]);
     await kubectl(['apply', '-f', '-'], { ...opts(), input: docs.map((d) => stringify(d)).join('---\n') });
-    const token = (await kubectl(['create', 'token', 'installer', '--namespace', ns, '--duration', '1h'], opts())).stdout.trim();
+    const token = (
+      await kubectl(['create', 'token', 'installer', '--namespace', ns, '--duration', '1h'], opts())
+    ).stdout.trim();
     const admin = await getJson(['config', 'view', '--raw', '--minify'], opts());
     const cluster = admin.clusters[0].cluster;
     const file = join(tempDir('rbac-kubeconfig'), 'kubeconfig');

@@ -27,9 +27,15 @@ describe('signals', () => {
     );
     // Meanwhile a second installer finds the release's Lease held: exit 7 after its short wait,
     // and it touches nothing.
-    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '2s' });
+    const second = await install('storefront', ns, ['--set', 'web.replicaCount=3'], {
+      HELM_INSTALLER_LOCK_TIMEOUT: '2s',
+    });
     expect(second.exitCode, second.stderr).toBe(7);
-    expect(second.stderr).toMatch(new RegExp(`release storefront is busy: installer [^ ]+/${child.pid}/[0-9a-f]{6} holds Lease ${ns}/helm-installer-storefront`));
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `release storefront is busy: installer [^ ]+/${child.pid}/[0-9a-f]{6} holds Lease ${ns}/helm-installer-storefront`,
+      ),
+    );
     expect((await history('storefront', ns)).length).toBe(2);
 
     child.kill('SIGTERM');
@@ -49,7 +55,12 @@ describe('signals', () => {
 /** The storefront chart alone (the bundled app is a release plan); a case's --chart wins. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
   // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until signalled.
-  return spawnCli(['install', '--release', 'storefront', '--namespace', ns, ...args], { HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), HELM_INSTALLER_CHART: chartDir, HELM_INSTALLER_FAIL_FAST_AFTER: '0', ...env });
+  return spawnCli(['install', '--release', 'storefront', '--namespace', ns, ...args], {
+    HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'),
+    HELM_INSTALLER_CHART: chartDir,
+    HELM_INSTALLER_FAIL_FAST_AFTER: '0',
+    ...env,
+  });
 }
 
 describe('signals at every stage', () => {
@@ -60,7 +71,12 @@ describe('signals at every stage', () => {
     // A template that keeps helm busy for about a minute on a quiet machine (1.3 billion empty
     // iterations; 64 million took 2.9 s), so stopping within the bound below is the signal's doing
     // and the bound can be loose enough for a loaded machine.
-    const slow = copyChart((dir) => writeFileSync(join(dir, 'templates', 'slow.yaml'), '{{- range until 36000 }}{{- range until 36000 }}{{- end }}{{- end }}\n'));
+    const slow = copyChart((dir) =>
+      writeFileSync(
+        join(dir, 'templates', 'slow.yaml'),
+        '{{- range until 36000 }}{{- range until 36000 }}{{- end }}{{- end }}\n',
+      ),
+    );
     const { child, logged } = startInstaller(ns, ['--chart', slow, '--log-level', 'debug']);
     // The render check's helm call (the values probe before it renders another chart).
     await logged(`"argv":["template","storefront","${slow}"`);
@@ -73,7 +89,11 @@ describe('signals at every stage', () => {
     expect(String(r.stderr)).toMatch(/action: render check/);
     expect(String(r.stderr)).toMatch(/interrupted/);
     expect(await history('storefront', ns)).toEqual([]);
-    const lease = await kubectl(['get', 'lease', 'helm-installer-storefront'], { kubeconfig: kubeconfig(), namespace: ns, reject: false });
+    const lease = await kubectl(['get', 'lease', 'helm-installer-storefront'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+      reject: false,
+    });
     expect(lease.exitCode).not.toBe(0);
     expect((await kubectl(['get', 'namespace', ns], { kubeconfig: kubeconfig(), reject: false })).exitCode).not.toBe(0);
   });
@@ -89,10 +109,17 @@ describe('signals at every stage', () => {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name: 'helm-installer-storefront', namespace: ns },
-        spec: { holderIdentity: 'other-installer/7/abcdef', leaseDurationSeconds: 15, acquireTime: micro(), renewTime: micro() },
+        spec: {
+          holderIdentity: 'other-installer/7/abcdef',
+          leaseDurationSeconds: 15,
+          acquireTime: micro(),
+          renewTime: micro(),
+        },
       }),
     });
-    const { child, logged } = startInstaller(ns, ['--set', 'web.replicaCount=3'], { HELM_INSTALLER_LOCK_TIMEOUT: '5m' });
+    const { child, logged } = startInstaller(ns, ['--set', 'web.replicaCount=3'], {
+      HELM_INSTALLER_LOCK_TIMEOUT: '5m',
+    });
     await logged('another installer holds this release: waiting for it');
     // The render and the RBAC preflight run beside the wait: done, so the wait is all that is left.
     await logged('"msg":"rbac preflight"');
@@ -103,7 +130,10 @@ describe('signals at every stage', () => {
     // Far below the 5 minutes of --lock-timeout it would otherwise wait.
     expect(Date.now() - sent).toBeLessThan(20_000);
     expect(String(r.stderr)).toMatch(/interrupted while waiting for the lease of release storefront/);
-    const lease = await getJson(['get', 'lease', 'helm-installer-storefront'], { kubeconfig: kubeconfig(), namespace: ns });
+    const lease = await getJson(['get', 'lease', 'helm-installer-storefront'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+    });
     expect(lease.spec.holderIdentity).toBe('other-installer/7/abcdef');
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1]);
   });
@@ -120,9 +150,17 @@ describe('signals at every stage', () => {
     );
     chmodSync(wrapper, 0o755);
     const termination = join(dir, 'termination-log');
-    const { child, logged, killGroup } = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'], { HELM_BIN: wrapper, HELM_INSTALLER_TERMINATION_LOG: termination });
+    const { child, logged, killGroup } = startInstaller(
+      ns,
+      ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'],
+      { HELM_BIN: wrapper, HELM_INSTALLER_TERMINATION_LOG: termination },
+    );
     await logged('running helm upgrade --install');
-    await waitFor('the upgrade to be pending', async () => (await history('storefront', ns)).at(-1)?.status === 'pending-upgrade', { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor(
+      'the upgrade to be pending',
+      async () => (await history('storefront', ns)).at(-1)?.status === 'pending-upgrade',
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
     child.kill('SIGTERM');
     await logged('signal received: stopping cleanly (a second signal forces exit)');
     const sent = Date.now();

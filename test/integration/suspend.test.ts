@@ -15,7 +15,10 @@ const newNamespace = namespacesDeletedAfterAll();
 /** Every object's resourceVersion in the namespace, once the controllers have settled. */
 async function versions(namespace: string): Promise<Record<string, string>> {
   await kubectl(['rollout', 'status', 'deployment/web', '--timeout=120s'], { ...opts(namespace), timeoutMs: 130_000 });
-  const list = await getJson(['get', 'configmaps,secrets,services,deployments,leases.coordination.k8s.io'], opts(namespace));
+  const list = await getJson(
+    ['get', 'configmaps,secrets,services,deployments,leases.coordination.k8s.io'],
+    opts(namespace),
+  );
   return Object.fromEntries(list.items.map((i: any) => [`${i.kind}/${i.metadata.name}`, i.metadata.resourceVersion]));
 }
 
@@ -31,7 +34,8 @@ describe('suspend', () => {
     expect(r.stderr).toContain(`helm-installer: suspended; nothing changed (${namespace}/shop)`);
     expect(await versions(namespace)).toEqual(before);
     expect((await history('shop', namespace)).map((h) => h.revision)).toEqual([1]);
-    const note = 'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
+    const note =
+      'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
     expect((await installerEvents(namespace)).map((e) => [e.reason, e.type, e.note])).toEqual([
       ['Installed', 'Normal', `release ${namespace}/shop: installed as revision 1 (chart plan-0.1.0)`],
       ['Suspended', 'Normal', `release ${namespace}/shop: ${note}`],
@@ -45,9 +49,13 @@ describe('suspend', () => {
   it('a release plan: no release is touched, each is named', async () => {
     const namespace = await newNamespace('suspend-plan');
     const app = join(repoRoot, 'test', 'fixtures', 'release-plan');
-    const r = await runCli(['install', '--app-dir', app, '--namespace', namespace, '--suspend'], { env: { KUBECONFIG: kubeconfig() } });
+    const r = await runCli(['install', '--app-dir', app, '--namespace', namespace, '--suspend'], {
+      env: { KUBECONFIG: kubeconfig() },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`helm-installer: suspended; nothing changed (${namespace}/operator, ${namespace}/web, ${namespace}/report, ${namespace}/cache)`);
+    expect(r.stderr).toContain(
+      `helm-installer: suspended; nothing changed (${namespace}/operator, ${namespace}/web, ${namespace}/report, ${namespace}/cache)`,
+    );
     const left = await getJson(['get', 'configmaps,secrets,deployments,leases.coordination.k8s.io'], opts(namespace));
     expect(left.items.map((i: any) => `${i.kind}/${i.metadata.name}`)).toEqual(['ConfigMap/kube-root-ca.crt']);
   });

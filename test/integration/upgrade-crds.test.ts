@@ -16,10 +16,17 @@ const newNamespace = namespacesDeletedAfterAll();
 const identity = serviceAccountsDeletedAfterAll();
 const groups: string[] = [];
 afterAll(async () => {
-  await Promise.all(groups.map((g) => kubectl(['delete', 'crd', `widgets.${g}`, '--ignore-not-found', '--wait=false'], { kubeconfig: kubeconfig() })));
+  await Promise.all(
+    groups.map((g) =>
+      kubectl(['delete', 'crd', `widgets.${g}`, '--ignore-not-found', '--wait=false'], { kubeconfig: kubeconfig() }),
+    ),
+  );
 });
 
-const HELMS = [['helm4', helm4], ['helm3', helm3]] as const;
+const HELMS = [
+  ['helm4', helm4],
+  ['helm3', helm3],
+] as const;
 
 /** A namespace and an API group of the test's own (CRDs are cluster-wide). */
 async function setup(prefix: string): Promise<{ ns: string; group: string; dir: string }> {
@@ -36,31 +43,56 @@ function chart(dir: string, name: string, c: WidgetChart): string {
 const run = (ns: string, chartDir: string, bin: string, extra: string[] = []) =>
   install('widgets', ns, ['--chart', chartDir, '--helm-bin', bin, ...extra], { HELM_INSTALLER_LOCK_TIMEOUT: '90s' });
 const plan = (ns: string, chartDir: string, bin: string) =>
-  runCli(['plan', '--release', 'widgets', '--namespace', ns, '--chart', chartDir, '--helm-bin', bin], { env: { KUBECONFIG: kubeconfig() } });
+  runCli(['plan', '--release', 'widgets', '--namespace', ns, '--chart', chartDir, '--helm-bin', bin], {
+    env: { KUBECONFIG: kubeconfig() },
+  });
 
-async function crd(group: string): Promise<{ versions: { name: string; storage: boolean; fields: string[] }[]; stored: string[]; annotations: Record<string, string> }> {
+async function crd(group: string): Promise<{
+  versions: { name: string; storage: boolean; fields: string[] }[];
+  stored: string[];
+  annotations: Record<string, string>;
+}> {
   const live = await getJson(['get', 'crd', `widgets.${group}`], { kubeconfig: kubeconfig() });
   return {
-    versions: live.spec.versions.map((v: any) => ({ name: v.name, storage: v.storage, fields: Object.keys(v.schema.openAPIV3Schema.properties.spec.properties ?? {}).sort() })),
+    versions: live.spec.versions.map((v: any) => ({
+      name: v.name,
+      storage: v.storage,
+      fields: Object.keys(v.schema.openAPIV3Schema.properties.spec.properties ?? {}).sort(),
+    })),
     stored: live.status.storedVersions,
     annotations: live.metadata.annotations ?? {},
   };
 }
 
-const widget = (ns: string, group: string, version: string) => getJson(['get', `widgets.${version}.${group}`, 'main'], { kubeconfig: kubeconfig(), namespace: ns });
+const widget = (ns: string, group: string, version: string) =>
+  getJson(['get', `widgets.${version}.${group}`, 'main'], { kubeconfig: kubeconfig(), namespace: ns });
 
 describe('upgrade paths: CRDs', () => {
   for (const [name, bin] of HELMS) {
     it(`${name}: a crds/ CRD that gains a field is updated before helm, and the field reaches the custom resource; the next same-input run is a no-op`, async () => {
       const { ns, group, dir } = await setup(`crd-field-${name}`);
-      const v1 = chart(dir, 'v1', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-      const v2 = chart(dir, 'v2', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'red' } } });
+      const v1 = chart(dir, 'v1', {
+        version: '1.0.0',
+        group,
+        crdIn: 'crds',
+        versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+        widget: { version: 'v1', spec: { size: 's' } },
+      });
+      const v2 = chart(dir, 'v2', {
+        version: '2.0.0',
+        group,
+        crdIn: 'crds',
+        versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }],
+        widget: { version: 'v1', spec: { size: 's', color: 'red' } },
+      });
       const first = await run(ns, v1, bin);
       expect(first.exitCode, first.stderr).toBe(0);
       // The plan names the CRD change, and the custom resource the old CRD cannot take is no outage (was exit 5).
       const planned = await plan(ns, v2, bin);
       expect(planned.exitCode, planned.stderr).toBe(10);
-      expect(planned.stdout).toContain(`CRDs (before helm runs; never deleted):\n    update CRD widgets.${group} (crds/): fields +v1: spec.color\n`);
+      expect(planned.stdout).toContain(
+        `CRDs (before helm runs; never deleted):\n    update CRD widgets.${group} (crds/): fields +v1: spec.color\n`,
+      );
       const second = await run(ns, v2, bin);
       expect(second.exitCode, second.stdout + second.stderr).toBe(0);
       expect(second.stdout).toContain(`CRD widgets.${group} updated: fields +v1: spec.color`);
@@ -74,12 +106,24 @@ describe('upgrade paths: CRDs', () => {
 
   it('helm4 with --crds skip: the stale CRD is what plain helm leaves, and the failure names the way out', async () => {
     const { ns, group, dir } = await setup('crd-skip');
-    const v1 = chart(dir, 'v1', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-    const v2 = chart(dir, 'v2', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'red' } } });
+    const v1 = chart(dir, 'v1', {
+      version: '1.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1', spec: { size: 's' } },
+    });
+    const v2 = chart(dir, 'v2', {
+      version: '2.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }],
+      widget: { version: 'v1', spec: { size: 's', color: 'red' } },
+    });
     expect((await run(ns, v1, helm4)).exitCode).toBe(0);
     const skipped = await run(ns, v2, helm4, ['--crds', 'skip']);
     expect(skipped.exitCode).toBe(3);
-    expect(skipped.stderr).toContain("failed to create typed patch object");
+    expect(skipped.stderr).toContain('failed to create typed patch object');
     expect(skipped.stderr).toContain("the cluster's CRD is older than the chart's");
     expect(skipped.stderr).toContain('--crds create-replace');
     expect((await crd(group)).versions).toEqual([{ name: 'v1', storage: true, fields: ['size'] }]);
@@ -88,55 +132,147 @@ describe('upgrade paths: CRDs', () => {
   for (const [name, bin] of HELMS) {
     it(`${name}: a new storage version, then the old stored version dropped: objects migrated, storedVersions trimmed`, async () => {
       const { ns, group, dir } = await setup(`crd-migrate-${name}`);
-      const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
+      const alpha = chart(dir, 'a', {
+        version: '1.0.0',
+        group,
+        crdIn: 'crds',
+        versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }],
+        widget: { version: 'v1alpha1', spec: { size: 's' } },
+      });
       const both = chart(dir, 'b', {
-        version: '2.0.0', group, crdIn: 'crds',
-        versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }],
+        version: '2.0.0',
+        group,
+        crdIn: 'crds',
+        versions: [
+          { name: 'v1alpha1', fields: ['size'] },
+          { name: 'v1', storage: true, fields: ['size'] },
+        ],
         widget: { version: 'v1', spec: { size: 'm' } },
       });
-      const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 'l' } } });
+      const stable = chart(dir, 'c', {
+        version: '3.0.0',
+        group,
+        crdIn: 'crds',
+        versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+        widget: { version: 'v1', spec: { size: 'l' } },
+      });
       expect((await run(ns, alpha, bin)).exitCode).toBe(0);
       const second = await run(ns, both, bin);
       expect(second.exitCode, second.stderr).toBe(0);
-      expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1alpha1', storage: false }, { name: 'v1', storage: true }], stored: ['v1alpha1', 'v1'] });
+      expect(await crd(group)).toMatchObject({
+        versions: [
+          { name: 'v1alpha1', storage: false },
+          { name: 'v1', storage: true },
+        ],
+        stored: ['v1alpha1', 'v1'],
+      });
       const planned = await plan(ns, stable, bin);
       expect(planned.exitCode, planned.stderr).toBe(10);
-      expect(planned.stdout).toContain(`update CRD widgets.${group} (crds/): versions -v1alpha1: 1 object rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions`);
+      expect(planned.stdout).toContain(
+        `update CRD widgets.${group} (crds/): versions -v1alpha1: 1 object rewritten in v1 first (through a CRD serving v1alpha1 and v1), then v1alpha1 dropped from its stored versions`,
+      );
       const third = await run(ns, stable, bin);
       expect(third.exitCode, third.stdout + third.stderr).toBe(0);
-      expect(third.stdout).toContain(`CRD widgets.${group}: 1 objects stored in v1; v1alpha1 dropped from its stored versions`);
+      expect(third.stdout).toContain(
+        `CRD widgets.${group}: 1 objects stored in v1; v1alpha1 dropped from its stored versions`,
+      );
       expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1', storage: true }], stored: ['v1'] });
       expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 'l' });
     });
   }
 
-  it('helm4: from plain helm 3 and the CRD applied by hand as charts\' upgrade notes say: migrated, then helm\'s and kubectl\'s fields taken over, the dropped version gone', async () => {
+  it("helm4: from plain helm 3 and the CRD applied by hand as charts' upgrade notes say: migrated, then helm's and kubectl's fields taken over, the dropped version gone", async () => {
     const { ns, group, dir } = await setup('crd-by-hand');
-    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
-    const both = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-    const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 'l' } } });
-    await execa(helm3, ['install', 'widgets', alpha, '--namespace', ns, '--wait'], { env: { KUBECONFIG: kubeconfig() } });
+    const alpha = chart(dir, 'a', {
+      version: '1.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1alpha1', spec: { size: 's' } },
+    });
+    const both = chart(dir, 'b', {
+      version: '2.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [
+        { name: 'v1alpha1', fields: ['size'] },
+        { name: 'v1', storage: true, fields: ['size'] },
+      ],
+      widget: { version: 'v1', spec: { size: 's' } },
+    });
+    const stable = chart(dir, 'c', {
+      version: '3.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1', spec: { size: 'l' } },
+    });
+    await execa(helm3, ['install', 'widgets', alpha, '--namespace', ns, '--wait'], {
+      env: { KUBECONFIG: kubeconfig() },
+    });
     await kubectl(['apply', '-f', join(both, 'crds', 'widgets.yaml')], { kubeconfig: kubeconfig() });
     const run3 = await run(ns, stable, helm4);
     expect(run3.exitCode, run3.stdout + run3.stderr).toBe(0);
     expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1', storage: true }], stored: ['v1'] });
-    const managers = (await getJson(['get', 'crd', `widgets.${group}`, '--show-managed-fields'], { kubeconfig: kubeconfig() })).metadata.managedFields;
-    expect(managers.filter((m: any) => !m.subresource).map((m: any) => `${m.manager} ${m.operation}`)).toEqual(['helm-installer Apply']);
+    const managers = (
+      await getJson(['get', 'crd', `widgets.${group}`, '--show-managed-fields'], { kubeconfig: kubeconfig() })
+    ).metadata.managedFields;
+    expect(managers.filter((m: any) => !m.subresource).map((m: any) => `${m.manager} ${m.operation}`)).toEqual([
+      'helm-installer Apply',
+    ]);
     expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 'l' });
   });
 
   it('helm4: SIGKILL in the middle of a storage migration: the next run finishes it, no object lost', async () => {
     const { ns, group, dir } = await setup('crd-killed');
-    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
-    const both = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-    const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    const alpha = chart(dir, 'a', {
+      version: '1.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1alpha1', spec: { size: 's' } },
+    });
+    const both = chart(dir, 'b', {
+      version: '2.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [
+        { name: 'v1alpha1', fields: ['size'] },
+        { name: 'v1', storage: true, fields: ['size'] },
+      ],
+      widget: { version: 'v1', spec: { size: 's' } },
+    });
+    const stable = chart(dir, 'c', {
+      version: '3.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1', spec: { size: 's' } },
+    });
     expect((await run(ns, alpha, helm4)).exitCode).toBe(0);
     // Stored in v1alpha1: enough of them that the migration takes a few seconds.
-    const many = Array.from({ length: 1000 }, (_, i) => ({ apiVersion: `${group}/v1alpha1`, kind: 'Widget', metadata: { name: `w${i}`, namespace: ns }, spec: { size: String(i) } }));
-    await kubectl(['apply', '-f', '-'], { kubeconfig: kubeconfig(), input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: many }), timeoutMs: 180_000 });
+    const many = Array.from({ length: 1000 }, (_, i) => ({
+      apiVersion: `${group}/v1alpha1`,
+      kind: 'Widget',
+      metadata: { name: `w${i}`, namespace: ns },
+      spec: { size: String(i) },
+    }));
+    await kubectl(['apply', '-f', '-'], {
+      kubeconfig: kubeconfig(),
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: many }),
+      timeoutMs: 180_000,
+    });
     expect((await run(ns, both, helm4)).exitCode).toBe(0);
 
-    const { child, logged, killGroup } = spawnCli(['install', '--release', 'widgets', '--namespace', ns, '--chart', stable]);
+    const { child, logged, killGroup } = spawnCli([
+      'install',
+      '--release',
+      'widgets',
+      '--namespace',
+      ns,
+      '--chart',
+      stable,
+    ]);
     await logged('rewriting its objects in v1', 120_000);
     killGroup('SIGKILL');
     await child;
@@ -152,17 +288,49 @@ describe('upgrade paths: CRDs', () => {
 
   it('helm4: a migration the installer may not make (no cluster-wide list/update of the kind) is exit 6 naming them, before anything changes', async () => {
     const { ns, group, dir } = await setup('crd-rbac');
-    const alpha = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }], widget: { version: 'v1alpha1', spec: { size: 's' } } });
-    const both = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'crds', versions: [{ name: 'v1alpha1', fields: ['size'] }, { name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-    const stable = chart(dir, 'c', { version: '3.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
+    const alpha = chart(dir, 'a', {
+      version: '1.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1alpha1', spec: { size: 's' } },
+    });
+    const both = chart(dir, 'b', {
+      version: '2.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [
+        { name: 'v1alpha1', fields: ['size'] },
+        { name: 'v1', storage: true, fields: ['size'] },
+      ],
+      widget: { version: 'v1', spec: { size: 's' } },
+    });
+    const stable = chart(dir, 'c', {
+      version: '3.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1', spec: { size: 's' } },
+    });
     expect((await run(ns, alpha, helm4)).exitCode).toBe(0);
     expect((await run(ns, both, helm4)).exitCode).toBe(0);
     // The shipped Role, and the widgets of this namespace: a namespaced grant, not the cluster-wide one a migration needs.
-    const kc = await identity(ns, [...shippedRole.rules, { apiGroups: [group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }]);
+    const kc = await identity(ns, [
+      ...shippedRole.rules,
+      { apiGroups: [group], resources: ['widgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    ]);
     const denied = await install('widgets', ns, ['--chart', stable, '--set', 'note=b'], { KUBECONFIG: kc });
     expect(denied.exitCode, denied.stdout + denied.stderr).toBe(6);
-    expect(denied.stderr).toContain(`missing permissions for the CRD storage migration: list widgets.${group} (cluster-wide), update widgets.${group} (cluster-wide)`);
-    expect(await crd(group)).toMatchObject({ versions: [{ name: 'v1alpha1', storage: false }, { name: 'v1', storage: true }], stored: ['v1alpha1', 'v1'] });
+    expect(denied.stderr).toContain(
+      `missing permissions for the CRD storage migration: list widgets.${group} (cluster-wide), update widgets.${group} (cluster-wide)`,
+    );
+    expect(await crd(group)).toMatchObject({
+      versions: [
+        { name: 'v1alpha1', storage: false },
+        { name: 'v1', storage: true },
+      ],
+      stored: ['v1alpha1', 'v1'],
+    });
     expect((await history('widgets', ns)).map((r) => r.status)).toEqual(['superseded', 'deployed']);
   });
 
@@ -171,13 +339,28 @@ describe('upgrade paths: CRDs', () => {
   for (const [name, bin] of HELMS) {
     it(`${name}: a CRD moved from crds/ into templates is adopted by the release, not refused as owned by nobody`, async () => {
       const { ns, group, dir } = await setup(`crd-move-${name}`);
-      const inCrds = chart(dir, 'a', { version: '1.0.0', group, crdIn: 'crds', versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } });
-      const inTemplates = chart(dir, 'b', { version: '2.0.0', group, crdIn: 'templates', versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }], widget: { version: 'v1', spec: { size: 's', color: 'blue' } } });
+      const inCrds = chart(dir, 'a', {
+        version: '1.0.0',
+        group,
+        crdIn: 'crds',
+        versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+        widget: { version: 'v1', spec: { size: 's' } },
+      });
+      const inTemplates = chart(dir, 'b', {
+        version: '2.0.0',
+        group,
+        crdIn: 'templates',
+        versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }],
+        widget: { version: 'v1', spec: { size: 's', color: 'blue' } },
+      });
       expect((await run(ns, inCrds, bin)).exitCode).toBe(0);
       const moved = await run(ns, inTemplates, bin);
       expect(moved.exitCode, moved.stderr).toBe(0);
       const live = await crd(group);
-      expect(live.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'widgets', 'meta.helm.sh/release-namespace': ns });
+      expect(live.annotations).toMatchObject({
+        'meta.helm.sh/release-name': 'widgets',
+        'meta.helm.sh/release-namespace': ns,
+      });
       expect(live.versions).toEqual([{ name: 'v1', storage: true, fields: ['color', 'size'] }]);
       expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 's', color: 'blue' });
     });
@@ -187,25 +370,42 @@ describe('upgrade paths: CRDs', () => {
 describe('upgrade paths: a release helm 3 made', () => {
   it('plain helm 3 install, a hand edit, then the installer on helm 4: server-side apply from then on, the edit taken back, a dropped key removed, then a no-op', async () => {
     const { ns, group, dir } = await setup('from-helm3');
-    const base = { group, crdIn: 'crds' as const, versions: [{ name: 'v1', storage: true, fields: ['size'] }], widget: { version: 'v1', spec: { size: 's' } } };
+    const base = {
+      group,
+      crdIn: 'crds' as const,
+      versions: [{ name: 'v1', storage: true, fields: ['size'] }],
+      widget: { version: 'v1', spec: { size: 's' } },
+    };
     const v1 = chart(dir, 'a', { ...base, version: '1.0.0', extraData: { legacy: 'kept' } });
     const v2 = chart(dir, 'b', { ...base, version: '2.0.0' });
     const env = { KUBECONFIG: kubeconfig() };
     await execa(helm3, ['install', 'widgets', v1, '--namespace', ns, '--wait'], { env });
-    await kubectl(['patch', 'configmap', 'widgets-config', '--type', 'merge', '-p', '{"data":{"note":"by-hand"}}'], { kubeconfig: kubeconfig(), namespace: ns });
+    await kubectl(['patch', 'configmap', 'widgets-config', '--type', 'merge', '-p', '{"data":{"note":"by-hand"}}'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+    });
 
     const moved = await run(ns, v1, helm4, ['--set', 'note=b']);
     expect(moved.exitCode, moved.stdout + moved.stderr).toBe(0);
-    const config = await getJson(['get', 'configmap', 'widgets-config', '--show-managed-fields'], { kubeconfig: kubeconfig(), namespace: ns });
+    const config = await getJson(['get', 'configmap', 'widgets-config', '--show-managed-fields'], {
+      kubeconfig: kubeconfig(),
+      namespace: ns,
+    });
     expect(config.data).toEqual({ note: 'b', legacy: 'kept' });
-    const helmEntries = config.metadata.managedFields.filter((m: any) => m.manager === 'helm').map((m: any) => m.operation);
+    const helmEntries = config.metadata.managedFields
+      .filter((m: any) => m.manager === 'helm')
+      .map((m: any) => m.operation);
     expect(helmEntries).toEqual(['Apply']);
-    const meta = JSON.parse((await execa(helm4, ['get', 'metadata', 'widgets', '--namespace', ns, '-o', 'json'], { env })).stdout);
+    const meta = JSON.parse(
+      (await execa(helm4, ['get', 'metadata', 'widgets', '--namespace', ns, '-o', 'json'], { env })).stdout,
+    );
     expect(meta.applyMethod).toBe('ssa');
 
     const dropped = await run(ns, v2, helm4, ['--set', 'note=b']);
     expect(dropped.exitCode, dropped.stderr).toBe(0);
-    expect((await getJson(['get', 'configmap', 'widgets-config'], { kubeconfig: kubeconfig(), namespace: ns })).data).toEqual({ note: 'b' });
+    expect(
+      (await getJson(['get', 'configmap', 'widgets-config'], { kubeconfig: kubeconfig(), namespace: ns })).data,
+    ).toEqual({ note: 'b' });
 
     const again = await run(ns, v2, helm4, ['--set', 'note=b']);
     expect(again.exitCode, again.stderr).toBe(0);

@@ -11,7 +11,7 @@ import { install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helper
 const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'off-pin');
 const newNamespace = namespacesDeletedAfterAll();
 
-describe('install of a chart whose subchart\'s dependency is off its lock\'s pin', () => {
+describe("install of a chart whose subchart's dependency is off its lock's pin", () => {
   it.each([
     ['helm 4', helm4],
     ['helm 3', helm3],
@@ -19,7 +19,10 @@ describe('install of a chart whose subchart\'s dependency is off its lock\'s pin
     const namespace = await newNamespace('off-pin');
     const r = await install('offpin', namespace, ['--chart', chart], { HELM_BIN: helmBin });
     expect(r.exitCode, r.stderr).toBe(0);
-    const warning = r.stdout.split('\n').filter((l) => l.includes('"level":40')).map((l) => JSON.parse(l) as { msg: string; vendored: string[]; pinned: string });
+    const warning = r.stdout
+      .split('\n')
+      .filter((l) => l.includes('"level":40'))
+      .map((l) => JSON.parse(l) as { msg: string; vendored: string[]; pinned: string });
     expect(warning.map((w) => [w.msg, w.vendored, w.pinned])).toEqual([
       [
         `chart ${chart}/charts/mid: dependency lib is 2.2.4 in charts/, but Chart.lock pins 2.2.3: installed as it is (it is within the range ~2.2.0 Chart.yaml asks for); the vendor's CI (helm-installer check-chart) refuses this chart until its charts/ matches the lock`,

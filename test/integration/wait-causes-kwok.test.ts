@@ -8,7 +8,6 @@ import { KWOK_PHASE_ANNOTATION } from '../cluster/kube.js';
 import { history, namespacesDeletedAfterAll } from './cluster-helpers.js';
 import { observedInstall, seenPods, valuesFile } from './wait-causes.js';
 
-
 const namespace = namespacesDeletedAfterAll();
 
 describe.concurrent('causes named on the KWOK node', () => {
@@ -16,7 +15,10 @@ describe.concurrent('causes named on the KWOK node', () => {
     const ns = await namespace('wait-unsched');
     const run = await observedInstall('shop', ns, [
       '-f',
-      valuesFile({ image: 'registry.example.com/shop/app:1.0', nodeSelector: { 'topology.kubernetes.io/zone': 'nowhere' } }),
+      valuesFile({
+        image: 'registry.example.com/shop/app:1.0',
+        nodeSelector: { 'topology.kubernetes.io/zone': 'nowhere' },
+      }),
       '--timeout',
       '30s',
       '--progress-interval',
@@ -35,7 +37,8 @@ describe.concurrent('causes named on the KWOK node', () => {
     const progress = run.logs.filter((l) => l.msg === 'waiting: 1 not ready');
     expect(progress.length).toBeGreaterThanOrEqual(2);
     for (const line of progress) expect((line.notReady as string[])[0]).toBe(expected);
-    for (let i = 1; i < progress.length; i++) expect(progress[i]!.time - progress[i - 1]!.time).toBeGreaterThanOrEqual(4_000);
+    for (let i = 1; i < progress.length; i++)
+      expect(progress[i]!.time - progress[i - 1]!.time).toBeGreaterThanOrEqual(4_000);
 
     // helm's timeout, not a fast failure; the summary names the pod and the reason.
     expect(run.stderr).not.toMatch(/failed fast/);
@@ -52,7 +55,11 @@ describe.concurrent('causes named on the KWOK node', () => {
       '-f',
       valuesFile({
         image: 'registry.example.com/shop/app:1.0',
-        hook: { enabled: true, image: 'registry.example.com/shop/migrate:1.0', podAnnotations: { [KWOK_PHASE_ANNOTATION]: 'Failed' } },
+        hook: {
+          enabled: true,
+          image: 'registry.example.com/shop/migrate:1.0',
+          podAnnotations: { [KWOK_PHASE_ANNOTATION]: 'Failed' },
+        },
       }),
       '--timeout',
       '60s',
@@ -62,7 +69,9 @@ describe.concurrent('causes named on the KWOK node', () => {
     expect(pods).toHaveLength(1);
     const pod = pods[0].metadata.name as string;
     expect(run.stderr).toMatch(/^ {2}Job\/shop-migrate: BackoffLimitExceeded: /m);
-    expect(run.stderr).toContain(`\n  Pod/${pod}: Error: container migrate exited 1: failed on purpose (${KWOK_PHASE_ANNOTATION}: Failed)\n`);
+    expect(run.stderr).toContain(
+      `\n  Pod/${pod}: Error: container migrate exited 1: failed on purpose (${KWOK_PHASE_ANNOTATION}: Failed)\n`,
+    );
     expect(run.termination).toContain(`Pod/${pod}: Error: container migrate exited 1`);
   });
 });

@@ -20,8 +20,19 @@ describe.concurrent('causes named on the real node', () => {
   it('an image missing from the registry: exit 4 long before --timeout; the summary names the pod, the pull failure and the exact image', async () => {
     const ns = await namespace('wait-pull');
     const image = `${registry}/test/not-pushed:${tag()}`;
-    const run = await observedInstall('shop', ns, ['-f', valuesFile({ image, realNode: true }), '--timeout', `${TIMEOUT_S}s`, '--fail-fast-after', '15s', '--progress-interval', '5s']);
-    process.stderr.write(`[figure] missing image: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`);
+    const run = await observedInstall('shop', ns, [
+      '-f',
+      valuesFile({ image, realNode: true }),
+      '--timeout',
+      `${TIMEOUT_S}s`,
+      '--fail-fast-after',
+      '15s',
+      '--progress-interval',
+      '5s',
+    ]);
+    process.stderr.write(
+      `[figure] missing image: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`,
+    );
     expect(run.exitCode, run.stderr).toBe(4);
     expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
     const pods = seenPods(run, 'shop-app-');
@@ -30,7 +41,9 @@ describe.concurrent('causes named on the real node', () => {
     expect(pods[0].spec.containers[0].image).toBe(image);
     expect(run.stderr).toMatch(/^helm-installer FAILED \(exit 4: helm operation failed\)$/m);
     expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed (ErrImagePull|ImagePullBackOff)`));
-    expect(run.stderr).toMatch(new RegExp(`^Pod/${pod}: (ErrImagePull|ImagePullBackOff): image ${escape(image)}(:|$)`, 'm'));
+    expect(run.stderr).toMatch(
+      new RegExp(`^Pod/${pod}: (ErrImagePull|ImagePullBackOff): image ${escape(image)}(:|$)`, 'm'),
+    );
     // The kubelet's own words about the pull, as its latest Event.
     expect(run.stderr).toMatch(/last event: (Failed|BackOff): /);
     expect(run.termination.trim()).toBe(run.stderr.slice(run.stderr.indexOf('helm-installer FAILED')).trim());
@@ -47,7 +60,12 @@ describe.concurrent('causes named on the real node', () => {
       // With a readiness probe, as real workloads have: without one, a container that exits at
       // once is Ready for a moment between its back-offs, and helm 4's wait may then call the
       // Deployment ready and succeed (seen on a loaded machine).
-      valuesFile({ image, args: ['1', ...said], realNode: true, readinessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1 } }),
+      valuesFile({
+        image,
+        args: ['1', ...said],
+        realNode: true,
+        readinessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1 },
+      }),
       '--timeout',
       `${TIMEOUT_S}s`,
       '--fail-fast-after',
@@ -55,18 +73,25 @@ describe.concurrent('causes named on the real node', () => {
       '--progress-interval',
       '5s',
     ]);
-    process.stderr.write(`[figure] crash loop: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`);
+    process.stderr.write(
+      `[figure] crash loop: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`,
+    );
     expect(run.exitCode, run.stderr).toBe(4);
     expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
     const pods = seenPods(run, 'shop-app-');
     expect(pods).toHaveLength(1);
     const pod = pods[0].metadata.name as string;
     expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed CrashLoopBackOff`));
-    expect(run.stderr).toMatch(new RegExp(`^Pod/${pod}: CrashLoopBackOff: container app exited 1 \\(Error\\), restarted [1-9]\\d* times?$`, 'm'));
+    expect(run.stderr).toMatch(
+      new RegExp(`^Pod/${pod}: CrashLoopBackOff: container app exited 1 \\(Error\\), restarted [1-9]\\d* times?$`, 'm'),
+    );
     // The container's last log lines, in order, right under it.
     const lines = run.stderr.split('\n');
     const at = lines.findIndex((l) => l.startsWith(`Pod/${pod}: CrashLoopBackOff`));
-    const tail = lines.slice(at + 1).filter((l) => l.startsWith('  | ')).map((l) => l.slice(4));
+    const tail = lines
+      .slice(at + 1)
+      .filter((l) => l.startsWith('  | '))
+      .map((l) => l.slice(4));
     expect(tail).toEqual(said);
     expect(run.termination).toContain(`Pod/${pod}: CrashLoopBackOff: container app exited 1`);
     expect(run.termination).toContain(`  | ${said[2]}`);
@@ -93,7 +118,10 @@ describe.concurrent('causes named on the real node', () => {
     expect(run.stderr).toMatch(new RegExp(`^ {2}Pod/${pod}: Error: container migrate exited 3$`, 'm'));
     const lines = run.stderr.split('\n');
     const at = lines.findIndex((l) => l.startsWith(`  Pod/${pod}: Error`));
-    const tail = lines.slice(at + 1).filter((l) => l.startsWith('    | ')).map((l) => l.slice(6));
+    const tail = lines
+      .slice(at + 1)
+      .filter((l) => l.startsWith('    | '))
+      .map((l) => l.slice(6));
     expect(tail).toEqual(said);
     expect(run.termination).toContain(`  | ${said[1]}`);
   });

@@ -51,16 +51,33 @@ export async function observedInstall(release: string, namespace: string, args: 
   const termination = join(dir, 'termination-log');
   writeFileSync(termination, '');
   const started = Date.now();
-  const child = execa(process.execPath, [...installerNodeArgs, cliPath, 'install', '--chart', WAIT_CAUSES_CHART, '--release', release, '--namespace', namespace, ...args], {
-    env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: termination },
-    reject: false,
-    timeout: 900_000,
-  });
+  const child = execa(
+    process.execPath,
+    [
+      ...installerNodeArgs,
+      cliPath,
+      'install',
+      '--chart',
+      WAIT_CAUSES_CHART,
+      '--release',
+      release,
+      '--namespace',
+      namespace,
+      ...args,
+    ],
+    {
+      env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: termination },
+      reject: false,
+      timeout: 900_000,
+    },
+  );
   const pods = new Map<string, any>();
   let running = true;
   const watching = (async () => {
     while (running) {
-      const list = await getJson<{ items: any[] }>(['get', 'pods'], { kubeconfig: kubeconfig(), namespace }).catch(() => ({ items: [] }));
+      const list = await getJson<{ items: any[] }>(['get', 'pods'], { kubeconfig: kubeconfig(), namespace }).catch(
+        () => ({ items: [] }),
+      );
       for (const p of list.items) pods.set(p.metadata.name, p);
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -74,7 +91,15 @@ export async function observedInstall(release: string, namespace: string, args: 
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as ObservedRun['logs'][number]);
-  return { exitCode: r.exitCode ?? -1, stdout, stderr: String(r.stderr), termination: readFileSync(termination, 'utf8'), seconds, pods, logs };
+  return {
+    exitCode: r.exitCode ?? -1,
+    stdout,
+    stderr: String(r.stderr),
+    termination: readFileSync(termination, 'utf8'),
+    seconds,
+    pods,
+    logs,
+  };
 }
 
 /** The pods seen whose name starts with `prefix`. */

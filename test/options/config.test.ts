@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { commonOptionTable, parseAppSlug, parseHistoryMax, parseNamespace, parseRegistry, parseReleaseName, parseTimeout, splitLines, splitPathList } from '../../src/options/config.js';
+import {
+  commonOptionTable,
+  parseAppSlug,
+  parseHistoryMax,
+  parseNamespace,
+  parseRegistry,
+  parseReleaseName,
+  parseTimeout,
+  splitLines,
+  splitPathList,
+} from '../../src/options/config.js';
 import { installOptionTable } from '../../src/reconcile/install-options.js';
 import { OptionValueError } from '../../src/common/errors.js';
 import { ExitCode } from '../../src/common/exit-codes.js';
@@ -22,13 +32,15 @@ describe('option parsers', () => {
     expect(() => parseReleaseName('Storefront_Prod')).toThrow(/release name/);
     expect(() => parseReleaseName('a'.repeat(54))).toThrow(/53/);
     expect(parseNamespace('shop-prod')).toBe('shop-prod');
-    for (const ns of ['Shop', 'a.b', '-a', 'a'.repeat(64), '']) expect(() => parseNamespace(ns)).toThrow(/namespace name/);
+    for (const ns of ['Shop', 'a.b', '-a', 'a'.repeat(64), ''])
+      expect(() => parseNamespace(ns)).toThrow(/namespace name/);
     expect(parseRegistry('Registry.Local:5000/app/')).toBe('registry.local:5000/app');
     expect(() => parseRegistry('https://registry.local')).toThrow(/scheme/);
   });
   it('takes a KOTS app slug (what gosimple/slug makes) and refuses anything KOTS could never match', () => {
     for (const slug of ['storefront', 'acme-shop-2', '1234', 'a']) expect(parseAppSlug(slug)).toBe(slug);
-    for (const bad of ['Storefront', 'acme shop', '-a', 'a-', 'a_b', 'a'.repeat(254), '']) expect(() => parseAppSlug(bad)).toThrow(/KOTS app slug/);
+    for (const bad of ['Storefront', 'acme shop', '-a', 'a-', 'a_b', 'a'.repeat(254), ''])
+      expect(() => parseAppSlug(bad)).toThrow(/KOTS app slug/);
   });
   it('reads booleans the way people write them in env', () => {
     for (const v of ['true', 'TRUE', '1', 'yes', 'on']) expect(parseBoolean(v)).toBe(true);
@@ -53,7 +65,10 @@ describe('resolving options: flag, else env, else default, by the same parsers',
   });
 
   it('defaults, env values parsed to their types, an empty env value as unset', () => {
-    const o = resolve({}, { HELM_INSTALLER_HISTORY_MAX: '7', HELM_INSTALLER_NAMESPACE: '', HELM_INSTALLER_VALUES: '/a.yaml:/b' });
+    const o = resolve(
+      {},
+      { HELM_INSTALLER_HISTORY_MAX: '7', HELM_INSTALLER_NAMESPACE: '', HELM_INSTALLER_VALUES: '/a.yaml:/b' },
+    );
     expect(o.historyMax).toBe(7);
     expect(o.timeout).toBe('10m');
     expect(o.namespace).toBeUndefined();
@@ -79,9 +94,27 @@ describe('resolving options: flag, else env, else default, by the same parsers',
   });
 
   it('the reliability options: durations in ms from flag or env, errors naming flag and env var', () => {
-    const o = resolve({ lockTimeout: '30s' }, { HELM_INSTALLER_CONNECT_TIMEOUT: '2m', HELM_INSTALLER_FORCE_UPGRADE: 'false', HELM_INSTALLER_FAIL_FAST_AFTER: '0' });
-    expect([o.lockTimeout, o.connectTimeout, o.forceUpgrade, o.failFastAfter, o.progressInterval]).toEqual([30_000, 120_000, false, 0, 30_000]);
-    expect(resolve({}, {})).toMatchObject({ lockTimeout: 300_000, connectTimeout: 60_000, forceUpgrade: false, failFastAfter: 90_000 });
+    const o = resolve(
+      { lockTimeout: '30s' },
+      {
+        HELM_INSTALLER_CONNECT_TIMEOUT: '2m',
+        HELM_INSTALLER_FORCE_UPGRADE: 'false',
+        HELM_INSTALLER_FAIL_FAST_AFTER: '0',
+      },
+    );
+    expect([o.lockTimeout, o.connectTimeout, o.forceUpgrade, o.failFastAfter, o.progressInterval]).toEqual([
+      30_000,
+      120_000,
+      false,
+      0,
+      30_000,
+    ]);
+    expect(resolve({}, {})).toMatchObject({
+      lockTimeout: 300_000,
+      connectTimeout: 60_000,
+      forceUpgrade: false,
+      failFastAfter: 90_000,
+    });
     expect(() => resolve({}, { HELM_INSTALLER_LOCK_TIMEOUT: 'a while' })).toThrow(
       'invalid HELM_INSTALLER_LOCK_TIMEOUT="a while" (env for --lock-timeout): expected a duration such as 30s, 5m or 1h',
     );
@@ -96,14 +129,24 @@ describe('resolving options: flag, else env, else default, by the same parsers',
   });
 
   it('lists are bounded', () => {
-    expect(() => resolve({}, { HELM_INSTALLER_SET: Array.from({ length: 1001 }, (_, i) => `k${i}=1`).join('\n') })).toThrow(
-      'HELM_INSTALLER_SET (env for --set) has 1001 items; at most 1000 are accepted',
-    );
+    expect(() =>
+      resolve({}, { HELM_INSTALLER_SET: Array.from({ length: 1001 }, (_, i) => `k${i}=1`).join('\n') }),
+    ).toThrow('HELM_INSTALLER_SET (env for --set) has 1001 items; at most 1000 are accepted');
   });
 
   it('names HELM_INSTALLER_* variables the command does not read, with the likely intended one', () => {
     expect(
-      unknownEnvVars(installOptionTable, { HELM_INSTALLER_DRYRUN: 'true', HELM_INSTALLER_TIMEOT: '5m', HELM_INSTALLER_TERMINATION_LOG: '/x', HELM_INSTALLER_TIMEOUT: '5m', HOME: '/root' }, 'install'),
+      unknownEnvVars(
+        installOptionTable,
+        {
+          HELM_INSTALLER_DRYRUN: 'true',
+          HELM_INSTALLER_TIMEOT: '5m',
+          HELM_INSTALLER_TERMINATION_LOG: '/x',
+          HELM_INSTALLER_TIMEOUT: '5m',
+          HOME: '/root',
+        },
+        'install',
+      ),
     ).toEqual([
       'HELM_INSTALLER_DRYRUN is not an option of install and is ignored; did you mean HELM_INSTALLER_DRY_RUN?',
       'HELM_INSTALLER_TIMEOT is not an option of install and is ignored; did you mean HELM_INSTALLER_TIMEOUT?',
@@ -132,21 +175,78 @@ describe('helm argv', () => {
   };
   it('helm 4 uses --wait=watcher and --rollback-on-failure', () => {
     expect(upgradeInstallArgs(args, helmTraits(4))).toEqual([
-      'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
-      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--take-ownership', '--server-side=true', '--force-conflicts',
-      '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1', '--debug',
+      'upgrade',
+      '--install',
+      'shop',
+      '/app/shop',
+      '--namespace',
+      'prod',
+      '--create-namespace',
+      '--wait=watcher',
+      '--rollback-on-failure',
+      '--timeout',
+      '5m',
+      '--history-max',
+      '5',
+      '--reset-values',
+      '--take-ownership',
+      '--server-side=true',
+      '--force-conflicts',
+      '-f',
+      '/v/base.yaml',
+      '-f',
+      '/v/customer.yaml',
+      '--set',
+      'a=1',
+      '--debug',
     ]);
   });
   it('helm 4 takes conflicting fields back on every upgrade, not only when adopting objects; helm 3 has no such flag', () => {
     expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, helmTraits(4))).toEqual([
-      'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
-      '--wait=watcher', '--rollback-on-failure', '--timeout', '5m', '--history-max', '5', '--reset-values', '--server-side=true', '--force-conflicts',
-      '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
+      'upgrade',
+      '--install',
+      'shop',
+      '/app/shop',
+      '--namespace',
+      'prod',
+      '--create-namespace',
+      '--wait=watcher',
+      '--rollback-on-failure',
+      '--timeout',
+      '5m',
+      '--history-max',
+      '5',
+      '--reset-values',
+      '--server-side=true',
+      '--force-conflicts',
+      '-f',
+      '/v/base.yaml',
+      '-f',
+      '/v/customer.yaml',
+      '--set',
+      'a=1',
     ]);
     expect(upgradeInstallArgs({ ...args, takeOwnership: false, extraArgs: [] }, helmTraits(3))).toEqual([
-      'upgrade', '--install', 'shop', '/app/shop', '--namespace', 'prod', '--create-namespace',
-      '--wait', '--atomic', '--timeout', '5m', '--history-max', '5', '--reset-values',
-      '-f', '/v/base.yaml', '-f', '/v/customer.yaml', '--set', 'a=1',
+      'upgrade',
+      '--install',
+      'shop',
+      '/app/shop',
+      '--namespace',
+      'prod',
+      '--create-namespace',
+      '--wait',
+      '--atomic',
+      '--timeout',
+      '5m',
+      '--history-max',
+      '5',
+      '--reset-values',
+      '-f',
+      '/v/base.yaml',
+      '-f',
+      '/v/customer.yaml',
+      '--set',
+      'a=1',
     ]);
   });
   it("helm's client rate limit: 50 a second after a burst of 300 unless the environment sets either", () => {

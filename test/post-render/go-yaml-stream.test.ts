@@ -24,7 +24,11 @@ let handed: string; // exactly what helm 4 wrote to its post-renderer's stdin
 let helm3Objects: unknown[];
 
 function helmEnv(work: string): Record<string, string> {
-  return { HELM_CACHE_HOME: join(work, 'cache'), HELM_CONFIG_HOME: join(work, 'config'), HELM_DATA_HOME: join(work, 'data') };
+  return {
+    HELM_CACHE_HOME: join(work, 'cache'),
+    HELM_CONFIG_HOME: join(work, 'config'),
+    HELM_DATA_HOME: join(work, 'data'),
+  };
 }
 
 /** Strict `yaml` package reading: the oracle for text that is proper YAML. */
@@ -46,15 +50,17 @@ function ourObjects(text: string): unknown[] {
  */
 function comparable(objects: unknown[]): unknown[] {
   const key = (o: any) => `${o?.kind}/${o?.metadata?.name}`;
-  return [...objects].sort((a, b) => key(a).localeCompare(key(b))).map((o) => {
-    const copy = structuredClone(o) as { metadata?: { annotations?: Record<string, string> } };
-    const annotations = copy.metadata?.annotations;
-    if (annotations) {
-      delete annotations[SOURCE_ANNOTATION];
-      if (Object.keys(annotations).length === 0) delete copy.metadata!.annotations;
-    }
-    return copy;
-  });
+  return [...objects]
+    .sort((a, b) => key(a).localeCompare(key(b)))
+    .map((o) => {
+      const copy = structuredClone(o) as { metadata?: { annotations?: Record<string, string> } };
+      const annotations = copy.metadata?.annotations;
+      if (annotations) {
+        delete annotations[SOURCE_ANNOTATION];
+        if (Object.keys(annotations).length === 0) delete copy.metadata!.annotations;
+      }
+      return copy;
+    });
 }
 
 beforeAll(async () => {
@@ -69,7 +75,9 @@ beforeAll(async () => {
     join(plugins, 'record', 'plugin.yaml'),
     `apiVersion: v1\nname: record\nversion: 1.0.0\ntype: postrenderer/v1\nruntime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: ${recorder}\n`,
   );
-  await execa(helm4, ['template', 'r', CHART, '--post-renderer', 'record'], { env: { HELM_PLUGINS: plugins, ...helmEnv(dir) } });
+  await execa(helm4, ['template', 'r', CHART, '--post-renderer', 'record'], {
+    env: { HELM_PLUGINS: plugins, ...helmEnv(dir) },
+  });
   handed = readFileSync(join(dir, 'handed.yaml'), 'utf8');
   helm3Objects = strictObjects((await execa(helm3, ['template', 'r', CHART], { env: helmEnv(dir) })).stdout);
 });
@@ -87,7 +95,10 @@ describe('the stream helm 4 hands a post-renderer', () => {
     expect(ours).toHaveLength(3);
     expect(comparable(ours)).toEqual(comparable(helm3Objects));
     // Spot checks against values written out by hand, not read by any parser.
-    const rules = ours.find((o: any) => o.kind === 'PrometheusRule') as { spec: { groups: { rules: { annotations: Record<string, string> }[] }[] }; rootNote: string };
+    const rules = ours.find((o: any) => o.kind === 'PrometheusRule') as {
+      spec: { groups: { rules: { annotations: Record<string, string> }[] }[] };
+      rootNote: string;
+    };
     expect(rules.spec.groups[0]!.rules[0]!.annotations.description).toBe(
       'An alert meant to ensure: the "entire" pipeline # works.\nIt is always firing, it\'s fine.\n',
     );
@@ -104,7 +115,10 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer on go-ya
       helm: helmTraits(major),
       plan: { registry: parseRegistryAddress(L), extraPaths: [] },
     });
-    const r = await execa(HELM[major], ['template', 'r', CHART, ...setup.helmArgs], { reject: false, env: { ...setup.env, ...helmEnv(work) } }).finally(setup.dispose);
+    const r = await execa(HELM[major], ['template', 'r', CHART, ...setup.helmArgs], {
+      reject: false,
+      env: { ...setup.env, ...helmEnv(work) },
+    }).finally(setup.dispose);
     expect(r.exitCode, r.stderr).toBe(0);
     const expected = structuredClone(helm3Objects) as any[];
     const containers = expected.find((o) => o.kind === 'Deployment').spec.template.spec.containers;

@@ -112,7 +112,11 @@ const PLAN: PinPlan = {
       ],
     },
     { kind: 'Job', namespace: 'shop', name: 'migrate', fields: [{ path: '/spec/backoffLimit', value: 6 }] },
-    { kind: 'ClusterRole', name: 'web', fields: [{ path: '/metadata/annotations/rbac.example.com~1aggregated', value: 'yes' }] },
+    {
+      kind: 'ClusterRole',
+      name: 'web',
+      fields: [{ path: '/metadata/annotations/rbac.example.com~1aggregated', value: 'yes' }],
+    },
   ],
 };
 
@@ -140,7 +144,10 @@ spec:
           image: nginx:1.27
 `;
 const PINNED_HOOK = HOOK.replace('backoffLimit: 2', 'backoffLimit: 6');
-const PINNED_CLUSTER_ROLE = CLUSTER_ROLE.replace('  name: web\n', '  name: web\n  annotations:\n    rbac.example.com/aggregated: "yes"\n');
+const PINNED_CLUSTER_ROLE = CLUSTER_ROLE.replace(
+  '  name: web\n',
+  '  name: web\n  annotations:\n    rbac.example.com/aggregated: "yes"\n',
+);
 
 describe('pinFields', () => {
   it('sets, adds and removes the pinned fields of matching documents; every other document is copied byte for byte', () => {
@@ -149,7 +156,10 @@ describe('pinFields', () => {
     // What go-yaml (YAML 1.1) reads back: strings stay strings ("on", "yes", "true").
     const [deployment, , hook, role] = parseAllDocuments(out, { version: '1.1' }).map((d) => d.toJS());
     expect(deployment.spec.replicas).toBe(5);
-    expect(deployment.metadata.annotations).toEqual({ 'example.com/owner': 'team-a', 'webhook.example.com/injected': 'true' });
+    expect(deployment.metadata.annotations).toEqual({
+      'example.com/owner': 'team-a',
+      'webhook.example.com/injected': 'true',
+    });
     expect(deployment.metadata.labels).toEqual({ 'tilde~key': 'on' });
     expect(deployment.spec.template.spec).not.toHaveProperty('terminationGracePeriodSeconds');
     expect(hook.spec.backoffLimit).toBe(6);
@@ -157,7 +167,10 @@ describe('pinFields', () => {
   });
 
   it('matches a document without a namespace through the release namespace, and only there', () => {
-    const pin = (namespace: string): PinPlan => ({ releaseNamespace: 'shop', objects: [{ kind: 'Deployment', namespace, name: 'web', fields: [{ path: '/spec/replicas', value: 3 }] }] });
+    const pin = (namespace: string): PinPlan => ({
+      releaseNamespace: 'shop',
+      objects: [{ kind: 'Deployment', namespace, name: 'web', fields: [{ path: '/spec/replicas', value: 3 }] }],
+    });
     const stream = DEPLOYMENT + OTHER_NAMESPACE;
     expect(pinFields(splitManifestStream(stream), pin('shop'))).toBe(
       DEPLOYMENT.replace('replicas: 1', 'replicas: 3').replace(/\{app: web\}/g, '{ app: web }') + OTHER_NAMESPACE,
@@ -259,13 +272,37 @@ metadata:
   name: settings
 data: {}
 `;
-    const plan: PinPlan = { releaseNamespace: 'shop', objects: [{ kind: 'ConfigMap', name: 'settings', namespace: 'shop', fields: [{ path: '/metadata/annotations', value: { live: 'x' } }] }] };
+    const plan: PinPlan = {
+      releaseNamespace: 'shop',
+      objects: [
+        {
+          kind: 'ConfigMap',
+          name: 'settings',
+          namespace: 'shop',
+          fields: [{ path: '/metadata/annotations', value: { live: 'x' } }],
+        },
+      ],
+    };
     const [cm] = parseAllDocuments(pinFields(splitManifestStream(text), plan)).map((d) => d.toJS());
-    expect(cm.metadata.annotations).toEqual({ live: 'x', 'postrenderer.helm.sh/postrender-filename': 'demo/templates/cm.yaml' });
+    expect(cm.metadata.annotations).toEqual({
+      live: 'x',
+      'postrenderer.helm.sh/postrender-filename': 'demo/templates/cm.yaml',
+    });
   });
 
   it('an apiVersion in the pin must name the same group', () => {
-    const plan = (apiVersion: string): PinPlan => ({ releaseNamespace: 'shop', objects: [{ apiVersion, kind: 'Deployment', name: 'web', namespace: 'shop', fields: [{ path: '/spec/replicas', value: 2 }] }] });
+    const plan = (apiVersion: string): PinPlan => ({
+      releaseNamespace: 'shop',
+      objects: [
+        {
+          apiVersion,
+          kind: 'Deployment',
+          name: 'web',
+          namespace: 'shop',
+          fields: [{ path: '/spec/replicas', value: 2 }],
+        },
+      ],
+    });
     expect(pinFields(splitManifestStream(DEPLOYMENT), plan('apps/v1beta2'))).toContain('replicas: 2');
     expect(pinFields(splitManifestStream(DEPLOYMENT), plan('example.com/v1'))).toBe(DEPLOYMENT);
   });
@@ -276,18 +313,27 @@ data: {}
     expect(() => parsePointer('')).toThrow(UsageError);
     expect(() => parsePointer('spec/replicas')).toThrow(UsageError);
     expect(() => parsePointer('/a~2')).toThrow(UsageError);
-    expect(() => checkPinPlan({ releaseNamespace: 'x', objects: [{ kind: 'Deployment', name: '', fields: [] }] })).toThrow(UsageError);
+    expect(() =>
+      checkPinPlan({ releaseNamespace: 'x', objects: [{ kind: 'Deployment', name: '', fields: [] }] }),
+    ).toThrow(UsageError);
   });
 });
 
 describe('pins in the post-render rewrite', () => {
   it('pins only: images are neither searched nor checked, unmatched documents are copied, the report counts pinned documents', async () => {
     // An image reference the image plan would refuse: a pins-only run must not start refusing it.
-    const stream = STREAM + '---\nkind: Pod\nmetadata: {name: odd}\nspec:\n  containers:\n    - {name: a, image: "Not/Valid:1"}\n';
+    const stream =
+      STREAM + '---\nkind: Pod\nmetadata: {name: odd}\nspec:\n  containers:\n    - {name: a, image: "Not/Valid:1"}\n';
     const outcome = await runPostRender({ extraPaths: [], pins: PLAN }, tmp, stream);
     expect(outcome.exitCode, outcome.stderr).toBe(0);
     expect(outcome.stdout).toBe(pinFields(splitManifestStream(stream), PLAN));
-    expect(outcome.report).toMatchObject({ ok: true, documents: 6, images: { occurrences: 0, distinct: 0 }, rewrites: [], pinned: 3 });
+    expect(outcome.report).toMatchObject({
+      ok: true,
+      documents: 6,
+      images: { occurrences: 0, distinct: 0 },
+      rewrites: [],
+      pinned: 3,
+    });
   });
 
   it('with a registry, a pinned document gets both its image rewrite and its pins', () => {
@@ -297,7 +343,9 @@ describe('pins in the post-render rewrite', () => {
     expect(pinned.rewrites).toEqual(plain.rewrites);
     const [deployment, other, hook, role, cm] = splitManifestStream(pinned.output).map((p) => p.text);
     const plainPieces = splitManifestStream(plain.output).map((p) => p.text);
-    expect(deployment).toBe(PINNED_DEPLOYMENT.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27'));
+    expect(deployment).toBe(
+      PINNED_DEPLOYMENT.replace('image: nginx:1.27', 'image: registry.local:5000/app/nginx:1.27'),
+    );
     expect(hook).toBe(PINNED_HOOK.replace('quay.io/acme/migrate:2.0', 'registry.local:5000/app/migrate:2.0'));
     expect(role).toBe(PINNED_CLUSTER_ROLE);
     expect([other, cm]).toEqual([plainPieces[1], plainPieces[4]]);
@@ -319,14 +367,28 @@ spec:
 `;
     const plan: PinPlan = {
       releaseNamespace: 'shop',
-      objects: [{ kind: 'CustomResourceDefinition', name: 'widgets.example.com', fields: [{ path: '/spec/conversion/webhook/clientConfig/caBundle', value: 'Q0EK' }] }],
+      objects: [
+        {
+          kind: 'CustomResourceDefinition',
+          name: 'widgets.example.com',
+          fields: [{ path: '/spec/conversion/webhook/clientConfig/caBundle', value: 'Q0EK' }],
+        },
+      ],
     };
     const chunks: string[] = [];
     const decoder = new TextDecoder();
-    const outcome = await runPostRender({ extraPaths: [], pins: plan }, tmp, crd + DEPLOYMENT, (c) => void chunks.push(typeof c === 'string' ? c : decoder.decode(c, { stream: true })));
+    const outcome = await runPostRender(
+      { extraPaths: [], pins: plan },
+      tmp,
+      crd + DEPLOYMENT,
+      (c) => void chunks.push(typeof c === 'string' ? c : decoder.decode(c, { stream: true })),
+    );
     expect(outcome.exitCode, outcome.stderr).toBe(0);
     expect(chunks.join('')).toBe(
-      crd.replace('        service: {name: conv, namespace: shop}\n', '        service: { name: conv, namespace: shop }\n        caBundle: Q0EK\n') + DEPLOYMENT,
+      crd.replace(
+        '        service: {name: conv, namespace: shop}\n',
+        '        service: { name: conv, namespace: shop }\n        caBundle: Q0EK\n',
+      ) + DEPLOYMENT,
     );
   });
 });
@@ -392,11 +454,22 @@ function asTemplate(doc: string): string {
 
 /** Helm's own state in the test dir; helm 4 needs a writable cache to load any plugin. */
 function helmHomes(dir: string): Record<string, string> {
-  return { HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') };
+  return {
+    HELM_CACHE_HOME: join(dir, 'cache'),
+    HELM_CONFIG_HOME: join(dir, 'config'),
+    HELM_DATA_HOME: join(dir, 'data'),
+  };
 }
 
-type Doc = { kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec: Record<string, any> };
-const docsOf = (stdout: string) => parseAllDocuments(stdout, { version: '1.1' }).map((d) => d.toJS() as Doc | null).filter((d): d is Doc => d !== null);
+type Doc = {
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  spec: Record<string, any>;
+};
+const docsOf = (stdout: string) =>
+  parseAllDocuments(stdout, { version: '1.1' })
+    .map((d) => d.toJS() as Doc | null)
+    .filter((d): d is Doc => d !== null);
 
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'pin-fields-'));
@@ -416,8 +489,11 @@ describe.each([4, 3] as const)('helm %i template with a pins-only post-renderer'
       env: { ...setup.env, ...helmHomes(workDir) },
     }).finally(setup.dispose);
     expect(result.exitCode, result.stderr).toBe(0);
-    const plain = await execa(HELM[major], ['template', 'demo', chart, '--namespace', 'shop'], { env: helmHomes(workDir) });
-    const byKey = (docs: Doc[]) => Object.fromEntries(docs.map((d) => [`${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`, d]));
+    const plain = await execa(HELM[major], ['template', 'demo', chart, '--namespace', 'shop'], {
+      env: helmHomes(workDir),
+    });
+    const byKey = (docs: Doc[]) =>
+      Object.fromEntries(docs.map((d) => [`${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`, d]));
     const got = byKey(docsOf(result.stdout));
     const want = byKey(docsOf(plain.stdout));
     const web = want['Deployment//web']!;
@@ -454,25 +530,58 @@ it('withRenderSetup with a registry: the pins join the image rewrite (helm 4)', 
   const web = docs.find((d) => d.kind === 'Deployment' && d.metadata.namespace === undefined)!;
   expect(web.spec.replicas).toBe(5);
   expect(web.spec.template.spec.containers[0].image).toBe('registry.local:5000/app/nginx:1.27');
-  expect(docs.find((d) => d.kind === 'Job')!.spec).toMatchObject({ backoffLimit: 6, template: { spec: { containers: [{ image: 'registry.local:5000/app/migrate:2.0' }] } } });
+  expect(docs.find((d) => d.kind === 'Job')!.spec).toMatchObject({
+    backoffLimit: 6,
+    template: { spec: { containers: [{ image: 'registry.local:5000/app/migrate:2.0' }] } },
+  });
 });
 
 it('withRenderSetup refuses a pin that is not a JSON pointer before helm runs', async () => {
-  const o: CommonOptions = { chart, appDir: '/nonexistent', baseValues: [], values: [], sets: [], namespace: 'shop', imagePaths: [], helmBin: helm4, logFormat: 'json', logLevel: 'silent' };
+  const o: CommonOptions = {
+    chart,
+    appDir: '/nonexistent',
+    baseValues: [],
+    values: [],
+    sets: [],
+    namespace: 'shop',
+    imagePaths: [],
+    helmBin: helm4,
+    logFormat: 'json',
+    logLevel: 'silent',
+  };
   const secrets = new SecretRegistry();
   const logger = createLogger({ format: 'json', level: 'silent', secrets, destination: 2 });
   const helm = await createHelmClient(o, { secrets, logger });
   let called = false;
-  const bad: PinPlan = { releaseNamespace: 'shop', objects: [{ kind: 'Deployment', name: 'web', fields: [{ path: 'spec.replicas', value: 5 }] }] };
+  const bad: PinPlan = {
+    releaseNamespace: 'shop',
+    objects: [{ kind: 'Deployment', name: 'web', fields: [{ path: 'spec.replicas', value: 5 }] }],
+  };
   await expect(
-    withRenderSetup(planRun(o, await loadChart({ chart, appDir: o.appDir }), helm, logger), async () => (called = true), { pins: bad }),
+    withRenderSetup(
+      planRun(o, await loadChart({ chart, appDir: o.appDir }), helm, logger),
+      async () => (called = true),
+      { pins: bad },
+    ),
   ).rejects.toThrow(/Pinned path "spec.replicas" \(Deployment web\) is not a JSON pointer/);
   expect(called).toBe(false);
 });
 
 async function templateThroughWithAirgap(major: 3 | 4, dir: string, extra: Partial<CommonOptions>) {
   await mkdir(dir, { recursive: true });
-  const o: CommonOptions = { chart, appDir: '/nonexistent', baseValues: [], values: [], sets: [], namespace: 'shop', imagePaths: [], helmBin: HELM[major], logFormat: 'json', logLevel: 'silent', ...extra };
+  const o: CommonOptions = {
+    chart,
+    appDir: '/nonexistent',
+    baseValues: [],
+    values: [],
+    sets: [],
+    namespace: 'shop',
+    imagePaths: [],
+    helmBin: HELM[major],
+    logFormat: 'json',
+    logLevel: 'silent',
+    ...extra,
+  };
   const secrets = new SecretRegistry();
   const logger = createLogger({ format: 'json', level: 'silent', secrets, destination: 2 });
   const helm = await createHelmClient(o, { secrets, logger });
@@ -483,13 +592,36 @@ async function templateThroughWithAirgap(major: 3 | 4, dir: string, extra: Parti
     planRun(o, loaded, helm, logger),
     async ({ airgap: setup }) => ({
       setup,
-      stdout: await helm.template({ release: 'demo', chart, namespace: 'shop', values, postRendererArgs: setup.postRendererArgs, includeCrds: true }, { ...setup.env, ...homes }),
+      stdout: await helm.template(
+        {
+          release: 'demo',
+          chart,
+          namespace: 'shop',
+          values,
+          postRendererArgs: setup.postRendererArgs,
+          includeCrds: true,
+        },
+        { ...setup.env, ...homes },
+      ),
     }),
     { pins: PLAN },
   );
 }
 
 /** What the run plan reads of a run: the options, chart, helm and logger, and no value layers. */
-function planRun(o: CommonOptions, loaded: Awaited<ReturnType<typeof loadChart>>, helm: Awaited<ReturnType<typeof createHelmClient>>, logger: ReturnType<typeof createLogger>): SetupRun {
-  return { o, chart: loaded, helm, release: 'demo', logger, resolved: { layers: [], sets: [] }, signal: new AbortController().signal };
+function planRun(
+  o: CommonOptions,
+  loaded: Awaited<ReturnType<typeof loadChart>>,
+  helm: Awaited<ReturnType<typeof createHelmClient>>,
+  logger: ReturnType<typeof createLogger>,
+): SetupRun {
+  return {
+    o,
+    chart: loaded,
+    helm,
+    release: 'demo',
+    logger,
+    resolved: { layers: [], sets: [] },
+    signal: new AbortController().signal,
+  };
 }

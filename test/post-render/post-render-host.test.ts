@@ -56,7 +56,9 @@ async function until(what: string, check: () => boolean, ms = 10_000): Promise<v
 /** Ended, or a zombie no one reaps (a reaped orphan's pid is simply gone). */
 function ended(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').startsWith('Z');
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .startsWith('Z');
   } catch {
     return true;
   }
@@ -98,7 +100,9 @@ describe('the post-render shim: every wait ends', () => {
     const { result: r, ms } = await timed(execa(h.shim, { input: STREAM, reject: false, timeout: 20_000 }));
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('helm-installer post-render: the installer no longer serves post-renders (its helm run has ended)');
+    expect(r.stderr).toBe(
+      'helm-installer post-render: the installer no longer serves post-renders (its helm run has ended)',
+    );
     expect(ms).toBeLessThan(5_000);
     expect(calls()).toBe(0);
     expect(listing()).toEqual(HOST_FILES);
@@ -141,7 +145,9 @@ describe('a shim killed with SIGKILL leaves nothing of the stream', () => {
     await started;
     // Even while it waits, the stream has no name on disk: the shim holds it by descriptor only.
     expect(listing()).toEqual(HOST_FILES);
-    expect(readlinkSync(`/proc/${shim.pid}/fd/4`)).toMatch(new RegExp(`^${realpathSync(dir)}/request\\.\\w{6}/in \\(deleted\\)$`));
+    expect(readlinkSync(`/proc/${shim.pid}/fd/4`)).toMatch(
+      new RegExp(`^${realpathSync(dir)}/request\\.\\w{6}/in \\(deleted\\)$`),
+    );
     const children = readFileSync(`/proc/${shim.pid}/task/${shim.pid}/children`, 'utf8').trim().split(' ').map(Number);
     expect(children).toHaveLength(1); // the watchdog
     shim.kill('SIGKILL');
@@ -154,7 +160,11 @@ describe('a shim killed with SIGKILL leaves nothing of the stream', () => {
 
   it('while it writes the stream: no file, and nothing was served', async () => {
     const { calls } = await stuckHost();
-    const shim: ResultPromise<{ stdin: 'pipe'; reject: false }> = execa(join(dir, 'post-render.sh'), { stdin: 'pipe', reject: false, timeout: 20_000 });
+    const shim: ResultPromise<{ stdin: 'pipe'; reject: false }> = execa(join(dir, 'post-render.sh'), {
+      stdin: 'pipe',
+      reject: false,
+      timeout: 20_000,
+    });
     shim.stdin.write(STREAM);
     // Written into its unlinked file, helm's stream not ended yet.
     const fd4 = `/proc/${shim.pid}/fd/4`;

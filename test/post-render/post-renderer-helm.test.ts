@@ -13,7 +13,10 @@ import { parseStream } from '../images/manifest-fixtures.js';
 import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const HELM = { 3: join(ROOT, 'node_modules/.helm-installer/helm3'), 4: join(ROOT, 'node_modules/.helm-installer/helm4') } as const;
+const HELM = {
+  3: join(ROOT, 'node_modules/.helm-installer/helm3'),
+  4: join(ROOT, 'node_modules/.helm-installer/helm4'),
+} as const;
 const L = 'registry.local:5000/app';
 
 let tmp: string;
@@ -151,7 +154,9 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
       expect(report.images).toEqual({ occurrences: major === 4 ? 4 : 3, distinct: major === 4 ? 4 : 3 });
     }
     // Nothing of the request (helm's stream) nor of the rewrite's spill is left in the work dir.
-    expect(workFiles(join(tmp, `ok-${major}`))).toEqual(major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests']);
+    expect(workFiles(join(tmp, `ok-${major}`))).toEqual(
+      major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests'],
+    );
   });
 
   it('fails the render with the cause in the report when an image is invalid', async () => {
@@ -160,7 +165,9 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
     const { result, setup } = await helmTemplate(major, bad, join(tmp, `bad-${major}`));
     expect(result.exitCode).not.toBe(0);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(major === 4 ? /plugin "helm-installer-images" exited with error/ : /Invalid image reference/);
+    expect(result.stderr).toMatch(
+      major === 4 ? /plugin "helm-installer-images" exited with error/ : /Invalid image reference/,
+    );
     expect(setup.reports).toMatchObject([
       {
         ok: false,
@@ -169,6 +176,8 @@ describe.each([4, 3] as const)('helm %i template with our post-renderer', (major
     ]);
     // What withRenderSetup throws instead of helm's own failure.
     expect(setup.failure()).toMatchObject({ exitCode: 3, file: 'demo/templates/deployment.yaml' });
-    expect(workFiles(join(tmp, `bad-${major}`))).toEqual(major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests']);
+    expect(workFiles(join(tmp, `bad-${major}`))).toEqual(
+      major === 4 ? ['plugins', 'post-render.sh', 'requests'] : ['post-render.sh', 'requests'],
+    );
   });
 });

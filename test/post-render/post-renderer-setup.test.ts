@@ -63,19 +63,20 @@ describe('runPostRender', () => {
     // Over 200 KB, with characters of 2 and 4 bytes that some 64 KB chunk edge must cut, and an
     // `image:` key in its schema text that is not an image.
     const line = '          description: "grüße 🚀🚀🚀 image: nginx:1.27 and more words"\n';
-    const crd = [
-      'apiVersion: apiextensions.k8s.io/v1',
-      'kind: CustomResourceDefinition',
-      'metadata: {name: widgets.acme.io}',
-      'spec:',
-      '  image: nginx:1.27',
-      '  group: acme.io',
-      '  versions:',
-      '    - name: v1',
-      '      schema:',
-      '        openAPIV3Schema:',
-      '',
-    ].join('\n') + line.repeat(3000);
+    const crd =
+      [
+        'apiVersion: apiextensions.k8s.io/v1',
+        'kind: CustomResourceDefinition',
+        'metadata: {name: widgets.acme.io}',
+        'spec:',
+        '  image: nginx:1.27',
+        '  group: acme.io',
+        '  versions:',
+        '    - name: v1',
+        '      schema:',
+        '        openAPIV3Schema:',
+        '',
+      ].join('\n') + line.repeat(3000);
     // The second chunk edge falls inside a 🚀: its bytes must be decoded across the edge.
     expect(Buffer.from(crd)[2 * 64 * 1024]! & 0xc0).toBe(0x80);
     const stream = `${crd}---\n${POD}`;
@@ -83,37 +84,59 @@ describe('runPostRender', () => {
 
     const written: (string | Uint8Array)[] = [];
     const outcome = await runPostRender(PLAN, dir, stream, (chunk) => void written.push(chunk));
-    expect(outcome).toMatchObject({ exitCode: 0, stdout: '', stderr: '', report: { ok: true, documents: 2, images: { occurrences: 1, distinct: 1 } } });
+    expect(outcome).toMatchObject({
+      exitCode: 0,
+      stdout: '',
+      stderr: '',
+      report: { ok: true, documents: 2, images: { occurrences: 1, distinct: 1 } },
+    });
     const bytes = written.filter((c): c is Uint8Array => typeof c !== 'string');
     expect(Buffer.concat(bytes).toString('utf8')).toBe(crd);
     expect(Math.max(...bytes.map((b) => b.length))).toBe(64 * 1024);
     expect(bytes.length).toBe(Math.ceil(Buffer.byteLength(crd) / (64 * 1024)));
-    expect(Buffer.concat(written.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8')).toBe(`${crd}---\n${rewrittenPod}`);
+    expect(Buffer.concat(written.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8')).toBe(
+      `${crd}---\n${rewrittenPod}`,
+    );
     // Collected instead of written: the same text, decoded across the chunk edges.
     expect((await runPostRender(PLAN, dir, stream)).stdout).toBe(`${crd}---\n${rewrittenPod}`);
 
     // An extra path naming the kind: the CRD is read and rewritten there, the rest of it kept.
     const withPath = { ...PLAN, extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }] };
     const edited = await runPostRender(withPath, dir, stream);
-    expect(edited.stdout).toBe(`${crd.replace('  image: nginx:1.27', '  image: registry.local:5000/app/nginx:1.27')}---\n${rewrittenPod}`);
+    expect(edited.stdout).toBe(
+      `${crd.replace('  image: nginx:1.27', '  image: registry.local:5000/app/nginx:1.27')}---\n${rewrittenPod}`,
+    );
   });
 
   it('fails with no stdout, the cause on stderr and in the report', async () => {
     const outcome = await runPostRender(PLAN, dir, POD.replace('nginx:1.27', 'NGINX'));
     expect(outcome.exitCode).toBe(1);
     expect(outcome.stdout).toBe('');
-    expect(outcome.stderr).toMatch(/demo\/templates\/pod.yaml \(key spec.containers\[0\].image\): Invalid image reference "NGINX"/);
+    expect(outcome.stderr).toMatch(
+      /demo\/templates\/pod.yaml \(key spec.containers\[0\].image\): Invalid image reference "NGINX"/,
+    );
     expect(outcome.report).toMatchObject({
       ok: false,
-      error: { name: 'InvalidInputError', exitCode: 3, file: 'demo/templates/pod.yaml', key: 'spec.containers[0].image' },
+      error: {
+        name: 'InvalidInputError',
+        exitCode: 3,
+        file: 'demo/templates/pod.yaml',
+        key: 'spec.containers[0].image',
+      },
     });
     expect(readdirSync(dir)).toEqual([]);
   });
 
   it('fails when it cannot spill the stream (no such directory), with the cause on stderr', async () => {
     const outcome = await runPostRender(PLAN, join(dir, 'missing'), POD);
-    expect(outcome).toMatchObject({ exitCode: 1, stdout: '', report: { ok: false, error: { name: 'Error', exitCode: 1 } } });
-    expect(outcome.stderr).toMatch(/^helm-installer post-render: ENOENT: no such file or directory, open '.*\/missing\/post-render-\d+-\d+\.spill'\n$/);
+    expect(outcome).toMatchObject({
+      exitCode: 1,
+      stdout: '',
+      report: { ok: false, error: { name: 'Error', exitCode: 1 } },
+    });
+    expect(outcome.stderr).toMatch(
+      /^helm-installer post-render: ENOENT: no such file or directory, open '.*\/missing\/post-render-\d+-\d+\.spill'\n$/,
+    );
   });
 
   it('answers an empty stream with a comment, since helm refuses empty output', async () => {
@@ -136,17 +159,27 @@ describe('postRenderFailure', () => {
       'The image rewrite (post-renderer) stopped before helm touched the cluster: Invalid image reference "NGINX": repository "library/NGINX" must be lowercase' +
         ' (document 1: Pod "p", spec.containers[0].image, line 7 of the rendered manifests)',
     );
-    expect(error).toMatchObject({ file: 'demo/templates/pod.yaml', key: 'spec.containers[0].image', hint: expect.stringMatching(/^Use the form \[registry\[:port\]\/\]repository/) });
+    expect(error).toMatchObject({
+      file: 'demo/templates/pod.yaml',
+      key: 'spec.containers[0].image',
+      hint: expect.stringMatching(/^Use the form \[registry\[:port\]\/\]repository/),
+    });
   });
 
   it('a post-render that only keeps ignored fields says so, not "image rewrite"', async () => {
     const bad = (await runPostRender(PLAN, dir, POD.replace('nginx:1.27', 'NGINX'))).report;
-    expect(postRenderFailure([bad], 'pins')!.message).toMatch(/^The post-renderer that keeps the ignored fields \(--drift-ignore\) stopped before helm touched the cluster: Invalid image reference "NGINX"/);
+    expect(postRenderFailure([bad], 'pins')!.message).toMatch(
+      /^The post-renderer that keeps the ignored fields \(--drift-ignore\) stopped before helm touched the cluster: Invalid image reference "NGINX"/,
+    );
   });
 });
 
 describe('preparePostRenderer', () => {
-  const plan = { registry: parseRegistryAddress('registry.local:5000/app'), extraPaths: [], imagePullSecret: 'regcred' };
+  const plan = {
+    registry: parseRegistryAddress('registry.local:5000/app'),
+    extraPaths: [],
+    imagePullSecret: 'regcred',
+  };
   const disposers: (() => void)[] = [];
   afterEach(() => {
     for (const d of disposers.splice(0)) d();
@@ -197,9 +230,13 @@ describe('preparePostRenderer', () => {
   it('serves requests that arrive together, each its own stream', async () => {
     const setup = await prepare(4);
     const images = ['nginx:1.27', 'quay.io/acme/api:2.0', 'ghcr.io/acme/worker@sha256:' + 'a'.repeat(64)];
-    const runs = await Promise.all(images.map((image) => execa('/bin/sh', [setup.shim], { input: POD.replace('nginx:1.27', image), reject: false })));
+    const runs = await Promise.all(
+      images.map((image) => execa('/bin/sh', [setup.shim], { input: POD.replace('nginx:1.27', image), reject: false })),
+    );
     expect(runs.map((r) => r.exitCode)).toEqual([0, 0, 0]);
-    expect(runs.map((r) => (parse(r.stdout) as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image)).toEqual([
+    expect(
+      runs.map((r) => (parse(r.stdout) as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image),
+    ).toEqual([
       'registry.local:5000/app/nginx:1.27',
       'registry.local:5000/app/api:2.0',
       `registry.local:5000/app/worker@sha256:${'a'.repeat(64)}`,
@@ -215,7 +252,13 @@ describe('preparePostRenderer', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^helm-installer post-render: .*"Acme\/Web:1".*lowercase/);
     expect(setup.reports).toMatchObject([{ ok: false, error: { file: 'demo/templates/pod.yaml' } }]);
-    expect(setup.failure()).toMatchObject({ exitCode: 3, file: 'demo/templates/pod.yaml', message: expect.stringMatching(/^The image rewrite \(post-renderer\) stopped before helm touched the cluster: .*"Acme\/Web:1"/) });
+    expect(setup.failure()).toMatchObject({
+      exitCode: 3,
+      file: 'demo/templates/pod.yaml',
+      message: expect.stringMatching(
+        /^The image rewrite \(post-renderer\) stopped before helm touched the cluster: .*"Acme\/Web:1"/,
+      ),
+    });
     expect(readdirSync(dir).sort()).toEqual(['post-render.sh', 'requests']);
   });
 });

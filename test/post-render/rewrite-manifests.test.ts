@@ -113,9 +113,9 @@ spec:
   it('refuses a malformed extra path and one that points at a map', () => {
     expect(() => collectImages(WORKLOADS, [{ kind: 'X', path: 'spec..image' }])).toThrow(UsageError);
     expect(() => collectImages(WORKLOADS, [{ kind: 'X', path: 'spec.a[0].image' }])).toThrow(/bad segment "a\[0\]"/);
-    expect(() => collectImages('kind: X\nspec: {image: {repository: a}}\n', [{ kind: 'X', path: 'spec.image' }])).toThrow(
-      /points at a map/,
-    );
+    expect(() =>
+      collectImages('kind: X\nspec: {image: {repository: a}}\n', [{ kind: 'X', path: 'spec.image' }]),
+    ).toThrow(/points at a map/);
   });
 
   it('reads a look-alike kind of another API group as a custom kind; ignores empty images', () => {
@@ -127,7 +127,9 @@ apiVersion: v1
 kind: Pod
 spec: {containers: [{name: a, image: ""}, {name: b}]}
 `;
-    expect(collectImages(text).map((o) => `${o.kind} ${o.path}=${o.image}`)).toEqual(['Job spec.template.spec.containers[0].image=acme/volcano:1']);
+    expect(collectImages(text).map((o) => `${o.kind} ${o.path}=${o.image}`)).toEqual([
+      'Job spec.template.spec.containers[0].image=acme/volcano:1',
+    ]);
   });
 
   it('walks the items of a List', () => {
@@ -280,7 +282,9 @@ apiVersion: v1
 spec: {}
 `;
     const { output } = rewriteManifests(text, { extraPaths: [], imagePullSecret: 'regcred' });
-    const secrets = parseStream(output).map((d) => (d as { spec: { imagePullSecrets?: unknown } }).spec.imagePullSecrets);
+    const secrets = parseStream(output).map(
+      (d) => (d as { spec: { imagePullSecrets?: unknown } }).spec.imagePullSecrets,
+    );
     expect(secrets).toEqual([
       [{ name: 'regcred' }, { name: 'other' }],
       [{ name: 'regcred' }, { name: 'other' }],
@@ -470,7 +474,10 @@ items:
       imagePullSecrets: [{ name: 'regcred' }],
       containers: [{ name: 'a', image: `${L}/one:1` }],
     });
-    expect(list.items[1]!.spec).toEqual({ imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'b', image: `${L}/two:1` }] });
+    expect(list.items[1]!.spec).toEqual({
+      imagePullSecrets: [{ name: 'regcred' }],
+      containers: [{ name: 'b', image: `${L}/two:1` }],
+    });
     expect(rewriteManifests(output, plan).output).toBe(output);
   });
 
@@ -502,7 +509,10 @@ spec: {template: {spec: {containers: [{name: web, image: acme/web:2}]}}}
     const valid = crd.replace('  broken: [1, 2\n', '');
     const extra = { registry, extraPaths: [{ kind: 'CustomResourceDefinition', path: 'spec.image' }] };
     const read = rewriteManifests(valid + deployment, extra);
-    expect(read.images.map((i) => `${i.kind}:${i.image}`)).toEqual(['CustomResourceDefinition:acme/widget:1', 'Deployment:acme/web:2']);
+    expect(read.images.map((i) => `${i.kind}:${i.image}`)).toEqual([
+      'CustomResourceDefinition:acme/widget:1',
+      'Deployment:acme/web:2',
+    ]);
     expect(read.output).toContain(`  image: ${L}/widget:1\n`);
     expect(() => rewriteManifests(crd, extra)).toThrow(InvalidInputError);
   });
@@ -582,7 +592,9 @@ items:
     spec: {containers: [{name: a, image: "quay.io/acme/listed:1"}]}
 `;
     const { output } = rewriteManifests(text, { registry, extraPaths: [] });
-    expect(output).toBe(text.replace('ghcr.io/acme/app:1.2', `${L}/app:1.2`).replace('quay.io/acme/listed:1', `${L}/listed:1`));
+    expect(output).toBe(
+      text.replace('ghcr.io/acme/app:1.2', `${L}/app:1.2`).replace('quay.io/acme/listed:1', `${L}/listed:1`),
+    );
   });
 
   it('leaves a flag or env value that only names an image a container runs as written, wherever it comes first in the stream', () => {
@@ -619,7 +631,7 @@ spec:
     expect(output.match(/acme\/ingest:3\.1\.0/g)).toHaveLength(2);
   });
 
-  it('keeps a reference written without a tag without one (its tag sits elsewhere); an image field gets the runtime\'s :latest as before', () => {
+  it("keeps a reference written without a tag without one (its tag sits elsewhere); an image field gets the runtime's :latest as before", () => {
     const text = `apiVersion: v1
 kind: ConfigMap
 metadata: {name: values}
@@ -682,4 +694,3 @@ data:
     );
   });
 });
-

@@ -60,8 +60,8 @@ describe('SpilledPieces', () => {
 
   it('will not write over a file that exists', () => {
     const dir = mkdtempSync(join(tmpdir(), 'spill-'));
-    writeFileSync(join(dir, 'x.spill'), 'somebody else\'s');
+    writeFileSync(join(dir, 'x.spill'), "somebody else's");
     expect(() => new SpilledPieces(join(dir, 'x.spill'))).toThrow(/EEXIST/);
-    expect(readFileSync(join(dir, 'x.spill'), 'utf8')).toBe('somebody else\'s');
+    expect(readFileSync(join(dir, 'x.spill'), 'utf8')).toBe("somebody else's");
   });
 });

@@ -4,12 +4,22 @@ import { describe, expect, it } from 'vitest';
 import { withoutDroppedFields } from '../../src/preview/compare-live.js';
 
 describe('withoutDroppedFields', () => {
-  const result = { kind: 'ConfigMap', metadata: { name: 'settings', labels: { team: 'a' } }, data: { keep: '1', extra: 'x', byHand: 'y' }, status: { n: 1 } };
+  const result = {
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', labels: { team: 'a' } },
+    data: { keep: '1', extra: 'x', byHand: 'y' },
+    status: { n: 1 },
+  };
 
   it('removes the map fields the last revision set and this one does not, and nothing else', () => {
     const last = { kind: 'ConfigMap', metadata: { name: 'settings' }, data: { keep: '1', extra: 'x' } };
     const next = { kind: 'ConfigMap', metadata: { name: 'settings' }, data: { keep: '1' } };
-    expect(withoutDroppedFields(result, last, next, [])).toEqual({ kind: 'ConfigMap', metadata: { name: 'settings', labels: { team: 'a' } }, data: { keep: '1', byHand: 'y' }, status: { n: 1 } });
+    expect(withoutDroppedFields(result, last, next, [])).toEqual({
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', labels: { team: 'a' } },
+      data: { keep: '1', byHand: 'y' },
+      status: { n: 1 },
+    });
     expect(result.data.extra).toBe('x'); // a copy: the dry run's result is not changed
   });
 

@@ -15,7 +15,16 @@ const report: PlanReport = {
   chart: 'shop-1.2.0',
   decision: { action: 'upgrade', reason: 'the values differ from revision 3' },
   entries: [
-    { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', namespace: 'shop', action: 'create', fields: [], changedBy: [], diff: diff('ConfigMap settings (shop)', '@@ -0,0 +1,2 @@', '+kind: ConfigMap', '+data: {}') },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'settings',
+      namespace: 'shop',
+      action: 'create',
+      fields: [],
+      changedBy: [],
+      diff: diff('ConfigMap settings (shop)', '@@ -0,0 +1,2 @@', '+kind: ConfigMap', '+data: {}'),
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -26,11 +35,49 @@ const report: PlanReport = {
       changedBy: ['kubectl-scale'],
       diff: diff('Deployment web (shop)', '@@ -1,2 +1,2 @@', ' spec:', '-  replicas: 3', '+  replicas: 2'),
     },
-    { apiVersion: 'v1', kind: 'ConfigMap', name: 'legacy', namespace: 'shop', action: 'delete', fields: [], changedBy: [], diff: diff('ConfigMap legacy (shop)', '@@ -1,1 +0,0 @@', '-kind: ConfigMap') },
-    { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'shop-reader', action: 'create', fields: [], changedBy: [], diff: diff('ClusterRole shop-reader', '@@ -0,0 +1,1 @@', '+kind: ClusterRole') },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'legacy',
+      namespace: 'shop',
+      action: 'delete',
+      fields: [],
+      changedBy: [],
+      diff: diff('ConfigMap legacy (shop)', '@@ -1,1 +0,0 @@', '-kind: ConfigMap'),
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      name: 'web',
+      namespace: 'shop',
+      action: 'unchanged',
+      fields: [],
+      changedBy: [],
+      diff: '',
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      name: 'shop-reader',
+      action: 'create',
+      fields: [],
+      changedBy: [],
+      diff: diff('ClusterRole shop-reader', '@@ -0,0 +1,1 @@', '+kind: ClusterRole'),
+    },
   ],
-  hooks: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'migrate', namespace: 'shop', action: 'create', hook: 'pre-upgrade', fields: [], changedBy: [], diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job') }],
+  hooks: [
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      name: 'migrate',
+      namespace: 'shop',
+      action: 'create',
+      hook: 'pre-upgrade',
+      fields: [],
+      changedBy: [],
+      diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job'),
+    },
+  ],
 };
 
 const plainText = `Plan for release shop in namespace shop, chart shop-1.2.0
@@ -97,7 +144,7 @@ describe('formatText', () => {
     expect(formatText(report, { color: false })).not.toContain('\u001b');
   });
 
-  it("writes a refusal on one line, its control characters escaped, and says nothing would change when nothing would", () => {
+  it('writes a refusal on one line, its control characters escaped, and says nothing would change when nothing would', () => {
     const refused: PlanEntry = {
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
@@ -109,7 +156,12 @@ describe('formatText', () => {
       diff: '',
       refused: 'spec: Forbidden:\n  field is immutable \u001b[2J',
     };
-    const nothing: PlanReport = { ...report, decision: { action: 'nothing', reason: 'chart and values equal revision 3' }, entries: [refused], hooks: [] };
+    const nothing: PlanReport = {
+      ...report,
+      decision: { action: 'nothing', reason: 'chart and values equal revision 3' },
+      entries: [refused],
+      hooks: [],
+    };
     expect(formatText(nothing, { color: false })).toBe(
       [
         'Plan for release shop in namespace shop, chart shop-1.2.0',
@@ -126,8 +178,16 @@ describe('formatText', () => {
 });
 
 describe('data at risk', () => {
-  const risky: PlanReport = { ...report, entries: [], hooks: [], dataAtRisk: [{ statefulSet: 'db', namespace: 'shop', kept: false, claims: ['data-db-0', 'data-db-1'], policy: 'refuse' }] };
-  const line = 'StatefulSet db in namespace shop is deleted or renamed by the new chart version; no workload of the new version mounts its claims, which hold data: data-db-0, data-db-1';
+  const risky: PlanReport = {
+    ...report,
+    entries: [],
+    hooks: [],
+    dataAtRisk: [
+      { statefulSet: 'db', namespace: 'shop', kept: false, claims: ['data-db-0', 'data-db-1'], policy: 'refuse' },
+    ],
+  };
+  const line =
+    'StatefulSet db in namespace shop is deleted or renamed by the new chart version; no workload of the new version mounts its claims, which hold data: data-db-0, data-db-1';
 
   it('text: a section naming the StatefulSet, its claims and what install does', () => {
     expect(formatText(risky, { color: false })).toContain(
@@ -136,11 +196,15 @@ describe('data at risk', () => {
         "    install refuses this upgrade before any change (exit 3; --orphaned-claims refuse): reuse the claims with the chart's existing-claim value, or allow it\n\n",
     );
     const allowed = { ...risky, dataAtRisk: [{ ...risky.dataAtRisk![0]!, policy: 'allow' as const }] };
-    expect(formatText(allowed, { color: false })).toContain('    install upgrades and leaves these claims as they are, unmounted (--orphaned-claims allow)\n');
+    expect(formatText(allowed, { color: false })).toContain(
+      '    install upgrades and leaves these claims as they are, unmounted (--orphaned-claims allow)\n',
+    );
   });
 
   it('markdown and JSON carry it too; absent when nothing is at risk', () => {
-    expect(formatMarkdown(risky)).toContain(`**Data at risk** (claims that hold data and that no workload of the new version mounts):\n\n- ${line}\n`);
+    expect(formatMarkdown(risky)).toContain(
+      `**Data at risk** (claims that hold data and that no workload of the new version mounts):\n\n- ${line}\n`,
+    );
     expect(JSON.parse(formatJson(risky)).dataAtRisk).toEqual(risky.dataAtRisk);
     expect(formatText(report, { color: false })).not.toContain('Data at risk');
     expect(JSON.parse(formatJson(report))).not.toHaveProperty('dataAtRisk');
@@ -159,11 +223,23 @@ describe('useColor', () => {
 });
 
 describe('countLine', () => {
-  const entry = (action: PlanEntry['action']): PlanEntry => ({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', action, fields: [], changedBy: [], diff: '' });
+  const entry = (action: PlanEntry['action']): PlanEntry => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name: 'x',
+    action,
+    fields: [],
+    changedBy: [],
+    diff: '',
+  });
 
   it('always names all three counts, zeros included, and leaves unchanged objects out', () => {
     expect(countLine([])).toBe('0 to create, 0 to change, 0 to delete');
-    const entries = [...['create', 'create', 'create', 'change', 'change', 'delete', 'unchanged'].map((a) => entry(a as PlanEntry['action']))];
+    const entries = [
+      ...['create', 'create', 'create', 'change', 'change', 'delete', 'unchanged'].map((a) =>
+        entry(a as PlanEntry['action']),
+      ),
+    ];
     expect(countLine(entries)).toBe('3 to create, 2 to change, 1 to delete');
   });
 });
@@ -181,23 +257,129 @@ describe('formatJson', () => {
       decision: { action: 'upgrade', reason: 'the values differ from revision 3' },
       summary: { create: 2, change: 1, delete: 1, unchanged: 1 },
       objects: [
-        { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'settings', action: 'create', fields: [], changedBy: [], diff: report.entries[0]!.diff },
-        { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', action: 'change', fields: ['/spec/replicas'], changedBy: ['kubectl-scale'], diff: report.entries[1]!.diff },
-        { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'legacy', action: 'delete', fields: [], changedBy: [], diff: report.entries[2]!.diff },
-        { apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web', action: 'unchanged', fields: [], changedBy: [], diff: '' },
-        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'shop-reader', action: 'create', fields: [], changedBy: [], diff: report.entries[4]!.diff },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          namespace: 'shop',
+          name: 'settings',
+          action: 'create',
+          fields: [],
+          changedBy: [],
+          diff: report.entries[0]!.diff,
+        },
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          namespace: 'shop',
+          name: 'web',
+          action: 'change',
+          fields: ['/spec/replicas'],
+          changedBy: ['kubectl-scale'],
+          diff: report.entries[1]!.diff,
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          namespace: 'shop',
+          name: 'legacy',
+          action: 'delete',
+          fields: [],
+          changedBy: [],
+          diff: report.entries[2]!.diff,
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          namespace: 'shop',
+          name: 'web',
+          action: 'unchanged',
+          fields: [],
+          changedBy: [],
+          diff: '',
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          name: 'shop-reader',
+          action: 'create',
+          fields: [],
+          changedBy: [],
+          diff: report.entries[4]!.diff,
+        },
       ],
-      hooks: [{ apiVersion: 'batch/v1', kind: 'Job', namespace: 'shop', name: 'migrate', action: 'create', fields: [], changedBy: [], hook: 'pre-upgrade', diff: report.hooks[0]!.diff }],
+      hooks: [
+        {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          namespace: 'shop',
+          name: 'migrate',
+          action: 'create',
+          fields: [],
+          changedBy: [],
+          hook: 'pre-upgrade',
+          diff: report.hooks[0]!.diff,
+        },
+      ],
     });
-    expect(Object.keys(json)).toEqual(['schemaVersion', 'release', 'namespace', 'chart', 'decision', 'summary', 'objects', 'hooks']);
-    expect(Object.keys(json.objects[1])).toEqual(['apiVersion', 'kind', 'namespace', 'name', 'action', 'fields', 'changedBy', 'diff']);
-    expect(Object.keys(json.hooks[0])).toEqual(['apiVersion', 'kind', 'namespace', 'name', 'action', 'fields', 'changedBy', 'hook', 'diff']);
+    expect(Object.keys(json)).toEqual([
+      'schemaVersion',
+      'release',
+      'namespace',
+      'chart',
+      'decision',
+      'summary',
+      'objects',
+      'hooks',
+    ]);
+    expect(Object.keys(json.objects[1])).toEqual([
+      'apiVersion',
+      'kind',
+      'namespace',
+      'name',
+      'action',
+      'fields',
+      'changedBy',
+      'diff',
+    ]);
+    expect(Object.keys(json.hooks[0])).toEqual([
+      'apiVersion',
+      'kind',
+      'namespace',
+      'name',
+      'action',
+      'fields',
+      'changedBy',
+      'hook',
+      'diff',
+    ]);
   });
 
   it('adds refused when the API server refused the dry run', () => {
-    const refused: PlanEntry = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', namespace: 'shop', action: 'change', fields: [], changedBy: [], diff: '', refused: 'immutable' };
+    const refused: PlanEntry = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      name: 'db',
+      namespace: 'shop',
+      action: 'change',
+      fields: [],
+      changedBy: [],
+      diff: '',
+      refused: 'immutable',
+    };
     const json = JSON.parse(formatJson({ ...report, entries: [refused], hooks: [] }));
-    expect(json.objects).toEqual([{ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'shop', name: 'db', action: 'change', fields: [], changedBy: [], refused: 'immutable', diff: '' }]);
+    expect(json.objects).toEqual([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        namespace: 'shop',
+        name: 'db',
+        action: 'change',
+        fields: [],
+        changedBy: [],
+        refused: 'immutable',
+        diff: '',
+      },
+    ]);
     expect(json.summary).toEqual({ create: 0, change: 1, delete: 0, unchanged: 0 });
   });
 });
@@ -214,9 +396,33 @@ describe('formatMarkdown', () => {
       changedBy: ['kubectl-edit'],
       diff: diff('ConfigMap settings (shop)', '@@ -1,1 +1,1 @@', '-  a|b: "```"', '+  a|b: x'),
     };
-    const unchanged: PlanEntry = { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' };
-    const hook: PlanEntry = { apiVersion: 'batch/v1', kind: 'Job', name: 'migrate', namespace: 'shop', action: 'create', hook: 'pre-install,pre-upgrade', fields: [], changedBy: [], diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job') };
-    const md = formatMarkdown({ ...report, decision: { action: 'upgrade', reason: 'values <changed> by *you*' }, entries: [changed, unchanged], hooks: [hook] });
+    const unchanged: PlanEntry = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      name: 'web',
+      namespace: 'shop',
+      action: 'unchanged',
+      fields: [],
+      changedBy: [],
+      diff: '',
+    };
+    const hook: PlanEntry = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      name: 'migrate',
+      namespace: 'shop',
+      action: 'create',
+      hook: 'pre-install,pre-upgrade',
+      fields: [],
+      changedBy: [],
+      diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job'),
+    };
+    const md = formatMarkdown({
+      ...report,
+      decision: { action: 'upgrade', reason: 'values <changed> by *you*' },
+      entries: [changed, unchanged],
+      hooks: [hook],
+    });
     expect(md).toBe(`### helm-installer plan: release shop, namespace shop, chart shop-1.2.0
 
 **Would upgrade: values \\<changed\\> by \\*you\\***
@@ -265,16 +471,42 @@ Changed by kubectl-edit: the install reverts that edit.
   });
 
   it('leaves the table out when nothing would change, and escapes HTML in a summary', () => {
-    const md = formatMarkdown({ ...report, decision: { action: 'nothing', reason: 'up to date' }, entries: [], hooks: [] });
-    expect(md).toBe('### helm-installer plan: release shop, namespace shop, chart shop-1.2.0\n\n**Would do nothing: up to date**\n\n0 to create, 0 to change, 0 to delete\n');
-    const odd: PlanEntry = { apiVersion: 'v1', kind: 'ConfigMap', name: 'a', action: 'delete', fields: [], changedBy: [], diff: diff('ConfigMap a', '@@ -1,1 +0,0 @@', '-x: 1'), hook: '<b>&' };
-    expect(formatMarkdown({ ...report, entries: [], hooks: [odd] })).toContain('<summary>- delete ConfigMap a (hook: &lt;b&gt;&amp;)</summary>');
+    const md = formatMarkdown({
+      ...report,
+      decision: { action: 'nothing', reason: 'up to date' },
+      entries: [],
+      hooks: [],
+    });
+    expect(md).toBe(
+      '### helm-installer plan: release shop, namespace shop, chart shop-1.2.0\n\n**Would do nothing: up to date**\n\n0 to create, 0 to change, 0 to delete\n',
+    );
+    const odd: PlanEntry = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'a',
+      action: 'delete',
+      fields: [],
+      changedBy: [],
+      diff: diff('ConfigMap a', '@@ -1,1 +0,0 @@', '-x: 1'),
+      hook: '<b>&',
+    };
+    expect(formatMarkdown({ ...report, entries: [], hooks: [odd] })).toContain(
+      '<summary>- delete ConfigMap a (hook: &lt;b&gt;&amp;)</summary>',
+    );
   });
 });
 
 describe('removed APIs in the stored record', () => {
   const removedApis = [
-    { revision: 3, kind: 'PodDisruptionBudget', namespace: 'shop', name: 'web', from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' },
+    {
+      revision: 3,
+      kind: 'PodDisruptionBudget',
+      namespace: 'shop',
+      name: 'web',
+      from: 'policy/v1beta1',
+      to: 'policy/v1',
+      removedIn: '1.25',
+    },
     { revision: 3, kind: 'PodSecurityPolicy', name: 'shop-psp', from: 'policy/v1beta1', to: null, removedIn: '1.25' },
   ];
   const withRemoved: PlanReport = { ...report, entries: [], hooks: [], removedApis };
@@ -298,8 +530,22 @@ describe('removed APIs in the stored record', () => {
 
 describe('what the cluster says before any change', () => {
   const refusals = [
-    { object: 'StorageClass/fast', kind: 'missing-class', blocks: true, message: 'StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)', wayOut: ['Set the chart\'s values to a class the cluster has.'] },
-    { object: 'Deployment/web', kind: 'pod-security', blocks: false, message: 'would violate PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)', wayOut: ['namespace shop warns on Pod Security', '  - runAsNonRoot != true'] },
+    {
+      object: 'StorageClass/fast',
+      kind: 'missing-class',
+      blocks: true,
+      message:
+        'StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)',
+      wayOut: ["Set the chart's values to a class the cluster has."],
+    },
+    {
+      object: 'Deployment/web',
+      kind: 'pod-security',
+      blocks: false,
+      message:
+        'would violate PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)',
+      wayOut: ['namespace shop warns on Pod Security', '  - runAsNonRoot != true'],
+    },
   ];
   const withRefusals: PlanReport = { ...report, entries: [], hooks: [], refusals };
   it('text: each refused or warned about, its way out indented below', () => {
@@ -325,6 +571,8 @@ describe('what the cluster says before any change', () => {
     expect('refusals' in JSON.parse(formatJson(report))).toBe(false);
   });
   it('Markdown: a list, escaped', () => {
-    expect(formatMarkdown(withRefusals)).toContain('- **refused** StorageClass/fast: StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)\n  - Set the chart\'s values to a class the cluster has.\n');
+    expect(formatMarkdown(withRefusals)).toContain(
+      "- **refused** StorageClass/fast: StorageClass fast (named by PersistentVolumeClaim/data) does not exist; the cluster has: standard (default)\n  - Set the chart's values to a class the cluster has.\n",
+    );
   });
 });

@@ -22,25 +22,45 @@ describe('maskPair', () => {
     });
   });
 
-  it("masks stringData and a data map one side lacks, leaf by leaf", () => {
-    const live = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'shop', labels: { app: 'db' } }, type: 'Opaque' };
+  it('masks stringData and a data map one side lacks, leaf by leaf', () => {
+    const live = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'shop', labels: { app: 'db' } },
+      type: 'Opaque',
+    };
     const desired = secret({ token: 'dA==' }, { extra: 'plain-text-secret' });
     expect(maskPair('Secret', live, desired)).toEqual({
-      live: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'shop', labels: { app: 'db' } }, type: 'Opaque' },
+      live: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'db', namespace: 'shop', labels: { app: 'db' } },
+        type: 'Opaque',
+      },
       desired: secret({ token: '(secret, added)' }, { extra: '(secret, added)' }),
     });
   });
 
   it('leaves a switch under a secret-looking key readable, but not a boolean in a Secret', () => {
-    const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web' }, automountServiceAccountToken: false, apiToken: 'abc' };
+    const sa = {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'web' },
+      automountServiceAccountToken: false,
+      apiToken: 'abc',
+    };
     expect(maskPair('ServiceAccount', undefined, sa)).toEqual({ desired: { ...sa, apiToken: '(secret)' } });
     const flag = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' }, data: { enabled: true } };
     expect(maskPair('Secret', undefined, flag)).toEqual({ desired: { ...flag, data: { enabled: '(secret)' } } });
   });
 
   it('marks every secret of a created or deleted object just (secret)', () => {
-    expect(maskPair('Secret', undefined, secret({ password: 'aHVudGVyMg==' }))).toEqual({ desired: secret({ password: '(secret)' }) });
-    expect(maskPair('Secret', secret({ password: 'aHVudGVyMg==' }), undefined)).toEqual({ live: secret({ password: '(secret)' }) });
+    expect(maskPair('Secret', undefined, secret({ password: 'aHVudGVyMg==' }))).toEqual({
+      desired: secret({ password: '(secret)' }),
+    });
+    expect(maskPair('Secret', secret({ password: 'aHVudGVyMg==' }), undefined)).toEqual({
+      live: secret({ password: '(secret)' }),
+    });
   });
 
   it("masks a ConfigMap's password key but not its other keys nor a password inside another key's value", () => {
@@ -56,7 +76,7 @@ describe('maskPair', () => {
     });
   });
 
-  it("masks every field of an env item named like a secret but its name, and keeps secret references readable", () => {
+  it('masks every field of an env item named like a secret but its name, and keeps secret references readable', () => {
     const pod = (value: string) => ({
       spec: {
         containers: [
@@ -85,7 +105,10 @@ describe('maskPair', () => {
         ],
       },
     });
-    expect(maskPair('Deployment', pod('old'), pod('new'))).toEqual({ live: masked('(secret)'), desired: masked('(secret, changed)') });
+    expect(maskPair('Deployment', pod('old'), pod('new'))).toEqual({
+      live: masked('(secret)'),
+      desired: masked('(secret, changed)'),
+    });
   });
 
   it('masks a whole map under a secret-looking key but the keys in it that name a secret, unless a secret key is under those', () => {
@@ -99,22 +122,45 @@ describe('maskPair', () => {
       passwords: [{ name: 'root', value: marker }],
       credentials: { secretName: { password: marker } },
     });
-    expect(maskPair('HelmChartConfig', values('a'), values('a'))).toEqual({ live: masked('(secret, unchanged)'), desired: masked('(secret, unchanged)') });
+    expect(maskPair('HelmChartConfig', values('a'), values('a'))).toEqual({
+      live: masked('(secret, unchanged)'),
+      desired: masked('(secret, unchanged)'),
+    });
   });
 
   it("masks every value of a Secret's data, keys that look like references included", () => {
     const data = { name: 'cm9vdA==', existingSecret: 'eA==', secretKeyRef: 'eQ==' };
     expect(maskPair('Secret', secret(data), secret(data))).toEqual({
-      live: secret({ name: '(secret, unchanged)', existingSecret: '(secret, unchanged)', secretKeyRef: '(secret, unchanged)' }),
-      desired: secret({ name: '(secret, unchanged)', existingSecret: '(secret, unchanged)', secretKeyRef: '(secret, unchanged)' }),
+      live: secret({
+        name: '(secret, unchanged)',
+        existingSecret: '(secret, unchanged)',
+        secretKeyRef: '(secret, unchanged)',
+      }),
+      desired: secret({
+        name: '(secret, unchanged)',
+        existingSecret: '(secret, unchanged)',
+        secretKeyRef: '(secret, unchanged)',
+      }),
     });
   });
 
   it("masks kubectl's last-applied annotation", () => {
-    const annotated = (v: string) => ({ metadata: { name: 'x', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': v, team: 'a' } } });
+    const annotated = (v: string) => ({
+      metadata: { name: 'x', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': v, team: 'a' } },
+    });
     expect(maskPair('ConfigMap', annotated('{"data":{"k":"v"}}'), annotated('{}'))).toEqual({
-      live: { metadata: { name: 'x', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '(secret)', team: 'a' } } },
-      desired: { metadata: { name: 'x', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '(secret, changed)', team: 'a' } } },
+      live: {
+        metadata: {
+          name: 'x',
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '(secret)', team: 'a' },
+        },
+      },
+      desired: {
+        metadata: {
+          name: 'x',
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '(secret, changed)', team: 'a' },
+        },
+      },
     });
   });
 

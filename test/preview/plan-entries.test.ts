@@ -10,7 +10,12 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const deployment = (image: string, dbPassword: string) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
-  metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' }, annotations: { 'meta.helm.sh/release-name': 'shop' } },
+  metadata: {
+    name: 'web',
+    namespace: 'shop',
+    labels: { app: 'web' },
+    annotations: { 'meta.helm.sh/release-name': 'shop' },
+  },
   spec: {
     replicas: 2,
     selector: { matchLabels: { app: 'web' } },
@@ -55,7 +60,9 @@ const helmFields = {
     },
   },
 };
-const kubectlSetFields = { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } } };
+const kubectlSetFields = {
+  'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } },
+};
 
 function liveDeployment(): Obj {
   const live = deployment('nginx:1.28', 'old-db-secret');
@@ -67,11 +74,20 @@ function liveDeployment(): Obj {
       resourceVersion: '100',
       generation: 3,
       creationTimestamp: '2026-11-24T10:00:00Z',
-      annotations: { ...live.metadata.annotations, 'deployment.kubernetes.io/revision': '2', [LAST_APPLIED]: '{"spec":{"replicas":1}}' },
+      annotations: {
+        ...live.metadata.annotations,
+        'deployment.kubernetes.io/revision': '2',
+        [LAST_APPLIED]: '{"spec":{"replicas":1}}',
+      },
       managedFields: [
         { manager: 'helm', operation: 'Apply', time: '2026-11-24T10:00:00Z', fieldsV1: helmFields },
         { manager: 'kubectl-set', operation: 'Update', time: '2026-11-24T11:00:00Z', fieldsV1: kubectlSetFields },
-        { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': { 'f:replicas': {} } } },
+        {
+          manager: 'kube-controller-manager',
+          operation: 'Update',
+          subresource: 'status',
+          fieldsV1: { 'f:status': { 'f:replicas': {} } },
+        },
       ],
     },
     status: { replicas: 2, readyReplicas: 2 },
@@ -82,10 +98,21 @@ function liveDeployment(): Obj {
 // database password from the values; the server's bookkeeping differs, status is the live one.
 function desiredDeployment(): Obj {
   const desired = deployment('registry.local/nginx:1.27', 'hunter2-secret');
-  return { ...desired, metadata: { ...desired.metadata, uid: 'u-1', resourceVersion: '101', generation: 4 }, status: { replicas: 2 } };
+  return {
+    ...desired,
+    metadata: { ...desired.metadata, uid: 'u-1', resourceVersion: '101', generation: 4 },
+    status: { replicas: 2 },
+  };
 }
 
-const deploymentInput = (): PlanObjectInput => ({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'shop', desired: desiredDeployment(), live: liveDeployment() });
+const deploymentInput = (): PlanObjectInput => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  name: 'web',
+  namespace: 'shop',
+  desired: desiredDeployment(),
+  live: liveDeployment(),
+});
 
 const deploymentDiff = [
   '--- live Deployment web (shop)',
@@ -134,8 +161,29 @@ describe('planEntries: a changed object', () => {
     const live = liveDeployment();
     live.spec = desiredDeployment().spec;
     (live.metadata as Obj).labels = { app: 'web', team: 'payments' };
-    const [entry] = planEntries([{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'shop', desired: desiredDeployment(), live }], { showSecrets: false }).entries;
-    expect(entry).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' });
+    const [entry] = planEntries(
+      [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: 'web',
+          namespace: 'shop',
+          desired: desiredDeployment(),
+          live,
+        },
+      ],
+      { showSecrets: false },
+    ).entries;
+    expect(entry).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'web',
+      namespace: 'shop',
+      action: 'unchanged',
+      fields: [],
+      changedBy: [],
+      diff: '',
+    });
   });
 
   it('names every hand editor of a changed value once, in field order, never helm nor before-first-apply', () => {
@@ -151,7 +199,10 @@ describe('planEntries: a changed object', () => {
       { manager: 'kubectl-label', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:tier': {} } } } },
       { manager: 'kubectl-edit', operation: 'Update', fieldsV1: { 'f:data': { 'f:a': {} } } },
     ]);
-    const [entry] = planEntries([{ apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', desired: cm('x', 'y', 'front'), live }], { showSecrets: false }).entries;
+    const [entry] = planEntries(
+      [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', desired: cm('x', 'y', 'front'), live }],
+      { showSecrets: false },
+    ).entries;
     expect(entry!.fields).toEqual(['/data/a', '/data/b', '/metadata/labels/tier']);
     expect(entry!.changedBy).toEqual(['kubectl-edit', 'kubectl-label']);
   });
@@ -178,13 +229,30 @@ describe('planEntries: a changed object', () => {
         ...live.spec,
         template: {
           metadata: { labels: { app: 'db' } },
-          spec: { restartPolicy: 'Always', containers: [{ name: 'db', image: 'postgres:17', imagePullPolicy: 'IfNotPresent' }] },
+          spec: {
+            restartPolicy: 'Always',
+            containers: [{ name: 'db', image: 'postgres:17', imagePullPolicy: 'IfNotPresent' }],
+          },
         },
       },
       status: { replicas: 1 },
     };
-    const refused = 'StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than ... are forbidden';
-    const [entry] = planEntries([{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', namespace: 'shop', desired: statefulSet('db2'), live: defaulted, refused }], { showSecrets: false }).entries;
+    const refused =
+      'StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than ... are forbidden';
+    const [entry] = planEntries(
+      [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          name: 'db',
+          namespace: 'shop',
+          desired: statefulSet('db2'),
+          live: defaulted,
+          refused,
+        },
+      ],
+      { showSecrets: false },
+    ).entries;
     expect(entry).toEqual({
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
@@ -225,12 +293,22 @@ describe('planEntries: secrets', () => {
     type: 'Opaque',
     data,
   });
-  const input = (live: Obj, desired: Obj): PlanObjectInput => ({ apiVersion: 'v1', kind: 'Secret', name: 'db', namespace: 'shop', live, desired });
+  const input = (live: Obj, desired: Obj): PlanObjectInput => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    name: 'db',
+    namespace: 'shop',
+    live,
+    desired,
+  });
   // base64 of 'old-password' and 'new-password'.
   const [oldValue, newValue] = ['b2xkLXBhc3N3b3Jk', 'bmV3LXBhc3N3b3Jk'];
 
   it('says a changed value changed and an unchanged one did not, never either value', () => {
-    const { entries } = planEntries([input(secret({ user: 'YWRtaW4=', password: oldValue }), secret({ user: 'YWRtaW4=', password: newValue }))], { showSecrets: false });
+    const { entries } = planEntries(
+      [input(secret({ user: 'YWRtaW4=', password: oldValue }), secret({ user: 'YWRtaW4=', password: newValue }))],
+      { showSecrets: false },
+    );
     expect(entries).toEqual([
       {
         apiVersion: 'v1',
@@ -254,11 +332,15 @@ describe('planEntries: secrets', () => {
       },
     ]);
     const text = JSON.stringify(entries);
-    for (const value of [oldValue, newValue, 'old-password', 'new-password', 'YWRtaW4=', 'admin']) expect(text).not.toContain(value);
+    for (const value of [oldValue, newValue, 'old-password', 'new-password', 'YWRtaW4=', 'admin'])
+      expect(text).not.toContain(value);
   });
 
   it('shows data that did not change as unchanged next to a change elsewhere in the Secret', () => {
-    const [entry] = planEntries([input(secret({ password: oldValue }, 'db'), secret({ password: oldValue }, 'cache'))], { showSecrets: false }).entries;
+    const [entry] = planEntries(
+      [input(secret({ password: oldValue }, 'db'), secret({ password: oldValue }, 'cache'))],
+      { showSecrets: false },
+    ).entries;
     expect(entry!.fields).toEqual(['/metadata/labels/tier']);
     expect(entry!.diff).toBe(
       [
@@ -279,17 +361,39 @@ describe('planEntries: secrets', () => {
   });
 
   it('is unchanged, with no diff, when nothing in the Secret changes', () => {
-    const [entry] = planEntries([input(secret({ password: oldValue }), secret({ password: oldValue }))], { showSecrets: false }).entries;
-    expect(entry).toEqual({ apiVersion: 'v1', kind: 'Secret', name: 'db', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' });
+    const [entry] = planEntries([input(secret({ password: oldValue }), secret({ password: oldValue }))], {
+      showSecrets: false,
+    }).entries;
+    expect(entry).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: 'db',
+      namespace: 'shop',
+      action: 'unchanged',
+      fields: [],
+      changedBy: [],
+      diff: '',
+    });
   });
 });
 
 describe('planEntries: a release of several objects', () => {
-  const settings = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'shop' }, data: { mode: 'prod', password: 'hunter2' } };
+  const settings = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', namespace: 'shop' },
+    data: { mode: 'prod', password: 'hunter2' },
+  };
   const legacy = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'legacy', namespace: 'shop', uid: 'u-3', resourceVersion: '7', managedFields: [{ manager: 'helm', operation: 'Apply', fieldsV1: {} }] },
+    metadata: {
+      name: 'legacy',
+      namespace: 'shop',
+      uid: 'u-3',
+      resourceVersion: '7',
+      managedFields: [{ manager: 'helm', operation: 'Apply', fieldsV1: {} }],
+    },
     data: { a: '1' },
   };
   const service = (resourceVersion: string) => ({
@@ -311,9 +415,34 @@ describe('planEntries: a release of several objects', () => {
     { apiVersion: 'v1', kind: 'ConfigMap', name: 'legacy', namespace: 'shop', live: legacy },
     { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', desired: service('12'), live: service('11') },
     { apiVersion: 'v1', kind: 'ConfigMap', name: 'never-there', namespace: 'shop' },
-    { apiVersion: 'batch/v1', kind: 'Job', name: 'migrate', namespace: 'shop', hook: 'pre-upgrade', desired: migrate('registry.local/shop-migrate:1.2'), live: migrate('shop-migrate:1.1') },
-    { apiVersion: 'batch/v1', kind: 'Job', name: 'old-hook', namespace: 'shop', hook: 'post-install', live: migrate('x:1') },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'shop-reader', desired: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'shop-reader' }, rules: [] } },
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      name: 'migrate',
+      namespace: 'shop',
+      hook: 'pre-upgrade',
+      desired: migrate('registry.local/shop-migrate:1.2'),
+      live: migrate('shop-migrate:1.1'),
+    },
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      name: 'old-hook',
+      namespace: 'shop',
+      hook: 'post-install',
+      live: migrate('x:1'),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      name: 'shop-reader',
+      desired: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'shop-reader' },
+        rules: [],
+      },
+    },
   ];
 
   it('creates, changes, deletes and leaves alone in input order, drops what neither side has, and lists hooks apart as created', () => {
@@ -357,10 +486,35 @@ describe('planEntries: a release of several objects', () => {
       action: 'delete',
       fields: [],
       changedBy: [],
-      diff: ['--- live ConfigMap legacy (shop)', '+++ desired', '@@ -1,7 +0,0 @@', '-apiVersion: v1', '-kind: ConfigMap', '-metadata:', '-  name: legacy', '-  namespace: shop', '-data:', '-  a: "1"', ''].join('\n'),
+      diff: [
+        '--- live ConfigMap legacy (shop)',
+        '+++ desired',
+        '@@ -1,7 +0,0 @@',
+        '-apiVersion: v1',
+        '-kind: ConfigMap',
+        '-metadata:',
+        '-  name: legacy',
+        '-  namespace: shop',
+        '-data:',
+        '-  a: "1"',
+        '',
+      ].join('\n'),
     });
-    expect(entries[3]).toEqual({ apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', action: 'unchanged', fields: [], changedBy: [], diff: '' });
-    expect(entries[4]!.diff.split('\n').slice(0, 3)).toEqual(['--- live ClusterRole shop-reader', '+++ desired', '@@ -0,0 +1,5 @@']);
+    expect(entries[3]).toEqual({
+      apiVersion: 'v1',
+      kind: 'Service',
+      name: 'web',
+      namespace: 'shop',
+      action: 'unchanged',
+      fields: [],
+      changedBy: [],
+      diff: '',
+    });
+    expect(entries[4]!.diff.split('\n').slice(0, 3)).toEqual([
+      '--- live ClusterRole shop-reader',
+      '+++ desired',
+      '@@ -0,0 +1,5 @@',
+    ]);
     expect(entries[4]).not.toHaveProperty('namespace');
     expect(hooks).toEqual([
       {

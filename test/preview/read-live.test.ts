@@ -18,12 +18,18 @@ function placed(apiVersion: string, kind: string, resource: string, namespace: s
 const item = (name: string, namespace: string): Obj => ({ metadata: { name, namespace, resourceVersion: '1' } });
 
 /** Answers from `pages` (collection -> pages of items) or `objects` (path -> object); records every call. */
-function recorder(o: { pages?: Record<string, Obj[][]>; forbidList?: string[]; objects?: Record<string, Obj>; forbidGet?: boolean }) {
+function recorder(o: {
+  pages?: Record<string, Obj[][]>;
+  forbidList?: string[];
+  objects?: Record<string, Obj>;
+  forbidGet?: boolean;
+}) {
   const calls: string[] = [];
   const client: ObjectClient = {
     async list(path, query) {
       calls.push(`list ${path}${query.continue ? ` continue=${query.continue}` : ''}`);
-      if (o.forbidList?.includes(path)) throw new ObjectApiError(403, '{"kind":"Status","code":403,"message":"forbidden"}');
+      if (o.forbidList?.includes(path))
+        throw new ObjectApiError(403, '{"kind":"Status","code":403,"message":"forbidden"}');
       const pages = o.pages?.[path] ?? [[]];
       const at = query.continue ? Number(query.continue) : 0;
       return { items: pages[at], metadata: at + 1 < pages.length ? { continue: String(at + 1) } : {} };
@@ -53,7 +59,10 @@ describe('readLive', () => {
     ];
     const { client, calls } = recorder({
       pages: {
-        '/apis/apps/v1/namespaces/shop/deployments': [[item('web', 'shop'), item('unrelated', 'shop')], [item('worker', 'shop')]],
+        '/apis/apps/v1/namespaces/shop/deployments': [
+          [item('web', 'shop'), item('unrelated', 'shop')],
+          [item('worker', 'shop')],
+        ],
         '/api/v1/namespaces/shop/configmaps': [[item('settings', 'shop'), item('kube-root-ca.crt', 'shop')]],
         '/api/v1/namespaces/edge/configmaps': [[]],
       },
@@ -65,15 +74,29 @@ describe('readLive', () => {
       'list /apis/apps/v1/namespaces/shop/deployments',
       'list /apis/apps/v1/namespaces/shop/deployments continue=1',
     ]);
-    expect([...live.keys()].sort()).toEqual(['/ConfigMap/shop/settings', 'apps/Deployment/shop/web', 'apps/Deployment/shop/worker']);
+    expect([...live.keys()].sort()).toEqual([
+      '/ConfigMap/shop/settings',
+      'apps/Deployment/shop/web',
+      'apps/Deployment/shop/worker',
+    ]);
     // A List's items carry no kind: each is given its list's.
-    expect(live.get('apps/Deployment/shop/web')).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop', resourceVersion: '1' } });
+    expect(live.get('apps/Deployment/shop/web')).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop', resourceVersion: '1' },
+    });
   });
 
   it('reads object by object where list is forbidden, and names kind and verb where get is too', async () => {
-    const secrets = [placed('v1', 'Secret', 'secrets', 'shop', 'creds'), placed('v1', 'Secret', 'secrets', 'shop', 'tls')];
+    const secrets = [
+      placed('v1', 'Secret', 'secrets', 'shop', 'creds'),
+      placed('v1', 'Secret', 'secrets', 'shop', 'tls'),
+    ];
     const collection = '/api/v1/namespaces/shop/secrets';
-    const allowed = recorder({ forbidList: [collection], objects: { [`${collection}/creds`]: { ...item('creds', 'shop'), kind: 'Secret', apiVersion: 'v1' } } });
+    const allowed = recorder({
+      forbidList: [collection],
+      objects: { [`${collection}/creds`]: { ...item('creds', 'shop'), kind: 'Secret', apiVersion: 'v1' } },
+    });
     const live = await readLive(kube, allowed.client, secrets);
     expect(allowed.calls).toEqual([`list ${collection}`, `get ${collection}/creds`, `get ${collection}/tls`]);
     expect([...live.keys()]).toEqual(['/Secret/shop/creds']);
@@ -81,7 +104,8 @@ describe('readLive', () => {
     const refused = recorder({ forbidList: [collection], forbidGet: true });
     await expect(readLive(kube, refused.client, secrets)).rejects.toMatchObject({
       exitCode: 6,
-      message: 'plan: get Secret creds in namespace shop is not allowed: the installer may not get Secret (API group core) in namespace shop',
+      message:
+        'plan: get Secret creds in namespace shop is not allowed: the installer may not get Secret (API group core) in namespace shop',
     });
   });
 });

@@ -3,7 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { alignKeys, toYaml, unifiedDiff } from '../../src/preview/unified-diff.js';
 
-const configMap = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'shop' }, data });
+const configMap = (data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'web', namespace: 'shop' },
+  data,
+});
 
 describe('unifiedDiff', () => {
   it('is empty when both sides print the same', () => {
@@ -32,7 +37,15 @@ describe('unifiedDiff', () => {
 
   it('shows a create as all added and a delete as all removed', () => {
     const object = configMap({ a: 'x' });
-    const lines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: web', '  namespace: shop', 'data:', '  a: x'];
+    const lines = [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata:',
+      '  name: web',
+      '  namespace: shop',
+      'data:',
+      '  a: x',
+    ];
     expect(unifiedDiff('ConfigMap web (shop)', undefined, object)).toBe(
       ['--- live ConfigMap web (shop)', '+++ desired', '@@ -0,0 +1,7 @@', ...lines.map((l) => `+${l}`), ''].join('\n'),
     );
@@ -42,22 +55,56 @@ describe('unifiedDiff', () => {
   });
 
   it('prints multi-line strings as blocks and escapes control characters', () => {
-    expect(toYaml({ script: 'set -e\nrun\n', banner: 'a\u001b[31mred' })).toBe('script: |\n  set -e\n  run\nbanner: "a\\e[31mred"\n');
+    expect(toYaml({ script: 'set -e\nrun\n', banner: 'a\u001b[31mred' })).toBe(
+      'script: |\n  set -e\n  run\nbanner: "a\\e[31mred"\n',
+    );
   });
 
   it('shows a diff past its edit limit as everything removed, then everything added', () => {
     const live = { data: { a: '1', b: '2', c: '3' } };
     const desired = { data: { a: 'x', b: 'y', c: 'z' } };
     expect(unifiedDiff('ConfigMap web', live, desired, { maxEditLength: 2 })).toBe(
-      ['--- live ConfigMap web', '+++ desired', '@@ -1,4 +1,4 @@', '-data:', '-  a: "1"', '-  b: "2"', '-  c: "3"', '+data:', '+  a: x', '+  b: y', '+  c: z', ''].join('\n'),
+      [
+        '--- live ConfigMap web',
+        '+++ desired',
+        '@@ -1,4 +1,4 @@',
+        '-data:',
+        '-  a: "1"',
+        '-  b: "2"',
+        '-  c: "3"',
+        '+data:',
+        '+  a: x',
+        '+  b: y',
+        '+  c: z',
+        '',
+      ].join('\n'),
     );
   });
 
   it("prints desired in live's key order, so a reordered custom resource shows only what changed", () => {
-    const live = { apiVersion: 'example.com/v1', kind: 'Promotion', spec: { image: 'a:1', replicas: 2, paused: false } };
-    const desired = { kind: 'Promotion', apiVersion: 'example.com/v1', spec: { paused: false, replicas: 3, image: 'a:1' } };
+    const live = {
+      apiVersion: 'example.com/v1',
+      kind: 'Promotion',
+      spec: { image: 'a:1', replicas: 2, paused: false },
+    };
+    const desired = {
+      kind: 'Promotion',
+      apiVersion: 'example.com/v1',
+      spec: { paused: false, replicas: 3, image: 'a:1' },
+    };
     expect(unifiedDiff('Promotion p (shop)', live, desired)).toBe(
-      ['--- live Promotion p (shop)', '+++ desired', '@@ -2,5 +2,5 @@', ' kind: Promotion', ' spec:', '   image: a:1', '-  replicas: 2', '+  replicas: 3', '   paused: false', ''].join('\n'),
+      [
+        '--- live Promotion p (shop)',
+        '+++ desired',
+        '@@ -2,5 +2,5 @@',
+        ' kind: Promotion',
+        ' spec:',
+        '   image: a:1',
+        '-  replicas: 2',
+        '+  replicas: 3',
+        '   paused: false',
+        '',
+      ].join('\n'),
     );
   });
 });

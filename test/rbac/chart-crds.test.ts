@@ -7,7 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { crdAccessGuess } from '../../src/rbac/chart-crds.js';
 import { chartDir, tempDir } from '../helpers.js';
 
-const CRD_ACCESS = ['get', 'list', 'watch', 'create', 'patch'].map((verb) => ({ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb }));
+const CRD_ACCESS = ['get', 'list', 'watch', 'create', 'patch'].map((verb) => ({
+  group: 'apiextensions.k8s.io',
+  resource: 'customresourcedefinitions',
+  verb,
+}));
 
 function chart(files: Record<string, string>): string {
   const dir = join(tempDir('chart-crds'), 'app');
@@ -24,7 +28,14 @@ describe('crdAccessGuess', () => {
   });
 
   it("an unpacked subchart's crds/ counts too", () => {
-    expect(crdAccessGuess(chart({ 'charts/sub/Chart.yaml': 'apiVersion: v2\nname: sub\nversion: 0.1.0\n', 'charts/sub/crds/x.yaml': 'kind: CustomResourceDefinition\n' }))).toEqual(CRD_ACCESS);
+    expect(
+      crdAccessGuess(
+        chart({
+          'charts/sub/Chart.yaml': 'apiVersion: v2\nname: sub\nversion: 0.1.0\n',
+          'charts/sub/crds/x.yaml': 'kind: CustomResourceDefinition\n',
+        }),
+      ),
+    ).toEqual(CRD_ACCESS);
   });
 
   it('no crds/, an empty crds/, or an archive: nothing', () => {
@@ -40,7 +51,9 @@ describe('crdAccessGuess', () => {
 
 describe('crdAccessGuess in subcharts', () => {
   it("the CRD verbs are guessed for a nested subchart's CRDs too, not for a packed one", () => {
-    expect(crdAccessGuess(chart({ 'charts/a/charts/b/crds/c.yaml': 'kind: CustomResourceDefinition\n' }))).toEqual(CRD_ACCESS);
+    expect(crdAccessGuess(chart({ 'charts/a/charts/b/crds/c.yaml': 'kind: CustomResourceDefinition\n' }))).toEqual(
+      CRD_ACCESS,
+    );
     expect(crdAccessGuess(chart({ 'charts/sub-1.0.0.tgz': 'packed' }))).toEqual([]);
   });
 });

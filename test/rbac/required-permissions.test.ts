@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { groupDenied } from '../../src/rbac/rbac-preflight.js';
-import { crdResources, describePermission, renderedObjects, requiredPermissions, type RenderedObject } from '../../src/rbac/required-permissions.js';
+import {
+  crdResources,
+  describePermission,
+  renderedObjects,
+  requiredPermissions,
+  type RenderedObject,
+} from '../../src/rbac/required-permissions.js';
 import { type ResourceInfo } from '../../src/cluster/capabilities.js';
 import { appDir, chartDir, helm4, repoRoot } from '../helpers.js';
 
@@ -22,7 +28,11 @@ const BUILTIN: Record<string, ResourceInfo> = {
   'batch/v1:Job': { group: 'batch', resource: 'jobs', namespaced: true },
   'batch/v1:CronJob': { group: 'batch', resource: 'cronjobs', namespaced: true },
   'networking.k8s.io/v1:Ingress': { group: 'networking.k8s.io', resource: 'ingresses', namespaced: true },
-  'apiextensions.k8s.io/v1:CustomResourceDefinition': { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', namespaced: false },
+  'apiextensions.k8s.io/v1:CustomResourceDefinition': {
+    group: 'apiextensions.k8s.io',
+    resource: 'customresourcedefinitions',
+    namespaced: false,
+  },
 };
 
 describe('renderedObjects', () => {
@@ -64,7 +74,9 @@ metadata: {name: migrate, namespace: jobs}
   });
 
   it('stops on a rendered document that is not YAML, naming where (exit 3), instead of leaving its object out of the check', () => {
-    expect(() => renderedObjects('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n')).toThrow(/not valid YAML \(document 1, line \d+ of the stream\)/);
+    expect(() => renderedObjects('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n')).toThrow(
+      /not valid YAML \(document 1, line \d+ of the stream\)/,
+    );
   });
 });
 
@@ -99,36 +111,59 @@ metadata: {name: g}
   const resolve = (o: RenderedObject) => BUILTIN[`${o.apiVersion}:${o.kind}`] ?? crds.get(`${o.apiVersion}:${o.kind}`);
 
   it('asks per object for what helm does to it, in its namespace; the release records; CRDs never deleted; unknown kinds left to helm', () => {
-    const got = requiredPermissions(objects, 'shop', resolve).map((p) => `${describePermission(p)} <- ${p.for.join(',')}`).sort();
+    const got = requiredPermissions(objects, 'shop', resolve)
+      .map((p) => `${describePermission(p)} <- ${p.for.join(',')}`)
+      .sort();
     const rw = ['create', 'delete', 'get', 'list', 'patch', 'watch'];
     const expected = [
-      ...['create', 'delete', 'get', 'list', 'update'].map((v) => `${v} secrets in namespace shop <- the release records`),
+      ...['create', 'delete', 'get', 'list', 'update'].map(
+        (v) => `${v} secrets in namespace shop <- the release records`,
+      ),
       ...['get', 'patch'].map((v) => `${v} namespaces in namespace shop <- the release namespace`),
-      ...['create', 'delete', 'get', 'update'].map((v) => `${v} leases.coordination.k8s.io in namespace shop <- the installer Lease`),
-      ...['statefulsets.apps', 'daemonsets.apps', 'jobs.batch', 'pods', 'events'].map((r) => `list ${r} in namespace shop <- the installer's health checks`),
+      ...['create', 'delete', 'get', 'update'].map(
+        (v) => `${v} leases.coordination.k8s.io in namespace shop <- the installer Lease`,
+      ),
+      ...['statefulsets.apps', 'daemonsets.apps', 'jobs.batch', 'pods', 'events'].map(
+        (r) => `list ${r} in namespace shop <- the installer's health checks`,
+      ),
       `get pods/log in namespace shop <- the installer's health checks`,
-      ...rw.map((v) => `${v} deployments.apps in namespace shop <- Deployment/web${v === 'list' ? ",the installer's health checks" : ''}`),
+      ...rw.map(
+        (v) =>
+          `${v} deployments.apps in namespace shop <- Deployment/web${v === 'list' ? ",the installer's health checks" : ''}`,
+      ),
       ...rw.map((v) => `${v} configmaps in namespace other <- ConfigMap/cfg`),
       ...rw.map((v) => `${v} widgets.example.com in namespace shop <- Widget/w`),
-      ...['create', 'get', 'list', 'patch', 'watch'].map((v) => `${v} customresourcedefinitions.apiextensions.k8s.io (cluster-wide) <- CustomResourceDefinition/widgets.example.com`),
+      ...['create', 'get', 'list', 'patch', 'watch'].map(
+        (v) =>
+          `${v} customresourcedefinitions.apiextensions.k8s.io (cluster-wide) <- CustomResourceDefinition/widgets.example.com`,
+      ),
     ].sort();
     expect(got).toEqual(expected);
   });
 
   it('groups denials per resource and namespace for the summary', () => {
-    const denied = requiredPermissions(objects, 'shop', resolve).filter((p) => p.resource === 'deployments' && ['create', 'patch'].includes(p.verb));
+    const denied = requiredPermissions(objects, 'shop', resolve).filter(
+      (p) => p.resource === 'deployments' && ['create', 'patch'].includes(p.verb),
+    );
     expect(groupDenied(denied)).toEqual(['  deployments.apps in namespace shop: create, patch (Deployment/web)']);
   });
 });
 
 describe('manifests/installer.yaml RBAC', () => {
-  const docs = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) => d.toJS());
+  const docs = parseAllDocuments(readFileSync(join(repoRoot, 'manifests', 'installer.yaml'), 'utf8')).map((d) =>
+    d.toJS(),
+  );
   const job = docs.find((d) => d.kind === 'Job');
   const namespace = job.metadata.namespace as string;
   const sa = job.spec.template.spec.serviceAccountName as string;
   const bound = (bindingKind: string, roleKind: string) => {
     const names = docs
-      .filter((d) => d.kind === bindingKind && d.roleRef.kind === roleKind && d.subjects.some((s: any) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === namespace))
+      .filter(
+        (d) =>
+          d.kind === bindingKind &&
+          d.roleRef.kind === roleKind &&
+          d.subjects.some((s: any) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === namespace),
+      )
       .map((d) => d.roleRef.name);
     return docs.filter((d) => d.kind === roleKind && names.includes(d.metadata.name)).flatMap((d) => d.rules);
   };
@@ -139,19 +174,43 @@ describe('manifests/installer.yaml RBAC', () => {
 
   it("grants everything the bundled chart needs (every optional kind on), and nothing cluster-wide but its CRD, that CRD's storage migration and a list of the classes", () => {
     const rendered = execFileSync(helm4, [
-      'template', 'storefront', chartDir, '--namespace', namespace, '--include-crds',
-      '-f', join(appDir, 'examples', 'customer-values.yaml'), '--set', 'web.ingress.tls=true', '--set', 'database.password=x', '--set', 'tests.enabled=true',
+      'template',
+      'storefront',
+      chartDir,
+      '--namespace',
+      namespace,
+      '--include-crds',
+      '-f',
+      join(appDir, 'examples', 'customer-values.yaml'),
+      '--set',
+      'web.ingress.tls=true',
+      '--set',
+      'database.password=x',
+      '--set',
+      'tests.enabled=true',
     ]).toString();
     const objects = renderedObjects(rendered);
     const crds = crdResources(objects);
-    const unresolved = objects.filter((o) => !BUILTIN[`${o.apiVersion}:${o.kind}`] && !crds.has(`${o.apiVersion}:${o.kind}`));
+    const unresolved = objects.filter(
+      (o) => !BUILTIN[`${o.apiVersion}:${o.kind}`] && !crds.has(`${o.apiVersion}:${o.kind}`),
+    );
     expect(unresolved).toEqual([]);
-    const needed = requiredPermissions(objects, namespace, (o) => BUILTIN[`${o.apiVersion}:${o.kind}`] ?? crds.get(`${o.apiVersion}:${o.kind}`));
+    const needed = requiredPermissions(
+      objects,
+      namespace,
+      (o) => BUILTIN[`${o.apiVersion}:${o.kind}`] ?? crds.get(`${o.apiVersion}:${o.kind}`),
+    );
     expect(needed.map((p) => p.resource)).toContain('ingresses');
-    const missing = needed.filter((p) => !grants(p.namespace ? roleRules : clusterRules, p.group, p.resource, p.verb)).map(describePermission);
+    const missing = needed
+      .filter((p) => !grants(p.namespace ? roleRules : clusterRules, p.group, p.resource, p.verb))
+      .map(describePermission);
     expect(missing).toEqual([]);
     expect(clusterRules).toEqual([
-      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        verbs: ['get', 'list', 'watch', 'create', 'patch'],
+      },
       // src/crds/upgrade-crds.ts checkMigrationAccess asks exactly these for the chart's one kind.
       { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions/status'], verbs: ['patch'] },
       { apiGroups: ['storefront.example.com'], resources: ['promotions'], verbs: ['list', 'update'] },
@@ -166,7 +225,10 @@ describe('manifests/installer.yaml RBAC', () => {
 });
 
 describe('kots/installer-job.yaml RBAC', () => {
-  const read = (file: string) => parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8')).map((d) => d.toJS()).filter(Boolean);
+  const read = (file: string) =>
+    parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8'))
+      .map((d) => d.toJS())
+      .filter(Boolean);
   const kots = read('kots/installer-job.yaml');
   const plain = read('manifests/installer.yaml');
   const rulesOf = (docs: any[], kind: string) => docs.filter((d) => d.kind === kind).map((d) => d.rules);
@@ -175,7 +237,8 @@ describe('kots/installer-job.yaml RBAC', () => {
     expect(rulesOf(kots, 'Role')).toEqual(rulesOf(plain, 'Role'));
     expect(rulesOf(kots, 'ClusterRole')).toEqual(rulesOf(plain, 'ClusterRole'));
     expect(kots.filter((d) => d.roleRef?.name === 'cluster-admin')).toEqual([]);
-    for (const d of kots.filter((x) => x.kind.startsWith('Cluster'))) expect(d.metadata.name).toMatch(/repl\{\{ Namespace \}\}$/);
+    for (const d of kots.filter((x) => x.kind.startsWith('Cluster')))
+      expect(d.metadata.name).toMatch(/repl\{\{ Namespace \}\}$/);
     const binding = kots.find((d) => d.kind === 'ClusterRoleBinding');
     expect(binding.roleRef.name).toBe(kots.find((d) => d.kind === 'ClusterRole').metadata.name);
   });

@@ -10,11 +10,28 @@ import type { Ports } from '../../src/reconcile/act-ports.js';
 import type { LoopOptions, ReleaseState } from '../../src/reconcile/decide.js';
 
 const rev = (revision: number, status: string) => ({ revision, status, labels: {} });
-const options: LoopOptions = { drift: 'correct', forceUpgrade: false, test: true, testFailure: 'rollback', takeOwnership: 'never' };
-const service: ObjectDrift = { apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web', missing: false, fields: [{ path: '/spec/clusterIP', live: '10.0.0.9', desired: '10.0.0.1' }] };
+const options: LoopOptions = {
+  drift: 'correct',
+  forceUpgrade: false,
+  test: true,
+  testFailure: 'rollback',
+  takeOwnership: 'never',
+};
+const service: ObjectDrift = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  namespace: 'shop',
+  name: 'web',
+  missing: false,
+  fields: [{ path: '/spec/clusterIP', live: '10.0.0.9', desired: '10.0.0.1' }],
+};
 
 /** Fake actions: each records its step's kind and returns what `found` says for it (a function: per call). */
-function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: number) => Found | Promise<Found>>>, opts: LoopOptions = options) {
+function loop(
+  reads: ReleaseState[],
+  found: Partial<Record<keyof Actions, (n: number) => Found | Promise<Found>>>,
+  opts: LoopOptions = options,
+) {
   const ran: string[] = [];
   const counts: Record<string, number> = {};
   const fake = (kind: keyof Actions) => async () => {
@@ -22,7 +39,19 @@ function loop(reads: ReleaseState[], found: Partial<Record<keyof Actions, (n: nu
     counts[kind] = (counts[kind] ?? 0) + 1;
     return (await found[kind]?.(counts[kind]!)) ?? {};
   };
-  const kinds: (keyof Actions)[] = ['recover', 'correct-drift', 'owners', 'claims', 'crds', 'recreate', 'install', 'upgrade', 'finish-crds', 'test', 'remediate'];
+  const kinds: (keyof Actions)[] = [
+    'recover',
+    'correct-drift',
+    'owners',
+    'claims',
+    'crds',
+    'recreate',
+    'install',
+    'upgrade',
+    'finish-crds',
+    'test',
+    'remediate',
+  ];
   const actions = Object.fromEntries(kinds.map((k) => [k, fake(k)])) as unknown as Actions;
   let ended: Ending | undefined;
   const l: Loop = {
@@ -66,13 +95,29 @@ describe('reconcile loop', () => {
     });
     await reconcile(f.l, { records: [] });
     expect(f.ran).toEqual(['read (known)', 'crds', 'install', 'test', 'remediate']);
-    expect(f.ended()).toMatchObject({ kind: 'tests-failed', revision: 1, remediation: { done: 'uninstalled (it was a first install)' } });
+    expect(f.ended()).toMatchObject({
+      kind: 'tests-failed',
+      revision: 1,
+      remediation: { done: 'uninstalled (it was a first install)' },
+    });
   });
 
   it("a drift correction that left an object: helm's upgrade, whose failure names it", async () => {
-    const drifted: ReleaseState = { records: [rev(3, 'deployed')], inputs: { equal: true }, unready: [], drift: [service] };
+    const drifted: ReleaseState = {
+      records: [rev(3, 'deployed')],
+      inputs: { equal: true },
+      unready: [],
+      drift: [service],
+    };
     const f = loop([], {
-      'correct-drift': () => ({ correction: { revision: 3, drift: [service], corrected: [], notPutBack: [{ drift: service, reason: 'spec.clusterIP: field is immutable' }] } }),
+      'correct-drift': () => ({
+        correction: {
+          revision: 3,
+          drift: [service],
+          corrected: [],
+          notPutBack: [{ drift: service, reason: 'spec.clusterIP: field is immutable' }],
+        },
+      }),
       crds: () => ({ crds: { outcome: undefined, finished: false } }),
       claims: () => ({ orphaned: [] }),
       recreate: () => ({ recreated: [] }),
@@ -87,14 +132,27 @@ describe('reconcile loop', () => {
 
   it('a first install with --take-ownership first-install: owners read before the CRDs; their refusal ends the run before any change', async () => {
     const adopting: LoopOptions = { ...options, test: false, takeOwnership: 'first-install' };
-    const ok = loop([], {
-      owners: () => ({ owners: { adopted: [], taken: [], refused: [] } }),
-      crds: () => ({ crds: { outcome: undefined, finished: false } }),
-      install: () => ({ upgraded: { revision: 1 } }),
-    }, adopting);
+    const ok = loop(
+      [],
+      {
+        owners: () => ({ owners: { adopted: [], taken: [], refused: [] } }),
+        crds: () => ({ crds: { outcome: undefined, finished: false } }),
+        install: () => ({ upgraded: { revision: 1 } }),
+      },
+      adopting,
+    );
     expect(await reconcile(ok.l, { records: [] })).toBe(0);
     expect(ok.ran).toEqual(['read (known)', 'owners', 'crds', 'install']);
-    const refused = loop([], { owners: () => Promise.reject(new HelmOperationError('1 object(s) of release shop (namespace shop) belong to another helm release')) }, adopting);
+    const refused = loop(
+      [],
+      {
+        owners: () =>
+          Promise.reject(
+            new HelmOperationError('1 object(s) of release shop (namespace shop) belong to another helm release'),
+          ),
+      },
+      adopting,
+    );
     await expect(reconcile(refused.l, { records: [] })).rejects.toThrow('belong to another helm release');
     expect(refused.ran).toEqual(['read (known)', 'owners']);
   });
@@ -108,7 +166,12 @@ describe('reconcile loop', () => {
   });
 
   it('an action that never brings the run forward stops at the round bound', async () => {
-    const drifted: ReleaseState = { records: [rev(3, 'deployed')], inputs: { equal: true }, unready: [], drift: [service] };
+    const drifted: ReleaseState = {
+      records: [rev(3, 'deployed')],
+      inputs: { equal: true },
+      unready: [],
+      drift: [service],
+    };
     const f = loop([], {});
     await expect(reconcile(f.l, drifted)).rejects.toThrow(`the release was not done after ${MAX_ROUNDS} steps`);
     expect(f.ran.filter((k) => k === 'correct-drift')).toHaveLength(MAX_ROUNDS);

@@ -12,7 +12,8 @@ describe('pause and preview', () => {
   });
 
   it('the Suspended note and the log say that no preview was made, and how to get one, only when one was asked for', () => {
-    const alone = 'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
+    const alone =
+      'suspended (HELM_INSTALLER_SUSPEND=true): nothing read, changed or removed; unset it and redeploy to resume';
     expect(suspendedNote({ planOnly: false })).toBe(alone);
     expect(suspendedNote({ planOnly: true })).toBe(
       `${alone}; no preview made: HELM_INSTALLER_PLAN_ONLY=true too, and a pause wins; unset HELM_INSTALLER_SUSPEND (untick "Pause automatic changes") to see the preview`,

@@ -4,11 +4,34 @@
 import { describe, expect, it } from 'vitest';
 import { parseQuantity, podDemand, quotaShortfalls } from '../../src/reconcile/quota-fit.js';
 
-const container = (requests: object, limits?: object) => ({ name: 'c', image: 'x', resources: { requests, ...(limits ? { limits } : {}) } });
+const container = (requests: object, limits?: object) => ({
+  name: 'c',
+  image: 'x',
+  resources: { requests, ...(limits ? { limits } : {}) },
+});
 const objects = [
-  { kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 3, template: { spec: { containers: [container({ cpu: '250m', memory: '64Mi' }), container({ cpu: '250m' })] } } } },
-  { kind: 'StatefulSet', metadata: { name: 'db' }, spec: { template: { spec: { initContainers: [container({ cpu: '2' })], containers: [container({}, { cpu: '1', memory: '1Gi' })] } } } },
-  { kind: 'DaemonSet', metadata: { name: 'agent' }, spec: { template: { spec: { containers: [container({ cpu: '1' })] } } } },
+  {
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      replicas: 3,
+      template: { spec: { containers: [container({ cpu: '250m', memory: '64Mi' }), container({ cpu: '250m' })] } },
+    },
+  },
+  {
+    kind: 'StatefulSet',
+    metadata: { name: 'db' },
+    spec: {
+      template: {
+        spec: { initContainers: [container({ cpu: '2' })], containers: [container({}, { cpu: '1', memory: '1Gi' })] },
+      },
+    },
+  },
+  {
+    kind: 'DaemonSet',
+    metadata: { name: 'agent' },
+    spec: { template: { spec: { containers: [container({ cpu: '1' })] } } },
+  },
   { kind: 'ConfigMap', metadata: { name: 'settings' } },
 ];
 
@@ -31,11 +54,31 @@ describe('quota fit', () => {
         { name: 'small', hard: { 'requests.memory': '1Gi' }, used: {} },
       ]),
     ).toEqual([
-      { quota: 'busy', needs: 'pods=4, cpu=3500m', hard: 'pods=5, cpu=4000m', used: 'pods=2, cpu=1000m', neverFits: false },
-      { quota: 'small', needs: 'requests.memory=1216Mi', hard: 'requests.memory=1024Mi', used: 'requests.memory=0Mi', neverFits: true },
+      {
+        quota: 'busy',
+        needs: 'pods=4, cpu=3500m',
+        hard: 'pods=5, cpu=4000m',
+        used: 'pods=2, cpu=1000m',
+        neverFits: false,
+      },
+      {
+        quota: 'small',
+        needs: 'requests.memory=1216Mi',
+        hard: 'requests.memory=1024Mi',
+        used: 'requests.memory=0Mi',
+        neverFits: true,
+      },
     ]);
   });
   it('parses quantities', () => {
-    expect(['500m', '2', '1.5Gi', '64Mi', '1e3', '100k', 'x'].map(parseQuantity)).toEqual([0.5, 2, 1.5 * 2 ** 30, 64 * 2 ** 20, 1000, 100_000, Number.NaN]);
+    expect(['500m', '2', '1.5Gi', '64Mi', '1e3', '100k', 'x'].map(parseQuantity)).toEqual([
+      0.5,
+      2,
+      1.5 * 2 ** 30,
+      64 * 2 ** 20,
+      1000,
+      100_000,
+      Number.NaN,
+    ]);
   });
 });

@@ -32,8 +32,17 @@ describe('leaseState', () => {
     expect(leaseState(spec('me', 100), 'me', now).kind).toBe('ours');
   });
   it('held while renewed within its duration, expired after', () => {
-    expect(leaseState(spec('pod-a/1/x', 14), 'me', now)).toEqual({ kind: 'held', holder: 'pod-a/1/x', renewedSecondsAgo: 14, expiresInSeconds: 1 });
-    expect(leaseState(spec('pod-a/1/x', 16), 'me', now)).toEqual({ kind: 'expired', holder: 'pod-a/1/x', renewedSecondsAgo: 16 });
+    expect(leaseState(spec('pod-a/1/x', 14), 'me', now)).toEqual({
+      kind: 'held',
+      holder: 'pod-a/1/x',
+      renewedSecondsAgo: 14,
+      expiresInSeconds: 1,
+    });
+    expect(leaseState(spec('pod-a/1/x', 16), 'me', now)).toEqual({
+      kind: 'expired',
+      holder: 'pod-a/1/x',
+      renewedSecondsAgo: 16,
+    });
   });
   it('expired when watched unchanged for its duration, even if the holder clock runs ahead', () => {
     // renewTime 100 s in the future (skewed clock), unchanged for 16 s of our watching.
@@ -49,14 +58,25 @@ describe('planRecovery', () => {
     expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed')])).toBeUndefined();
   });
   it('pending-upgrade and pending-rollback roll back to the revision still deployed', () => {
-    expect(planRecovery([rev(1, 'superseded'), rev(2, 'deployed'), rev(3, 'pending-upgrade')])).toEqual({ pending: rev(3, 'pending-upgrade'), remedy: { how: 'rollback', to: 2 } });
-    expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed'), rev(3, 'pending-rollback')])).toEqual({ pending: rev(3, 'pending-rollback'), remedy: { how: 'rollback', to: 1 } });
+    expect(planRecovery([rev(1, 'superseded'), rev(2, 'deployed'), rev(3, 'pending-upgrade')])).toEqual({
+      pending: rev(3, 'pending-upgrade'),
+      remedy: { how: 'rollback', to: 2 },
+    });
+    expect(planRecovery([rev(1, 'deployed'), rev(2, 'failed'), rev(3, 'pending-rollback')])).toEqual({
+      pending: rev(3, 'pending-rollback'),
+      remedy: { how: 'rollback', to: 1 },
+    });
   });
   it('falls back to the newest superseded revision when none is marked deployed', () => {
-    expect(planRecovery([rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed'), rev(4, 'pending-upgrade')])).toMatchObject({ remedy: { how: 'rollback', to: 2 } });
+    expect(
+      planRecovery([rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed'), rev(4, 'pending-upgrade')]),
+    ).toMatchObject({ remedy: { how: 'rollback', to: 2 } });
   });
   it('a first install that never deployed is uninstalled', () => {
-    expect(planRecovery([rev(1, 'pending-install')])).toEqual({ pending: rev(1, 'pending-install'), remedy: { how: 'uninstall' } });
+    expect(planRecovery([rev(1, 'pending-install')])).toEqual({
+      pending: rev(1, 'pending-install'),
+      remedy: { how: 'uninstall' },
+    });
     expect(planRecovery([rev(1, 'failed'), rev(2, 'pending-install')])).toMatchObject({ remedy: { how: 'uninstall' } });
   });
 });
@@ -72,7 +92,10 @@ describe('release record', () => {
   it('sets info.status and info.description only, leaving every other byte as helm wrote it', () => {
     const out = setReleaseStatus(record, 'pending-upgrade', 'failed', 'Marked failed by helm-installer');
     const expected = record
-      .replace('"description":"Preparing upgrade: \\"status\\":\\"pending-upgrade\\""', '"description":"Marked failed by helm-installer"')
+      .replace(
+        '"description":"Preparing upgrade: \\"status\\":\\"pending-upgrade\\""',
+        '"description":"Marked failed by helm-installer"',
+      )
       .replace('"status":"pending-upgrade"},', '"status":"failed"},');
     expect(out).toBe(expected);
     // The number beyond 2^53 and the value "pending-upgrade" in config are untouched.
@@ -84,7 +107,7 @@ describe('release record', () => {
     expect(() => setReleaseStatus(record, 'pending-install', 'failed', 'x')).toThrow(/status is pending-upgrade/);
   });
 
-  it('decodes helm\'s base64(gzip(json)) payload and encodes it back the same way', () => {
+  it("decodes helm's base64(gzip(json)) payload and encodes it back the same way", () => {
     const helmPayload = Buffer.from(gzipSync(Buffer.from(record)).toString('base64'));
     expect(decodeReleasePayload(helmPayload)).toBe(record);
     expect(decodeReleasePayload(encodeReleasePayload(record))).toBe(record);
@@ -100,29 +123,70 @@ describe('decideNoOp', () => {
     ...(values ? { 'helm-installer/values-digest': values } : {}),
   });
   it('unchanged only when the newest revision is deployed with equal digests', () => {
-    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c1', 'v1') }], want)).toEqual({ unchanged: true, revision: 4 });
+    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c1', 'v1') }], want)).toEqual({
+      unchanged: true,
+      revision: 4,
+    });
     expect(decideNoOp([], want)).toEqual({ unchanged: false, reason: 'no release yet' });
-    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c1', 'v1') }, { revision: 5, status: 'failed', labels: labels('c1', 'v1') }], want)).toEqual({
+    expect(
+      decideNoOp(
+        [
+          { revision: 4, status: 'deployed', labels: labels('c1', 'v1') },
+          { revision: 5, status: 'failed', labels: labels('c1', 'v1') },
+        ],
+        want,
+      ),
+    ).toEqual({
       unchanged: false,
       reason: 'last revision 5 is failed',
     });
-    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c2', 'v1') }], want)).toEqual({ unchanged: false, reason: 'chart changed' });
-    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c1', 'v2') }], want)).toEqual({ unchanged: false, reason: 'values or settings changed' });
-    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: {} }], want)).toMatchObject({ unchanged: false, reason: expect.stringMatching(/carries no digests/) });
+    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c2', 'v1') }], want)).toEqual({
+      unchanged: false,
+      reason: 'chart changed',
+    });
+    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: labels('c1', 'v2') }], want)).toEqual({
+      unchanged: false,
+      reason: 'values or settings changed',
+    });
+    expect(decideNoOp([{ revision: 4, status: 'deployed', labels: {} }], want)).toMatchObject({
+      unchanged: false,
+      reason: expect.stringMatching(/carries no digests/),
+    });
   });
   it('canonical JSON does not depend on key order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}',
+    );
     expect(canonicalJson({ a: 1, b: 2 })).toBe(canonicalJson({ b: 2, a: 1 }));
   });
 });
 
 describe('sameInputs (the no-op check without a helm run)', () => {
-  const labels = (chart: string, input?: string) => ({ 'helm-installer/chart-digest': chart, ...(input ? { 'helm-installer/input-digest': input } : {}) });
+  const labels = (chart: string, input?: string) => ({
+    'helm-installer/chart-digest': chart,
+    ...(input ? { 'helm-installer/input-digest': input } : {}),
+  });
   const want = { chart: 'c1', input: 'i1' };
   it('the newest revision deployed with the same chart and inputs; anything else is left to the merged values', () => {
-    expect(sameInputs([{ revision: 3, status: 'superseded', labels: labels('c1', 'i0') }, { revision: 4, status: 'deployed', labels: labels('c1', 'i1') }], want)).toEqual({ revision: 4 });
+    expect(
+      sameInputs(
+        [
+          { revision: 3, status: 'superseded', labels: labels('c1', 'i0') },
+          { revision: 4, status: 'deployed', labels: labels('c1', 'i1') },
+        ],
+        want,
+      ),
+    ).toEqual({ revision: 4 });
     expect(sameInputs([], want)).toBeUndefined();
-    expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c1', 'i1') }, { revision: 5, status: 'failed', labels: labels('c1', 'i1') }], want)).toBeUndefined();
+    expect(
+      sameInputs(
+        [
+          { revision: 4, status: 'deployed', labels: labels('c1', 'i1') },
+          { revision: 5, status: 'failed', labels: labels('c1', 'i1') },
+        ],
+        want,
+      ),
+    ).toBeUndefined();
     expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c2', 'i1') }], want)).toBeUndefined();
     expect(sameInputs([{ revision: 4, status: 'deployed', labels: labels('c1', 'i2') }], want)).toBeUndefined();
     // A revision by an installer that kept no input digest.
@@ -138,12 +202,16 @@ describe('sameInputs (the no-op check without a helm run)', () => {
     const sets = [{ kind: 'set', expression: 'c=3' }];
     const expected = createHash('sha256')
       .update('vendor\u00005\u0000a: 1\ncustomer\u00005\u0000b: 2\n')
-      .update('{"sets":[{"expression":"c=3","kind":"set"}],"settings":{"helmArgs":[],"imagePaths":[],"installerVersion":"1.0.0"}}')
+      .update(
+        '{"sets":[{"expression":"c=3","kind":"set"}],"settings":{"helmArgs":[],"imagePaths":[],"installerVersion":"1.0.0"}}',
+      )
       .digest('hex')
       .slice(0, 40);
     expect(inputDigest(files, sets, settings)).toBe(expected);
     // Each part counts: a byte of a file, the order of the files, a --set, a setting.
-    expect(inputDigest([files[0]!, { source: 'customer', content: Buffer.from('b: 3\n') }], sets, settings)).not.toBe(expected);
+    expect(inputDigest([files[0]!, { source: 'customer', content: Buffer.from('b: 3\n') }], sets, settings)).not.toBe(
+      expected,
+    );
     expect(inputDigest([files[1]!, files[0]!], sets, settings)).not.toBe(expected);
     expect(inputDigest(files, [], settings)).not.toBe(expected);
     expect(inputDigest(files, sets, { ...settings, registry: 'r.local/acme' })).not.toBe(expected);
@@ -152,24 +220,44 @@ describe('sameInputs (the no-op check without a helm run)', () => {
 
 describe('workloadUnready', () => {
   it('ready only when the rollout is observed and every replica updated and ready', () => {
-    const d = (generation: number, observed: number, replicas: number, updated: number, ready: number, total = replicas) => ({
-      metadata: { generation },
-      spec: { replicas },
-      status: { observedGeneration: observed, updatedReplicas: updated, readyReplicas: ready, replicas: total },
-    }) as never;
+    const d = (
+      generation: number,
+      observed: number,
+      replicas: number,
+      updated: number,
+      ready: number,
+      total = replicas,
+    ) =>
+      ({
+        metadata: { generation },
+        spec: { replicas },
+        status: { observedGeneration: observed, updatedReplicas: updated, readyReplicas: ready, replicas: total },
+      }) as never;
     expect(workloadUnready('Deployment', d(2, 2, 2, 2, 2))).toBeUndefined();
     expect(workloadUnready('Deployment', d(3, 2, 2, 2, 2))).toBe('rollout not observed yet');
     expect(workloadUnready('Deployment', d(2, 2, 2, 2, 1))).toBe('1/2 ready');
     expect(workloadUnready('Deployment', d(2, 2, 2, 2, 2, 3))).toBe('old replicas still running');
     expect(workloadUnready('StatefulSet', d(1, 1, 1, 0, 1))).toBe('1/1 ready');
-    expect(workloadUnready('DaemonSet', { metadata: { generation: 1 }, status: { observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 2, numberReady: 2 } } as never)).toBeUndefined();
-    expect(workloadUnready('DaemonSet', { metadata: { generation: 1 }, status: { observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 2, numberReady: 0 } } as never)).toBe('0/2 ready');
+    expect(
+      workloadUnready('DaemonSet', {
+        metadata: { generation: 1 },
+        status: { observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 2, numberReady: 2 },
+      } as never),
+    ).toBeUndefined();
+    expect(
+      workloadUnready('DaemonSet', {
+        metadata: { generation: 1 },
+        status: { observedGeneration: 1, desiredNumberScheduled: 2, updatedNumberScheduled: 2, numberReady: 0 },
+      } as never),
+    ).toBe('0/2 ready');
   });
 });
 
 describe('API errors', () => {
   it('finds the network code under undici\'s "fetch failed" and counts 429/5xx as transient', () => {
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+    });
     expect(networkCode(refused)).toBe('ECONNREFUSED');
     expect(isTransientApiError(refused)).toBe(true);
     expect(isTransientApiError({ code: 503 })).toBe(true);
@@ -189,13 +277,34 @@ describe('durations and helm argv', () => {
     for (const bad of ['soon', '5', '-1m', '']) expect(() => parseDurationMs(bad)).toThrow(/expected a duration/);
   });
   it('rollback and uninstall wait the helm 4 or helm 3 way; a helm 4 rollback takes conflicting fields back; labels are one --labels flag', () => {
-    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, helmTraits(4))).toEqual([
-      'rollback', 'shop', '2', '--namespace', 'ns', '--wait=watcher', '--server-side=true', '--force-conflicts', '--timeout', '5m', '--history-max', '5',
+    expect(
+      rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, helmTraits(4)),
+    ).toEqual([
+      'rollback',
+      'shop',
+      '2',
+      '--namespace',
+      'ns',
+      '--wait=watcher',
+      '--server-side=true',
+      '--force-conflicts',
+      '--timeout',
+      '5m',
+      '--history-max',
+      '5',
     ]);
-    expect(rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, helmTraits(3))).toEqual([
-      'rollback', 'shop', '2', '--namespace', 'ns', '--wait', '--timeout', '5m', '--history-max', '5',
+    expect(
+      rollbackArgs({ release: 'shop', namespace: 'ns', revision: 2, timeout: '5m', historyMax: 5 }, helmTraits(3)),
+    ).toEqual(['rollback', 'shop', '2', '--namespace', 'ns', '--wait', '--timeout', '5m', '--history-max', '5']);
+    expect(uninstallArgs({ release: 'shop', namespace: 'ns', timeout: '5m' }, helmTraits(3))).toEqual([
+      'uninstall',
+      'shop',
+      '--namespace',
+      'ns',
+      '--wait',
+      '--timeout',
+      '5m',
     ]);
-    expect(uninstallArgs({ release: 'shop', namespace: 'ns', timeout: '5m' }, helmTraits(3))).toEqual(['uninstall', 'shop', '--namespace', 'ns', '--wait', '--timeout', '5m']);
     expect(labelsArgs({ 'helm-installer/chart-digest': 'abc', 'helm-installer/values-digest': 'def' })).toEqual([
       '--labels',
       'helm-installer/chart-digest=abc,helm-installer/values-digest=def',

@@ -42,7 +42,7 @@ Phase: Running (the chart's own notes are not read)
 `;
 
 describe("helm test's status text", () => {
-  it('each test hook and its phase, in order; the NOTES are the chart\'s text', () => {
+  it("each test hook and its phase, in order; the NOTES are the chart's text", () => {
     expect(parseTestSuite(HELM4_FAILED)).toEqual([{ name: 'r-test', phase: 'Failed' }]);
     expect(parseTestSuite(HELM3_TWO)).toEqual([
       { name: 'r-test', phase: 'Succeeded' },
@@ -56,7 +56,14 @@ describe("helm test's status text", () => {
   });
 
   it('argv', () => {
-    expect(testArgs({ release: 'shop', namespace: 'prod', timeout: '5m' })).toEqual(['test', 'shop', '--namespace', 'prod', '--timeout', '5m']);
+    expect(testArgs({ release: 'shop', namespace: 'prod', timeout: '5m' })).toEqual([
+      'test',
+      'shop',
+      '--namespace',
+      'prod',
+      '--timeout',
+      '5m',
+    ]);
   });
 });
 
@@ -66,12 +73,20 @@ describe('the --test options', () => {
 
   it('off by default, 5m, rollback; from env or flag', () => {
     expect(resolve({}, {})).toMatchObject({ test: false, testTimeout: '5m', testFailure: 'rollback' });
-    expect(resolve({}, { HELM_INSTALLER_TEST: 'true', HELM_INSTALLER_TEST_TIMEOUT: '90s', HELM_INSTALLER_TEST_FAILURE: 'keep' })).toMatchObject({
+    expect(
+      resolve(
+        {},
+        { HELM_INSTALLER_TEST: 'true', HELM_INSTALLER_TEST_TIMEOUT: '90s', HELM_INSTALLER_TEST_FAILURE: 'keep' },
+      ),
+    ).toMatchObject({
       test: true,
       testTimeout: '90s',
       testFailure: 'keep',
     });
-    expect(resolve({ test: true, testFailure: 'rollback' }, { HELM_INSTALLER_TEST_FAILURE: 'keep' })).toMatchObject({ test: true, testFailure: 'rollback' });
+    expect(resolve({ test: true, testFailure: 'rollback' }, { HELM_INSTALLER_TEST_FAILURE: 'keep' })).toMatchObject({
+      test: true,
+      testFailure: 'rollback',
+    });
   });
 
   it('a bad timeout or an unknown action: exit 2 naming the flag and the env var', () => {
@@ -89,14 +104,22 @@ describe('the --test options', () => {
         'invalid --test-failure "ignore" (or env HELM_INSTALLER_TEST_FAILURE): expected rollback or keep',
       ].sort(),
     );
-    expect(() => resolve({ testTimeout: '0s' }, {})).toThrow('invalid --test-timeout "0s" (or env HELM_INSTALLER_TEST_TIMEOUT): expected a duration above 0 and at most 24h');
+    expect(() => resolve({ testTimeout: '0s' }, {})).toThrow(
+      'invalid --test-timeout "0s" (or env HELM_INSTALLER_TEST_TIMEOUT): expected a duration above 0 and at most 24h',
+    );
   });
 });
 
 describe('the revision a failed test goes back to', () => {
   it('the deployed one; else the newest superseded; none for a first install', () => {
     expect(lastGoodRevision([{ revision: 3, status: 'deployed' }])).toBe(3);
-    expect(lastGoodRevision([{ revision: 2, status: 'superseded' }, { revision: 4, status: 'superseded' }, { revision: 5, status: 'failed' }])).toBe(4);
+    expect(
+      lastGoodRevision([
+        { revision: 2, status: 'superseded' },
+        { revision: 4, status: 'superseded' },
+        { revision: 5, status: 'failed' },
+      ]),
+    ).toBe(4);
     expect(lastGoodRevision([{ revision: 1, status: 'failed' }])).toBeUndefined();
     expect(lastGoodRevision([])).toBeUndefined();
   });
@@ -104,21 +127,49 @@ describe('the revision a failed test goes back to', () => {
 
 describe('why a test pod did not succeed', () => {
   const pod = (phase: string, statuses: object[], name = 'shop-test') =>
-    ({ metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'check', image: 'x' }] }, status: { phase, containerStatuses: statuses } }) as any;
+    ({
+      metadata: { name },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'check', image: 'x' }] },
+      status: { phase, containerStatuses: statuses },
+    }) as any;
 
   it('a failed container: its exit code and message', () => {
-    const p = testProblem(pod('Failed', [{ name: 'check', image: 'x', restartCount: 0, state: { terminated: { exitCode: 3, reason: 'Error' } } }]), '5m');
-    expect(p).toEqual({ object: 'Pod/shop-test', reason: 'Error', detail: 'container check exited 3', container: 'check' });
+    const p = testProblem(
+      pod('Failed', [
+        { name: 'check', image: 'x', restartCount: 0, state: { terminated: { exitCode: 3, reason: 'Error' } } },
+      ]),
+      '5m',
+    );
+    expect(p).toEqual({
+      object: 'Pod/shop-test',
+      reason: 'Error',
+      detail: 'container check exited 3',
+      container: 'check',
+    });
   });
 
   it('still running when the timeout ran out: TestTimeout, naming the timeout', () => {
-    const running = pod('Running', [{ name: 'check', image: 'x', ready: true, restartCount: 0, state: { running: {} } }]);
+    const running = pod('Running', [
+      { name: 'check', image: 'x', ready: true, restartCount: 0, state: { running: {} } },
+    ]);
     running.status.conditions = [{ type: 'Ready', status: 'True' }];
-    expect(testProblem(running, '5s')).toEqual({ object: 'Pod/shop-test', reason: 'TestTimeout', detail: 'still Running when --test-timeout 5s ran out', container: 'check' });
+    expect(testProblem(running, '5s')).toEqual({
+      object: 'Pod/shop-test',
+      reason: 'TestTimeout',
+      detail: 'still Running when --test-timeout 5s ran out',
+      container: 'check',
+    });
   });
 
   it('never started (an image pull): TestTimeout with the waiting reason', () => {
-    const pulling = pod('Pending', [{ name: 'check', image: 'r.example/t:1', restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } } }]);
+    const pulling = pod('Pending', [
+      {
+        name: 'check',
+        image: 'r.example/t:1',
+        restartCount: 0,
+        state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } },
+      },
+    ]);
     expect(testProblem(pulling, '1m')).toEqual({
       object: 'Pod/shop-test',
       reason: 'TestTimeout',
@@ -128,18 +179,33 @@ describe('why a test pod did not succeed', () => {
   });
 
   it('a pod that succeeded is no problem', () => {
-    expect(testProblem(pod('Succeeded', [{ name: 'check', image: 'x', restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }]), '5m')).toBeUndefined();
+    expect(
+      testProblem(
+        pod('Succeeded', [
+          { name: 'check', image: 'x', restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+        ]),
+        '5m',
+      ),
+    ).toBeUndefined();
   });
 });
 
 describe("the TestFailed outcome's note", () => {
   it('names the first failed test pod, its exit code, how many more, and what was done', () => {
     const failed = { object: 'Pod/shop-test', reason: 'Error', detail: 'container check exited 3', container: 'check' };
-    expect(testFailedNote([failed], 'rolled back to revision 1')).toBe('test Pod/shop-test Error: container check exited 3; rolled back to revision 1');
-    const slow = { object: 'Pod/shop-test-db', reason: 'TestTimeout', detail: 'still Running when --test-timeout 5m ran out' };
+    expect(testFailedNote([failed], 'rolled back to revision 1')).toBe(
+      'test Pod/shop-test Error: container check exited 3; rolled back to revision 1',
+    );
+    const slow = {
+      object: 'Pod/shop-test-db',
+      reason: 'TestTimeout',
+      detail: 'still Running when --test-timeout 5m ran out',
+    };
     expect(testFailedNote([failed, slow], 'uninstalled (it was a first install)')).toBe(
       'test Pod/shop-test Error: container check exited 3 (and 1 more); uninstalled (it was a first install)',
     );
-    expect(testFailedNote([], 'kept at revision 2 (--test-failure keep)')).toBe('a test failed; kept at revision 2 (--test-failure keep)');
+    expect(testFailedNote([], 'kept at revision 2 (--test-failure keep)')).toBe(
+      'a test failed; kept at revision 2 (--test-failure keep)',
+    );
   });
 });

@@ -14,7 +14,12 @@ const seen: { method: string; url: string; authorization?: string; accept?: stri
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    seen.push({ method: req.method!, url: req.url!, authorization: req.headers.authorization, accept: req.headers.accept });
+    seen.push({
+      method: req.method!,
+      url: req.url!,
+      authorization: req.headers.authorization,
+      accept: req.headers.accept,
+    });
     handler(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -72,8 +77,16 @@ describe('checkImagesExist protocol', () => {
     // The second image reuses the host's Basic credentials without a fresh challenge.
     expect(seen.map((s) => Boolean(s.authorization))).toEqual([false, true, true]);
 
-    const bad = await checkImagesExist([`${host}/app/a:1`], { dockerConfigJson: dockerConfig(`https://${host}/v1/`, 'kots', 'wrong') });
-    expect(bad.missing).toEqual([{ image: `${host}/app/a:1`, status: 401, reason: `${host} refused the credentials of the pull secret (HTTP 401)` }]);
+    const bad = await checkImagesExist([`${host}/app/a:1`], {
+      dockerConfigJson: dockerConfig(`https://${host}/v1/`, 'kots', 'wrong'),
+    });
+    expect(bad.missing).toEqual([
+      {
+        image: `${host}/app/a:1`,
+        status: 401,
+        reason: `${host} refused the credentials of the pull secret (HTTP 401)`,
+      },
+    ]);
     expect(JSON.stringify(bad)).not.toContain('wrong');
 
     const none = await checkImagesExist([`${host}/app/a:1`]);
@@ -96,11 +109,22 @@ describe('checkImagesExist protocol', () => {
       })(res);
     };
     const config = JSON.stringify({ auths: { [host]: { username: 'robot', password: 'tok,en' } } });
-    expect((await checkImagesExist([`${host}/app/web:1`], { dockerConfigJson: config })).present).toEqual([`${host}/app/web:1`]);
-    expect(seen.map((s) => `${s.method} ${s.url.split('?')[0]}`)).toEqual(['HEAD /v2/app/web/manifests/1', 'GET /token', 'HEAD /v2/app/web/manifests/1']);
+    expect((await checkImagesExist([`${host}/app/web:1`], { dockerConfigJson: config })).present).toEqual([
+      `${host}/app/web:1`,
+    ]);
+    expect(seen.map((s) => `${s.method} ${s.url.split('?')[0]}`)).toEqual([
+      'HEAD /v2/app/web/manifests/1',
+      'GET /token',
+      'HEAD /v2/app/web/manifests/1',
+    ]);
 
-    const refused = await checkImagesExist([`${host}/app/web:1`], { dockerConfigJson: dockerConfig(host, 'robot', 'nope') });
-    expect(refused.missing[0]).toMatchObject({ status: 401, reason: expect.stringMatching(/token service .* refused/) });
+    const refused = await checkImagesExist([`${host}/app/web:1`], {
+      dockerConfigJson: dockerConfig(host, 'robot', 'nope'),
+    });
+    expect(refused.missing[0]).toMatchObject({
+      status: 401,
+      reason: expect.stringMatching(/token service .* refused/),
+    });
   });
 
   it('falls back to GET when HEAD is not allowed', async () => {
@@ -110,7 +134,10 @@ describe('checkImagesExist protocol', () => {
 
   it('reports other statuses as missing with the status', async () => {
     handler = (_req, res) => respond(500)(res);
-    expect((await checkImagesExist([`${host}/app/web:1`])).missing[0]).toMatchObject({ status: 500, reason: `${host} answered HTTP 500` });
+    expect((await checkImagesExist([`${host}/app/web:1`])).missing[0]).toMatchObject({
+      status: 500,
+      reason: `${host} answered HTTP 500`,
+    });
   });
 
   it('throws a PreflightError naming an unreachable registry and the cause', async () => {
@@ -123,14 +150,18 @@ describe('checkImagesExist protocol', () => {
     });
     const error = await checkImagesExist([`127.0.0.1:${closed}/app/web:1`]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PreflightError);
-    expect((error as PreflightError).message).toMatch(new RegExp(`Cannot reach the registry 127.0.0.1:${closed} .*ECONNREFUSED`));
+    expect((error as PreflightError).message).toMatch(
+      new RegExp(`Cannot reach the registry 127.0.0.1:${closed} .*ECONNREFUSED`),
+    );
     expect((error as PreflightError).exitCode).toBe(6);
   });
 
   it('speaks HTTPS to non-loopback hosts unless listed as plain HTTP', async () => {
     handler = (_req, res) => respond(200)(res);
     // Plain HTTP server, HTTPS client: the hint points at plainHttpHosts.
-    const error = (await checkImagesExist([`${host}/app/web:1`], { plainHttpHosts: [] }).catch((e: unknown) => e)) as PreflightError;
+    const error = (await checkImagesExist([`${host}/app/web:1`], { plainHttpHosts: [] }).catch(
+      (e: unknown) => e,
+    )) as PreflightError;
     expect(error).toBeInstanceOf(PreflightError);
     expect(error.hint).toMatch(/plainHttpHosts/);
     expect((await checkImagesExist([`${host}/app/web:1`], { plainHttpHosts: [host] })).present).toHaveLength(1);
@@ -139,11 +170,16 @@ describe('checkImagesExist protocol', () => {
 
 describe('parseChallenge', () => {
   it('reads schemes and quoted parameters with commas', () => {
-    expect(parseChallenge('Bearer realm="https://auth.example/token",service="reg",scope="repository:a/b:pull,push"')).toEqual({
+    expect(
+      parseChallenge('Bearer realm="https://auth.example/token",service="reg",scope="repository:a/b:pull,push"'),
+    ).toEqual({
       scheme: 'bearer',
       params: { realm: 'https://auth.example/token', service: 'reg', scope: 'repository:a/b:pull,push' },
     });
-    expect(parseChallenge('Basic realm="Registry Realm"')).toEqual({ scheme: 'basic', params: { realm: 'Registry Realm' } });
+    expect(parseChallenge('Basic realm="Registry Realm"')).toEqual({
+      scheme: 'basic',
+      params: { realm: 'Registry Realm' },
+    });
     expect(parseChallenge('')).toBeUndefined();
   });
 });
@@ -166,7 +202,9 @@ describe('parseDockerConfigJson', () => {
   });
 
   it('refuses malformed content without echoing it', () => {
-    expect(() => parseDockerConfigJson('{"auths": {"x": {"auth": "bm9jb2xvbg=="}}}')).toThrow(/not base64 of user:password/);
+    expect(() => parseDockerConfigJson('{"auths": {"x": {"auth": "bm9jb2xvbg=="}}}')).toThrow(
+      /not base64 of user:password/,
+    );
     let error: unknown;
     try {
       parseDockerConfigJson('{secret-ish');

@@ -54,16 +54,29 @@ describe('the release plan file', () => {
 
   it('refuses malformed files with the file and the line, exit 3', () => {
     expect(refusal(`${head}  - name: a\n    chart: charts/a\n    dependson: [b]\n`)).toEqual({
-      message: 'release plan FILE line 7: unknown key "dependson" (known: name, namespace, chart, values, dependsOn, enabled, timeout)',
+      message:
+        'release plan FILE line 7: unknown key "dependson" (known: name, namespace, chart, values, dependsOn, enabled, timeout)',
       line: 7,
       exitCode: 3,
     });
-    expect(refusal(`${head}  - name: a\n    chart: ../elsewhere\n`).message).toBe('release plan FILE line 6: "../elsewhere" is outside the app directory APP');
-    expect(refusal(`${head}  - name: a\n    chart: charts/missing\n`).message).toBe('release plan FILE line 6: "charts/missing" does not exist under the app directory APP');
-    expect(refusal(`${head}  - name: A_b\n    chart: charts/a\n`).message).toMatch(/^release plan FILE line 5: release name "A_b": expected a release name/);
-    expect(refusal(`${head}  - name: a\n    chart: charts/a\n    timeout: soon\n`).message).toMatch(/^release plan FILE line 7: timeout "soon": expected a duration/);
-    expect(refusal('apiVersion: helm-installer/v2\nkind: ReleasePlan\napp: shop\nreleases: []\n').message).toBe('release plan FILE line 1: apiVersion must be helm-installer/v1');
-    expect(refusal(`${head}  - name: a\n    chart: [x\n`).message).toMatch(/^release plan FILE line \d+: not valid YAML: /);
+    expect(refusal(`${head}  - name: a\n    chart: ../elsewhere\n`).message).toBe(
+      'release plan FILE line 6: "../elsewhere" is outside the app directory APP',
+    );
+    expect(refusal(`${head}  - name: a\n    chart: charts/missing\n`).message).toBe(
+      'release plan FILE line 6: "charts/missing" does not exist under the app directory APP',
+    );
+    expect(refusal(`${head}  - name: A_b\n    chart: charts/a\n`).message).toMatch(
+      /^release plan FILE line 5: release name "A_b": expected a release name/,
+    );
+    expect(refusal(`${head}  - name: a\n    chart: charts/a\n    timeout: soon\n`).message).toMatch(
+      /^release plan FILE line 7: timeout "soon": expected a duration/,
+    );
+    expect(refusal('apiVersion: helm-installer/v2\nkind: ReleasePlan\napp: shop\nreleases: []\n').message).toBe(
+      'release plan FILE line 1: apiVersion must be helm-installer/v1',
+    );
+    expect(refusal(`${head}  - name: a\n    chart: [x\n`).message).toMatch(
+      /^release plan FILE line \d+: not valid YAML: /,
+    );
     expect(refusal(`${head}  - name: a\n    chart: charts/a\n    enabled: sometimes\n`).message).toBe(
       'release plan FILE line 7: "enabled" is true, false or {env: VARIABLE, default: true|false}',
     );
@@ -71,15 +84,27 @@ describe('the release plan file', () => {
 
   it('refuses bad graphs: a cycle with its path, an unknown dependency, a duplicate, an ambiguous name', () => {
     const cycle = `${head}  - {name: a, chart: charts/a, dependsOn: [c]}\n  - {name: b, chart: charts/b, dependsOn: [a]}\n  - {name: c, chart: charts/b, dependsOn: [b]}\n`;
-    expect(refusal(cycle)).toEqual({ message: 'release plan FILE line 5: dependency cycle: a -> c -> b -> a', line: 5, exitCode: 3 });
-    expect(refusal(`${head}  - {name: a, chart: charts/a, dependsOn: [db]}\n`).message).toBe('release plan FILE line 5: release a depends on db, which is not in the plan');
-    expect(refusal(`${head}  - {name: a, chart: charts/a, dependsOn: [a]}\n`).message).toBe('release plan FILE line 5: release a depends on itself');
-    expect(refusal(`${head}  - {name: a, chart: charts/a}\n  - {name: a, chart: charts/b, namespace: shop}\n`).message).toBe(
-      'release plan FILE line 6: two releases named a in namespace shop (lines 5 and 6)',
+    expect(refusal(cycle)).toEqual({
+      message: 'release plan FILE line 5: dependency cycle: a -> c -> b -> a',
+      line: 5,
+      exitCode: 3,
+    });
+    expect(refusal(`${head}  - {name: a, chart: charts/a, dependsOn: [db]}\n`).message).toBe(
+      'release plan FILE line 5: release a depends on db, which is not in the plan',
     );
+    expect(refusal(`${head}  - {name: a, chart: charts/a, dependsOn: [a]}\n`).message).toBe(
+      'release plan FILE line 5: release a depends on itself',
+    );
+    expect(
+      refusal(`${head}  - {name: a, chart: charts/a}\n  - {name: a, chart: charts/b, namespace: shop}\n`).message,
+    ).toBe('release plan FILE line 6: two releases named a in namespace shop (lines 5 and 6)');
     const twoNamespaces = `${head}  - {name: a, chart: charts/a, namespace: x}\n  - {name: a, chart: charts/a, namespace: y}\n  - {name: b, chart: charts/b, dependsOn: [a]}\n`;
-    expect(refusal(twoNamespaces).message).toBe('release plan FILE line 7: release b depends on a, which names releases in 2 namespaces: write namespace/name');
-    expect(refusal(`${head}  - name: a\n    chart: charts/a\n    enabled: {env: ON}\n`, { ON: 'perhaps' }).message).toMatch(/^release plan FILE line 5: release a is enabled by ON="perhaps": expected true or false/);
+    expect(refusal(twoNamespaces).message).toBe(
+      'release plan FILE line 7: release b depends on a, which names releases in 2 namespaces: write namespace/name',
+    );
+    expect(
+      refusal(`${head}  - name: a\n    chart: charts/a\n    enabled: {env: ON}\n`, { ON: 'perhaps' }).message,
+    ).toMatch(/^release plan FILE line 5: release a is enabled by ON="perhaps": expected true or false/);
   });
 
   it('orders each release after its dependencies, the plan order otherwise; a disabled one is set aside', () => {
@@ -105,10 +130,23 @@ describe('the release plan file', () => {
   it('the JSON schema accepts the fixture and refuses what the reader refuses', () => {
     const schema = JSON.parse(readFileSync(join(repoRoot, 'src', 'releases', 'release-plan.schema.json'), 'utf8'));
     const validate = new Ajv2020({ allErrors: true }).compile(schema);
-    expect(validate(parse(readFileSync(join(fixtureApp, 'releases.yaml'), 'utf8'))), JSON.stringify(validate.errors)).toBe(true);
+    expect(
+      validate(parse(readFileSync(join(fixtureApp, 'releases.yaml'), 'utf8'))),
+      JSON.stringify(validate.errors),
+    ).toBe(true);
     for (const bad of [
-      { apiVersion: 'helm-installer/v1', kind: 'ReleasePlan', app: 'shop', releases: [{ name: 'a', chart: 'c', dependson: [] }] },
-      { apiVersion: 'helm-installer/v1', kind: 'ReleasePlan', app: 'shop', releases: [{ name: 'a', chart: 'c', enabled: 'sometimes' }] },
+      {
+        apiVersion: 'helm-installer/v1',
+        kind: 'ReleasePlan',
+        app: 'shop',
+        releases: [{ name: 'a', chart: 'c', dependson: [] }],
+      },
+      {
+        apiVersion: 'helm-installer/v1',
+        kind: 'ReleasePlan',
+        app: 'shop',
+        releases: [{ name: 'a', chart: 'c', enabled: 'sometimes' }],
+      },
       { apiVersion: 'helm-installer/v1', kind: 'ReleasePlan', app: 'shop', releases: [] },
       { apiVersion: 'helm-installer/v1', kind: 'ReleasePlan', releases: [{ name: 'a', chart: 'c' }] },
     ]) {
@@ -121,16 +159,37 @@ describe('customer values shared out by release name', () => {
   it('gives <release>.yaml and --set <release>:... to that release only', () => {
     const dir = tempDir('plan-values');
     for (const f of ['web.yaml', 'cache.yml']) writeFileSync(join(dir, f), 'a: 1\n');
-    const shared = shareValues({ values: [dir], sets: [{ kind: 'set', expression: 'web:replicas=3' }, { kind: 'set-string', expression: 'cache:tag=1.0' }] }, ['web', 'cache', 'db']);
-    expect(Object.fromEntries(shared.files)).toEqual({ web: [join(dir, 'web.yaml')], cache: [join(dir, 'cache.yml')], db: [] });
-    expect(Object.fromEntries(shared.sets)).toEqual({ web: [{ kind: 'set', expression: 'replicas=3' }], cache: [{ kind: 'set-string', expression: 'tag=1.0' }], db: [] });
+    const shared = shareValues(
+      {
+        values: [dir],
+        sets: [
+          { kind: 'set', expression: 'web:replicas=3' },
+          { kind: 'set-string', expression: 'cache:tag=1.0' },
+        ],
+      },
+      ['web', 'cache', 'db'],
+    );
+    expect(Object.fromEntries(shared.files)).toEqual({
+      web: [join(dir, 'web.yaml')],
+      cache: [join(dir, 'cache.yml')],
+      db: [],
+    });
+    expect(Object.fromEntries(shared.sets)).toEqual({
+      web: [{ kind: 'set', expression: 'replicas=3' }],
+      cache: [{ kind: 'set-string', expression: 'tag=1.0' }],
+      db: [],
+    });
   });
 
   it('refuses a values file or a --set that names no release (exit 3)', () => {
     const dir = tempDir('plan-values');
     writeFileSync(join(dir, 'values.yaml'), 'a: 1\n');
-    expect(() => shareValues({ values: [dir], sets: [] }, ['web'])).toThrow(`customer values file ${join(dir, 'values.yaml')} names no release of the plan (releases: web)`);
-    expect(() => shareValues({ values: [], sets: [{ kind: 'set', expression: 'replicas=3' }] }, ['web'])).toThrow('--set replicas=... names no release of the plan (releases: web)');
+    expect(() => shareValues({ values: [dir], sets: [] }, ['web'])).toThrow(
+      `customer values file ${join(dir, 'values.yaml')} names no release of the plan (releases: web)`,
+    );
+    expect(() => shareValues({ values: [], sets: [{ kind: 'set', expression: 'replicas=3' }] }, ['web'])).toThrow(
+      '--set replicas=... names no release of the plan (releases: web)',
+    );
   });
 });
 
@@ -150,11 +209,21 @@ describe('pruning and the summary', () => {
     const previous = [entry('web'), entry('old'), entry('taken')];
     // theirs: named by the edited plan, never the app's; taken: the app's once, someone else's now (kept: prune asks whose it is).
     const installed = [entry('web'), entry('new', ['s/web']), entry('theirs', ['s/web']), entry('taken')];
-    expect(listedAfterFailure(installed, previous, new Set(['s/theirs', 's/taken'])).map((e) => e.name)).toEqual(['web', 'new', 'taken', 'old']);
+    expect(listedAfterFailure(installed, previous, new Set(['s/theirs', 's/taken'])).map((e) => e.name)).toEqual([
+      'web',
+      'new',
+      'taken',
+      'old',
+    ]);
   });
 
   it('exits with the most severe code: preflight over helm over transient', () => {
-    const failed = (error: Error & { exitCode: number }) => ({ key: 'x', status: 'failed' as const, error: error as never, seconds: 1 });
+    const failed = (error: Error & { exitCode: number }) => ({
+      key: 'x',
+      status: 'failed' as const,
+      error: error as never,
+      seconds: 1,
+    });
     expect(planExitCode([failed(new TransientError('t')), failed(new HelmOperationError('h'))])).toBe(4);
     expect(planExitCode([failed(new HelmOperationError('h')), failed(new PreflightError('p'))])).toBe(6);
     expect(planExitCode([{ key: 'x', status: 'not attempted', because: 'y' }])).toBe(0);
@@ -164,7 +233,12 @@ describe('pruning and the summary', () => {
     const { text, exitCode } = planSummary(
       [
         { key: 's/db', status: 'done', action: 'installed', revision: 1, seconds: 2 },
-        { key: 's/web', status: 'failed', error: new HelmOperationError('install/upgrade of release web failed: timed out\nmore', { hint: 'Look.' }), seconds: 30 },
+        {
+          key: 's/web',
+          status: 'failed',
+          error: new HelmOperationError('install/upgrade of release web failed: timed out\nmore', { hint: 'Look.' }),
+          seconds: 30,
+        },
         { key: 's/jobs', status: 'not attempted', because: 'its dependency s/web was not deployed' },
         { key: 's/old', status: 'pruned', result: 'uninstalled' },
       ],
@@ -182,7 +256,13 @@ describe('pruning and the summary', () => {
         '  s/old: uninstalled (no longer in the plan)',
       ].join('\n'),
     );
-    const many = Array.from({ length: 50 }, (_, i) => ({ key: `namespace-${i}/release-with-a-long-name-${i}`, status: 'done' as const, action: 'upgraded', revision: 12, seconds: 100 }));
+    const many = Array.from({ length: 50 }, (_, i) => ({
+      key: `namespace-${i}/release-with-a-long-name-${i}`,
+      status: 'done' as const,
+      action: 'upgraded',
+      revision: 12,
+      seconds: 100,
+    }));
     const long = planSummary(many, 1, new SecretRegistry()).text;
     expect(Buffer.byteLength(long)).toBeLessThanOrEqual(2000);
     expect(long.split('\n').length).toBeLessThanOrEqual(40);

@@ -13,7 +13,15 @@ import type { RunState } from '../../src/run/run-state.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 
 const release = (name: string, deps: string[] = []): GraphRelease => ({
-  name, namespace: 's', key: `s/${name}`, chart: '/c', values: [], dependsOn: deps, deps: deps.map((d) => `s/${d}`), enabled: true, line: 1,
+  name,
+  namespace: 's',
+  key: `s/${name}`,
+  chart: '/c',
+  values: [],
+  dependsOn: deps,
+  deps: deps.map((d) => `s/${d}`),
+  enabled: true,
+  line: 1,
 });
 
 interface Script {
@@ -46,14 +54,25 @@ async function run(releases: GraphRelease[], scripts: Record<string, Script>, ma
   };
   const graph: PlanGraph = { app: 'shop', enabled: releases, disabled: [], ignoredDeps: [] };
   const o = { maxParallel, values: [], sets: [], timeout: '1m' } as unknown as InstallOptions;
-  const state: RunState = { signal: new AbortController().signal, secrets: new SecretRegistry(), progress: { action: 'x' } };
+  const state: RunState = {
+    signal: new AbortController().signal,
+    secrets: new SecretRegistry(),
+    progress: { action: 'x' },
+  };
   const outcomes = await runGraph(graph, { o, state, shared: { files: new Map(), sets: new Map() }, install });
-  return { events, mostActing, outcomes: outcomes.map((x) => `${x.key} ${x.status}${x.status === 'not attempted' ? `: ${x.because}` : ''}`) };
+  return {
+    events,
+    mostActing,
+    outcomes: outcomes.map((x) => `${x.key} ${x.status}${x.status === 'not attempted' ? `: ${x.because}` : ''}`),
+  };
 }
 
 describe('runGraph', () => {
   it('checks every release before any acts, and acts on each after its dependencies are done', async () => {
-    const r = await run([release('db'), release('web', ['db']), release('jobs', ['web']), release('cache')], { db: { checkMs: 20, actMs: 20 }, cache: { checkMs: 1 } });
+    const r = await run([release('db'), release('web', ['db']), release('jobs', ['web']), release('cache')], {
+      db: { checkMs: 20, actMs: 20 },
+      cache: { checkMs: 1 },
+    });
     const at = (e: string) => r.events.indexOf(e);
     const lastCheck = Math.max(...['db', 'web', 'jobs', 'cache'].map((n) => at(`checked ${n}`)));
     const firstAct = Math.min(...['db', 'web', 'jobs', 'cache'].map((n) => at(`act ${n}`)));
@@ -72,7 +91,9 @@ describe('runGraph', () => {
   });
 
   it('a failed check anywhere: nothing acts, the others are not attempted', async () => {
-    const r = await run([release('db'), release('web', ['db']), release('cache')], { cache: { failCheck: true, checkMs: 10 } });
+    const r = await run([release('db'), release('web', ['db']), release('cache')], {
+      cache: { failCheck: true, checkMs: 10 },
+    });
     expect(r.events.filter((e) => e.startsWith('act'))).toEqual([]);
     expect(r.outcomes).toEqual([
       's/db not attempted: s/cache failed its checks, so no release was started',
@@ -82,8 +103,15 @@ describe('runGraph', () => {
   });
 
   it('a failed release stops its dependents, not the unrelated ones', async () => {
-    const r = await run([release('db'), release('web', ['db']), release('jobs', ['web']), release('cache')], { web: { failAct: true } });
-    expect(r.outcomes).toEqual(['s/db done', 's/web failed', 's/jobs not attempted: its dependency s/web was not deployed', 's/cache done']);
+    const r = await run([release('db'), release('web', ['db']), release('jobs', ['web']), release('cache')], {
+      web: { failAct: true },
+    });
+    expect(r.outcomes).toEqual([
+      's/db done',
+      's/web failed',
+      's/jobs not attempted: its dependency s/web was not deployed',
+      's/cache done',
+    ]);
     expect(r.events).not.toContain('act jobs');
   });
 });

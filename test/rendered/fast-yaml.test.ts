@@ -19,7 +19,8 @@ function differences(a: unknown, b: unknown, path = '$', out: string[] = []): st
     if (!isScalar(b)) return [...out, `${path}: scalar vs ${String(b)}`];
     if (a.type !== b.type) out.push(`${path}: type ${a.type} vs ${b.type}`);
     if (a.range![0] !== b.range![0] || a.range![1] !== b.range![1]) out.push(`${path}: range ${a.range} vs ${b.range}`);
-    if (!Object.is(a.value, b.value)) out.push(`${path}: value ${JSON.stringify(a.value)} vs ${JSON.stringify(b.value)}`);
+    if (!Object.is(a.value, b.value))
+      out.push(`${path}: value ${JSON.stringify(a.value)} vs ${JSON.stringify(b.value)}`);
     if (a.source !== b.source) out.push(`${path}: source ${JSON.stringify(a.source)} vs ${JSON.stringify(b.source)}`);
     return out;
   }
@@ -28,7 +29,8 @@ function differences(a: unknown, b: unknown, path = '$', out: string[] = []): st
     const other = b as typeof a;
     if (a.range![0] !== other.range![0]) out.push(`${path}: starts at ${a.range![0]} vs ${other.range![0]}`);
     if (Boolean(a.flow) !== Boolean(other.flow)) out.push(`${path}: flow ${a.flow} vs ${other.flow}`);
-    if (a.items.length !== other.items.length) return [...out, `${path}: ${a.items.length} vs ${other.items.length} items`];
+    if (a.items.length !== other.items.length)
+      return [...out, `${path}: ${a.items.length} vs ${other.items.length} items`];
     a.items.forEach((item: unknown, i: number) => {
       const twin = other.items[i] as unknown;
       if (isPair(item) && isPair(twin)) {
@@ -120,7 +122,16 @@ ku: -not-a-list
 kv: [1, "two", 'three', {x: y}, []]
 kw: {a: 1, "b": [c, d], e: {}}
 `);
-    expect(doc.toJS()).toMatchObject({ ka: true, kb: false, kd: null, kf: 511, kg: 31, ki: 750, kn: "it's: # not a comment", kr: null });
+    expect(doc.toJS()).toMatchObject({
+      ka: true,
+      kb: false,
+      kd: null,
+      kf: 511,
+      kg: 31,
+      ki: 750,
+      kn: "it's: # not a comment",
+      kr: null,
+    });
   });
 
   it("go-yaml's multi-line single-quoted strings, closing quote at column 0", () => {
@@ -208,7 +219,11 @@ describe('on real helm output', () => {
           '-c',
           `printf 'apiVersion: v1\\nname: cat\\nversion: 1.0.0\\ntype: postrenderer/v1\\nruntime: subprocess\\nruntimeConfig:\\n  platformCommand:\\n    - command: /bin/cat\\n' > '${join(plugins, 'cat', 'plugin.yaml')}'`,
         ]);
-        text = (await execa(helm4, [...args, '--post-renderer', 'cat'], { env: { HELM_PLUGINS: plugins, HELM_CACHE_HOME: join(dir, 'cache') } })).stdout;
+        text = (
+          await execa(helm4, [...args, '--post-renderer', 'cat'], {
+            env: { HELM_PLUGINS: plugins, HELM_CACHE_HOME: join(dir, 'cache') },
+          })
+        ).stdout;
       } else {
         text = (await execa(helm3, args)).stdout;
       }

@@ -1,7 +1,12 @@
 // The stream reader on its own: where documents are cut (whole stream or chunk by chunk), and
 // go-yaml's quoted scalars read the way go-yaml reads them. Expected values are written by hand.
 import { describe, it, expect } from 'vitest';
-import { isCustomResourceDefinition, ManifestSplitter, parsePiece, splitManifestStream } from '../../src/rendered/manifest-stream.js';
+import {
+  isCustomResourceDefinition,
+  ManifestSplitter,
+  parsePiece,
+  splitManifestStream,
+} from '../../src/rendered/manifest-stream.js';
 import { InvalidInputError } from '../../src/common/errors.js';
 
 const STREAM = `# leading comment
@@ -49,7 +54,10 @@ describe('splitManifestStream', () => {
   });
 
   it('handles CRLF, a stream that starts with a marker, and an empty stream', () => {
-    expect(splitManifestStream('---\r\na: 1\r\n---\r\nb: 2\r\n').map((p) => p.text)).toEqual(['---\r\na: 1\r\n', '---\r\nb: 2\r\n']);
+    expect(splitManifestStream('---\r\na: 1\r\n---\r\nb: 2\r\n').map((p) => p.text)).toEqual([
+      '---\r\na: 1\r\n',
+      '---\r\nb: 2\r\n',
+    ]);
     expect(splitManifestStream('')).toEqual([]);
   });
 });
@@ -58,12 +66,17 @@ describe('parsePiece', () => {
   const value = (text: string) => parsePiece({ index: 0, text, line: 1 }).docs[0]!.toJS();
 
   it("reads go-yaml's single-quoted strings whose closing quote sits at column 0", () => {
-    const text = "spec:\n  groups:\n  - rules:\n    - description: 'first: line\n\n        it''s # second\n\n'\n      next: ok\n";
-    expect(value(text)).toEqual({ spec: { groups: [{ rules: [{ description: "first: line\nit's # second\n", next: 'ok' }] }] } });
+    const text =
+      "spec:\n  groups:\n  - rules:\n    - description: 'first: line\n\n        it''s # second\n\n'\n      next: ok\n";
+    expect(value(text)).toEqual({
+      spec: { groups: [{ rules: [{ description: "first: line\nit's # second\n", next: 'ok' }] }] },
+    });
   });
 
   it('reads continuation lines at column 0 and in flow collections the same way (PyYAML agrees)', () => {
-    expect(value("a:\n  b: 'x\n\ny\n\n'\n  c: {d: 'p\n\nq\n', e: [ 'r\n\n' ]}\n")).toEqual({ a: { b: 'x\ny\n', c: { d: 'p\nq ', e: ['r\n'] } } });
+    expect(value("a:\n  b: 'x\n\ny\n\n'\n  c: {d: 'p\n\nq\n', e: [ 'r\n\n' ]}\n")).toEqual({
+      a: { b: 'x\ny\n', c: { d: 'p\nq ', e: ['r\n'] } },
+    });
     expect(value('a:\n  b: "x \\"q\\" \\\\\n\n"\n  c: 1\n')).toEqual({ a: { b: 'x "q" \\\n', c: 1 } });
   });
 
@@ -75,7 +88,9 @@ describe('parsePiece', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).message).toMatch(/^The rendered manifests are not valid YAML \(document 5, line 2[0-9] of the stream\)/);
+    expect((error as InvalidInputError).message).toMatch(
+      /^The rendered manifests are not valid YAML \(document 5, line 2[0-9] of the stream\)/,
+    );
     expect((error as InvalidInputError).file).toBe('c/templates/x.yaml');
   });
 });
@@ -114,12 +129,22 @@ It has a spec: read it.
 
   it('tells a CRD from its head, whatever its indented strings and block scalars hold', () => {
     expect(isCustomResourceDefinition(CRD)).toBe(true);
-    expect(isCustomResourceDefinition(CRD.replace('apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'))).toBe(true);
+    expect(isCustomResourceDefinition(CRD.replace('apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'))).toBe(
+      true,
+    );
     // The lexer reads past a block scalar and a quoted string before the keys.
-    expect(isCustomResourceDefinition("note: |\n  kind: Pod\nother: 'a\n\nb'\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n")).toBe(true);
+    expect(
+      isCustomResourceDefinition(
+        "note: |\n  kind: Pod\nother: 'a\n\nb'\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n",
+      ),
+    ).toBe(true);
     // A line at column 0 inside a string that names either key: not told apart without a parse, so parsed.
     expect(isCustomResourceDefinition(CRD.replace('It has a spec', 'Its kind has a spec'))).toBe(false);
-    expect(isCustomResourceDefinition('# Source: op/crds/w.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition # the schema\nspec: {}\n')).toBe(true);
+    expect(
+      isCustomResourceDefinition(
+        '# Source: op/crds/w.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition # the schema\nspec: {}\n',
+      ),
+    ).toBe(true);
   });
 
   it('answers false for anything else, and whenever the head is not plainly read', () => {

@@ -6,7 +6,11 @@ import { SecretRegistry } from '../../src/common/secrets.js';
 describe('failureSummary', () => {
   it('names release, action, cause, place and next step', () => {
     const err = new InvalidInputError('values.yaml:3: invalid YAML', { file: 'values.yaml', line: 3, hint: 'Fix it.' });
-    const text = failureSummary(err, { release: 'shop', namespace: 'prod', action: 'reading values' }, new SecretRegistry());
+    const text = failureSummary(
+      err,
+      { release: 'shop', namespace: 'prod', action: 'reading values' },
+      new SecretRegistry(),
+    );
     expect(text.split('\n')).toEqual([
       'helm-installer FAILED (exit 3: invalid input)',
       'release: shop  namespace: prod  action: reading values',
@@ -16,8 +20,13 @@ describe('failureSummary', () => {
   });
 
   it('stays within the kubelet limits and keeps the next step when helm says a lot', () => {
-    const details = Array.from({ length: 500 }, (_, i) => `  resource Deployment/ns/web-${i} not ready. status: InProgress ${'x'.repeat(80)}`);
-    const err = new HelmOperationError(['UPGRADE FAILED: timed out', ...details].join('\n'), { hint: 'Look at the resources.' });
+    const details = Array.from(
+      { length: 500 },
+      (_, i) => `  resource Deployment/ns/web-${i} not ready. status: InProgress ${'x'.repeat(80)}`,
+    );
+    const err = new HelmOperationError(['UPGRADE FAILED: timed out', ...details].join('\n'), {
+      hint: 'Look at the resources.',
+    });
     const text = failureSummary(err, { release: 'shop', action: 'upgrade' }, new SecretRegistry());
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(SUMMARY_MAX_BYTES);
     expect(text.split('\n').length).toBeLessThanOrEqual(SUMMARY_MAX_LINES);
@@ -34,6 +43,8 @@ describe('failureSummary', () => {
   });
 
   it('turns an unexpected error into exit 1', () => {
-    expect(failureSummary(new TypeError('x is undefined'), { action: 'install' }, new SecretRegistry())).toMatch(/^helm-installer FAILED \(exit 1: internal error\)/);
+    expect(failureSummary(new TypeError('x is undefined'), { action: 'install' }, new SecretRegistry())).toMatch(
+      /^helm-installer FAILED \(exit 1: internal error\)/,
+    );
   });
 });

@@ -12,7 +12,16 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { kubeModule } from '../../src/cluster/kube-client.js';
 import { eventPermission } from '../../src/rbac/required-permissions.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
-import { cutBytes, eventAction, eventBody, eventFailureCause, eventName, microTime, NOTE_LIMIT_BYTES, REPORTING_CONTROLLER } from '../../src/tell/event-body.js';
+import {
+  cutBytes,
+  eventAction,
+  eventBody,
+  eventFailureCause,
+  eventName,
+  microTime,
+  NOTE_LIMIT_BYTES,
+  REPORTING_CONTROLLER,
+} from '../../src/tell/event-body.js';
 import { jobOf, placeOf } from '../../src/run/event-place.js';
 import { writeEvents } from '../../src/tell/events.js';
 import { outcomeType, type Outcome, type OutcomeReason } from '../../src/run/outcome.js';
@@ -34,7 +43,11 @@ const job = { name: 'storefront-installer-7', namespace: 'apps', uid: '3f0f6c4e-
 
 describe('the Event body of an outcome', () => {
   it('on the Job: regarding the Job with its uid (kubectl describe job matches it), in the Job namespace, the release named in the note and labels', () => {
-    const body = eventBody(outcome('Installed'), placeOf(outcome('Installed'), job), { now, instance: 'storefront-installer-7-x9z', suffix: 'abcd1234' });
+    const body = eventBody(outcome('Installed'), placeOf(outcome('Installed'), job), {
+      now,
+      instance: 'storefront-installer-7-x9z',
+      suffix: 'abcd1234',
+    });
     expect(body).toEqual({
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -50,7 +63,13 @@ describe('the Event body of an outcome', () => {
       reason: 'Installed',
       type: 'Normal',
       note: 'release shop-ns/shop: installed as revision 1 (chart plan-0.1.0)',
-      regarding: { apiVersion: 'batch/v1', kind: 'Job', name: 'storefront-installer-7', namespace: 'apps', uid: job.uid },
+      regarding: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: 'storefront-installer-7',
+        namespace: 'apps',
+        uid: job.uid,
+      },
     });
   });
 
@@ -60,7 +79,12 @@ describe('the Event body of an outcome', () => {
       regarding: { apiVersion: 'v1', kind: 'Namespace', name: 'shop-ns', namespace: 'shop-ns' },
     });
     // A Job known by name only: no uid field at all (an empty one would match nothing).
-    expect(placeOf(outcome('Upgraded'), { name: 'j', namespace: 'apps' }).regarding).toEqual({ apiVersion: 'batch/v1', kind: 'Job', name: 'j', namespace: 'apps' });
+    expect(placeOf(outcome('Upgraded'), { name: 'j', namespace: 'apps' }).regarding).toEqual({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      name: 'j',
+      namespace: 'apps',
+    });
   });
 
   it.each<[OutcomeReason, 'Normal' | 'Warning', string]>([
@@ -84,8 +108,16 @@ describe('the Event body of an outcome', () => {
   it('the note: one line, masked once more, cut to the API limit of 1024 bytes on a character', () => {
     const secrets = new SecretRegistry();
     secrets.add('hunter2-secret');
-    const failed = outcome('Failed', { note: 'failed (exit 4) while helm upgrade:\nimage "hunter2-secret " is invalid', exitCode: 4 });
-    const body = eventBody(failed, placeOf(failed, job), { now, instance: 'pod', suffix: '00', mask: (t) => secrets.maskText(t) });
+    const failed = outcome('Failed', {
+      note: 'failed (exit 4) while helm upgrade:\nimage "hunter2-secret " is invalid',
+      exitCode: 4,
+    });
+    const body = eventBody(failed, placeOf(failed, job), {
+      now,
+      instance: 'pod',
+      suffix: '00',
+      mask: (t) => secrets.maskText(t),
+    });
     expect(body.note).toBe('release shop-ns/shop: failed (exit 4) while helm upgrade: image "[REDACTED] " is invalid');
     const long = outcome('DriftFound', { note: `drift in ${'é'.repeat(2000)}` });
     const cut = eventBody(long, placeOf(long, job), { now, instance: 'pod', suffix: '00' }).note;
@@ -102,21 +134,44 @@ describe('the Event body of an outcome', () => {
     expect(name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
     expect(microTime(new Date('2026-01-02T03:04:05.006Z'))).toBe('2026-01-02T03:04:05.006000Z');
     // A run's outcomes keep their order within one millisecond.
-    const times = [0, 1, 2].map((sequence) => eventBody(outcome('Installed'), placeOf(outcome('Installed'), job), { now, sequence, instance: 'pod', suffix: '0' }).eventTime);
-    expect(times).toEqual(['2026-11-25T09:40:39.123000Z', '2026-11-25T09:40:39.123001Z', '2026-11-25T09:40:39.123002Z']);
+    const times = [0, 1, 2].map(
+      (sequence) =>
+        eventBody(outcome('Installed'), placeOf(outcome('Installed'), job), {
+          now,
+          sequence,
+          instance: 'pod',
+          suffix: '0',
+        }).eventTime,
+    );
+    expect(times).toEqual([
+      '2026-11-25T09:40:39.123000Z',
+      '2026-11-25T09:40:39.123001Z',
+      '2026-11-25T09:40:39.123002Z',
+    ]);
   });
 
   it('the reporting instance is cut to 128 characters', () => {
-    expect(eventBody(outcome('Installed'), placeOf(outcome('Installed'), job), { now, instance: 'h'.repeat(300), suffix: '0' }).reportingInstance.length).toBeLessThanOrEqual(128);
+    expect(
+      eventBody(outcome('Installed'), placeOf(outcome('Installed'), job), {
+        now,
+        instance: 'h'.repeat(300),
+        suffix: '0',
+      }).reportingInstance.length,
+    ).toBeLessThanOrEqual(128);
   });
 });
 
 describe('the Job from the options', () => {
   const none = () => undefined;
-  it('none without a name; its namespace given, else the pod\'s (POD_NAMESPACE, the service account\'s), else the context\'s, else default', () => {
+  it("none without a name; its namespace given, else the pod's (POD_NAMESPACE, the service account's), else the context's, else default", () => {
     expect(jobOf({ jobUid: 'x' }, {}, none, 'ctx')).toBeUndefined();
-    expect(jobOf({ jobName: 'j', jobUid: 'u', jobNamespace: 'given' }, { POD_NAMESPACE: 'pod' }, () => 'sa', 'ctx')).toEqual({ name: 'j', namespace: 'given', uid: 'u' });
-    expect(jobOf({ jobName: 'j' }, { POD_NAMESPACE: 'pod' }, () => 'sa', 'ctx')).toEqual({ name: 'j', namespace: 'pod' });
+    expect(
+      jobOf({ jobName: 'j', jobUid: 'u', jobNamespace: 'given' }, { POD_NAMESPACE: 'pod' }, () => 'sa', 'ctx'),
+    ).toEqual({ name: 'j', namespace: 'given', uid: 'u' });
+    expect(jobOf({ jobName: 'j' }, { POD_NAMESPACE: 'pod' }, () => 'sa', 'ctx')).toEqual({
+      name: 'j',
+      namespace: 'pod',
+    });
     expect(jobOf({ jobName: 'j' }, {}, () => 'sa', 'ctx')).toEqual({ name: 'j', namespace: 'sa' });
     expect(jobOf({ jobName: 'j' }, {}, none, 'ctx')).toEqual({ name: 'j', namespace: 'ctx' });
     expect(jobOf({ jobName: 'j' }, {}, none, undefined)).toEqual({ name: 'j', namespace: 'default' });
@@ -125,34 +180,52 @@ describe('the Job from the options', () => {
 
 describe('why an Event could not be written, in words', () => {
   it('forbidden names the verb and resource to grant; network failures and missing namespaces are named', () => {
-    const forbidden = { code: 403, body: JSON.stringify({ message: 'events.events.k8s.io is forbidden: User "system:serviceaccount:shop:installer" cannot create resource "events" in API group "events.k8s.io" in the namespace "shop"' }) };
+    const forbidden = {
+      code: 403,
+      body: JSON.stringify({
+        message:
+          'events.events.k8s.io is forbidden: User "system:serviceaccount:shop:installer" cannot create resource "events" in API group "events.k8s.io" in the namespace "shop"',
+      }),
+    };
     expect(eventFailureCause(forbidden, 'shop')).toBe(
       'forbidden: needs create on events.events.k8s.io in namespace shop (events.events.k8s.io is forbidden: User "system:serviceaccount:shop:installer" cannot create resource "events" in API group "events.k8s.io" in the namespace "shop")',
     );
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+    });
     expect(eventFailureCause(refused, 'shop')).toBe('API server not reachable: connection refused (ECONNREFUSED)');
-    expect(eventFailureCause({ code: 404, body: { message: 'namespaces "gone" not found' } }, 'gone')).toBe('not found: namespaces "gone" not found');
-    expect(eventFailureCause({ code: 500, body: { message: 'etcd leader changed' } }, 'shop')).toBe('HTTP 500: etcd leader changed');
+    expect(eventFailureCause({ code: 404, body: { message: 'namespaces "gone" not found' } }, 'gone')).toBe(
+      'not found: namespaces "gone" not found',
+    );
+    expect(eventFailureCause({ code: 500, body: { message: 'etcd leader changed' } }, 'shop')).toBe(
+      'HTTP 500: etcd leader changed',
+    );
   });
 });
 
 describe.each(['manifests/installer.yaml', 'kots/installer-job.yaml'])('%s: the Job tells on itself', (file) => {
-  const docs = parseAllDocuments(readText(file)).map((d) => d.toJS()).filter(Boolean);
+  const docs = parseAllDocuments(readText(file))
+    .map((d) => d.toJS())
+    .filter(Boolean);
   const pod = docs.find((d) => d.kind === 'Job').spec.template.spec;
   const env = pod.containers[0].env as { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
   const fieldOf = (name: string) => env.find((e) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
 
-  it('the Job\'s name and uid from the labels Kubernetes puts on its pods (downward API)', () => {
+  it("the Job's name and uid from the labels Kubernetes puts on its pods (downward API)", () => {
     expect(fieldOf('HELM_INSTALLER_JOB_NAME')).toBe("metadata.labels['batch.kubernetes.io/job-name']");
     expect(fieldOf('HELM_INSTALLER_JOB_UID')).toBe("metadata.labels['batch.kubernetes.io/controller-uid']");
     // Its namespace is the pod's own (the option's default), which the Job already gives.
     expect(fieldOf('POD_NAMESPACE')).toBe('metadata.namespace');
   });
 
-  it('its Role grants create on events.events.k8s.io (where the Events go: the Job\'s namespace)', () => {
+  it("its Role grants create on events.events.k8s.io (where the Events go: the Job's namespace)", () => {
     const p = eventPermission('any');
     const rules = docs.filter((d) => d.kind === 'Role').flatMap((d) => d.rules);
-    expect(rules.some((r: any) => r.apiGroups.includes(p.group) && r.resources.includes(p.resource) && r.verbs.includes(p.verb))).toBe(true);
+    expect(
+      rules.some(
+        (r: any) => r.apiGroups.includes(p.group) && r.resources.includes(p.resource) && r.verbs.includes(p.verb),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -203,25 +276,47 @@ describe('writeEvents against an API server that refuses or does not answer', ()
     const lines: { level: string; fields: any; msg: string }[] = [];
     const log = (level: string) => (fields: any, msg: string) => lines.push({ level, fields, msg });
     const logger = { info: log('info'), warn: log('warn'), debug: log('debug'), error: log('error') } as any;
-    const state = { signal: new AbortController().signal, secrets: new SecretRegistry(), progress: { action: 'done' }, logger };
+    const state = {
+      signal: new AbortController().signal,
+      secrets: new SecretRegistry(),
+      progress: { action: 'done' },
+      logger,
+    };
     return { c: { o: o as any, state: state as any }, lines };
   }
 
   it('forbidden: one warning naming every Event not written and the permission; nothing thrown', async () => {
     const { requests } = await fakeApi((req, res) => {
       res.writeHead(403, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403, message: 'events.events.k8s.io is forbidden: User "u" cannot create resource "events" in API group "events.k8s.io" in the namespace "apps"' }));
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          status: 'Failure',
+          reason: 'Forbidden',
+          code: 403,
+          message:
+            'events.events.k8s.io is forbidden: User "u" cannot create resource "events" in API group "events.k8s.io" in the namespace "apps"',
+        }),
+      );
     });
     const { c, lines } = context({ jobName: 'installer', jobUid: 'uid-1', jobNamespace: 'apps' });
-    await writeEvents([outcome('Installed'), outcome('Failed', { release: 'cache', note: 'failed (exit 4)', exitCode: 4 })], c);
+    await writeEvents(
+      [outcome('Installed'), outcome('Failed', { release: 'cache', note: 'failed (exit 4)', exitCode: 4 })],
+      c,
+    );
     // Forbidden is final: one request per Event, no retry.
-    expect(requests.sort()).toEqual(['POST /apis/events.k8s.io/v1/namespaces/apps/events', 'POST /apis/events.k8s.io/v1/namespaces/apps/events']);
+    expect(requests.sort()).toEqual([
+      'POST /apis/events.k8s.io/v1/namespaces/apps/events',
+      'POST /apis/events.k8s.io/v1/namespaces/apps/events',
+    ]);
     const warnings = lines.filter((l) => l.level === 'warn');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toContain('could not write 2 Event(s): ');
     expect(warnings[0]!.msg).toContain('Installed (Normal) for release shop-ns/shop on Job apps/installer');
     expect(warnings[0]!.msg).toContain('Failed (Warning) for release shop-ns/cache on Job apps/installer');
-    expect(warnings[0]!.msg).toContain(': forbidden: needs create on events.events.k8s.io in namespace apps (events.events.k8s.io is forbidden: User "u" cannot create');
+    expect(warnings[0]!.msg).toContain(
+      ': forbidden: needs create on events.events.k8s.io in namespace apps (events.events.k8s.io is forbidden: User "u" cannot create',
+    );
     expect(warnings[0]!.msg).toMatch(/; the run's result stands$/);
   });
 
@@ -233,7 +328,9 @@ describe('writeEvents against an API server that refuses or does not answer', ()
     const took = Date.now() - started;
     expect(took).toBeLessThan(3000);
     const warning = lines.find((l) => l.level === 'warn');
-    expect(warning?.msg).toMatch(/^could not write 1 Event\(s\): Unchanged \(Normal\) for release shop-ns\/shop on Namespace shop-ns\/shop-ns: API server not reachable: no answer within \d\.\d s; the run's result stands$/);
+    expect(warning?.msg).toMatch(
+      /^could not write 1 Event\(s\): Unchanged \(Normal\) for release shop-ns\/shop on Namespace shop-ns\/shop-ns: API server not reachable: no answer within \d\.\d s; the run's result stands$/,
+    );
   });
 
   it('a transient failure is tried again within the bound, then written', async () => {
@@ -253,7 +350,10 @@ describe('writeEvents against an API server that refuses or does not answer', ()
       });
     });
     const { c, lines } = context({ jobName: 'installer', jobUid: 'uid-1', jobNamespace: 'apps' });
-    await writeEvents([outcome('Recovered', { note: 'release left pending-upgrade by a killed operation: rolled back to revision 1' })], c);
+    await writeEvents(
+      [outcome('Recovered', { note: 'release left pending-upgrade by a killed operation: rolled back to revision 1' })],
+      c,
+    );
     expect(requests).toHaveLength(2);
     expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
     expect(lines.find((l) => l.level === 'info')?.msg).toBe('1 Event(s) written on Job apps/installer');
@@ -264,7 +364,13 @@ describe('writeEvents against an API server that refuses or does not answer', ()
     await fakeApi((req, res) => {
       if (req.method === 'GET') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'installer', namespace: 'apps', uid: 'read-uid' } }));
+        res.end(
+          JSON.stringify({
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            metadata: { name: 'installer', namespace: 'apps', uid: 'read-uid' },
+          }),
+        );
         return;
       }
       let body = '';
@@ -279,7 +385,13 @@ describe('writeEvents against an API server that refuses or does not answer', ()
     const { c } = context({ jobName: 'installer' });
     await writeEvents([outcome('Suspended', { note: 'suspended: left alone' })], c);
     expect(posted).toHaveLength(1);
-    expect(posted[0]).toMatchObject({ reason: 'Suspended', type: 'Normal', action: 'Suspend', reportingInstance: 'installer-pod', regarding: { kind: 'Job', name: 'installer', namespace: 'apps', uid: 'read-uid' } });
+    expect(posted[0]).toMatchObject({
+      reason: 'Suspended',
+      type: 'Normal',
+      action: 'Suspend',
+      reportingInstance: 'installer-pod',
+      regarding: { kind: 'Job', name: 'installer', namespace: 'apps', uid: 'read-uid' },
+    });
     expect(posted[0].eventTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
@@ -287,6 +399,9 @@ describe('writeEvents against an API server that refuses or does not answer', ()
     vi.stubEnv('KUBECONFIG', join(tempDir('events-none'), 'missing'));
     const { c, lines } = context();
     await expect(tell([outcome('Installed')], c)).resolves.toBeUndefined();
-    expect(lines.find((l) => l.level === 'warn')).toMatchObject({ fields: { teller: 'events' }, msg: "could not tell the admin (events); the run's result stands" });
+    expect(lines.find((l) => l.level === 'warn')).toMatchObject({
+      fields: { teller: 'events' },
+      msg: "could not tell the admin (events); the run's result stands",
+    });
   });
 });

@@ -39,7 +39,11 @@ describe('webhook POSTs', () => {
     receivers.push(hook);
     const r = run();
     r.secrets.add('s3cr3t-value');
-    await notify([outcome('db'), outcome('web', 'installed web with s3cr3t-value'), outcome('cache')], { url: hook.url('tok'), format: 'json', timeoutMs: 2000, retries: 2, maxTimeMs: 10_000 }, r);
+    await notify(
+      [outcome('db'), outcome('web', 'installed web with s3cr3t-value'), outcome('cache')],
+      { url: hook.url('tok'), format: 'json', timeoutMs: 2000, retries: 2, maxTimeMs: 10_000 },
+      r,
+    );
     expect(hook.received.map((p) => JSON.parse(p.body).release)).toEqual(['db', 'web', 'cache']);
     expect(JSON.parse(hook.received[1]!.body).note).toBe('installed web with [REDACTED]');
     expect(r.lines.map((l) => [l.msg, l.release, l.attempts])).toEqual([
@@ -54,12 +58,20 @@ describe('webhook POSTs', () => {
     receivers.push(hook);
     const r = run();
     const started = Date.now();
-    await notify([outcome('db'), outcome('web')], { url: hook.url('tok'), format: 'slack', timeoutMs: 400, retries: 0, maxTimeMs: 300 }, r);
+    await notify(
+      [outcome('db'), outcome('web')],
+      { url: hook.url('tok'), format: 'slack', timeoutMs: 400, retries: 0, maxTimeMs: 300 },
+      r,
+    );
     expect(Date.now() - started).toBeLessThan(300 + 1000);
     expect(hook.received).toHaveLength(1);
     expect(r.lines.map((l) => [l.level, l.release, l.msg])).toEqual([
       // What is left of the cap when the attempt starts (300 ms, or a little less).
-      [40, 'db', expect.stringMatching(/^webhook not notified: no answer within (300|29\d)ms; the run's result stands$/)],
+      [
+        40,
+        'db',
+        expect.stringMatching(/^webhook not notified: no answer within (300|29\d)ms; the run's result stands$/),
+      ],
       [40, 'web', "webhook not notified: --notify-max-time (300ms) is spent; the run's result stands"],
     ]);
   });

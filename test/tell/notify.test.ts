@@ -6,7 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { OptionValueError, UsageError } from '../../src/common/errors.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 import { jsonBody, notifyBody, slackBody } from '../../src/tell/notify-body.js';
-import { boundedDurationMs, notifyUrlOf, parseNotifyFormat, parseNotifyRetries, parseNotifyUrl, parseNotifyUrlFile } from '../../src/options/notify-options.js';
+import {
+  boundedDurationMs,
+  notifyUrlOf,
+  parseNotifyFormat,
+  parseNotifyRetries,
+  parseNotifyUrl,
+  parseNotifyUrlFile,
+} from '../../src/options/notify-options.js';
 import { requestTarget } from '../../src/tell/notify.js';
 import type { Outcome } from '../../src/run/outcome.js';
 import { tempDir } from '../helpers.js';
@@ -76,10 +83,28 @@ describe('notification bodies', () => {
   });
 
   it('slack: drift is a warning; a cause the note does not give is its own line', () => {
-    const drift: Outcome = { reason: 'DriftFound', type: 'Warning', release: 'r', namespace: 'n', note: '1 object(s) drifted', durationSeconds: 2, exitCode: 0 };
-    expect(slackBody(drift).text).toBe(':warning: *DriftFound*: release `r` in namespace `n`: 1 object(s) drifted (2s)');
-    const test: Outcome = { ...drift, reason: 'TestFailed', note: 'helm test failed', cause: 'pod r-test: exit 1', exitCode: 4 };
-    expect(slackBody(test).text).toBe(':x: *TestFailed*: release `r` in namespace `n`: helm test failed (exit 4, 2s)\nCause: pod r-test: exit 1');
+    const drift: Outcome = {
+      reason: 'DriftFound',
+      type: 'Warning',
+      release: 'r',
+      namespace: 'n',
+      note: '1 object(s) drifted',
+      durationSeconds: 2,
+      exitCode: 0,
+    };
+    expect(slackBody(drift).text).toBe(
+      ':warning: *DriftFound*: release `r` in namespace `n`: 1 object(s) drifted (2s)',
+    );
+    const test: Outcome = {
+      ...drift,
+      reason: 'TestFailed',
+      note: 'helm test failed',
+      cause: 'pod r-test: exit 1',
+      exitCode: 4,
+    };
+    expect(slackBody(test).text).toBe(
+      ':x: *TestFailed*: release `r` in namespace `n`: helm test failed (exit 4, 2s)\nCause: pod r-test: exit 1',
+    );
   });
 });
 
@@ -94,11 +119,20 @@ describe('notification options', () => {
     expect(c.secrets.maskText('path /services/T0/B0/XYZsecret123?token=abc123')).toBe('path [REDACTED]');
     const withUser = ctx();
     parseNotifyUrl('http://user:p%40ssw0rd@127.0.0.1:8080', withUser);
-    expect(withUser.secrets.maskText('http://user:p%40ssw0rd@127.0.0.1:8080/ and p@ssw0rd')).toBe('[REDACTED] and [REDACTED]');
+    expect(withUser.secrets.maskText('http://user:p%40ssw0rd@127.0.0.1:8080/ and p@ssw0rd')).toBe(
+      '[REDACTED] and [REDACTED]',
+    );
   });
 
   it('refuses other schemes and unparsable text without quoting the URL, after registering it', () => {
-    for (const bad of ['ftp://hooks.example.com/T0KEN-x', 'hooks.example.com/T0KEN-x', 'http//T0KEN-x', 'https://a b/T0KEN-x', 'javascript:T0KEN-x', 'file:///T0KEN-x']) {
+    for (const bad of [
+      'ftp://hooks.example.com/T0KEN-x',
+      'hooks.example.com/T0KEN-x',
+      'http//T0KEN-x',
+      'https://a b/T0KEN-x',
+      'javascript:T0KEN-x',
+      'file:///T0KEN-x',
+    ]) {
       const c = ctx();
       let message = '';
       try {
@@ -120,8 +154,14 @@ describe('notification options', () => {
     writeFileSync(join(dir, 'bad'), 'ftp://T0KEN-x\n');
     expect(parseNotifyUrlFile(join(dir, 'url'), ctx())).toBe(url);
     expect(parseNotifyUrlFile(join(dir, 'empty'), ctx())).toBeUndefined();
-    expect(() => parseNotifyUrlFile(join(dir, 'bad'), ctx())).toThrow(new OptionValueError(`the file ${join(dir, 'bad')} holds no usable URL: expected an http:// or https:// URL; this one has another scheme (the URL is not shown: it may hold a token)`));
-    expect(() => parseNotifyUrlFile(join(dir, 'missing'), ctx())).toThrow(/cannot read the notify URL file .*missing: ENOENT/);
+    expect(() => parseNotifyUrlFile(join(dir, 'bad'), ctx())).toThrow(
+      new OptionValueError(
+        `the file ${join(dir, 'bad')} holds no usable URL: expected an http:// or https:// URL; this one has another scheme (the URL is not shown: it may hold a token)`,
+      ),
+    );
+    expect(() => parseNotifyUrlFile(join(dir, 'missing'), ctx())).toThrow(
+      /cannot read the notify URL file .*missing: ENOENT/,
+    );
   });
 
   it('format, timeouts and retries', () => {
@@ -130,9 +170,11 @@ describe('notification options', () => {
     expect(() => parseNotifyFormat('teams')).toThrow('expected json or slack');
     const timeout = boundedDurationMs(60_000, '1m');
     expect([timeout('5s'), timeout('500ms'), timeout('1m'), timeout('1.5s')]).toEqual([5000, 500, 60_000, 1500]);
-    for (const bad of ['0', '0s', '61s', '2m', 'soon', '5', '-1s', '']) expect(() => timeout(bad), bad).toThrow('expected a duration from 1ms to 1m');
+    for (const bad of ['0', '0s', '61s', '2m', 'soon', '5', '-1s', ''])
+      expect(() => timeout(bad), bad).toThrow('expected a duration from 1ms to 1m');
     expect([parseNotifyRetries('0'), parseNotifyRetries('5')]).toEqual([0, 5]);
-    for (const bad of ['6', '-1', '1.5', 'two', '']) expect(() => parseNotifyRetries(bad), bad).toThrow('expected a whole number from 0 to 5');
+    for (const bad of ['6', '-1', '1.5', 'two', ''])
+      expect(() => parseNotifyRetries(bad), bad).toThrow('expected a whole number from 0 to 5');
   });
 
   it('the URL given two ways is a usage error naming both flags and variables', () => {
@@ -147,7 +189,10 @@ describe('notification options', () => {
 
 describe('the request', () => {
   it('credentials in the URL become a Basic authorization header; other URLs are sent as they are', () => {
-    expect(requestTarget('https://hooks.example.com/x?y=1')).toEqual({ url: 'https://hooks.example.com/x?y=1', headers: {} });
+    expect(requestTarget('https://hooks.example.com/x?y=1')).toEqual({
+      url: 'https://hooks.example.com/x?y=1',
+      headers: {},
+    });
     expect(requestTarget('https://me:p%40ss@hooks.example.com/x')).toEqual({
       url: 'https://hooks.example.com/x',
       headers: { authorization: `Basic ${Buffer.from('me:p@ss').toString('base64')}` },

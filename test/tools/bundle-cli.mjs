@@ -31,8 +31,13 @@ const result = await build({
   target: 'node24',
   legalComments: 'none',
   logLevel: 'warning',
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-  entryPoints: { cli: join(root, 'src', 'cli.ts'), 'kubernetes-client': join(root, 'src', 'cluster', 'kubernetes-client-entry.ts') },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+  entryPoints: {
+    cli: join(root, 'src', 'cli.ts'),
+    'kubernetes-client': join(root, 'src', 'cluster', 'kubernetes-client-entry.ts'),
+  },
   outdir: join(root, 'dist', 'bundle'),
   entryNames: '[name]',
   chunkNames: 'chunks/[name]-[hash]',
@@ -54,7 +59,9 @@ function builtinsByRequire() {
     name: 'builtins-by-require',
     setup(b) {
       b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) =>
-        builtins.has(args.path) && args.kind === 'import-statement' ? { path: args.path, namespace: 'builtin-by-require' } : undefined,
+        builtins.has(args.path) && args.kind === 'import-statement'
+          ? { path: args.path, namespace: 'builtin-by-require' }
+          : undefined,
       );
       b.onLoad({ filter: /.*/, namespace: 'builtin-by-require' }, (args) => ({
         contents: `module.exports = require(${JSON.stringify(args.path)});`,

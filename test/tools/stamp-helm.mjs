@@ -7,7 +7,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export function stampHelm(binary) {
-  const version = execFileSync(binary, ['version', '--short'], { encoding: 'utf8', env: { ...process.env, HELM_PLUGINS: '/nonexistent' } }).trim();
+  const version = execFileSync(binary, ['version', '--short'], {
+    encoding: 'utf8',
+    env: { ...process.env, HELM_PLUGINS: '/nonexistent' },
+  }).trim();
   writeFileSync(`${binary}.version`, `${JSON.stringify({ version, size: statSync(binary).size })}\n`);
 }
 

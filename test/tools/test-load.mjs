@@ -8,10 +8,12 @@ import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 
 // vitest and the CLI the tests spawn run on this Node: the pinned one (npm run puts it first).
-if (Number(process.versions.node.split('.')[0]) < 24) fail(`needs Node.js >= 24, this is ${process.version} (${process.execPath}); run it as npm run test:load -- <files>`);
+if (Number(process.versions.node.split('.')[0]) < 24)
+  fail(`needs Node.js >= 24, this is ${process.version} (${process.execPath}); run it as npm run test:load -- <files>`);
 const burners = Number(process.env.TEST_LOAD_BURNERS ?? 2);
 const maxMinutes = Number(process.env.TEST_LOAD_MAX_MINUTES ?? 120);
-if (!Number.isInteger(burners) || burners < 0 || burners > 64) fail(`TEST_LOAD_BURNERS must be a whole number 0-64, got ${process.env.TEST_LOAD_BURNERS}`);
+if (!Number.isInteger(burners) || burners < 0 || burners > 64)
+  fail(`TEST_LOAD_BURNERS must be a whole number 0-64, got ${process.env.TEST_LOAD_BURNERS}`);
 if (!(maxMinutes > 0)) fail(`TEST_LOAD_MAX_MINUTES must be a number above 0, got ${process.env.TEST_LOAD_MAX_MINUTES}`);
 
 // Busy for 200 ms at a time, then checks it should go on: its parent still this script, its time
@@ -29,14 +31,19 @@ function fail(message) {
   process.exit(2);
 }
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const started = Date.now();
 console.log(`test:load: ${burners} CPU-bound process(es) beside the run; load average before: ${load()}`);
 const running = Array.from({ length: burners }, () => spawn(process.execPath, ['-e', burn], { stdio: 'ignore' }));
 const stopBurners = () => running.forEach((b) => b.exitCode === null && b.signalCode === null && b.kill('SIGKILL'));
 process.on('exit', stopBurners);
 
-const vitest = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)], { stdio: 'inherit' });
+const vitest = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     stopBurners();
@@ -47,6 +54,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 vitest.on('exit', (code, signal) => {
   const loadAtEnd = load();
   stopBurners();
-  console.log(`test:load: vitest ${signal ? `ended by ${signal}` : `exited ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)} s; load average at the end: ${loadAtEnd}`);
+  console.log(
+    `test:load: vitest ${signal ? `ended by ${signal}` : `exited ${code}`} after ${((Date.now() - started) / 1000).toFixed(1)} s; load average at the end: ${loadAtEnd}`,
+  );
   process.exit(code ?? 1);
 });

@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = process.argv[2];
-if (!root || !process.env.NODE_COMPILE_CACHE) throw new Error('usage: NODE_COMPILE_CACHE=<dir> node warm-compile-cache.mjs <package root>');
+if (!root || !process.env.NODE_COMPILE_CACHE)
+  throw new Error('usage: NODE_COMPILE_CACHE=<dir> node warm-compile-cache.mjs <package root>');
 const cache = enableCompileCache(process.env.NODE_COMPILE_CACHE);
-if (cache.status === constants.compileCacheStatus.FAILED) throw new Error(`compile cache not enabled: ${cache.message}`);
+if (cache.status === constants.compileCacheStatus.FAILED)
+  throw new Error(`compile cache not enabled: ${cache.message}`);
 
 // Every file of the bundle (dist/bundle: test/tools/bundle-cli.mjs), whatever a run may load:
 // the commands, the Kubernetes client, pino-pretty. All of them only declare when imported, but

@@ -17,7 +17,12 @@ const restrictedContainer = {
   name: 'web',
   image: 'web:1',
   resources: { requests: { cpu: '250m', memory: '128Mi' } },
-  securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+  securityContext: {
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    runAsNonRoot: true,
+    seccompProfile: { type: 'RuntimeDefault' },
+  },
 };
 
 const shop: ReleaseRender = {
@@ -25,28 +30,56 @@ const shop: ReleaseRender = {
   namespace: 'apps',
   chart: { name: 'shop', version: '1.0.0', kubeVersion: '>=1.27.0-0 <1.40.0' },
   objects: [
-    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 2, template: { spec: { priorityClassName: 'shop-high', runtimeClassName: 'gvisor', containers: [restrictedContainer] } } } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 2,
+        template: {
+          spec: { priorityClassName: 'shop-high', runtimeClassName: 'gvisor', containers: [restrictedContainer] },
+        },
+      },
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'StatefulSet',
       metadata: { name: 'db', namespace: 'data' },
       spec: {
-        template: { spec: { containers: [{ name: 'db', image: 'db:1', resources: { requests: { cpu: '0.5', memory: '1Gi' } } }] } },
+        template: {
+          spec: { containers: [{ name: 'db', image: 'db:1', resources: { requests: { cpu: '0.5', memory: '1Gi' } } }] },
+        },
         volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { storageClassName: 'fast-ssd' } }],
       },
     },
-    { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web' }, spec: { ingressClassName: 'nginx' } },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'web' },
+      spec: { ingressClassName: 'nginx' },
+    },
     { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'uploads' }, spec: { storageClassName: '' } },
     { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'web' } },
     { apiVersion: 'shop.example.com/v1', kind: 'Promotion', metadata: { name: 'spring' } },
-    { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate', annotations: { 'helm.sh/hook': 'pre-upgrade' } }, spec: { template: { spec: { hostNetwork: true, containers: [{ name: 'm', image: 'm:1' }] } } } },
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'migrate', annotations: { 'helm.sh/hook': 'pre-upgrade' } },
+      spec: { template: { spec: { hostNetwork: true, containers: [{ name: 'm', image: 'm:1' }] } } },
+    },
   ],
 };
 const operator: ReleaseRender = {
   release: 'operator',
   namespace: 'apps',
   chart: { name: 'operator', version: '0.1.0' },
-  objects: [{ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'promotions.shop.example.com' } }],
+  objects: [
+    {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'promotions.shop.example.com' },
+    },
+  ],
 };
 
 describe('appFacts', () => {
@@ -110,12 +143,19 @@ describe('troubleshootRange', () => {
   ])('%s -> %s', (range, expected) => expect(troubleshootRange(range)).toBe(expected));
 });
 
-const plain = specTarget({ format: 'plain', app: 'shop', installNamespace: 'apps', images: { source: ['web:1'], local: ['registry.local:5000/shop/web:1'] }, pullSecret: 'shop-registry' });
+const plain = specTarget({
+  format: 'plain',
+  app: 'shop',
+  installNamespace: 'apps',
+  images: { source: ['web:1'], local: ['registry.local:5000/shop/web:1'] },
+  pullSecret: 'shop-registry',
+});
 
 describe('the Preflight', () => {
   const [preflight] = appSpecs([shop, operator], plain).map((d) => parse(specsYaml([d])));
   const analyzers = preflight.spec.analyzers as Record<string, any>[];
-  const find = (kind: string, name: string) => analyzers.find((a) => a[kind] && a[kind].checkName.includes(name))?.[kind];
+  const find = (kind: string, name: string) =>
+    analyzers.find((a) => a[kind] && a[kind].checkName.includes(name))?.[kind];
 
   it('fails a cluster outside a chart kubeVersion, naming the chart; strict', () => {
     expect(analyzers.filter((a) => a.clusterVersion)).toEqual([
@@ -124,7 +164,12 @@ describe('the Preflight', () => {
           checkName: 'Kubernetes version for shop',
           strict: true,
           outcomes: [
-            { pass: { when: '>=1.27.0 <1.40.0', message: 'Kubernetes is within >=1.27.0-0 <1.40.0, which the chart shop 1.0.0 needs.' } },
+            {
+              pass: {
+                when: '>=1.27.0 <1.40.0',
+                message: 'Kubernetes is within >=1.27.0-0 <1.40.0, which the chart shop 1.0.0 needs.',
+              },
+            },
             {
               fail: {
                 message:
@@ -148,7 +193,8 @@ describe('the Preflight', () => {
         {
           warn: {
             when: "Items == ''",
-            message: 'Troubleshoot could not list the StorageClasses (cluster-resources/storage-classes-errors.json says why): whether fast-ssd exists is not known here; the installer checks it again before helm.',
+            message:
+              'Troubleshoot could not list the StorageClasses (cluster-resources/storage-classes-errors.json says why): whether fast-ssd exists is not known here; the installer checks it again before helm.',
           },
         },
         {
@@ -161,19 +207,37 @@ describe('the Preflight', () => {
         },
       ],
     });
-    expect(find('textAnalyze', 'IngressClass nginx')).toMatchObject({ fileName: 'cluster-resources/ingress-classes.json', regexGroups: '(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:"metadata": \\{\\s*"name": "(?P<Wanted>nginx)".*)?$' });
-    expect(find('textAnalyze', 'PriorityClass shop-high')).toMatchObject({ fileName: 'cluster-resources/priorityclasses.json', regexGroups: '(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:"metadata": \\{\\s*"name": "(?P<Wanted>shop-high)".*)?$' });
+    expect(find('textAnalyze', 'IngressClass nginx')).toMatchObject({
+      fileName: 'cluster-resources/ingress-classes.json',
+      regexGroups: '(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:"metadata": \\{\\s*"name": "(?P<Wanted>nginx)".*)?$',
+    });
+    expect(find('textAnalyze', 'PriorityClass shop-high')).toMatchObject({
+      fileName: 'cluster-resources/priorityclasses.json',
+      regexGroups:
+        '(?s)^(?P<All>(?P<Items>.*?"items": )?.*?)(?:"metadata": \\{\\s*"name": "(?P<Wanted>shop-high)".*)?$',
+    });
     // Troubleshoot collects no RuntimeClasses: the installer's own check before helm covers them.
     expect(JSON.stringify(analyzers)).not.toContain('gvisor');
-    expect(find('customResourceDefinition', 'servicemonitors').customResourceDefinitionName).toBe('servicemonitors.monitoring.coreos.com');
+    expect(find('customResourceDefinition', 'servicemonitors').customResourceDefinitionName).toBe(
+      'servicemonitors.monitoring.coreos.com',
+    );
   });
 
   it("reads each namespace's enforce label and fails the levels that refuse the app's pods", () => {
     const data = find('textAnalyze', 'namespace data');
-    expect(data.regexGroups).toBe('"kubernetes\\.io/metadata\\.name": "data"(?:,\\s*"[^"]*": "[^"]*")*,\\s*"pod-security\\.kubernetes\\.io/enforce": "(?P<Level>[a-z]+)"');
-    expect(data.outcomes.map((o: any) => Object.keys(o)[0] + ' ' + (Object.values(o)[0] as any).when)).toEqual(['fail Level == restricted', 'pass undefined']);
+    expect(data.regexGroups).toBe(
+      '"kubernetes\\.io/metadata\\.name": "data"(?:,\\s*"[^"]*": "[^"]*")*,\\s*"pod-security\\.kubernetes\\.io/enforce": "(?P<Level>[a-z]+)"',
+    );
+    expect(data.outcomes.map((o: any) => Object.keys(o)[0] + ' ' + (Object.values(o)[0] as any).when)).toEqual([
+      'fail Level == restricted',
+      'pass undefined',
+    ]);
     const apps = find('textAnalyze', 'namespace apps');
-    expect(apps.outcomes.map((o: any) => (Object.values(o)[0] as any).when)).toEqual(['Level == baseline', 'Level == restricted', undefined]);
+    expect(apps.outcomes.map((o: any) => (Object.values(o)[0] as any).when)).toEqual([
+      'Level == baseline',
+      'Level == restricted',
+      undefined,
+    ]);
     expect(apps.outcomes[0].fail.message).toBe(
       'The namespace apps enforces Pod Security "baseline", which refuses pods of the app: shop: Job/migrate: spec.template.spec.hostNetwork=true. Label the namespace with a lower level (pod-security.kubernetes.io/enforce), or ask the vendor.',
     );
@@ -183,9 +247,21 @@ describe('the Preflight', () => {
     expect(find('nodeResources', 'CPU').outcomes[0].warn.when).toBe('sum(cpuAllocatable) < 1000m');
     expect(find('nodeResources', 'Memory').outcomes[0].warn.when).toBe('sum(memoryAllocatable) < 1280Mi');
     expect(preflight.spec.collectors).toEqual([
-      { registryImages: { collectorName: 'local-registry-images', namespace: 'apps', imagePullSecret: { name: 'shop-registry' }, images: ['registry.local:5000/shop/web:1'] } },
+      {
+        registryImages: {
+          collectorName: 'local-registry-images',
+          namespace: 'apps',
+          imagePullSecret: { name: 'shop-registry' },
+          images: ['registry.local:5000/shop/web:1'],
+        },
+      },
     ]);
-    expect(find('registryImages', 'local registry').outcomes.map((o: any) => [Object.keys(o)[0], (Object.values(o)[0] as any).when])).toEqual([
+    expect(
+      find('registryImages', 'local registry').outcomes.map((o: any) => [
+        Object.keys(o)[0],
+        (Object.values(o)[0] as any).when,
+      ]),
+    ).toEqual([
       ['fail', 'errors > 0'],
       ['fail', 'missing > 0'],
       ['pass', undefined],
@@ -206,9 +282,31 @@ describe('the SupportBundle', () => {
     expect(collectors.slice(0, 7)).toEqual([
       { clusterInfo: {} },
       { clusterResources: { namespaces: ['apps', 'data'] } },
-      { logs: { collectorName: 'installer', name: 'installer', namespace: 'apps', selector: ['batch.kubernetes.io/job-name=shop-installer'], limits: { maxLines: 10000 } } },
-      { configMap: { collectorName: 'last-run', name: 'helm-installer-shop-last-run', namespace: 'apps', includeAllData: true } },
-      { configMap: { collectorName: 'inventory', name: 'helm-installer-shop-releases', namespace: 'apps', includeAllData: true } },
+      {
+        logs: {
+          collectorName: 'installer',
+          name: 'installer',
+          namespace: 'apps',
+          selector: ['batch.kubernetes.io/job-name=shop-installer'],
+          limits: { maxLines: 10000 },
+        },
+      },
+      {
+        configMap: {
+          collectorName: 'last-run',
+          name: 'helm-installer-shop-last-run',
+          namespace: 'apps',
+          includeAllData: true,
+        },
+      },
+      {
+        configMap: {
+          collectorName: 'inventory',
+          name: 'helm-installer-shop-releases',
+          namespace: 'apps',
+          includeAllData: true,
+        },
+      },
       { helm: { collectorName: 'releases-apps', namespace: 'apps' } },
       { helm: { collectorName: 'releases-data', namespace: 'data' } },
     ]);
@@ -218,18 +316,42 @@ describe('the SupportBundle', () => {
     const analyzer = parse(specsYaml([docs[1]!])).spec.analyzers[0].textAnalyze;
     expect(analyzer.fileName).toBe('configmaps/apps/helm-installer-shop-last-run.json');
     // What the configMap collector writes for the ConfigMap the installer leaves.
-    const collected = JSON.stringify({ name: 'x', data: { appRevision: 'app revision 2 failed', cause: 'apps/shop: helm said "no"', exitCode: '4', meaning: 'helm operation failed', next: 'fix it', summary: 'a\nb' } }, null, 2);
+    const collected = JSON.stringify(
+      {
+        name: 'x',
+        data: {
+          appRevision: 'app revision 2 failed',
+          cause: 'apps/shop: helm said "no"',
+          exitCode: '4',
+          meaning: 'helm operation failed',
+          next: 'fix it',
+          summary: 'a\nb',
+        },
+      },
+      null,
+      2,
+    );
     const groups = new RegExp(analyzer.regexGroups.replace(/\(\?P</g, '(?<')).exec(collected)?.groups;
-    expect(groups).toEqual({ Cause: 'apps/shop: helm said \\"no\\"', ExitCode: '4', Meaning: 'helm operation failed', Next: 'fix it' });
+    expect(groups).toEqual({
+      Cause: 'apps/shop: helm said \\"no\\"',
+      ExitCode: '4',
+      Meaning: 'helm operation failed',
+      Next: 'fix it',
+    });
   });
 });
 
 describe('specsYaml and --check', () => {
   it('single-quotes every KOTS template, so that a rendered namespace stays a string', () => {
-    const kots = specTarget({ format: 'kots', app: 'shop', installNamespace: 'apps', images: { source: ['web:1'], local: [] } });
+    const kots = specTarget({
+      format: 'kots',
+      app: 'shop',
+      installNamespace: 'apps',
+      images: { source: ['web:1'], local: [] },
+    });
     const text = specsYaml(appSpecs([shop], kots));
     expect(text).toContain("        namespace: 'repl{{ Namespace }}'\n");
-    expect(text).toContain("          - 'repl{{ LocalImageName \"web:1\" }}'\n");
+    expect(text).toContain('          - \'repl{{ LocalImageName "web:1" }}\'\n');
     expect(text).toContain("        exclude: 'repl{{ not HasLocalRegistry }}'\n");
     expect(text).toContain("          - 'batch.kubernetes.io/job-name=shop-installer-repl{{ Sequence }}'\n");
   });
@@ -245,7 +367,9 @@ describe('lastRunData', () => {
   it("one line each, masked: the first failed release's cause and next step, the app revision", () => {
     const secrets = new SecretRegistry();
     secrets.add('hunter22');
-    const error = new InstallerError(ExitCode.helmFailed, 'pre-upgrade hooks failed: password hunter22\nmore', { hint: 'see the Job' });
+    const error = new InstallerError(ExitCode.helmFailed, 'pre-upgrade hooks failed: password hunter22\nmore', {
+      hint: 'see the Job',
+    });
     const data = lastRunData(
       [
         { key: 'apps/cache', status: 'done', action: 'upgraded', seconds: 1 },
@@ -268,11 +392,12 @@ describe('lastRunData', () => {
 });
 
 describe('the Redactor', () => {
-  const redactors = (parse(specsYaml([appSpecs([shop], plain)[2]!])).spec.redactors as { removals: { regex: { redactor: string }[] } }[]).map(
-    (r) => new RegExp(r.removals.regex[0]!.redactor.replace(/^\(\?i\)/, '').replace(/\(\?P</g, '(?<'), 'i'),
-  );
+  const redactors = (
+    parse(specsYaml([appSpecs([shop], plain)[2]!])).spec.redactors as { removals: { regex: { redactor: string }[] } }[]
+  ).map((r) => new RegExp(r.removals.regex[0]!.redactor.replace(/^\(\?i\)/, '').replace(/\(\?P</g, '(?<'), 'i'));
   // Troubleshoot reads line by line and replaces the `mask` group.
-  const redact = (line: string) => redactors.reduce((l, re) => l.replace(re, (...m) => m[0].replace(m.at(-1).mask, '***HIDDEN***')), line);
+  const redact = (line: string) =>
+    redactors.reduce((l, re) => l.replace(re, (...m) => m[0].replace(m.at(-1).mask, '***HIDDEN***')), line);
 
   it.each([
     ['    "password": "hunter22",', '    "password": "***HIDDEN***",'],

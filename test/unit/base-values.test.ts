@@ -27,7 +27,7 @@ describe('defaultBaseValues', () => {
 });
 
 describe('values of a --chart from elsewhere', () => {
-  it('carry none of the bundled chart\'s base values, unless --base-values says so', async () => {
+  it("carry none of the bundled chart's base values, unless --base-values says so", async () => {
     const other = join(repoRoot, 'test/fixtures/charts/kind-list');
     const plain = await runCli(['values', '--chart', other, '-o', 'json']);
     expect(plain.exitCode, plain.stderr).toBe(0);

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { describePhases, phasesOf } from '../bench/phases.js';
 
-const line = (time: number, msg: string, helm?: string) => JSON.stringify({ level: 20, time, msg, ...(helm ? { helm } : {}) });
+const line = (time: number, msg: string, helm?: string) =>
+  JSON.stringify({ level: 20, time, msg, ...(helm ? { helm } : {}) });
 
 describe('phasesOf', () => {
   const log = [
@@ -18,7 +19,13 @@ describe('phasesOf', () => {
 
   it('splits the wall time at the first line and at helm upgrade', () => {
     // Spawned at 1_000_000 ms, ended 3.3 s later.
-    expect(phasesOf(log, 1_000_000, 3.3)).toEqual({ startup: 0.15, beforeHelm: 0.5, renderCheck: 0.22, helm: 2.6, afterHelm: 0.05 });
+    expect(phasesOf(log, 1_000_000, 3.3)).toEqual({
+      startup: 0.15,
+      beforeHelm: 0.5,
+      renderCheck: 0.22,
+      helm: 2.6,
+      afterHelm: 0.05,
+    });
   });
 
   it('refuses a log without helm upgrade (no debug level)', () => {

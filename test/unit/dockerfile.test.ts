@@ -12,7 +12,10 @@ const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')
   .replace(/\\\n/g, ' ')
   .split('\n')
   .filter((l) => !/^\s*#/.test(l));
-const stages = dockerfile.join('\n').split(/^FROM /m).slice(1);
+const stages = dockerfile
+  .join('\n')
+  .split(/^FROM /m)
+  .slice(1);
 const final = stages[stages.length - 1]!;
 
 describe('Dockerfile', () => {
@@ -20,12 +23,20 @@ describe('Dockerfile', () => {
     const pinned = createHash('sha256').update(readFileSync(helm4)).digest('hex');
     const arg = /ARG HELM_SHA256=([0-9a-f]{64})/.exec(dockerfile.join('\n'));
     expect(arg?.[1]).toBe(pinned);
-    expect(dockerfile.join('\n')).toMatch(/echo "\$\{HELM_SHA256\}  node_modules\/\.helm-installer\/helm4" \| sha256sum -c -/);
+    expect(dockerfile.join('\n')).toMatch(
+      /echo "\$\{HELM_SHA256\}  node_modules\/\.helm-installer\/helm4" \| sha256sum -c -/,
+    );
   });
 
   it('is multi-stage, the base a build argument; the final stage is scratch with the rootfs made from the base, the bundle and no node_modules', () => {
-    expect(dockerfile[dockerfile.findIndex((l) => l.startsWith('ARG BASE_IMAGE='))]).toBe('ARG BASE_IMAGE=docker.io/library/node:24-bookworm-slim');
-    expect(stages.map((s) => s.split('\n')[0])).toEqual(['${BASE_IMAGE} AS build', '${BASE_IMAGE} AS rootfs', 'scratch']);
+    expect(dockerfile[dockerfile.findIndex((l) => l.startsWith('ARG BASE_IMAGE='))]).toBe(
+      'ARG BASE_IMAGE=docker.io/library/node:24-bookworm-slim',
+    );
+    expect(stages.map((s) => s.split('\n')[0])).toEqual([
+      '${BASE_IMAGE} AS build',
+      '${BASE_IMAGE} AS rootfs',
+      'scratch',
+    ]);
     expect(stages[0]).toMatch(/^RUN node test\/tools\/bundle-cli\.mjs$/m);
     expect(stages[1]).toMatch(/^RUN sh \/tmp\/runtime-rootfs\.sh \/rootfs$/m);
     expect(final).toMatch(/^COPY --from=rootfs \/rootfs \/$/m);
@@ -36,16 +47,21 @@ describe('Dockerfile', () => {
   it('runs as a numeric non-root user, writes only under /tmp, starts the CLI with install', () => {
     expect(final).toMatch(/^USER 65532:65532$/m);
     const env = /^ENV (.*)$/m.exec(final)![1]!;
-    for (const v of ['HOME', 'HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME']) expect(env).toMatch(new RegExp(`${v}=/tmp(/|\\s)`));
+    for (const v of ['HOME', 'HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME'])
+      expect(env).toMatch(new RegExp(`${v}=/tmp(/|\\s)`));
     // The same Node flags as the bin's shebang and the tests' and bench's spawns (installerNodeArgs).
     const entrypoint = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(final)![1]!) as string[];
     expect(entrypoint).toEqual(['node', ...installerNodeArgs, '/opt/helm-installer/dist/bundle/cli.js']);
-    expect(readFileSync(join(repoRoot, 'src', 'cli.ts'), 'utf8').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${installerNodeArgs.join(' ')}`);
+    expect(readFileSync(join(repoRoot, 'src', 'cli.ts'), 'utf8').split('\n')[0]).toBe(
+      `#!/usr/bin/env -S node ${installerNodeArgs.join(' ')}`,
+    );
     expect(final).toMatch(/^CMD \["install"\]$/m);
   });
 
   it('puts the version stamp of the verified helm beside it, so no run asks helm its version', () => {
-    expect(stages[0]).toMatch(/install -m 0755 node_modules\/\.helm-installer\/helm4 \/tmp\/helm\s+&& cp node_modules\/\.helm-installer\/helm4\.version \/tmp\/helm\.version/);
+    expect(stages[0]).toMatch(
+      /install -m 0755 node_modules\/\.helm-installer\/helm4 \/tmp\/helm\s+&& cp node_modules\/\.helm-installer\/helm4\.version \/tmp\/helm\.version/,
+    );
     expect(final).toMatch(/^COPY --from=build \/tmp\/helm \/usr\/local\/bin\/helm$/m);
     expect(final).toMatch(/^COPY --from=build \/tmp\/helm\.version \/usr\/local\/bin\/helm\.version$/m);
     expect(/^ENV .*HELM_BIN=\/usr\/local\/bin\/helm\s/m.test(final)).toBe(true);
@@ -62,7 +78,9 @@ describe('Dockerfile', () => {
     expect(rootfs).toMatch(/^chown 65532:65532 "\$root\/opt\/helm-installer\/compile-cache"$/m);
     expect(lines.indexOf('COPY --from=rootfs /rootfs /')).toBeLessThan(user);
     expect(warm).toBeGreaterThan(user);
-    expect(lines[warm]).toContain('--mount=type=bind,from=build,source=/src/test/tools/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs');
+    expect(lines[warm]).toContain(
+      '--mount=type=bind,from=build,source=/src/test/tools/warm-compile-cache.mjs,target=/tmp/warm-compile-cache.mjs',
+    );
   });
 
   it('carries the OCI labels', () => {

@@ -19,7 +19,9 @@ describe('image:build and the bundled chart', () => {
     const err = await buildImage({ log: (line) => logged.push(line), root }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as InvalidInputError).exitCode).toBe(ExitCode.invalidInput);
-    expect((err as InvalidInputError).message).toBe(`chart ${chart}: dependency cache 0.3.2 (pinned in Chart.lock) is not vendored: charts/ holds no chart`);
+    expect((err as InvalidInputError).message).toBe(
+      `chart ${chart}: dependency cache 0.3.2 (pinned in Chart.lock) is not vendored: charts/ holds no chart`,
+    );
     expect((err as InvalidInputError).hint).toBe(
       `Where the network is reachable, run \`helm dependency build ${chart}\`, then rebuild the installer image: an airgapped install cannot download a dependency.`,
     );

@@ -31,16 +31,22 @@ describe('kots/', () => {
     expect(config.kind).toBe('Config');
     expect(validate('config-kots-v1beta1.json', config)).toEqual([]);
     // The schemas are strict enough to catch a wrong type.
-    expect(validate('application-kots-v1beta1.json', { ...app, spec: { ...app.spec, additionalImages: 'nginx' } })).not.toEqual([]);
+    expect(
+      validate('application-kots-v1beta1.json', { ...app, spec: { ...app.spec, additionalImages: 'nginx' } }),
+    ).not.toEqual([]);
   });
 
   it('every ConfigOption the KOTS files read is a config item, and every item is read', () => {
     const [config] = docs('kots-config.yaml');
     const items = new Set(config.spec.groups.flatMap((g: any) => g.items.map((i: any) => i.name)));
-    const used = ['installer-job.yaml', 'kots-app.yaml', 'kots-config.yaml'].flatMap((f) => [...read(f).matchAll(/ConfigOption\w* "([a-z_]+)"/g)].map((m) => m[1]));
+    const used = ['installer-job.yaml', 'kots-app.yaml', 'kots-config.yaml'].flatMap((f) =>
+      [...read(f).matchAll(/ConfigOption\w* "([a-z_]+)"/g)].map((m) => m[1]),
+    );
     for (const name of used) expect(items, name).toContain(name);
     // An item no template reads is a question whose answer goes nowhere.
-    const readByJob = new Set([...read('installer-job.yaml').matchAll(/ConfigOption\w* "([a-z_]+)"/g)].map((m) => m[1]));
+    const readByJob = new Set(
+      [...read('installer-job.yaml').matchAll(/ConfigOption\w* "([a-z_]+)"/g)].map((m) => m[1]),
+    );
     expect([...items].filter((i) => !readByJob.has(i as string))).toEqual([]);
     const password = config.spec.groups.flatMap((g: any) => g.items).find((i: any) => i.name === 'database_password');
     expect(password.type).toBe('password');
@@ -60,7 +66,9 @@ describe('kots/', () => {
     expect(readers.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(['Secret/storefront-notify']);
     const pod = objects.find((o) => o.kind === 'Job').spec.template.spec;
     const container = pod.containers[0];
-    expect(container.env.filter((e: any) => e.name.startsWith('HELM_INSTALLER_NOTIFY_URL'))).toEqual([{ name: 'HELM_INSTALLER_NOTIFY_URL_FILE', value: '/config/notify/url' }]);
+    expect(container.env.filter((e: any) => e.name.startsWith('HELM_INSTALLER_NOTIFY_URL'))).toEqual([
+      { name: 'HELM_INSTALLER_NOTIFY_URL_FILE', value: '/config/notify/url' },
+    ]);
     expect(container.volumeMounts).toContainEqual({ name: 'notify', mountPath: '/config/notify', readOnly: true });
     expect(pod.volumes).toContainEqual({ name: 'notify', secret: { secretName: 'storefront-notify' } });
   });
@@ -68,10 +76,15 @@ describe('kots/', () => {
   it('prints every free-text answer through toJson (any string survives; squote does not escape a quote)', () => {
     const [config] = docs('kots-config.yaml');
     const freeText = new Set(
-      config.spec.groups.flatMap((g: any) => g.items).filter((i: any) => ['text', 'textarea', 'password'].includes(i.type ?? 'text')).map((i: any) => i.name),
+      config.spec.groups
+        .flatMap((g: any) => g.items)
+        .filter((i: any) => ['text', 'textarea', 'password'].includes(i.type ?? 'text'))
+        .map((i: any) => i.name),
     );
     const actions = [...read('installer-job.yaml').matchAll(/repl\{\{(.*?)\}\}/g)].map((m) => m[1]!.trim());
-    const printing = actions.filter((a) => [...a.matchAll(/ConfigOption "([a-z_]+)"/g)].some((m) => freeText.has(m[1])));
+    const printing = actions.filter((a) =>
+      [...a.matchAll(/ConfigOption "([a-z_]+)"/g)].some((m) => freeText.has(m[1])),
+    );
     expect(printing.length).toBeGreaterThan(4);
     // web_replicas is validated as digits by the Config and printed as a number.
     for (const a of printing) expect(a, a).toMatch(/\| (toJson|ParseInt)$/);
@@ -82,7 +95,8 @@ describe('kots/', () => {
 
   it('a template that yields a string is quoted where YAML could read another type (a namespace named 123 or on)', () => {
     // A value that is only a template: quoted, or a template that yields JSON, a number or a boolean on purpose.
-    const typed = /^repl\{\{ (?:.*\| toJson|ConfigOptionEquals |ConfigOptionNotEquals |and \(|ConfigOption "[a-z_]+" \| ParseInt)/;
+    const typed =
+      /^repl\{\{ (?:.*\| toJson|ConfigOptionEquals |ConfigOptionNotEquals |and \(|ConfigOption "[a-z_]+" \| ParseInt)/;
     const unquoted = ['installer-job.yaml', 'kots-app.yaml', 'kots-config.yaml'].flatMap((file) =>
       read(file)
         .split('\n')
@@ -111,12 +125,22 @@ describe('kots/', () => {
   it("the Job's podFailurePolicy fails at once exactly on the exit codes a retry cannot fix", () => {
     const job = docs('installer-job.yaml').find((o) => o.kind === 'Job');
     const failJob = job.spec.podFailurePolicy.rules.find((r: any) => r.action === 'FailJob').onExitCodes.values;
-    expect([...failJob].sort()).toEqual(Object.values(ExitCode).filter((c) => c !== 0 && c !== ExitCode.transient && c !== ExitCode.releaseBusy).sort());
+    expect([...failJob].sort()).toEqual(
+      Object.values(ExitCode)
+        .filter((c) => c !== 0 && c !== ExitCode.transient && c !== ExitCode.releaseBusy)
+        .sort(),
+    );
     expect(job.spec.template.spec.containers[0].terminationMessagePolicy).toBe('FallbackToLogsOnError');
   });
 
   it("the Application lists every image the chart deploys (the vendor's CI check)", async () => {
-    const r = await runCli(['images', '--image-path', 'Promotion:spec.image', '--check', join(repoRoot, 'kots', 'kots-app.yaml')]);
+    const r = await runCli([
+      'images',
+      '--image-path',
+      'Promotion:spec.image',
+      '--check',
+      join(repoRoot, 'kots', 'kots-app.yaml'),
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/all 8 images are listed/);
   });

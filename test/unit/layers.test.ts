@@ -28,12 +28,16 @@ const src = join(repoRoot, 'src');
 const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:from |import\()'(\.[^']+)'/g)].map((m) => resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'));
+  return [...text.matchAll(/(?:from |import\()'(\.[^']+)'/g)].map((m) =>
+    resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'),
+  );
 }
 
 const folderOf = (file: string) => relative(src, file).split(sep)[0]!;
@@ -42,8 +46,14 @@ describe('src/ layout', () => {
   const files = sourceFiles(src);
 
   it('has only the bin entry at the top, and every folder in a layer', () => {
-    expect(readdirSync(src, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name)).toEqual(['cli.ts']);
-    const folders = readdirSync(src, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(
+      readdirSync(src, { withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => e.name),
+    ).toEqual(['cli.ts']);
+    const folders = readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(folders.filter((f) => !layerOf.has(f))).toEqual([]);
   });
 
@@ -65,7 +75,8 @@ describe('src/ layout', () => {
     const done = new Set<string>();
     const circles: string[] = [];
     const walk = (f: string, path: string[]) => {
-      if (path.includes(f)) return circles.push([...path.slice(path.indexOf(f)), f].map((p) => relative(src, p)).join(' -> '));
+      if (path.includes(f))
+        return circles.push([...path.slice(path.indexOf(f)), f].map((p) => relative(src, p)).join(' -> '));
       if (done.has(f)) return;
       for (const t of graph.get(f) ?? []) walk(t, [...path, f]);
       done.add(f);
@@ -82,7 +93,9 @@ describe('src/ layout', () => {
       .flatMap((f) =>
         readFileSync(f, 'utf8')
           .split('\n')
-          .flatMap((line, i) => (/^export (type )?(\*|\{[^}]*\})( from |;)/.test(line) ? [`${relative(src, f)}:${i + 1}: ${line}`] : [])),
+          .flatMap((line, i) =>
+            /^export (type )?(\*|\{[^}]*\})( from |;)/.test(line) ? [`${relative(src, f)}:${i + 1}: ${line}`] : [],
+          ),
       );
     expect(reExports).toEqual([]);
   });

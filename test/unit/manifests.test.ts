@@ -25,7 +25,11 @@ describe('manifests/installer.yaml', () => {
   });
 
   it('retries a disrupted (evicted, preempted) pod whatever its exit code, and an OOM-killed one (137)', () => {
-    const rules = job.spec.podFailurePolicy.rules as { action: string; onExitCodes?: { values: number[] }; onPodConditions?: { type: string }[] }[];
+    const rules = job.spec.podFailurePolicy.rules as {
+      action: string;
+      onExitCodes?: { values: number[] };
+      onPodConditions?: { type: string }[];
+    }[];
     // Rules apply in order, first match wins: the disruption rule must come before FailJob.
     expect(rules[0]).toEqual({ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] });
     expect(rules.some((r) => r.onExitCodes?.values.includes(137))).toBe(false);
@@ -35,7 +39,9 @@ describe('manifests/installer.yaml', () => {
 
 describe.each(['manifests/installer.yaml', 'kots/installer-job.yaml'])('%s grace period rule', (file) => {
   it('terminationGracePeriodSeconds >= HELM_INSTALLER_TIMEOUT + 60 s, so helm can finish the rollback a SIGTERM starts', () => {
-    const docs = parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8')).map((d) => d.toJS() as { kind: string; spec?: any });
+    const docs = parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8')).map(
+      (d) => d.toJS() as { kind: string; spec?: any },
+    );
     const pod = docs.find((d) => d.kind === 'Job')!.spec.template.spec;
     const env = pod.containers[0].env as { name: string; value: string }[];
     const timeout = env.find((e) => e.name === 'HELM_INSTALLER_TIMEOUT')?.value;

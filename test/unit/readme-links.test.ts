@@ -100,8 +100,10 @@ function readTarget(path: string): string | undefined {
 describe('the link check itself', () => {
   it('slugs headings as GitHub does', () => {
     expect(githubSlug('Tests after an install or upgrade (`--test`)')).toBe('tests-after-an-install-or-upgrade---test');
-    expect(githubSlug("RBAC: what the installer's ServiceAccount needs")).toBe('rbac-what-the-installers-serviceaccount-needs');
-    expect(githubSlug('`export --format helmrelease`: for clusters that run Flux\'s helm-controller')).toBe(
+    expect(githubSlug("RBAC: what the installer's ServiceAccount needs")).toBe(
+      'rbac-what-the-installers-serviceaccount-needs',
+    );
+    expect(githubSlug("`export --format helmrelease`: for clusters that run Flux's helm-controller")).toBe(
       'export---format-helmrelease-for-clusters-that-run-fluxs-helm-controller',
     );
     expect([...anchors('# A\n\n## A\n\n```\n# not a heading\n```\n')]).toEqual(['a', 'a-1']);
@@ -119,7 +121,11 @@ describe('the link check itself', () => {
       '```',
     ].join('\n');
     const read = (path: string): string | undefined => (path === file ? markdown : undefined);
-    expect(brokenLinks(file, markdown, read).map((b) => b.link)).toEqual(['docs/no-such-file.md', 'README.md#nowhere', '#also-nowhere']);
+    expect(brokenLinks(file, markdown, read).map((b) => b.link)).toEqual([
+      'docs/no-such-file.md',
+      'README.md#nowhere',
+      '#also-nowhere',
+    ]);
   });
 });
 
@@ -128,7 +134,14 @@ describe('README links', () => {
 
   it('reads the README and the READMEs beside the code', () => {
     const names = files.map((f) => relative(repoRoot, f));
-    for (const expected of ['README.md', 'kots/README.md', 'manifests/README.md', 'src/export/README.md', 'src/images/README.md', 'test/bench/README.md']) {
+    for (const expected of [
+      'README.md',
+      'kots/README.md',
+      'manifests/README.md',
+      'src/export/README.md',
+      'src/images/README.md',
+      'test/bench/README.md',
+    ]) {
       expect(names).toContain(expected);
     }
     expect(names.some((n) => n.includes('node_modules') || n.includes('fixtures'))).toBe(false);

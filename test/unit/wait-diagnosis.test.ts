@@ -1,7 +1,16 @@
 // Pure classification of what helm waits for: each unready pod's reason, the latest Event per
 // object, the summary lines, and the fail-fast bookkeeping.
 import { describe, expect, it } from 'vitest';
-import { describeProblems, HopelessTracker, jobProblem, latestEvents, matches, nextPollDelay, podProblem, pollPlan } from '../../src/cluster/wait-diagnosis.js';
+import {
+  describeProblems,
+  HopelessTracker,
+  jobProblem,
+  latestEvents,
+  matches,
+  nextPollDelay,
+  podProblem,
+  pollPlan,
+} from '../../src/cluster/wait-diagnosis.js';
 
 const pod = (status: object, name = 'web-1') => ({ metadata: { name }, status }) as never;
 
@@ -11,10 +20,25 @@ describe('podProblem', () => {
       podProblem(
         pod({
           phase: 'Pending',
-          containerStatuses: [{ name: 'web', image: 'registry.local/app/web:1.2', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.local/app/web:1.2"' } } }],
+          containerStatuses: [
+            {
+              name: 'web',
+              image: 'registry.local/app/web:1.2',
+              ready: false,
+              restartCount: 0,
+              state: {
+                waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.local/app/web:1.2"' },
+              },
+            },
+          ],
         }),
       ),
-    ).toEqual({ object: 'Pod/web-1', reason: 'ImagePullBackOff', detail: 'image registry.local/app/web:1.2: Back-off pulling image "registry.local/app/web:1.2"', container: 'web' });
+    ).toEqual({
+      object: 'Pod/web-1',
+      reason: 'ImagePullBackOff',
+      detail: 'image registry.local/app/web:1.2: Back-off pulling image "registry.local/app/web:1.2"',
+      container: 'web',
+    });
   });
   it('CrashLoopBackOff names the container, its last exit code and restarts', () => {
     expect(
@@ -22,14 +46,38 @@ describe('podProblem', () => {
         pod({
           phase: 'Running',
           containerStatuses: [
-            { name: 'web', image: 'x', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } }, lastState: { terminated: { exitCode: 1, reason: 'Error' } } },
+            {
+              name: 'web',
+              image: 'x',
+              ready: false,
+              restartCount: 4,
+              state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } },
+              lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+            },
           ],
         }),
       ),
-    ).toEqual({ object: 'Pod/web-1', reason: 'CrashLoopBackOff', detail: 'container web exited 1 (Error), restarted 4 times', container: 'web', restarts: 4 });
+    ).toEqual({
+      object: 'Pod/web-1',
+      reason: 'CrashLoopBackOff',
+      detail: 'container web exited 1 (Error), restarted 4 times',
+      container: 'web',
+      restarts: 4,
+    });
   });
   it('a restarted container shown terminated between back-offs is the crash loop; in a pod that never restarts it is an error', () => {
-    const status = { phase: 'Running', containerStatuses: [{ name: 'app', image: 'x', ready: false, restartCount: 2, state: { terminated: { exitCode: 1, reason: 'Error' } } }] };
+    const status = {
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'app',
+          image: 'x',
+          ready: false,
+          restartCount: 2,
+          state: { terminated: { exitCode: 1, reason: 'Error' } },
+        },
+      ],
+    };
     expect(podProblem({ metadata: { name: 'web-1' }, spec: { restartPolicy: 'Always' }, status } as never)).toEqual({
       object: 'Pod/web-1',
       reason: 'CrashLoopBackOff',
@@ -47,19 +95,53 @@ describe('podProblem', () => {
   });
   it('Unschedulable carries the scheduler message; a ready or succeeded pod is no problem', () => {
     expect(
-      podProblem(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." }] })),
+      podProblem(
+        pod({
+          phase: 'Pending',
+          conditions: [
+            {
+              type: 'PodScheduled',
+              status: 'False',
+              reason: 'Unschedulable',
+              message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+            },
+          ],
+        }),
+      ),
     ).toEqual({
       object: 'Pod/web-1',
       reason: 'Unschedulable',
       detail: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
       refusal: 'scheduler',
-      wayOut: ["no node has the labels the pods ask for (their node affinity): fix the chart's nodeSelector or affinity values, or label a node (kubectl get nodes --show-labels)"],
+      wayOut: [
+        "no node has the labels the pods ask for (their node affinity): fix the chart's nodeSelector or affinity values, or label a node (kubectl get nodes --show-labels)",
+      ],
     });
-    expect(podProblem(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'web', ready: true, state: { running: {} } }] }))).toBeUndefined();
+    expect(
+      podProblem(
+        pod({
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True' }],
+          containerStatuses: [{ name: 'web', ready: true, state: { running: {} } }],
+        }),
+      ),
+    ).toBeUndefined();
     expect(podProblem(pod({ phase: 'Succeeded' }))).toBeUndefined();
   });
   it('a failed hook pod: the container exit code', () => {
-    expect(podProblem(pod({ phase: 'Failed', containerStatuses: [{ name: 'migrate', state: { terminated: { exitCode: 3, reason: 'Error', message: 'no database' } } }] }, 'migrate-x'))).toEqual({
+    expect(
+      podProblem(
+        pod(
+          {
+            phase: 'Failed',
+            containerStatuses: [
+              { name: 'migrate', state: { terminated: { exitCode: 3, reason: 'Error', message: 'no database' } } },
+            ],
+          },
+          'migrate-x',
+        ),
+      ),
+    ).toEqual({
       object: 'Pod/migrate-x',
       reason: 'Error',
       detail: 'container migrate exited 3: no database',
@@ -70,24 +152,62 @@ describe('podProblem', () => {
 
 describe('jobProblem and events', () => {
   it('a failed Job gives its condition reason', () => {
-    expect(jobProblem({ metadata: { name: 'shop-migrate' }, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] } } as never)).toEqual({
+    expect(
+      jobProblem({
+        metadata: { name: 'shop-migrate' },
+        status: {
+          conditions: [
+            {
+              type: 'Failed',
+              status: 'True',
+              reason: 'BackoffLimitExceeded',
+              message: 'Job has reached the specified backoff limit',
+            },
+          ],
+        },
+      } as never),
+    ).toEqual({
       object: 'Job/shop-migrate',
       reason: 'BackoffLimitExceeded',
       detail: 'Job has reached the specified backoff limit',
     });
-    expect(jobProblem({ metadata: { name: 'ok' }, status: { conditions: [{ type: 'Complete', status: 'True' }] } } as never)).toBeUndefined();
+    expect(
+      jobProblem({ metadata: { name: 'ok' }, status: { conditions: [{ type: 'Complete', status: 'True' }] } } as never),
+    ).toBeUndefined();
   });
   it('keeps the newest event per object', () => {
-    const ev = (name: string, reason: string, at: string) => ({ involvedObject: { kind: 'Pod', name }, reason, message: `${reason} msg`, lastTimestamp: new Date(at) });
-    const latest = latestEvents([ev('a', 'Pulling', '2026-11-22T10:00:00Z'), ev('a', 'Failed', '2026-11-22T10:00:05Z'), ev('a', 'BackOff', '2026-11-22T10:00:03Z'), ev('b', 'Scheduled', '2026-11-22T10:00:00Z')] as never);
+    const ev = (name: string, reason: string, at: string) => ({
+      involvedObject: { kind: 'Pod', name },
+      reason,
+      message: `${reason} msg`,
+      lastTimestamp: new Date(at),
+    });
+    const latest = latestEvents([
+      ev('a', 'Pulling', '2026-11-22T10:00:00Z'),
+      ev('a', 'Failed', '2026-11-22T10:00:05Z'),
+      ev('a', 'BackOff', '2026-11-22T10:00:03Z'),
+      ev('b', 'Scheduled', '2026-11-22T10:00:00Z'),
+    ] as never);
     expect([...latest]).toEqual([
       ['Pod/a', 'Failed: Failed msg'],
       ['Pod/b', 'Scheduled: Scheduled msg'],
     ]);
   });
   it('summary lines: object, reason, detail, event, log tail; capped', () => {
-    const lines = describeProblems([{ object: 'Pod/a', reason: 'CrashLoopBackOff', detail: 'container web exited 1', event: 'BackOff: restarting', logTail: ['panic: no config'] }]);
-    expect(lines).toEqual(['Pod/a: CrashLoopBackOff: container web exited 1', '  last event: BackOff: restarting', '  | panic: no config']);
+    const lines = describeProblems([
+      {
+        object: 'Pod/a',
+        reason: 'CrashLoopBackOff',
+        detail: 'container web exited 1',
+        event: 'BackOff: restarting',
+        logTail: ['panic: no config'],
+      },
+    ]);
+    expect(lines).toEqual([
+      'Pod/a: CrashLoopBackOff: container web exited 1',
+      '  last event: BackOff: restarting',
+      '  | panic: no config',
+    ]);
     const many = Array.from({ length: 10 }, (_, i) => ({ object: `Pod/p${i}`, reason: 'NotReady', detail: 'x' }));
     expect(describeProblems(many, 3).at(-1)).toBe('... and 7 more not ready');
   });
@@ -161,8 +281,12 @@ describe('matches', () => {
   it('matchLabels and matchExpressions', () => {
     expect(matches({ matchLabels: { app: 'web' } }, { app: 'web', x: '1' })).toBe(true);
     expect(matches({ matchLabels: { app: 'web' } }, { app: 'db' })).toBe(false);
-    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }, { tier: 'b' })).toBe(true);
-    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['a'] }] }, { tier: 'a' })).toBe(false);
+    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }, { tier: 'b' })).toBe(
+      true,
+    );
+    expect(matches({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['a'] }] }, { tier: 'a' })).toBe(
+      false,
+    );
     expect(matches({ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] }, {})).toBe(true);
   });
 });

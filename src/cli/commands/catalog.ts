@@ -35,7 +35,8 @@ export const commandCatalog: CatalogEntry[] = [
   },
   {
     name: 'export',
-    description: 'write what a GitOps engine (Flux) applies to get the same app: a kustomize base and overlay per release and the Flux files, or (--format helmrelease) a HelmRelease and chart per release; no cluster needed',
+    description:
+      'write what a GitOps engine (Flux) applies to get the same app: a kustomize base and overlay per release and the Flux files, or (--format helmrelease) a HelmRelease and chart per release; no cluster needed',
     load: async () => as((await import('./export-command.js')).exportDefinition),
   },
   {
@@ -45,12 +46,14 @@ export const commandCatalog: CatalogEntry[] = [
   },
   {
     name: 'troubleshoot-specs',
-    description: "write the app's Troubleshoot Preflight and SupportBundle (KOTS runs them before each deploy and for a support bundle), from what every release renders",
+    description:
+      "write the app's Troubleshoot Preflight and SupportBundle (KOTS runs them before each deploy and for a support bundle), from what every release renders",
     load: async () => as((await import('./troubleshoot-specs-command.js')).troubleshootSpecsDefinition),
   },
   {
     name: 'check-chart',
-    description: 'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
+    description:
+      'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
     load: async () => as((await import('./check-chart-command.js')).checkChartDefinition),
   },
 ];

@@ -14,7 +14,8 @@ const { chart, appDir, releasesFile, logFormat, logLevel } = commonOptionTable;
 
 export const checkChartDefinition = defineCommand({
   name: 'check-chart',
-  description: 'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
+  description:
+    'check the chart as every command reads it, every dependency vendored in charts/ at the version Chart.lock pins (for CI; no helm, no cluster)',
   options: { chart, appDir, releasesFile, logFormat, logLevel },
   run: async (o, state) => {
     // The logger only carries warnings (an unknown HELM_INSTALLER_* variable) to stderr.
@@ -24,7 +25,10 @@ export const checkChartDefinition = defineCommand({
     const { plan, charts } = await loadAppCharts(o, resolveInput(o, state.progress));
     const lines = plan ? [`release plan ${plan}: ${charts.length} chart(s)`] : [];
     for (const loaded of charts) {
-      lines.push(`chart ${loaded.path}: ${loaded.name} ${loaded.version}`, ...loaded.dependencies.map((d) => `  ${describeDependency(d)}`));
+      lines.push(
+        `chart ${loaded.path}: ${loaded.name} ${loaded.version}`,
+        ...loaded.dependencies.map((d) => `  ${describeDependency(d)}`),
+      );
       const count = loaded.dependencies.length;
       lines.push(count === 0 ? 'no dependencies' : `every dependency vendored (${count} checked)`);
     }

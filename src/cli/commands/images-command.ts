@@ -5,12 +5,30 @@
 // a release plan, the images of all its releases (src/releases/app-images.ts; one chart is an app of one).
 import { InvalidInputError, PreflightError } from '../../common/errors.js';
 import type { ValuesArguments } from '../../helm/helm-args.js';
-import { buildImageCatalog, describeRegistryOnly, listedImages, registryWarningLabel, sourceImages, whyImage, type ImageCatalog, type ImageCatalogInput } from '../../images/image-catalog.js';
+import {
+  buildImageCatalog,
+  describeRegistryOnly,
+  listedImages,
+  registryWarningLabel,
+  sourceImages,
+  whyImage,
+  type ImageCatalog,
+  type ImageCatalogInput,
+} from '../../images/image-catalog.js';
 import { imagesJson } from '../../images/images-json.js';
 import { checkKotsApplication, formatImages } from '../../images/kots-images.js';
 import type { ImageOccurrence, RegistryOnlyOccurrence } from '../../images/manifest-images.js';
 import { defineCommand } from '../command.js';
-import { type CommonOptions, commonOptionTable, oneOf, renderHelmArgs, parsePath, splitLines, splitPathList, toCommonOptions } from '../../options/config.js';
+import {
+  type CommonOptions,
+  commonOptionTable,
+  oneOf,
+  renderHelmArgs,
+  parsePath,
+  splitLines,
+  splitPathList,
+  toCommonOptions,
+} from '../../options/config.js';
 import { list, value } from '../../options/options.js';
 import type { RunState } from '../../run/run-state.js';
 import { expandValuesPath, readValuesFile } from '../../inputs/values.js';
@@ -43,12 +61,27 @@ export const imagesDefinition = defineCommand({
       oneOf('list', 'kots', 'json'),
       'list' as 'list' | 'kots' | 'json',
     ),
-    check: value('--check <file>', 'IMAGES_CHECK', "exit 6 when this KOTS Application's additionalImages misses an image", parsePath),
-    why: value('--why <image>', 'IMAGES_WHY', 'print every place (object, field, flag, env var, ConfigMap key, chart annotation) this image comes from', (raw: string) => raw.trim()),
-    unionValues: list('--union-values <file>', 'UNION_VALUES', 'extra values file to render too, for images behind toggles (repeatable)', {
-      split: splitPathList,
-      parse: parsePath,
-    }),
+    check: value(
+      '--check <file>',
+      'IMAGES_CHECK',
+      "exit 6 when this KOTS Application's additionalImages misses an image",
+      parsePath,
+    ),
+    why: value(
+      '--why <image>',
+      'IMAGES_WHY',
+      'print every place (object, field, flag, env var, ConfigMap key, chart annotation) this image comes from',
+      (raw: string) => raw.trim(),
+    ),
+    unionValues: list(
+      '--union-values <file>',
+      'UNION_VALUES',
+      'extra values file to render too, for images behind toggles (repeatable)',
+      {
+        split: splitPathList,
+        parse: parsePath,
+      },
+    ),
     unionSet: list('--union-set <expr>', 'UNION_SET', 'extra --set to render too, each its own pass (repeatable)', {
       split: splitLines,
       parse: (raw, ctx) => setExpression('set')(raw, ctx).expression,
@@ -57,7 +90,18 @@ export const imagesDefinition = defineCommand({
     helmArgs: renderHelmArgs(),
   },
   run: (o, state) =>
-    imagesCommand({ ...toCommonOptions(o), format: o.format, check: o.check, why: o.why, unionValues: o.unionValues, unionSets: o.unionSet, helmArgs: o.helmArgs }, state),
+    imagesCommand(
+      {
+        ...toCommonOptions(o),
+        format: o.format,
+        check: o.check,
+        why: o.why,
+        unionValues: o.unionValues,
+        unionSets: o.unionSet,
+        helmArgs: o.helmArgs,
+      },
+      state,
+    ),
 });
 
 export async function imagesCommand(o: ImagesOptions, state: RunState): Promise<number> {
@@ -73,7 +117,9 @@ async function chartImages(o: ImagesOptions, state: RunState): Promise<ImageCata
   const unionFiles = o.unionValues.flatMap(expandValuesPath);
   for (const f of unionFiles) readValuesFile(f);
   run.stage('rendering');
-  return withRenderSetup(run, (runPlan) => unionInput(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages), { imagesOnly: true });
+  return withRenderSetup(run, (runPlan) => unionInput(runPlan, unionFiles, o.unionSets, run.chart.annotatedImages), {
+    imagesOnly: true,
+  });
 }
 
 /**
@@ -81,12 +127,20 @@ async function chartImages(o: ImagesOptions, state: RunState): Promise<ImageCata
  * top): the same function the post-renderer and the preflight use. The first pass is the run
  * plan's own (with --registry, the render its image catalog already made).
  */
-async function unionInput(runPlan: RenderSetup, unionFiles: string[], unionSets: string[], annotated: ImageCatalogInput['annotated']): Promise<ImageCatalogInput> {
+async function unionInput(
+  runPlan: RenderSetup,
+  unionFiles: string[],
+  unionSets: string[],
+  annotated: ImageCatalogInput['annotated'],
+): Promise<ImageCatalogInput> {
   const main = runPlan.userValues;
   const passes: ValuesArguments[] = [
     main,
     ...unionFiles.map((f) => ({ files: [...main.files, f], sets: main.sets })),
-    ...unionSets.map((expression) => ({ files: main.files, sets: [...main.sets, { kind: 'set' as const, expression }] })),
+    ...unionSets.map((expression) => ({
+      files: main.files,
+      sets: [...main.sets, { kind: 'set' as const, expression }],
+    })),
   ];
   const occurrences: ImageOccurrence[] = [];
   const registries: RegistryOnlyOccurrence[] = [];
@@ -100,7 +154,8 @@ async function unionInput(runPlan: RenderSetup, unionFiles: string[], unionSets:
 
 async function printImages(o: ImagesOptions, state: RunState, plan: ImageCatalog): Promise<number> {
   const registry = plan.registry;
-  for (const r of plan.registries) process.stderr.write(`warning: ${registryWarningLabel(r)}: ${describeRegistryOnly(r, registry)}\n`);
+  for (const r of plan.registries)
+    process.stderr.write(`warning: ${registryWarningLabel(r)}: ${describeRegistryOnly(r, registry)}\n`);
   for (const w of plan.warnings) process.stderr.write(`warning: ${w}\n`);
 
   if (o.why !== undefined) {
@@ -120,11 +175,17 @@ async function printImages(o: ImagesOptions, state: RunState, plan: ImageCatalog
     state.progress.action = `checking ${o.check}`;
     const missing = await checkKotsApplication(o.check, originals);
     if (missing.length > 0) {
-      throw new PreflightError([`${o.check} lists ${originals.length - missing.length} of ${originals.length} images; additionalImages misses:`, ...missing.map((m) => `  ${m}`)].join('\n'), {
-        file: o.check,
-        key: 'spec.additionalImages',
-        hint: 'Add them (helm-installer images --format kots prints the whole block), or the airgap bundle will lack them.',
-      });
+      throw new PreflightError(
+        [
+          `${o.check} lists ${originals.length - missing.length} of ${originals.length} images; additionalImages misses:`,
+          ...missing.map((m) => `  ${m}`),
+        ].join('\n'),
+        {
+          file: o.check,
+          key: 'spec.additionalImages',
+          hint: 'Add them (helm-installer images --format kots prints the whole block), or the airgap bundle will lack them.',
+        },
+      );
     }
     process.stdout.write(`${o.check}: all ${originals.length} images are listed in additionalImages\n`);
     return 0;

@@ -11,14 +11,16 @@ import { resolveInput } from '../../inputs/app-input.js';
 import { notifyUrlOf } from '../../options/notify-options.js';
 import { tell } from '../../tell/tell.js';
 
-
 export const installDefinition = defineCommand({
   name: 'install',
   description: 'helm upgrade --install the chart with --wait, rolling back on failure',
   options: installOptionTable,
   run: async (o, state) => {
     const problem = checkInstallHelmArgs(o.helmArgs, o.registry !== undefined || o.imagePullSecret !== undefined);
-    if (problem) throw new UsageError(problem, { hint: 'Remove it from the arguments after -- (or from HELM_INSTALLER_HELM_ARGS).' });
+    if (problem)
+      throw new UsageError(problem, {
+        hint: 'Remove it from the arguments after -- (or from HELM_INSTALLER_HELM_ARGS).',
+      });
     // Both ways of giving the webhook URL at once: exit 2 now, before any cluster call.
     notifyUrlOf(o);
     const options = { ...o, ...toCommonOptions(o) };
@@ -31,8 +33,15 @@ export const installDefinition = defineCommand({
     // A maintenance window: nothing at all is done, for one chart or a whole release plan.
     if (options.suspend) return (await import('../../releases/suspend.js')).suspendedRun(options, state, input);
     // A KOTS "preview only" checkbox: the plan in the Job's log, nothing changed (a release plan's too).
-    if (options.planOnly) return (await import('../../preview/write-plan.js')).writePlan({ ...options, output: 'text', showSecrets: false }, state, { planOnly: true }, input);
-    if (input.plan) return (await import('../../releases/install-plan.js')).installPlan(options, state, input, installRelease);
+    if (options.planOnly)
+      return (await import('../../preview/write-plan.js')).writePlan(
+        { ...options, output: 'text', showSecrets: false },
+        state,
+        { planOnly: true },
+        input,
+      );
+    if (input.plan)
+      return (await import('../../releases/install-plan.js')).installPlan(options, state, input, installRelease);
     // One chart leaves the same last-run ConfigMap a plan's run does, for the support bundle.
     const { withLastRun } = await import('../../releases/chart-last-run.js');
     return withLastRun(options, state, () => installRelease(options, state));

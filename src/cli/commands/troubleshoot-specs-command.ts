@@ -5,7 +5,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { InvalidInputError, PreflightError } from '../../common/errors.js';
 import { defineCommand } from '../command.js';
-import { type CommonOptions, commonOptionTable, oneOf, parsePath, renderHelmArgs, toCommonOptions } from '../../options/config.js';
+import {
+  type CommonOptions,
+  commonOptionTable,
+  oneOf,
+  parsePath,
+  renderHelmArgs,
+  toCommonOptions,
+} from '../../options/config.js';
 import { value } from '../../options/options.js';
 import type { RunState } from '../../run/run-state.js';
 import { resolveInput } from '../../inputs/app-input.js';
@@ -23,15 +30,36 @@ export interface TroubleshootSpecsOptions extends CommonOptions {
 
 export const troubleshootSpecsDefinition = defineCommand({
   name: 'troubleshoot-specs',
-  description: "write the app's Troubleshoot Preflight and SupportBundle (KOTS runs them before each deploy and for a support bundle), from what every release renders",
+  description:
+    "write the app's Troubleshoot Preflight and SupportBundle (KOTS runs them before each deploy and for a support bundle), from what every release renders",
   options: {
     ...commonOptionTable,
-    format: value('--format <format>', 'TROUBLESHOOT_FORMAT', 'kots (templated for the KOTS release) or plain (for --namespace and --registry as given)', oneOf('kots', 'plain'), 'kots' as 'kots' | 'plain'),
-    check: value('--check <file>', 'TROUBLESHOOT_CHECK', 'exit 6 when this committed specs file is not what the app renders now', parsePath),
-    installerJob: value('--installer-job <name>', 'TROUBLESHOOT_INSTALLER_JOB', "the installer Job's name (default <app>-installer, with -repl{{ Sequence }} for kots)", (raw: string) => raw.trim()),
+    format: value(
+      '--format <format>',
+      'TROUBLESHOOT_FORMAT',
+      'kots (templated for the KOTS release) or plain (for --namespace and --registry as given)',
+      oneOf('kots', 'plain'),
+      'kots' as 'kots' | 'plain',
+    ),
+    check: value(
+      '--check <file>',
+      'TROUBLESHOOT_CHECK',
+      'exit 6 when this committed specs file is not what the app renders now',
+      parsePath,
+    ),
+    installerJob: value(
+      '--installer-job <name>',
+      'TROUBLESHOOT_INSTALLER_JOB',
+      "the installer Job's name (default <app>-installer, with -repl{{ Sequence }} for kots)",
+      (raw: string) => raw.trim(),
+    ),
     helmArgs: renderHelmArgs(),
   },
-  run: (o, state) => troubleshootSpecsCommand({ ...toCommonOptions(o), format: o.format, check: o.check, installerJob: o.installerJob, helmArgs: o.helmArgs }, state),
+  run: (o, state) =>
+    troubleshootSpecsCommand(
+      { ...toCommonOptions(o), format: o.format, check: o.check, installerJob: o.installerJob, helmArgs: o.helmArgs },
+      state,
+    ),
 });
 
 export async function troubleshootSpecsCommand(o: TroubleshootSpecsOptions, state: RunState): Promise<number> {
@@ -51,14 +79,21 @@ export async function troubleshootSpecsCommand(o: TroubleshootSpecsOptions, stat
     return 0;
   }
   state.progress.action = `checking ${o.check}`;
-  if (!existsSync(o.check)) throw new InvalidInputError(`${o.check} does not exist`, { file: o.check, hint: 'Write it with helm-installer troubleshoot-specs > FILE, and commit it.' });
+  if (!existsSync(o.check))
+    throw new InvalidInputError(`${o.check} does not exist`, {
+      file: o.check,
+      hint: 'Write it with helm-installer troubleshoot-specs > FILE, and commit it.',
+    });
   const diff = firstDifference(readFileSync(o.check, 'utf8'), text);
   if (diff) {
-    throw new PreflightError(`${o.check} is not what the app renders now (line ${diff.line}):\n  committed: ${diff.committed}\n  now:       ${diff.fresh}`, {
-      file: o.check,
-      line: diff.line,
-      hint: `Regenerate it: helm-installer troubleshoot-specs${o.format === 'plain' ? ' --format plain' : ''} > ${o.check}, and commit it.`,
-    });
+    throw new PreflightError(
+      `${o.check} is not what the app renders now (line ${diff.line}):\n  committed: ${diff.committed}\n  now:       ${diff.fresh}`,
+      {
+        file: o.check,
+        line: diff.line,
+        hint: `Regenerate it: helm-installer troubleshoot-specs${o.format === 'plain' ? ' --format plain' : ''} > ${o.check}, and commit it.`,
+      },
+    );
   }
   process.stdout.write(`${o.check}: the Troubleshoot specs are up to date\n`);
   return 0;

@@ -25,9 +25,14 @@ export const valuesDefinition = defineCommand({
     ...commonOptionTable,
     explain: switchOption('--explain', 'EXPLAIN', 'show, per leaf, which layer set it'),
     output: value('-o, --output <format>', 'OUTPUT', 'yaml or json', oneOf('yaml', 'json'), 'yaml' as 'yaml' | 'json'),
-    showSecrets: switchOption('--show-secrets', 'SHOW_SECRETS', 'print values of secret-looking keys instead of [REDACTED]'),
+    showSecrets: switchOption(
+      '--show-secrets',
+      'SHOW_SECRETS',
+      'print values of secret-looking keys instead of [REDACTED]',
+    ),
   },
-  run: (o, state) => valuesCommand({ ...toCommonOptions(o), explain: o.explain, output: o.output, showSecrets: o.showSecrets }, state),
+  run: (o, state) =>
+    valuesCommand({ ...toCommonOptions(o), explain: o.explain, output: o.output, showSecrets: o.showSecrets }, state),
 });
 
 export async function valuesCommand(o: ValuesCommandOptions, state: RunState): Promise<number> {
@@ -49,10 +54,14 @@ export async function valuesCommand(o: ValuesCommandOptions, state: RunState): P
         ...resolved.layers.map((l) => ({ file: l.file, label: `${l.source} ${l.file}` })),
         ...generated.map((g) => ({ file: g.file, label: `generated ${g.label}` })),
       ],
-      resolved.sets.map((set) => ({ set, label: `--${set.kind} ${maskSetExpression(set.expression, secrets, set.kind)}` })),
+      resolved.sets.map((set) => ({
+        set,
+        label: `--${set.kind} ${maskSetExpression(set.expression, secrets, set.kind)}`,
+      })),
     );
     const explained = explainLeaves(shown, layers);
-    for (const r of explained) process.stdout.write(`${r.path} = ${JSON.stringify(r.value)}    # ${shortLabel(r.layer)}\n`);
+    for (const r of explained)
+      process.stdout.write(`${r.path} = ${JSON.stringify(r.value)}    # ${shortLabel(r.layer)}\n`);
     return 0;
   });
 }

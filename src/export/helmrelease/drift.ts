@@ -16,7 +16,10 @@ export interface DriftDetection {
 }
 
 /** Pure: the driftDetection block and what of ours it does not carry. */
-export function driftDetection(drift: { mode: DriftMode; ignore: readonly IgnoreRule[] }): { spec: DriftDetection; notes: string[] } {
+export function driftDetection(drift: { mode: DriftMode; ignore: readonly IgnoreRule[] }): {
+  spec: DriftDetection;
+  notes: string[];
+} {
   const notes: string[] = [];
   const ignore = drift.ignore.map((rule) => fluxRule(rule, notes));
   if (ignore.length > 0) {
@@ -36,7 +39,9 @@ function fluxRule(rule: IgnoreRule, notes: string[]): FluxIgnoreRule {
   ) as FluxIgnoreRule['target'] & object;
   // Ours matches kinds whatever their case; Flux's selector matches the kind as written.
   if (target.kind && target.kind[0] !== target.kind[0]!.toUpperCase()) {
-    notes.push(`drift ignore rule for kind ${JSON.stringify(target.kind)}: Flux matches the kind as written (case counts): write it as the API names it, e.g. Deployment`);
+    notes.push(
+      `drift ignore rule for kind ${JSON.stringify(target.kind)}: Flux matches the kind as written (case counts): write it as the API names it, e.g. Deployment`,
+    );
   }
   return Object.keys(target).length > 0 ? { paths: [...rule.paths], target } : { paths: [...rule.paths] };
 }

@@ -91,14 +91,22 @@ export function helmRelease(r: HelmReleaseInput, p: ReleaseParts, at: Placement)
     ...(r.appSlug !== undefined ? { commonMetadata: { annotations: { [APP_SLUG_ANNOTATION]: r.appSlug } } } : {}),
     ...postRenderers(p),
   };
-  const object = { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: p.names.object, namespace: at.namespace }, spec };
+  const object = {
+    apiVersion: 'helm.toolkit.fluxcd.io/v2',
+    kind: 'HelmRelease',
+    metadata: { name: p.names.object, namespace: at.namespace },
+    spec,
+  };
   return { object, notes: drift.notes };
 }
 
 /** The airgap rewrite, as far as kustomize says it: absent when it changes nothing. */
 function postRenderers(p: ReleaseParts): { postRenderers?: object[] } {
   if (p.patches.length === 0 && p.images.length === 0) return {};
-  const kustomize = { ...(p.patches.length > 0 ? { patches: p.patches } : {}), ...(p.images.length > 0 ? { images: p.images } : {}) };
+  const kustomize = {
+    ...(p.patches.length > 0 ? { patches: p.patches } : {}),
+    ...(p.images.length > 0 ? { images: p.images } : {}),
+  };
   return { postRenderers: [{ kustomize }] };
 }
 
@@ -110,8 +118,11 @@ function testSpec(r: HelmReleaseInput): object {
 /** A Go duration Flux accepts as written; one in µs or ns (or 0) cannot be said. */
 function fluxDuration(value: string, r: HelmReleaseInput, flag: string): string {
   if (FLUX_DURATION.test(value)) return value;
-  throw new InvalidInputError(`release ${r.namespace}/${r.release}: ${flag} ${JSON.stringify(value)} cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)`, {
-    key: flag,
-    hint: `Give ${flag} in h, m, s or ms, e.g. 10m.`,
-  });
+  throw new InvalidInputError(
+    `release ${r.namespace}/${r.release}: ${flag} ${JSON.stringify(value)} cannot be written in a HelmRelease (Flux takes durations in h, m, s or ms)`,
+    {
+      key: flag,
+      hint: `Give ${flag} in h, m, s or ms, e.g. 10m.`,
+    },
+  );
 }

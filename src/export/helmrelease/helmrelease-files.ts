@@ -15,7 +15,11 @@ const DEFAULT_INTERVAL = '10m';
 
 /** Pure: every file of the form, in a stable order, and what it cannot express. Throws exit 3. */
 export function helmReleaseFiles(releases: readonly HelmReleaseInput[], options: HelmReleaseOptions): HelmReleaseFiles {
-  const at: Placement = { namespace: options.namespace ?? FLUX_NAMESPACE, interval: options.interval ?? DEFAULT_INTERVAL, registry: options.registry };
+  const at: Placement = {
+    namespace: options.namespace ?? FLUX_NAMESPACE,
+    interval: options.interval ?? DEFAULT_INTERVAL,
+    registry: options.registry,
+  };
   const names = releaseNames(releases);
   const files: ExportFile[] = [];
   const notes: NotExpressible[] = [];
@@ -27,12 +31,22 @@ export function helmReleaseFiles(releases: readonly HelmReleaseInput[], options:
   return { files, notes };
 }
 
-function releaseFiles(r: HelmReleaseInput, names: Map<string, ReleaseNames>, at: Placement): { files: ExportFile[]; notes: string[] } {
+function releaseFiles(
+  r: HelmReleaseInput,
+  names: Map<string, ReleaseNames>,
+  at: Placement,
+): { files: ExportFile[]; notes: string[] } {
   const own = names.get(releaseKey(r))!;
   const values = valuesObjects(r, own, at.namespace);
   const images = kustomizeImages(r.images);
   const pullSecret = pullSecretPatches(r.imagePullSecret);
-  const parts = { names: own, dependsOn: dependencies(r, names), valuesFrom: values.valuesFrom, images: images.images, patches: pullSecret.patches };
+  const parts = {
+    names: own,
+    dependsOn: dependencies(r, names),
+    valuesFrom: values.valuesFrom,
+    images: images.images,
+    patches: pullSecret.patches,
+  };
   const release = helmRelease(r, parts, at);
   const dir = own.object;
   const files: ExportFile[] = [
@@ -42,7 +56,10 @@ function releaseFiles(r: HelmReleaseInput, names: Map<string, ReleaseNames>, at:
     ...(values.secret ? [{ path: `${dir}/values-secret.yaml`, content: toYaml(values.secret), secret: true }] : []),
   ];
   const resources = files.map((f) => f.path.slice(dir.length + 1));
-  files.push({ path: `${dir}/kustomization.yaml`, content: toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }) });
+  files.push({
+    path: `${dir}/kustomization.yaml`,
+    content: toYaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }),
+  });
   return { files, notes: [...images.notes, ...pullSecret.notes, ...release.notes] };
 }
 

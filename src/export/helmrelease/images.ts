@@ -35,7 +35,9 @@ export function kustomizeImages(rewrites: readonly ImageRewrite[]): { images: Ku
   const byName = new Map<string, ImageRewrite[]>();
   for (const r of rewrites) {
     if (!inContainerField(r)) {
-      notes.push(`image ${r.from} -> ${r.to} in ${place(r)}: not rewritten (kustomize's images only rewrite containers' image fields); set it through the chart's values or a postRenderers patch`);
+      notes.push(
+        `image ${r.from} -> ${r.to} in ${place(r)}: not rewritten (kustomize's images only rewrite containers' image fields); set it through the chart's values or a postRenderers patch`,
+      );
       continue;
     }
     const name = splitReference(r.from).name;
@@ -46,7 +48,11 @@ export function kustomizeImages(rewrites: readonly ImageRewrite[]): { images: Ku
     const group = byName.get(name)!;
     const entry = imageEntry(name, group);
     if (entry) images.push(entry);
-    else for (const r of group) notes.push(`image ${r.from} -> ${r.to} in ${place(r)}: not rewritten (another reference named ${name} goes elsewhere, and kustomize rewrites by name)`);
+    else
+      for (const r of group)
+        notes.push(
+          `image ${r.from} -> ${r.to} in ${place(r)}: not rewritten (another reference named ${name} goes elsewhere, and kustomize rewrites by name)`,
+        );
   }
   return { images, notes };
 }

@@ -7,7 +7,6 @@ import type { TestFailureAction } from '../../reconcile/install-options.js';
 import type { CrdPolicy } from '../../crds/crd-decision.js';
 import type { ImageRewrite } from '../export-release.js';
 
-
 /** A values tree as helm reads it: a map at the top. */
 export type Values = Record<string, unknown>;
 

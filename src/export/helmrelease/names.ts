@@ -24,7 +24,11 @@ export function releaseNames(releases: readonly HelmReleaseInput[]): Map<string,
   const names = new Map<string, ReleaseNames>();
   for (const r of releases) {
     const key = releaseKey(r);
-    if (names.has(key)) throw new InvalidInputError(`release ${key} is given twice`, { key: r.release, hint: 'Give each release of the plan once.' });
+    if (names.has(key))
+      throw new InvalidInputError(`release ${key} is given twice`, {
+        key: r.release,
+        hint: 'Give each release of the plan once.',
+      });
     const object = count.get(r.release)! > 1 ? `${r.namespace}-${r.release}` : r.release;
     const made: ReleaseNames = {
       object,
@@ -45,10 +49,13 @@ export function releaseKey(r: { release: string; namespace: string }): string {
 
 function checkName(name: string, r: HelmReleaseInput): void {
   if (name.length <= SUBDOMAIN_MAX && SUBDOMAIN.test(name)) return;
-  throw new InvalidInputError(`release ${releaseKey(r)}: ${JSON.stringify(name)} is not a valid Kubernetes object name for the HelmRelease form`, {
-    key: r.release,
-    hint: 'Use a release name of lowercase letters, digits and "-" (as helm requires).',
-  });
+  throw new InvalidInputError(
+    `release ${releaseKey(r)}: ${JSON.stringify(name)} is not a valid Kubernetes object name for the HelmRelease form`,
+    {
+      key: r.release,
+      hint: 'Use a release name of lowercase letters, digits and "-" (as helm requires).',
+    },
+  );
 }
 
 /** The OCI tag `helm push` gives a chart version: `+` is not allowed in a tag, helm writes `_`. */

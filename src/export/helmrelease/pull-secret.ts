@@ -25,9 +25,19 @@ export function pullSecretPatches(secret: string | undefined): { patches: Kustom
   if (secret === undefined) return { patches: [], notes: [] };
   const patches = POD_SPECS.map(({ apiVersion, kind, path }) => {
     // kustomize applies the patch to every object the target selects, whatever name it gives.
-    const body = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), { imagePullSecrets: [{ name: secret }] });
-    return { patch: toYaml({ apiVersion, kind, metadata: { name: 'image-pull-secret' }, ...(body as object) }), target: { kind } };
+    const body = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), {
+      imagePullSecrets: [{ name: secret }],
+    });
+    return {
+      patch: toYaml({ apiVersion, kind, metadata: { name: 'image-pull-secret' }, ...(body as object) }),
+      target: { kind },
+    };
   });
   const kinds = POD_SPECS.map((p) => p.kind).join(', ');
-  return { patches, notes: [`image pull secret ${secret}: added to the pod specs of ${kinds}; pod specs inside other kinds (custom resources) do not get it`] };
+  return {
+    patches,
+    notes: [
+      `image pull secret ${secret}: added to the pod specs of ${kinds}; pod specs inside other kinds (custom resources) do not get it`,
+    ],
+  };
 }

@@ -45,7 +45,13 @@ export function valuesObjects(r: HelmReleaseInput, names: ReleaseNames, namespac
   }
   if (Object.keys(secretData).length > 0) {
     sized(Object.values(secretData).join(''), r, 'secret values');
-    out.secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: names.secretValues, namespace }, type: 'Opaque', stringData: secretData };
+    out.secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: names.secretValues, namespace },
+      type: 'Opaque',
+      stringData: secretData,
+    };
   }
   return out;
 }
@@ -57,8 +63,11 @@ function configMap(name: string, namespace: string, text: string): object {
 function sized(text: string, r: HelmReleaseInput, what: string): string {
   const bytes = Buffer.byteLength(text);
   if (bytes <= MAX_DATA_BYTES) return text;
-  throw new InvalidInputError(`release ${r.namespace}/${r.release}: the ${what} take ${bytes} bytes, more than a ConfigMap or Secret holds (1 MiB)`, {
-    key: what,
-    hint: 'Flux reads values from ConfigMaps and Secrets: make the values smaller, or use export --format rendered.',
-  });
+  throw new InvalidInputError(
+    `release ${r.namespace}/${r.release}: the ${what} take ${bytes} bytes, more than a ConfigMap or Secret holds (1 MiB)`,
+    {
+      key: what,
+      hint: 'Flux reads values from ConfigMaps and Secrets: make the values smaller, or use export --format rendered.',
+    },
+  );
 }

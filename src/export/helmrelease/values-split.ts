@@ -52,7 +52,8 @@ function moveToSecret(plain: Tree, secret: Tree, keys: string[]): void {
   target[last] = holder[last];
   delete holder[last];
   // Maps left empty by the move go too: the secret part brings them back.
-  for (let i = parents.length - 1; i > 0 && Object.keys(parents[i]!).length === 0; i--) delete parents[i - 1]![keys[i - 1]!];
+  for (let i = parents.length - 1; i > 0 && Object.keys(parents[i]!).length === 0; i--)
+    delete parents[i - 1]![keys[i - 1]!];
 }
 
 /**
@@ -64,7 +65,8 @@ export function secretValuePaths(values: Values, secrets: SecretRegistry): Value
   const paths: ValuePath[] = [];
   const walk = (original: unknown, masked: unknown, path: ValuePath): void => {
     if (Array.isArray(original) && Array.isArray(masked)) original.forEach((v, i) => walk(v, masked[i], [...path, i]));
-    else if (isMap(original) && isMap(masked)) for (const [k, v] of Object.entries(original)) walk(v, masked[k], [...path, k]);
+    else if (isMap(original) && isMap(masked))
+      for (const [k, v] of Object.entries(original)) walk(v, masked[k], [...path, k]);
     else if (original !== masked) paths.push(path);
   };
   walk(values, secrets.maskTree(values), []);
@@ -72,13 +74,20 @@ export function secretValuePaths(values: Values, secrets: SecretRegistry): Value
 }
 
 /** Throws (exit 3) on a value that a ConfigMap's YAML, read by Flux as JSON, cannot carry. */
-export function checkExpressible(values: unknown, where: { release: string; layer: string }, path: ValuePath = []): void {
+export function checkExpressible(
+  values: unknown,
+  where: { release: string; layer: string },
+  path: ValuePath = [],
+): void {
   const fail = (why: string): never => {
     const key = path.map(String).join('.');
-    throw new InvalidInputError(`release ${where.release}: the ${where.layer} value at ${key || '(top)'} cannot be written in the HelmRelease form: ${why}`, {
-      key,
-      hint: 'Flux reads values as JSON: use a string, a finite number, true/false, null, a list or a map there, or export --format rendered.',
-    });
+    throw new InvalidInputError(
+      `release ${where.release}: the ${where.layer} value at ${key || '(top)'} cannot be written in the HelmRelease form: ${why}`,
+      {
+        key,
+        hint: 'Flux reads values as JSON: use a string, a finite number, true/false, null, a list or a map there, or export --format rendered.',
+      },
+    );
   };
   if (values === null || typeof values === 'string' || typeof values === 'boolean') return;
   if (typeof values === 'number') return Number.isFinite(values) ? undefined : fail(`${values} is not a JSON number`);
@@ -87,5 +96,7 @@ export function checkExpressible(values: unknown, where: { release: string; laye
     for (const [k, v] of Object.entries(values)) checkExpressible(v, where, [...path, k]);
     return;
   }
-  fail(`a ${values === undefined ? 'missing value' : typeof values === 'object' ? (values.constructor?.name ?? 'object') : typeof values}`);
+  fail(
+    `a ${values === undefined ? 'missing value' : typeof values === 'object' ? (values.constructor?.name ?? 'object') : typeof values}`,
+  );
 }

@@ -35,4 +35,5 @@ export type ActionRun<K extends Step['kind'], Port> = (port: Port, step: Extract
 /** Either stop: a signal or a lost Lease (helm is stopped, and rolls back). */
 export const stopSignal = (p: Stoppable): AbortSignal => AbortSignal.any([p.signal, p.leaseLost]);
 
-export const firstLine = (error: unknown): string => (error instanceof Error ? error.message.split('\n')[0]! : String(error));
+export const firstLine = (error: unknown): string =>
+  error instanceof Error ? error.message.split('\n')[0]! : String(error);

@@ -12,7 +12,11 @@ export async function annotateReleaseRecords(run: InstallRun, cluster: ClusterRu
   if (slug === undefined) return;
   try {
     const patched = await cluster.records.annotateAll(APP_SLUG_ANNOTATION, slug);
-    if (patched > 0) run.logger.debug({ release: run.release, records: patched, [APP_SLUG_ANNOTATION]: slug }, 'release records annotated with the app slug');
+    if (patched > 0)
+      run.logger.debug(
+        { release: run.release, records: patched, [APP_SLUG_ANNOTATION]: slug },
+        'release records annotated with the app slug',
+      );
   } catch (error) {
     run.logger.warn(
       { release: run.release, cause: error instanceof Error ? error.message.split('\n')[0] : String(error) },

@@ -23,7 +23,10 @@ export const checkClaims: ActionRun<'claims', ClaimsPort> = async (p, step) => {
   if (orphans.length === 0) return { orphaned: [] };
   if (p.orphanedClaims === 'refuse') throw orphansRefused(p.release, orphans);
   for (const o of orphans) {
-    p.logger.warn({ statefulSet: o.statefulSet, claims: o.claims }, `${describeOrphans(o)}; they stay as they are (--orphaned-claims allow), and the new version starts without them`);
+    p.logger.warn(
+      { statefulSet: o.statefulSet, claims: o.claims },
+      `${describeOrphans(o)}; they stay as they are (--orphaned-claims allow), and the new version starts without them`,
+    );
   }
   return { orphaned: orphans };
 };
@@ -31,9 +34,15 @@ export const checkClaims: ActionRun<'claims', ClaimsPort> = async (p, step) => {
 /** Exit 3, before any change: the claims, their StatefulSet, and the ways out (one line each: the summary clips long lines). */
 function orphansRefused(release: string, orphans: OrphanedClaims[]): InvalidInputError {
   const first = orphans[0]!;
-  return new InvalidInputError([`upgrade of release ${release} not started: the new chart version leaves claims that hold data behind, and the app would start on new, empty ones:`, ...orphans.map((o) => `  ${describeOrphans(o)}`)].join('\n'), {
-    hint:
-      `Reuse the claim with the chart's value for an existing claim (often persistence.existingClaim=${first.claims[0]}; see the chart's upgrade notes), ` +
-      'or accept leaving it behind with --orphaned-claims allow (HELM_INSTALLER_ORPHANED_CLAIMS=allow): the claim and its data stay, unmounted. Nothing was changed.',
-  });
+  return new InvalidInputError(
+    [
+      `upgrade of release ${release} not started: the new chart version leaves claims that hold data behind, and the app would start on new, empty ones:`,
+      ...orphans.map((o) => `  ${describeOrphans(o)}`),
+    ].join('\n'),
+    {
+      hint:
+        `Reuse the claim with the chart's value for an existing claim (often persistence.existingClaim=${first.claims[0]}; see the chart's upgrade notes), ` +
+        'or accept leaving it behind with --orphaned-claims allow (HELM_INSTALLER_ORPHANED_CLAIMS=allow): the claim and its data stay, unmounted. Nothing was changed.',
+    },
+  );
 }

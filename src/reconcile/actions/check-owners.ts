@@ -28,7 +28,11 @@ export const checkOwners: ActionRun<'owners', OwnersPort> = async (p, step) => {
       `--take-ownership always: taking ${describeClaim(c)} over for release ${p.release}; from now on uninstalling ${p.release} deletes it, and release ${c.owner!.release} no longer owns it`,
     );
   }
-  for (const c of verdict.adopted) p.logger.info({ object: describeClaim(c) }, `adopting ${describeClaim(c)}: no release owns it (--take-ownership ${step.mode})`);
+  for (const c of verdict.adopted)
+    p.logger.info(
+      { object: describeClaim(c) },
+      `adopting ${describeClaim(c)}: no release owns it (--take-ownership ${step.mode})`,
+    );
   return { owners: verdict };
 };
 
@@ -37,7 +41,10 @@ function refusal(release: string, namespace: string, refused: Claim[]): HelmOper
   return new HelmOperationError(
     [
       `${refused.length} object(s) of release ${release} (namespace ${namespace}) belong to another helm release; nothing was changed:`,
-      ...refused.map((c) => `  ${c.kind} ${c.name}${c.namespace ? ` in namespace ${c.namespace}` : ''}: owned by release ${c.owner!.release} in namespace ${c.owner!.namespace || '(none)'}`),
+      ...refused.map(
+        (c) =>
+          `  ${c.kind} ${c.name}${c.namespace ? ` in namespace ${c.namespace}` : ''}: owned by release ${c.owner!.release} in namespace ${c.owner!.namespace || '(none)'}`,
+      ),
       `--take-ownership first-install adopts only objects no release owns: helm would make these ${release}'s, and uninstalling ${release} would delete them.`,
     ].join('\n'),
     {

@@ -20,9 +20,19 @@ export const correctReleaseDrift: ActionRun<'correct-drift', CorrectDriftPort> =
   const manifest = await p.revisionManifest(step.revision);
   const outcome = await p.correct(manifest, step.drift);
   for (const f of outcome.failed) {
-    p.logger.warn({ object: objectName(f.drift), reason: f.reason }, `cannot be put back as it was: ${objectName(f.drift)}; helm upgrades the release instead`);
+    p.logger.warn(
+      { object: objectName(f.drift), reason: f.reason },
+      `cannot be put back as it was: ${objectName(f.drift)}; helm upgrades the release instead`,
+    );
   }
-  return { correction: { revision: step.revision, drift: step.drift, corrected: outcome.corrected, notPutBack: outcome.failed } };
+  return {
+    correction: {
+      revision: step.revision,
+      drift: step.drift,
+      corrected: outcome.corrected,
+      notPutBack: outcome.failed,
+    },
+  };
 };
 
 export function objectName(d: Pick<ObjectDrift, 'kind' | 'namespace' | 'name'>): string {

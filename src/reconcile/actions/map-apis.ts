@@ -25,11 +25,18 @@ export const mapRemovedApis: ActionRun<'map-apis', MapApisPort> = async (p, step
   p.stage('mapping removed APIs in the release record');
   const mapped: MappedRecord[] = [];
   for (const { revision, mappings: seen } of step.records) {
-    p.logger.info({ revision, objects: seen.length }, `rewriting release record revision ${revision}: it names APIs this cluster no longer serves`);
+    p.logger.info(
+      { revision, objects: seen.length },
+      `rewriting release record revision ${revision}: it names APIs this cluster no longer serves`,
+    );
     const { mappings, copy } = await p.mapRecord(revision);
     mapped.push({ revision, mappings, copy });
     if (mappings.length === 0) continue;
-    for (const m of mappings) p.logger.warn({ revision, object: `${m.kind}/${m.name}`, from: m.from, to: m.to, source: m.source }, `removed API in the stored record: ${describeMapping(m)}`);
+    for (const m of mappings)
+      p.logger.warn(
+        { revision, object: `${m.kind}/${m.name}`, from: m.from, to: m.to, source: m.source },
+        `removed API in the stored record: ${describeMapping(m)}`,
+      );
     p.logger.warn(
       { revision, copy, restore: p.restoreCommand(revision) },
       `release record revision ${revision} named APIs this cluster no longer serves (it was upgraded since): rewrote it as helm-mapkubeapis does; the original is kept in Secret ${p.namespace}/${copy}`,

@@ -26,7 +26,11 @@ export const recoverRelease: ActionRun<'recover', RecoverPort> = async (p, step)
   if (!found) return {};
   const { pending, remedy } = found;
   p.stage(`recovering the release (${step.pendingStatus})`);
-  await p.markFailed(pending.revision, pending.status, `Marked failed by helm-installer: left ${pending.status} by an operation that no longer runs (no installer held the release lease)`);
+  await p.markFailed(
+    pending.revision,
+    pending.status,
+    `Marked failed by helm-installer: left ${pending.status} by an operation that no longer runs (no installer held the release lease)`,
+  );
   p.logger.warn(
     {
       release: p.release,

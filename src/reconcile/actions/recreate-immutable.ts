@@ -43,7 +43,10 @@ export const recreateImmutable: ActionRun<'recreate', RecreatePort> = async (p, 
     await Promise.all(changes.map((c) => deleteAndWait(p, client, c, { deadline, signal })));
   } catch (error) {
     if (p.leaseLost.aborted) throw p.leaseLost.reason;
-    if (p.signal.aborted) throw new TransientError('interrupted (SIGTERM/SIGINT) while recreating objects whose fields cannot change', { hint: 'Run the installer again: it finishes the recreate.' });
+    if (p.signal.aborted)
+      throw new TransientError('interrupted (SIGTERM/SIGINT) while recreating objects whose fields cannot change', {
+        hint: 'Run the installer again: it finishes the recreate.',
+      });
     throw error;
   }
   return { recreated: changes };
@@ -51,8 +54,16 @@ export const recreateImmutable: ActionRun<'recreate', RecreatePort> = async (p, 
 
 type Client = Pick<ObjectClient, 'get' | 'delete'>;
 
-async function deleteAndWait(p: RecreatePort, client: Client, c: ImmutableChange, o: { deadline: number; signal: AbortSignal }): Promise<void> {
-  p.logger.info({ object: describeObject(c), fields: c.fields, reason: c.reason, how: c.how }, `recreating ${describeObject(c)}: ${c.fields.join(', ')} cannot change; ${consequence(c)}`);
+async function deleteAndWait(
+  p: RecreatePort,
+  client: Client,
+  c: ImmutableChange,
+  o: { deadline: number; signal: AbortSignal },
+): Promise<void> {
+  p.logger.info(
+    { object: describeObject(c), fields: c.fields, reason: c.reason, how: c.how },
+    `recreating ${describeObject(c)}: ${c.fields.join(', ')} cannot change; ${consequence(c)}`,
+  );
   await client.delete(c.path, propagation(c), c.uid).catch((error: unknown) => {
     throw p.apiError(error, `deleting ${describeObject(c)} to recreate it`);
   });
@@ -69,8 +80,10 @@ export function propagation(c: Pick<ImmutableChange, 'kind' | 'how'>): Propagati
 }
 
 function consequence(c: ImmutableChange): string {
-  if (c.how === 'orphan') return `deleted with its pods orphaned: they and their PVCs stay, and the new ${c.kind} adopts them`;
-  if (c.kind === 'StatefulSet') return 'deleted with its pods (the new selector would not adopt them); its PVCs stay and bind to the new pods';
+  if (c.how === 'orphan')
+    return `deleted with its pods orphaned: they and their PVCs stay, and the new ${c.kind} adopts them`;
+  if (c.kind === 'StatefulSet')
+    return 'deleted with its pods (the new selector would not adopt them); its PVCs stay and bind to the new pods';
   return 'deleted; helm creates it again';
 }
 
@@ -80,9 +93,12 @@ async function untilGone(client: Client, c: ImmutableChange, deadline: number, s
     const live = await client.get(c.path);
     if (!live || (live.metadata as { uid?: string } | undefined)?.uid !== c.uid) return;
     if (Date.now() >= deadline) {
-      throw new TransientError(`${describeObject(c)} was deleted to be recreated and is still there after --timeout (its finalizers or its pods' termination hold it)`, {
-        hint: `See what holds it (kubectl get ${c.kind.toLowerCase()} ${c.name}${c.namespace ? ` -n ${c.namespace}` : ''} -o yaml: metadata.finalizers), then run again; the next run finishes the recreate.`,
-      });
+      throw new TransientError(
+        `${describeObject(c)} was deleted to be recreated and is still there after --timeout (its finalizers or its pods' termination hold it)`,
+        {
+          hint: `See what holds it (kubectl get ${c.kind.toLowerCase()} ${c.name}${c.namespace ? ` -n ${c.namespace}` : ''} -o yaml: metadata.finalizers), then run again; the next run finishes the recreate.`,
+        },
+      );
     }
     await sleep(POLL_MS, undefined, { signal });
   }
@@ -90,10 +106,19 @@ async function untilGone(client: Client, c: ImmutableChange, deadline: number, s
 
 /** --recreate-immutable never: the upgrade would fail on these; named with both ways out (one line each: the summary clips long lines). */
 function notRecreated(release: string, changes: ImmutableChange[]): HelmOperationError {
-  const lines = changes.flatMap((c) => [`  ${describeObject(c)}: ${c.fields.join(', ')} (${c.reason})`, `    by hand: ${deleteCommand(c)}`]);
-  return new HelmOperationError([`upgrade of release ${release} not started: it changes fields the API server refuses to change, and --recreate-immutable is never:`, ...lines].join('\n'), {
-    hint: "Run again with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE=auto): it recreates them and keeps the pods' data (PVCs stay); or delete each as shown (by hand), then run again.",
-  });
+  const lines = changes.flatMap((c) => [
+    `  ${describeObject(c)}: ${c.fields.join(', ')} (${c.reason})`,
+    `    by hand: ${deleteCommand(c)}`,
+  ]);
+  return new HelmOperationError(
+    [
+      `upgrade of release ${release} not started: it changes fields the API server refuses to change, and --recreate-immutable is never:`,
+      ...lines,
+    ].join('\n'),
+    {
+      hint: "Run again with --recreate-immutable auto (HELM_INSTALLER_RECREATE_IMMUTABLE=auto): it recreates them and keeps the pods' data (PVCs stay); or delete each as shown (by hand), then run again.",
+    },
+  );
 }
 
 /** The kubectl command that does what the recreate does, for an admin who recreates by hand. */

@@ -28,7 +28,8 @@ export async function remediate(p: RemediatePort, remedy: Remedy, cause: Cause):
         logger.warn({ release }, 'tests failed on a first install: uninstalling it');
       }
       await p.uninstall();
-      if (cause === 'stuck') logger.info({ release }, 'uninstalled the first install that never deployed; installing again');
+      if (cause === 'stuck')
+        logger.info({ release }, 'uninstalled the first install that never deployed; installing again');
       return cause === 'tests' ? 'uninstalled (it was a first install)' : 'uninstalled (it had never been deployed)';
     }
     if (cause === 'tests') {
@@ -36,7 +37,11 @@ export async function remediate(p: RemediatePort, remedy: Remedy, cause: Cause):
       logger.warn({ release, to: remedy.to }, `tests failed: rolling back to revision ${remedy.to}`);
     }
     await p.rollback(remedy.to);
-    if (cause === 'stuck') logger.info({ release, revision: remedy.to }, `rolled back to revision ${remedy.to}, the last deployed one; continuing`);
+    if (cause === 'stuck')
+      logger.info(
+        { release, revision: remedy.to },
+        `rolled back to revision ${remedy.to}, the last deployed one; continuing`,
+      );
     return `rolled back to revision ${remedy.to}`;
   } finally {
     // Helm wrote a record (an uninstall removed them all); not once the run is being stopped.

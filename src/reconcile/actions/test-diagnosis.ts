@@ -20,7 +20,11 @@ export async function diagnoseTests(run: InstallRun, cluster: ClusterRun, runs: 
       problems.push({ object: `test ${r.name}`, reason: r.phase, detail: pod });
       continue;
     }
-    const p = testProblem(pod, run.o.testTimeout) ?? { object: `Pod/${r.name}`, reason: r.phase, detail: `helm reported it ${r.phase}` };
+    const p = testProblem(pod, run.o.testTimeout) ?? {
+      object: `Pod/${r.name}`,
+      reason: r.phase,
+      detail: `helm reported it ${r.phase}`,
+    };
     if (p.container) p.logTail = await tail(cluster, r.name, p.container, false);
     if (p.reason === TEST_TIMEOUT_REASON) await deletePod(run, cluster, r.name);
     problems.push(p);
@@ -60,9 +64,14 @@ async function readPod(cluster: ClusterRun, name: string): Promise<V1Pod | strin
 /** Best effort: a pod left running is a warning, not a second failure. */
 async function deletePod(run: InstallRun, cluster: ClusterRun, name: string): Promise<void> {
   try {
-    await withCallTimeout(cluster.kube.core.deleteNamespacedPod({ name, namespace: cluster.namespace, gracePeriodSeconds: 1 }));
+    await withCallTimeout(
+      cluster.kube.core.deleteNamespacedPod({ name, namespace: cluster.namespace, gracePeriodSeconds: 1 }),
+    );
     run.logger.info({ pod: name }, 'test pod still running at --test-timeout: deleted');
   } catch (error) {
-    run.logger.warn({ pod: name, cause: error instanceof Error ? error.message.split('\n')[0] : String(error) }, 'could not delete a test pod still running at --test-timeout');
+    run.logger.warn(
+      { pod: name, cause: error instanceof Error ? error.message.split('\n')[0] : String(error) },
+      'could not delete a test pod still running at --test-timeout',
+    );
   }
 }

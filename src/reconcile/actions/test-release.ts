@@ -27,7 +27,10 @@ export const testRelease: ActionRun<'test', TestPort> = async (p, step) => {
     return { tests: { passed: true, names } };
   }
   const problems = await p.diagnose(result.runs);
-  logger.error({ release, revision: step.revision, failed: describeProblems(problems), helm: result.failure }, 'tests failed');
+  logger.error(
+    { release, revision: step.revision, failed: describeProblems(problems), helm: result.failure },
+    'tests failed',
+  );
   const timedOut = problems.some((x) => x.reason === TEST_TIMEOUT_REASON);
   return { tests: { passed: false, problems, failure: result.failure, timedOut } };
 };

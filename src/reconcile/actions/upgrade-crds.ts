@@ -15,7 +15,10 @@ export interface CrdsPort extends Narration {
 
 export const applyChartCrds: ActionRun<'crds', CrdsPort> = async (p, step) => {
   const { goal } = step;
-  p.logger.info({ release: p.release, reason: goal.reason }, `${goal.kind === 'upgrade' ? 'upgrading' : 'installing'}: ${goal.reason}`);
+  p.logger.info(
+    { release: p.release, reason: goal.reason },
+    `${goal.kind === 'upgrade' ? 'upgrading' : 'installing'}: ${goal.reason}`,
+  );
   if (!p.manifests.includes('CustomResourceDefinition')) return { crds: { outcome: undefined, finished: false } };
   p.stage('CRDs');
   return { crds: { outcome: await p.upgradeCrds(), finished: false } };

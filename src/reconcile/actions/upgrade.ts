@@ -16,7 +16,10 @@ export interface UpgradePort extends Narration, Stoppable {
   /** The release labels of this revision (the digests, a release plan's marks). */
   labels(): Promise<Record<string, string>>;
   /** helm upgrade --install with the run's plan (values, post-renderer, timeout); the revision it made. */
-  upgradeInstall(r: { takeOwnership: boolean; labels: Record<string, string> }, signal: AbortSignal): Promise<{ revision?: number }>;
+  upgradeInstall(
+    r: { takeOwnership: boolean; labels: Record<string, string> },
+    signal: AbortSignal,
+  ): Promise<{ revision?: number }>;
   /** Reads the release's pods while helm waits (progress lines; onHopeless when one cannot become ready). */
   watch(o: { failFastMs: number; onHopeless: () => void }): WaitWatch;
   /** Helm's failure with what was not ready and why (read now, or the last seen while waiting). */
@@ -34,10 +37,16 @@ export const upgradeRelease: ActionRun<'install' | 'upgrade', UpgradePort> = asy
   p.stage(step.kind);
   logger.info({ release, action: step.kind, takeOwnership }, 'running helm upgrade --install');
   const failFast = new AbortController();
-  const watch = p.watch({ failFastMs: p.failFastAfter > 0 ? p.failFastAfter : Number.POSITIVE_INFINITY, onHopeless: () => failFast.abort() });
+  const watch = p.watch({
+    failFastMs: p.failFastAfter > 0 ? p.failFastAfter : Number.POSITIVE_INFINITY,
+    onHopeless: () => failFast.abort(),
+  });
   try {
     // Stopped too if another installer takes the Lease (this run stalled past its duration).
-    const { revision } = await p.upgradeInstall({ takeOwnership, labels }, AbortSignal.any([p.signal, p.leaseLost, failFast.signal]));
+    const { revision } = await p.upgradeInstall(
+      { takeOwnership, labels },
+      AbortSignal.any([p.signal, p.leaseLost, failFast.signal]),
+    );
     return { upgraded: { revision } };
   } catch (err) {
     if (p.leaseLost.aborted) throw p.leaseLost.reason;
@@ -62,7 +71,11 @@ function failedFastError(release: string, action: string, problems: Problem[], b
         ? `no node could take ${first.object} for ${seconds}s`
         : `${first.object} stayed ${first.reason} for ${seconds}s`;
   return new HelmOperationError(
-    [`${action} of release ${release} failed fast: ${why}, which waiting does not fix`, ...describeProblems(problems), 'helm was stopped and rolled the release back (a first install is removed).'].join('\n'),
+    [
+      `${action} of release ${release} failed fast: ${why}, which waiting does not fix`,
+      ...describeProblems(problems),
+      'helm was stopped and rolled the release back (a first install is removed).',
+    ].join('\n'),
     { hint: failedFastHint(first) },
   );
 }
@@ -70,6 +83,7 @@ function failedFastError(release: string, action: string, problems: Problem[], b
 function failedFastHint(first: Problem): string {
   const bound = '--fail-fast-after (HELM_INSTALLER_FAIL_FAST_AFTER) sets the bound.';
   if (first.wayOut) return `Take the way out above (the cluster's own words are beside it), then run again; ${bound}`;
-  if (first.reason === 'CrashLoopBackOff') return 'Fix what makes the container exit (its last log lines are above), then run again.';
+  if (first.reason === 'CrashLoopBackOff')
+    return 'Fix what makes the container exit (its last log lines are above), then run again.';
   return `Make the image available (push it to the registry, fix the name or the pull secret), then run again; ${bound}`;
 }

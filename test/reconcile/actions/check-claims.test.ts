@@ -11,7 +11,12 @@ import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 const db: OrphanedClaims = { statefulSet: { name: 'db', namespace: 'shop' }, kept: false, claims: ['data-db-0'] };
 
 function port(r: Recorder, orphans: OrphanedClaims[], policy: 'refuse' | 'allow'): ClaimsPort {
-  return { ...narration(r), ...stoppable(), orphanedClaims: policy, findOrphanedClaims: async (previous) => r.call('find orphaned claims', orphans, previous) };
+  return {
+    ...narration(r),
+    ...stoppable(),
+    orphanedClaims: policy,
+    findOrphanedClaims: async (previous) => r.call('find orphaned claims', orphans, previous),
+  };
 }
 
 describe('claims', () => {
@@ -31,7 +36,9 @@ describe('claims', () => {
         '  StatefulSet db in namespace shop is deleted or renamed by the new chart version; no workload of the new version mounts its claims, which hold data: data-db-0',
     );
     expect((error as InvalidInputError).hint).toContain('persistence.existingClaim=data-db-0');
-    expect((error as InvalidInputError).hint).toContain('--orphaned-claims allow (HELM_INSTALLER_ORPHANED_CLAIMS=allow)');
+    expect((error as InvalidInputError).hint).toContain(
+      '--orphaned-claims allow (HELM_INSTALLER_ORPHANED_CLAIMS=allow)',
+    );
   });
 
   it('allow: each named in a warning, and the upgrade goes on', async () => {

@@ -9,15 +9,35 @@ import { HelmOperationError } from '../../../src/common/errors.js';
 import { ExitCode } from '../../../src/common/exit-codes.js';
 import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 
-const owned = (release: string, namespace: string) => ({ metadata: { annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': namespace }, labels: { 'app.kubernetes.io/managed-by': 'Helm' } } });
+const owned = (release: string, namespace: string) => ({
+  metadata: {
+    annotations: { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': namespace },
+    labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+  },
+});
 const other: LiveObject = { kind: 'ConfigMap', name: 'settings', namespace: 'shop', live: owned('billing', 'shop') };
 const elsewhere: LiveObject = { kind: 'ClusterRole', name: 'reader', live: owned('shop', 'staging') };
-const applied: LiveObject = { kind: 'Service', name: 'web', namespace: 'shop', live: { metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } } } };
-const labelOnly: LiveObject = { kind: 'Secret', name: 'db', namespace: 'shop', live: { metadata: { labels: { 'app.kubernetes.io/managed-by': 'Helm' } } } };
+const applied: LiveObject = {
+  kind: 'Service',
+  name: 'web',
+  namespace: 'shop',
+  live: { metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } } },
+};
+const labelOnly: LiveObject = {
+  kind: 'Secret',
+  name: 'db',
+  namespace: 'shop',
+  live: { metadata: { labels: { 'app.kubernetes.io/managed-by': 'Helm' } } },
+};
 const ours: LiveObject = { kind: 'Deployment', name: 'web', namespace: 'shop', live: owned('shop', 'shop') };
 
 function port(r: Recorder, objects: LiveObject[]): OwnersPort {
-  return { ...narration(r), ...stoppable(), releaseNamespace: 'shop', liveObjects: async () => r.call('read live objects', objects) };
+  return {
+    ...narration(r),
+    ...stoppable(),
+    releaseNamespace: 'shop',
+    liveObjects: async () => r.call('read live objects', objects),
+  };
 }
 
 describe('judgeOwnership', () => {
@@ -48,7 +68,11 @@ describe('judgeOwnership', () => {
 describe('checkOwners', () => {
   it("another release's object on a first install: exit 4 naming it, its release and namespace and the ways out; only the read was made", async () => {
     const r = recorder();
-    const error = (await checkOwners(port(r, [other, applied, ours]), { kind: 'owners', goal: { kind: 'install', reason: 'no release yet' }, mode: 'first-install' }).catch((e: unknown) => e)) as HelmOperationError;
+    const error = (await checkOwners(port(r, [other, applied, ours]), {
+      kind: 'owners',
+      goal: { kind: 'install', reason: 'no release yet' },
+      mode: 'first-install',
+    }).catch((e: unknown) => e)) as HelmOperationError;
     expect(error).toBeInstanceOf(HelmOperationError);
     expect(error.exitCode).toBe(ExitCode.helmFailed);
     expect(error.message).toBe(
@@ -66,8 +90,14 @@ describe('checkOwners', () => {
 
   it('always: taken, and said; an object no release owns adopted', async () => {
     const r = recorder();
-    const found = await checkOwners(port(r, [other, applied, ours]), { kind: 'owners', goal: { kind: 'install', reason: 'no release yet' }, mode: 'always' });
-    expect(found.owners?.taken).toEqual([{ kind: 'ConfigMap', name: 'settings', namespace: 'shop', owner: { release: 'billing', namespace: 'shop' } }]);
+    const found = await checkOwners(port(r, [other, applied, ours]), {
+      kind: 'owners',
+      goal: { kind: 'install', reason: 'no release yet' },
+      mode: 'always',
+    });
+    expect(found.owners?.taken).toEqual([
+      { kind: 'ConfigMap', name: 'settings', namespace: 'shop', owner: { release: 'billing', namespace: 'shop' } },
+    ]);
     expect(r.calls).toEqual([
       'stage checking who owns existing objects',
       'read live objects',

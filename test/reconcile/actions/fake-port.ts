@@ -21,7 +21,11 @@ export function recorder(): Recorder {
 
 export function narration(r: Recorder): Narration {
   const log = (level: string) => (_fields: object, message: string) => void r.call(level, undefined, message);
-  return { release: 'shop', logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }, stage: (name) => void r.call('stage', undefined, name) };
+  return {
+    release: 'shop',
+    logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+    stage: (name) => void r.call('stage', undefined, name),
+  };
 }
 
 export function stoppable(): Stoppable & { stop: AbortController; loseLease: AbortController } {

@@ -4,8 +4,20 @@ import type { ApiMapping } from '../../../src/drift/map-removed-apis.js';
 import { mapRemovedApis, type MapApisPort } from '../../../src/reconcile/actions/map-apis.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
-const pdb: ApiMapping = { kind: 'PodDisruptionBudget', name: 'web', from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' };
-const psp: ApiMapping = { kind: 'PodSecurityPolicy', name: 'shop-psp', from: 'policy/v1beta1', to: null, removedIn: '1.25' };
+const pdb: ApiMapping = {
+  kind: 'PodDisruptionBudget',
+  name: 'web',
+  from: 'policy/v1beta1',
+  to: 'policy/v1',
+  removedIn: '1.25',
+};
+const psp: ApiMapping = {
+  kind: 'PodSecurityPolicy',
+  name: 'shop-psp',
+  from: 'policy/v1beta1',
+  to: null,
+  removedIn: '1.25',
+};
 
 function port(r: Recorder, found: Record<number, ApiMapping[]>, fail?: Error): MapApisPort {
   return {
@@ -23,7 +35,10 @@ function port(r: Recorder, found: Record<number, ApiMapping[]>, fail?: Error): M
 describe('map-apis', () => {
   it('rewrites each record, names each mapping and where the original is', async () => {
     const r = recorder();
-    const found = await mapRemovedApis(port(r, { 3: [pdb, psp] }), { kind: 'map-apis', records: [{ revision: 3, mappings: [pdb, psp] }] });
+    const found = await mapRemovedApis(port(r, { 3: [pdb, psp] }), {
+      kind: 'map-apis',
+      records: [{ revision: 3, mappings: [pdb, psp] }],
+    });
     expect(found).toEqual({ mapped: [{ revision: 3, mappings: [pdb, psp], copy: 'helm-installer.unmapped.shop.v3' }] });
     expect(r.calls).toEqual([
       'stage mapping removed APIs in the release record',
@@ -37,14 +52,37 @@ describe('map-apis', () => {
 
   it('a record another run mapped meanwhile: nothing logged, nothing left to map', async () => {
     const r = recorder();
-    const found = await mapRemovedApis(port(r, {}), { kind: 'map-apis', records: [{ revision: 2, mappings: [pdb] }, { revision: 3, mappings: [pdb] }] });
-    expect(found).toEqual({ mapped: [{ revision: 2, mappings: [], copy: 'helm-installer.unmapped.shop.v2' }, { revision: 3, mappings: [], copy: 'helm-installer.unmapped.shop.v3' }] });
-    const rewriting = (n: number) => `info rewriting release record revision ${n}: it names APIs this cluster no longer serves`;
-    expect(r.calls).toEqual(['stage mapping removed APIs in the release record', rewriting(2), 'map record 2', rewriting(3), 'map record 3']);
+    const found = await mapRemovedApis(port(r, {}), {
+      kind: 'map-apis',
+      records: [
+        { revision: 2, mappings: [pdb] },
+        { revision: 3, mappings: [pdb] },
+      ],
+    });
+    expect(found).toEqual({
+      mapped: [
+        { revision: 2, mappings: [], copy: 'helm-installer.unmapped.shop.v2' },
+        { revision: 3, mappings: [], copy: 'helm-installer.unmapped.shop.v3' },
+      ],
+    });
+    const rewriting = (n: number) =>
+      `info rewriting release record revision ${n}: it names APIs this cluster no longer serves`;
+    expect(r.calls).toEqual([
+      'stage mapping removed APIs in the release record',
+      rewriting(2),
+      'map record 2',
+      rewriting(3),
+      'map record 3',
+    ]);
   });
 
   it('a failed rewrite ends the run with its error', async () => {
     const r = recorder();
-    await expect(mapRemovedApis(port(r, {}, new Error('updating sh.helm.release.v1.shop.v3: conflict')), { kind: 'map-apis', records: [{ revision: 3, mappings: [pdb] }] })).rejects.toThrow('conflict');
+    await expect(
+      mapRemovedApis(port(r, {}, new Error('updating sh.helm.release.v1.shop.v3: conflict')), {
+        kind: 'map-apis',
+        records: [{ revision: 3, mappings: [pdb] }],
+      }),
+    ).rejects.toThrow('conflict');
   });
 });

@@ -5,8 +5,17 @@ import type { HistoryEntry } from '../../../src/helm/helm-results.js';
 import { recoverRelease, type RecoverPort } from '../../../src/reconcile/actions/recover.js';
 import { narration, recorder, type Recorder } from './fake-port.js';
 
-const rev = (revision: number, status: string): HistoryEntry => ({ revision, status, chart: 'shop-1.0.0', appVersion: '1', description: '', updated: '2026-11-27T08:00:00Z' }) as HistoryEntry;
-const marked = (status: string) => `Marked failed by helm-installer: left ${status} by an operation that no longer runs (no installer held the release lease)`;
+const rev = (revision: number, status: string): HistoryEntry =>
+  ({
+    revision,
+    status,
+    chart: 'shop-1.0.0',
+    appVersion: '1',
+    description: '',
+    updated: '2026-11-27T08:00:00Z',
+  }) as HistoryEntry;
+const marked = (status: string) =>
+  `Marked failed by helm-installer: left ${status} by an operation that no longer runs (no installer held the release lease)`;
 const stuckLine = (revision: number, status: string) =>
   `warn release was stuck ${status}: marked revision ${revision} failed. Safe because this run holds the release lease, so no other installer is running that operation (a killed helm left it)`;
 
@@ -54,20 +63,34 @@ describe('recover', () => {
         'tell Recovered release left pending-install by a killed operation: uninstalled (it had never been deployed)',
       ],
     ],
-    ['no longer pending when helm is asked: nothing done', [rev(1, 'superseded'), rev(2, 'deployed')], ['helm history']],
+    [
+      'no longer pending when helm is asked: nothing done',
+      [rev(1, 'superseded'), rev(2, 'deployed')],
+      ['helm history'],
+    ],
   ];
   for (const [name, history, calls] of rows) {
     it(name, async () => {
       const r = recorder();
       const status = history.at(-1)!.status;
-      expect(await recoverRelease(port(r, history), { kind: 'recover', revision: history.at(-1)!.revision, pendingStatus: status })).toEqual({});
+      expect(
+        await recoverRelease(port(r, history), {
+          kind: 'recover',
+          revision: history.at(-1)!.revision,
+          pendingStatus: status,
+        }),
+      ).toEqual({});
       expect(r.calls).toEqual(calls);
     });
   }
 
   it('stopped during the rollback: no outcome told, no annotation', async () => {
     const r = recorder();
-    await recoverRelease(port(r, [rev(2, 'deployed'), rev(3, 'pending-rollback')], true), { kind: 'recover', revision: 3, pendingStatus: 'pending-rollback' });
+    await recoverRelease(port(r, [rev(2, 'deployed'), rev(3, 'pending-rollback')], true), {
+      kind: 'recover',
+      revision: 3,
+      pendingStatus: 'pending-rollback',
+    });
     expect(r.calls.filter((c) => c.startsWith('tell') || c.startsWith('annotate'))).toEqual([]);
     expect(r.calls).toContain('helm rollback 2');
   });

@@ -12,20 +12,32 @@ function port(r: Recorder, result: { runs: TestRun[]; failure?: string }, proble
     ...stoppable(),
     testTimeout: '5m',
     test: async () => r.call('helm test', result),
-    diagnose: async (runs) => r.call('diagnose', problems, runs.map((x) => x.name)),
+    diagnose: async (runs) =>
+      r.call(
+        'diagnose',
+        problems,
+        runs.map((x) => x.name),
+      ),
   };
 }
 
 describe('test', () => {
   it('passed', async () => {
     const r = recorder();
-    const found = await testRelease(port(r, { runs: [{ name: 'shop-test', phase: 'Succeeded' }] }), { kind: 'test', revision: 2 });
+    const found = await testRelease(port(r, { runs: [{ name: 'shop-test', phase: 'Succeeded' }] }), {
+      kind: 'test',
+      revision: 2,
+    });
     expect(found).toEqual({ tests: { passed: true, names: ['shop-test'] } });
     expect(r.calls).toEqual(['stage test', 'info running helm test', 'helm test', 'info tests passed (1)']);
   });
 
   const exited: Problem = { object: 'Pod/shop-test', reason: 'Error', detail: 'container t exited 3' };
-  const timedOut: Problem = { object: 'Pod/shop-slow', reason: 'TestTimeout', detail: 'still Running when --test-timeout 5m ran out' };
+  const timedOut: Problem = {
+    object: 'Pod/shop-slow',
+    reason: 'TestTimeout',
+    detail: 'still Running when --test-timeout 5m ran out',
+  };
   const rows: [string, Problem[], boolean][] = [
     ['failed', [exited], false],
     ['still running at --test-timeout: timed out', [exited, timedOut], true],
@@ -37,9 +49,20 @@ describe('test', () => {
         { name: 'shop-test', phase: 'Failed' },
         { name: 'shop-slow', phase: 'Running' },
       ];
-      const found = await testRelease(port(r, { runs, failure: 'pod shop-test failed' }, problems), { kind: 'test', revision: 2 });
-      expect(found).toEqual({ tests: { passed: false, problems, failure: 'pod shop-test failed', timedOut: isTimeout } });
-      expect(r.calls).toEqual(['stage test', 'info running helm test', 'helm test', 'diagnose ["shop-test","shop-slow"]', 'error tests failed']);
+      const found = await testRelease(port(r, { runs, failure: 'pod shop-test failed' }, problems), {
+        kind: 'test',
+        revision: 2,
+      });
+      expect(found).toEqual({
+        tests: { passed: false, problems, failure: 'pod shop-test failed', timedOut: isTimeout },
+      });
+      expect(r.calls).toEqual([
+        'stage test',
+        'info running helm test',
+        'helm test',
+        'diagnose ["shop-test","shop-slow"]',
+        'error tests failed',
+      ]);
     });
   }
 });

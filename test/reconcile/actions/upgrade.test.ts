@@ -12,7 +12,14 @@ import { narration, recorder, stoppable, type Recorder } from './fake-port.js';
 
 const crashing: Problem = { object: 'Pod/web-1', reason: 'CrashLoopBackOff', detail: 'container web exited 1' };
 
-function port(r: Recorder, o: { takeOwnership?: UpgradePort['takeOwnership']; helm?: (signal: AbortSignal) => Promise<{ revision?: number }>; hopeless?: boolean } = {}) {
+function port(
+  r: Recorder,
+  o: {
+    takeOwnership?: UpgradePort['takeOwnership'];
+    helm?: (signal: AbortSignal) => Promise<{ revision?: number }>;
+    hopeless?: boolean;
+  } = {},
+) {
   const stop = stoppable();
   const p: UpgradePort & typeof stop = {
     ...narration(r),
@@ -27,9 +34,14 @@ function port(r: Recorder, o: { takeOwnership?: UpgradePort['takeOwnership']; he
     watch: (w) => {
       r.call('watch', undefined, w.failFastMs);
       if (o.hopeless) w.onHopeless();
-      return { failedFast: o.hopeless ? [crashing] : undefined, lastSeen: [crashing], stop: () => r.call('stop watching', undefined) };
+      return {
+        failedFast: o.hopeless ? [crashing] : undefined,
+        lastSeen: [crashing],
+        stop: () => r.call('stop watching', undefined),
+      };
     },
-    withCauses: async (error, lastSeen) => new HelmOperationError(`${error.message}\nnot ready: ${lastSeen.map((x) => x.object).join(', ')}`),
+    withCauses: async (error, lastSeen) =>
+      new HelmOperationError(`${error.message}\nnot ready: ${lastSeen.map((x) => x.object).join(', ')}`),
     annotateRecords: async () => r.call('annotate records', undefined),
   };
   return p;
@@ -45,7 +57,10 @@ describe('install / upgrade (helm upgrade --install)', () => {
   for (const [name, kind, takeOwnership, takes] of rows) {
     it(name, async () => {
       const r = recorder();
-      const step: Goal = kind === 'install' ? { kind, reason: 'no release yet' } : { kind, status: 'out-of-date', reason: 'chart changed', drift: [] };
+      const step: Goal =
+        kind === 'install'
+          ? { kind, reason: 'no release yet' }
+          : { kind, status: 'out-of-date', reason: 'chart changed', drift: [] };
       expect(await upgradeRelease(port(r, { takeOwnership }), step)).toEqual({ upgraded: { revision: 4 } });
       expect(r.calls).toEqual([
         `stage ${kind}`,
@@ -62,8 +77,13 @@ describe('install / upgrade (helm upgrade --install)', () => {
 
   it("helm's failure carries what was not ready; the records helm wrote are annotated", async () => {
     const r = recorder();
-    const failing = port(r, { helm: async () => Promise.reject(new HelmOperationError('upgrade of release shop failed: context deadline exceeded')) });
-    await expect(upgradeRelease(failing, upgrade)).rejects.toThrow('upgrade of release shop failed: context deadline exceeded\nnot ready: Pod/web-1');
+    const failing = port(r, {
+      helm: async () =>
+        Promise.reject(new HelmOperationError('upgrade of release shop failed: context deadline exceeded')),
+    });
+    await expect(upgradeRelease(failing, upgrade)).rejects.toThrow(
+      'upgrade of release shop failed: context deadline exceeded\nnot ready: Pod/web-1',
+    );
     expect(r.calls.slice(-2)).toEqual(['stop watching', 'annotate records']);
   });
 
@@ -79,7 +99,9 @@ describe('install / upgrade (helm upgrade --install)', () => {
     });
     const error = (await upgradeRelease(p, upgrade).catch((e: unknown) => e)) as Error;
     expect(seen[0]!.aborted).toBe(true);
-    expect(error.message.split('\n')[0]).toBe('upgrade of release shop failed fast: Pod/web-1 stayed CrashLoopBackOff for 120s, which waiting does not fix');
+    expect(error.message.split('\n')[0]).toBe(
+      'upgrade of release shop failed fast: Pod/web-1 stayed CrashLoopBackOff for 120s, which waiting does not fix',
+    );
   });
 
   it("the Lease taken by another installer: the Lease's error, and no more writes", async () => {
