@@ -1,9 +1,12 @@
-// Objects every test cluster starts with: the fake Node KWOK manages and a default
-// StorageClass (the PersistentVolume pool is in volume-pool.ts).
+// Objects every test cluster starts with: the fake Node KWOK manages, a default StorageClass
+// (the PersistentVolume pool is in volume-pool.ts) and the IngressClass the bundled app's example
+// customer values name, as a customer's cluster with an ingress controller has one (the installer
+// refuses a chart naming a class the cluster lacks: src/reconcile/named-classes.ts).
 import { stringify } from 'yaml';
 
 export const FAKE_NODE_NAME = 'kwok-node-0';
 export const STORAGE_CLASS = 'standard';
+export const INGRESS_CLASS = 'nginx';
 
 /**
  * No taints, so charts need no toleration; KWOK's node-initialize stage fills in allocatable
@@ -42,6 +45,16 @@ function defaultStorageClass(): object {
   };
 }
 
+/** No controller serves it here: Ingresses are only stored, as KWOK's pods only pretend to run. */
+function ingressClass(): object {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: { name: INGRESS_CLASS },
+    spec: { controller: 'k8s.io/ingress-nginx' },
+  };
+}
+
 export function bootstrapManifest(): string {
-  return [fakeNode(), defaultStorageClass()].map((o) => stringify(o)).join('---\n');
+  return [fakeNode(), defaultStorageClass(), ingressClass()].map((o) => stringify(o)).join('---\n');
 }

@@ -95,6 +95,8 @@ async function reuseOrStart(log: (line: string) => void): Promise<ClusterInfo> {
   if (previous && !sameVersions) log('the running cluster has other versions than the pinned ones: replacing it');
   if (previous && sameVersions && (await isHealthy(previous, paths))) {
     log(`reusing the cluster at ${previous.apiServerUrl} (state in ${paths.stateDir})`);
+    // A cluster started by an older checkout lacks what the bootstrap has gained since.
+    await applyYaml(bootstrapManifest(), { kubeconfig: paths.kubeconfig });
     const added = await topUpVolumePool(paths.kubeconfig);
     if (added) log(`added ${added} PersistentVolumes to the pool (claims left behind hold the others)`);
     // A cluster started before the real node existed (or whose node died) gets one added in place.
@@ -275,7 +277,7 @@ async function startCluster(paths: StatePaths, bins: BinaryPaths, log: (line: st
     await start('kube-scheduler', bins.kubeScheduler, schedulerArgs(paths));
     await start('kwok', bins.kwok, kwokArgs(paths));
 
-    log('creating the fake node, the default StorageClass and the PersistentVolume pool');
+    log('creating the fake node, the default StorageClass and IngressClass, and the PersistentVolume pool');
     await applyYaml(bootstrapManifest(), { kubeconfig: paths.kubeconfig });
     await topUpVolumePool(paths.kubeconfig);
     await waitAlive(`node ${FAKE_NODE_NAME} Ready and untainted`, record.components, async () => {
