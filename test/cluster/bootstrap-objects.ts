@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 
 export const FAKE_NODE_NAME = 'kwok-node-0';
 export const STORAGE_CLASS = 'standard';
-export const INGRESS_CLASS = 'nginx';
+const INGRESS_CLASS = 'nginx';
 
 /**
  * No taints, so charts need no toleration; KWOK's node-initialize stage fills in allocatable
