@@ -1,4 +1,4 @@
-// What the last run of a release plan (or of one chart: chart-last-run.ts) ended with, left in a
+// What the last run of a release plan ended with, left in a
 // ConfigMap beside the inventory for the support bundle (src/troubleshoot/support-bundle-spec.ts reads it): the termination message is
 // gone with the Job's pod (a successful Job is deleted, a failed one after its TTL), this is not.
 // One line per key, so that Troubleshoot's textAnalyze finds each in the collected JSON.

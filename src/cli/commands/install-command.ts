@@ -42,8 +42,8 @@ export const installDefinition = defineCommand({
       );
     if (input.plan)
       return (await import('../../releases/install-plan.js')).installPlan(options, state, input, installRelease);
-    // One chart leaves the same last-run ConfigMap a plan's run does, for the support bundle.
-    const { withLastRun } = await import('../../releases/chart-last-run.js');
-    return withLastRun(options, state, () => installRelease(options, state));
+    // One chart leaves no last-run ConfigMap (yet): written on every failure it broke the promise that
+    // bad input, a refused preflight or a usage error leave the cluster untouched (issue 37's note).
+    return installRelease(options, state);
   },
 });
