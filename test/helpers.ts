@@ -31,16 +31,48 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Spawns the built CLI (npm test builds it first) the way a Job would: argv plus env. */
-export async function runCli(
-  args: string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<CliResult> {
-  const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
+export interface CliOptions {
+  /** Added to this process's environment; an undefined value removes the variable. */
+  env?: Record<string, string | undefined>;
+  /** Killed (SIGTERM) after this long; 0 for never, as a run a test kills itself. */
+  timeoutMs?: number;
+  /** Node flags before the CLI's path (a --import preload), after the image's own. */
+  nodeArgs?: string[];
+  /** Another Node binary (an older Node), run as a user types `node dist/bundle/cli.js`: no flags. */
+  node?: string;
+  /**
+   * A process group of its own, so that a kill of the group takes its helm with it (spawnCli). Such
+   * a run is one a test signals: no SIGKILL follows its SIGTERM by itself, as the clean stop the
+   * test waits for may take longer than execa's default grace.
+   */
+  detached?: boolean;
+  /** Run as this user (the image's non-root user when the tests run as root). */
+  user?: { uid?: number; gid?: number };
+}
+
+/**
+ * Starts the built CLI (npm test builds it first) the way a Job would: the image's Node flags,
+ * argv, env; the termination log off unless env names one. Not awaited: for the tests that watch
+ * or signal it while it runs.
+ */
+export function startCli(args: string[], options: CliOptions = {}) {
+  const [node, ...flags] = options.node ? [options.node] : [process.execPath, ...installerNodeArgs];
+  return execa(node!, [...flags, ...(options.nodeArgs ?? []), cliPath, ...args], {
     reject: false,
     env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', ...options.env },
     timeout: options.timeoutMs ?? 300_000,
+    ...(options.detached ? { detached: true, forceKillAfterDelay: false } : {}),
+    ...options.user,
   } satisfies Options);
+}
+
+/** The built CLI run to its end (startCli): its exit code and output. */
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return cliResult(await startCli(args, options));
+}
+
+/** A finished run as the tests read it (-1 for no exit code: killed by a signal). */
+export function cliResult(r: { exitCode?: number; stdout: unknown; stderr: unknown }): CliResult {
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 

@@ -8,13 +8,12 @@
 // as the bench expects. Never exit 2 (a usage error).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { benchArgv, bundledChart, generatedChart } from '../bench/commands.js';
 import { crdChart } from '../bench/crd-rows.js';
 import { scaleChart } from '../bench/install-rows.js';
 import { planApp } from '../bench/release-plan-rows.js';
-import { cliPath, installerNodeArgs, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('bench-commands');
 const none = join(dir, 'none.yaml');
@@ -76,14 +75,13 @@ const rows: { row: string; argv: string[]; exit: number[] }[] = [
 
 describe('the bench rows', () => {
   it.each(rows)('$row: the CLI accepts its command', async ({ argv, exit }) => {
-    const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...argv], {
-      reject: false,
+    const r = await runCli(argv, {
       env: {
         KUBECONFIG: kubeconfig,
         HELM_INSTALLER_CONNECT_TIMEOUT: '1s',
         HELM_INSTALLER_TERMINATION_LOG: '/dev/null',
       },
     });
-    expect(exit, `exit ${r.exitCode}: ${argv.join(' ')}\n${String(r.stderr).slice(-1500)}`).toContain(r.exitCode);
+    expect(exit, `exit ${r.exitCode}: ${argv.join(' ')}\n${r.stderr.slice(-1500)}`).toContain(r.exitCode);
   });
 });

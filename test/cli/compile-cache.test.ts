@@ -5,14 +5,14 @@
 // that cannot be a directory) never changes a run's result.
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa, type Options } from 'execa';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { chartDir, cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { chartDir, repoRoot, runCli, tempDir } from '../helpers.js';
 
 const warmScript = join(repoRoot, 'test', 'tools', 'warm-compile-cache.mjs');
 const bundle = join(repoRoot, 'dist', 'bundle', 'kubernetes-client.js');
 // The Job runs as 65532; as root these tests do too, so a read-only directory is read-only to them.
-const asJobUser: Options = process.getuid?.() === 0 ? { uid: 65532, gid: 65532 } : {};
+const asJobUser: { uid?: number; gid?: number } = process.getuid?.() === 0 ? { uid: 65532, gid: 65532 } : {};
 const accepted = (stderr: string, file: string) =>
   new RegExp(`V8 code cache for ESM file://${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was accepted`).test(stderr);
 
@@ -64,9 +64,8 @@ describe('compile cache', () => {
     mkdirSync(home);
     chmodSync(home, 0o777);
     const run = (cache: string | undefined, args: string[]) =>
-      execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
-        ...asJobUser,
-        reject: false,
+      runCli(args, {
+        user: asJobUser,
         env: {
           NODE_COMPILE_CACHE: cache,
           HOME: home,

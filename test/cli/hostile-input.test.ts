@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appDir, cliPath, installerNodeArgs, helm4, repoRoot, tempDir } from '../helpers.js';
+import { appDir, helm4, repoRoot, startCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('hostile');
 const spyLog = join(dir, 'helm-calls.log');
@@ -45,9 +45,9 @@ async function runMeasured(args: string[], env: Record<string, string>) {
   const termination = join(dir, `termination-${rows.length}-${Date.now()}`);
   writeFileSync(termination, '');
   const started = performance.now();
-  const child = execa(process.execPath, [...installerNodeArgs, '--import', preload, cliPath, ...args], {
-    reject: false,
-    timeout: 60_000,
+  const child = startCli(args, {
+    nodeArgs: ['--import', preload],
+    timeoutMs: 60_000,
     // The storefront chart alone (the bundled app is a release plan); a case's --chart wins.
     env: {
       HELM_BIN: spy,

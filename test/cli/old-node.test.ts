@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cliPath, repoRoot } from '../helpers.js';
+import { repoRoot, runCli } from '../helpers.js';
 
 const engines = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } })
   .engines.node;
@@ -30,11 +30,8 @@ describe('an older Node', () => {
     `exits 2 with one line naming the Node it needs and the one it found (${systemNode}, ${systemVersion})`,
     async () => {
       for (const args of [['--version'], ['install', '--namespace', 'x']]) {
-        const r = await execa(systemNode, [cliPath, ...args], {
-          reject: false,
-          env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log' },
-        });
-        expect({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        const r = await runCli(args, { node: systemNode });
+        expect(r).toEqual({
           exitCode: 2,
           stdout: '',
           stderr: `helm-installer needs Node.js >=${needed} (package.json engines); this is Node.js ${systemVersion} (${systemNode})`,

@@ -6,9 +6,8 @@
 // must stay readable. Built CLI, real helm, no cluster (the kubeconfig points at a closed port).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliPath, installerNodeArgs, tempDir } from '../helpers.js';
+import { runCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('secrets-kept');
 const chart = join(dir, 'vault-shop');
@@ -121,16 +120,14 @@ interface Run {
 async function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const termination = join(dir, `termination-${Math.random().toString(36).slice(2)}`);
   writeFileSync(termination, '');
-  const r = await execa(process.execPath, [...installerNodeArgs, cliPath, ...args], {
-    reject: false,
-    timeout: 120_000,
+  const r = await runCli(args, {
+    timeoutMs: 120_000,
     env: { KUBECONFIG: kubeconfig, HELM_INSTALLER_TERMINATION_LOG: termination, ...env },
   });
-  const stdout = String(r.stdout);
   return {
-    exitCode: r.exitCode ?? -1,
-    stdout,
-    printed: [stdout, String(r.stderr), readFileSync(termination, 'utf8')].join('\n'),
+    exitCode: r.exitCode,
+    stdout: r.stdout,
+    printed: [r.stdout, r.stderr, readFileSync(termination, 'utf8')].join('\n'),
   };
 }
 

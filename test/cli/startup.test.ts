@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { commandCatalog, namedCommand } from '../../src/cli/commands/catalog.js';
-import { chartDir, cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { chartDir, repoRoot, runCli, tempDir } from '../helpers.js';
 
 const hook = join(tempDir('startup'), 'record-loads.mjs');
 writeFileSync(
@@ -22,17 +22,12 @@ process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded)
 );
 
 async function loadedModules(args: string[]): Promise<{ exitCode: number; stdout: string; modules: string[] }> {
-  const r = await execa(process.execPath, [...installerNodeArgs, '--import', hook, cliPath, ...args], {
-    reject: false,
-    env: { HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log', HELM_INSTALLER_CHART: chartDir },
-  });
-  const line = String(r.stderr)
-    .split('\n')
-    .find((l) => l.startsWith('LOADED '));
+  const r = await runCli(args, { nodeArgs: ['--import', hook], env: { HELM_INSTALLER_CHART: chartDir } });
+  const line = r.stderr.split('\n').find((l) => l.startsWith('LOADED '));
   if (!line) throw new Error(`no module list in stderr: ${r.stderr}`);
   return {
-    exitCode: r.exitCode ?? -1,
-    stdout: String(r.stdout),
+    exitCode: r.exitCode,
+    stdout: r.stdout,
     modules: JSON.parse(line.slice('LOADED '.length)) as string[],
   };
 }
@@ -129,13 +124,11 @@ console.log(JSON.stringify({ loaded, core: typeof core.listNamespacedSecret, age
   });
 
   it('--log-format pretty still loads pino-pretty and prints readable lines', async () => {
-    const r = await execa(
-      process.execPath,
-      [...installerNodeArgs, cliPath, 'values', '--log-format', 'pretty', '--log-level', 'debug'],
-      { reject: false, env: { HELM_INSTALLER_CHART: chartDir } },
-    );
-    expect(r.exitCode, String(r.stderr)).toBe(0);
-    expect(String(r.stderr)).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: helm found$/m);
+    const r = await runCli(['values', '--log-format', 'pretty', '--log-level', 'debug'], {
+      env: { HELM_INSTALLER_CHART: chartDir },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] DEBUG: helm found$/m);
   });
 
   it('the catalog lists each command with the description its definition declares', async () => {

@@ -4,9 +4,8 @@
 // rejects) when the test sends SIGUSR2, while `install` retries a cluster nothing listens on.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { chartDir, cliPath, installerNodeArgs, helm4, tempDir } from '../helpers.js';
+import { chartDir, helm4, startCli, tempDir } from '../helpers.js';
 
 const dir = tempDir('uncaught');
 const kubeconfig = join(dir, 'kubeconfig');
@@ -20,21 +19,17 @@ async function faultDuringInstall(fault: string, id: string) {
   writeFileSync(plant, `process.on('SIGUSR2', () => { ${fault} });\n`);
   const termination = join(dir, `${id}-termination-log`);
   writeFileSync(termination, '');
-  const child = execa(
-    process.execPath,
-    [...installerNodeArgs, '--import', plant, cliPath, 'install', '--set', 'db.password=s3cr3t-Uncaught'],
-    {
-      env: {
-        HELM_BIN: helm4,
-        KUBECONFIG: kubeconfig,
-        HELM_INSTALLER_TERMINATION_LOG: termination,
-        HELM_INSTALLER_CONNECT_TIMEOUT: '120s',
-        HELM_INSTALLER_CHART: chartDir,
-      },
-      reject: false,
-      timeout: 150_000,
+  const child = startCli(['install', '--set', 'db.password=s3cr3t-Uncaught'], {
+    nodeArgs: ['--import', plant],
+    env: {
+      HELM_BIN: helm4,
+      KUBECONFIG: kubeconfig,
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+      HELM_INSTALLER_CONNECT_TIMEOUT: '120s',
+      HELM_INSTALLER_CHART: chartDir,
     },
-  );
+    timeoutMs: 150_000,
+  });
   // Once the run is retrying the cluster, main() is well under way.
   await new Promise<void>((resolve) => {
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -10,9 +10,16 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, helm4, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
-import { history, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
+import {
+  history,
+  killMidRun,
+  kubeconfig,
+  namespacesDeletedAfterAll,
+  spawnCli,
+  waitForRelease,
+} from './cluster-helpers.js';
 
 const namespace = namespacesDeletedAfterAll();
 const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
@@ -233,14 +240,20 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
         renewTime: ahead,
       },
     };
-    await waitFor(
-      'c upgraded and its Lease taken by another installer',
-      async () =>
-        (await history('c', ns)).at(-1)?.status === 'deployed' &&
-        (await history('c', ns)).length === 2 &&
-        (await kubectl(['create', '-f', '-'], { ...opts(ns), input: JSON.stringify(lease), reject: false }))
-          .exitCode === 0,
-      { timeoutMs: 60_000, intervalMs: 100 },
+    await waitForRelease(
+      'c',
+      ns,
+      { status: 'deployed', revision: 2 },
+      {
+        also: {
+          what: 'its Lease taken by another installer',
+          probe: async () =>
+            (await kubectl(['create', '-f', '-'], { ...opts(ns), input: JSON.stringify(lease), reject: false }))
+              .exitCode === 0,
+        },
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
     );
     const run = await running;
     expect(run.exitCode, run.stderr).toBe(4);
@@ -338,12 +351,13 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
       const dir = appDir(ABC);
       await installed(dir, ns, []);
       const failing = v2(['a', 'b', 'c'], 'b');
-      const { child, logged, killGroup } = spawnCli(['install', '--app-dir', dir, '--namespace', ns, ...failing]);
+      const run = spawnCli(['install', '--app-dir', dir, '--namespace', ns, ...failing]);
       // The first step of the rollback has begun (c's helm rollback is running or about to).
-      await logged(`app rollback: ${ns}/c back from revision 2`, 120_000);
-      if (signal === 'SIGTERM') child.kill('SIGTERM');
-      else killGroup('SIGKILL');
-      const stopped = await child;
+      const { result: stopped } = await killMidRun(
+        run,
+        run.logged(`app rollback: ${ns}/c back from revision 2`, 120_000),
+        signal,
+      );
       if (signal === 'SIGTERM') {
         // Stopped cleanly: helm's rollback of c interrupted, a's step not made, each named with
         // what is left to do; b's failure keeps the run's exit 4 (what a retry may mend).

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getJson } from '../cluster/kube.js';
 import { helm3, helm4, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
-import { history, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
+import { history, killMidRun, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 
 const fixtureApp = join(repoRoot, 'test', 'fixtures', 'release-plan');
 const namespace = namespacesDeletedAfterAll();
@@ -130,10 +130,8 @@ describe.concurrent('the app as one unit', () => {
       '--timeout',
       '15s',
     ];
-    const { child, logged, killGroup } = spawnCli(['install', '--app-dir', fixtureApp, '--namespace', ns, ...failing]);
-    await logged('app revision 2 failed: ', 120_000);
-    killGroup('SIGKILL');
-    await child;
+    const run = spawnCli(['install', '--app-dir', fixtureApp, '--namespace', ns, ...failing]);
+    await killMidRun(run, run.logged('app revision 2 failed: ', 120_000));
     // The cache stays as the killed run left it: upgraded (or its rollback cut short).
     expect((await history('cache', ns)).length).toBeGreaterThan(1);
 

@@ -6,10 +6,10 @@
 // versions and uids; expected values are written out.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getJson, kubectl, waitFor } from '../cluster/kube.js';
+import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, helm4, runCli, tempDir } from '../helpers.js';
 import { plural, type StorageKind, writeStorageChart } from '../fixtures/upgrade-paths/storage-charts.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
+import { history, install, killMidRun, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 
 const newNamespace = namespacesDeletedAfterAll();
 const groups: string[] = [];
@@ -215,10 +215,11 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
     expect((await run(s.ns, old, helm4)).exitCode).toBe(0);
     await createObjects(s.group, [s.ns, s.ns2], COUNT);
     const before = await uids(s.group);
-    const { child, killGroup } = spawnCli(['install', '--release', 'operator', '--namespace', s.ns, '--chart', next]);
-    await waitFor('the kill point', () => when(s), { timeoutMs: 180_000, intervalMs: 50 });
-    killGroup('SIGKILL');
-    await child;
+    const killed = spawnCli(['install', '--release', 'operator', '--namespace', s.ns, '--chart', next]);
+    await killMidRun(
+      killed,
+      killed.waitFor('the kill point', () => when(s), { timeoutMs: 180_000, intervalMs: 50 }),
+    );
     return { s, before, next };
   }
 

@@ -5,12 +5,22 @@
 // live holder's Lease is never taken, not even once it stopped renewing (stalled).
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { createNamespace, deleteNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { chartDir, cliPath, installerNodeArgs, helm3 } from '../helpers.js';
+import { helm3 } from '../helpers.js';
 import { LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
-import { helmCalls, history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
+import {
+  helmCalls,
+  history,
+  install,
+  killMidRun,
+  kubeconfig,
+  namespacesDeletedAfterAll,
+  spawnStorefront,
+  waitForRelease,
+  webUnschedulable,
+  type RunningCli,
+} from './cluster-helpers.js';
 
 const opts = () => ({ kubeconfig: kubeconfig() });
 const leaseName = 'helm-installer-storefront';
@@ -19,38 +29,9 @@ const WAITING = 'another installer holds this release: waiting for it';
 // The cases added with the Lease takeover give their database claims back when the file ends.
 const fresh = namespacesDeletedAfterAll();
 
-/** The built CLI in its own process group, so the test can SIGKILL it together with its helm. */
-function startInstaller(ns: string, args: string[], env: Record<string, string> = {}): ResultPromise {
-  return execa(
-    process.execPath,
-    [
-      ...installerNodeArgs,
-      cliPath,
-      'install',
-      '--release',
-      'storefront',
-      '--namespace',
-      ns,
-      '--timeout',
-      '5m',
-      ...args,
-    ],
-    {
-      // The storefront chart alone (the bundled app is a release plan).
-      // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until killed.
-      env: {
-        KUBECONFIG: kubeconfig(),
-        HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
-        HELM_INSTALLER_CHART: chartDir,
-        HELM_INSTALLER_FAIL_FAST_AFTER: '0',
-        ...env,
-      },
-      reject: false,
-      detached: true,
-      forceKillAfterDelay: false,
-    },
-  );
-}
+/** A storefront run to kill; no fail-fast, and helm's own timeout far beyond any case's kill point. */
+const startInstaller = (ns: string, args: string[], env: Record<string, string> = {}) =>
+  spawnStorefront(ns, ['--timeout', '5m', ...args], env);
 
 async function lease(
   ns: string,
@@ -65,22 +46,16 @@ async function lease(
  * got it, is not the state a case needs (issue 40: a stalled case stopped a run that had not
  * taken the Lease yet, and the next run took over a Lease left behind).
  */
-async function heldBy(ns: string, child: ResultPromise): Promise<string> {
-  const own = new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/${child.pid}/[0-9a-f]{6}$`);
-  const seen = await waitFor(
-    `installer ${child.pid} to hold the Lease`,
+async function heldBy(ns: string, run: RunningCli): Promise<string> {
+  const own = new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/${run.child.pid}/[0-9a-f]{6}$`);
+  return run.waitFor(
+    `installer ${run.child.pid} to hold the Lease`,
     async () => {
-      if (child.exitCode !== null) return { ended: child.exitCode };
       const holder = (await lease(ns))?.spec.holderIdentity;
-      return holder && own.test(holder) ? { holder } : undefined;
+      return holder && own.test(holder) ? holder : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   );
-  if ('ended' in seen)
-    throw new Error(
-      `installer ${child.pid} ended (exit ${seen.ended}) before it held the Lease: ${String((await child).stderr).slice(-2000)}`,
-    );
-  return seen.holder;
 }
 
 /** A process's state letter from /proc (T: stopped), or undefined once it is gone. */
@@ -94,18 +69,8 @@ function processState(pid: number): string | undefined {
 }
 
 /** Waits until helm has applied the change and is waiting for it, then kills the whole run. */
-async function killWhileWaiting(ns: string, child: ResultPromise, pending: string): Promise<void> {
-  await waitFor(
-    `the release to be ${pending} with the web Deployment changed`,
-    async () => {
-      if ((await history('storefront', ns)).at(-1)?.status !== pending) return false;
-      const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
-      return web.spec.template.spec.nodeSelector?.zone === 'nowhere';
-    },
-    { timeoutMs: 90_000, intervalMs: 200 },
-  );
-  process.kill(-child.pid!, 'SIGKILL');
-  await child;
+async function killWhileWaiting(ns: string, run: RunningCli, pending: string): Promise<void> {
+  await killMidRun(run, waitForRelease('storefront', ns, { status: pending }, { run, also: webUnschedulable(ns) }));
 }
 
 /** The pids whose parent is `pid` (from /proc). */
@@ -186,7 +151,7 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
         (l) =>
           l.msg === 'another installer holds this release: waiting for it' &&
           l.holder === holder &&
-          l.holderState === `pid ${first.pid} still runs on this host`,
+          l.holderState === `pid ${first.child.pid} still runs on this host`,
       ),
     ).toBe(true);
     expect(releaseHelm(second.stdout)).toEqual([]);
@@ -195,8 +160,8 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect((await lease(ns))?.spec.holderIdentity).toBe(holder);
     expect((await history('storefront', ns)).map((h) => h.revision)).toEqual([1, 2]);
 
-    process.kill(-first.pid!, 'SIGTERM');
-    await first;
+    first.killGroup('SIGTERM');
+    await first.child;
   });
 
   it('a run that reads the release deployed while another holds the Lease starts no helm on the release: it waits, then exits 7 on the Lease, never on helm\'s "another operation is in progress"', async () => {
@@ -238,11 +203,11 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const first = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '90s']);
     const holder = await heldBy(ns, first);
-    process.kill(-first.pid!, 'SIGSTOP');
+    first.killGroup('SIGSTOP');
     try {
       // The state the case needs, proved before it acts: the first run stopped, not ended, and
       // still the Lease's holder.
-      await waitFor('the first installer stopped', () => processState(first.pid!) === 'T', {
+      await waitFor('the first installer stopped', () => processState(first.child.pid!) === 'T', {
         timeoutMs: 10_000,
         intervalMs: 50,
       });
@@ -268,9 +233,9 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
         `stalled holder: the second run waited ${(waited / 1000).toFixed(1)} s and exited 7; the Lease stayed with ${holder}`,
       );
     } finally {
-      process.kill(-first.pid!, 'SIGCONT');
-      process.kill(-first.pid!, 'SIGTERM');
-      await first;
+      first.killGroup('SIGCONT');
+      first.killGroup('SIGTERM');
+      await first.child;
     }
   });
 
@@ -389,10 +354,17 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
       ]);
       // From its start to helm waiting for pods that cannot be scheduled: start, render, Lease, apply, wait.
       const delay = Math.round(300 + Math.random() * 5700);
-      await new Promise((r) => setTimeout(r, delay));
-      const left = (await lease(ns))?.spec.holderIdentity;
-      process.kill(-killed.pid!, 'SIGKILL');
-      await killed;
+      const at = Date.now() + delay;
+      // A random point is the case, so a time, not a state: then the Lease as the kill leaves it.
+      const { seen } = await killMidRun(
+        killed,
+        killed.waitFor(
+          `${delay} ms into the run`,
+          async () => Date.now() >= at && { left: (await lease(ns))?.spec.holderIdentity },
+          { timeoutMs: delay + 60_000, intervalMs: 50 },
+        ),
+      );
+      const { left } = seen;
       const status = (await history('storefront', ns)).at(-1)?.status;
       const started = Date.now();
       const r = await install('storefront', ns, ['--force-upgrade'], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
@@ -420,19 +392,11 @@ describe('one installer at a time (Lease) and recovery of a killed one', () => {
     const ns = await createNamespace('kill-helm', opts());
     expect((await install('storefront', ns)).exitCode).toBe(0);
     const run = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere']);
-    await waitFor(
-      'the upgrade to be applied and waiting',
-      async () => {
-        if ((await history('storefront', ns)).at(-1)?.status !== 'pending-upgrade') return false;
-        const web = await getJson(['get', 'deployment', 'storefront-web'], { ...opts(), namespace: ns });
-        return web.spec.template.spec.nodeSelector?.zone === 'nowhere';
-      },
-      { timeoutMs: 90_000, intervalMs: 200 },
-    );
-    const helmPids = childPids(run.pid!).filter((pid) => /^helm/.test(readFileSync(`/proc/${pid}/comm`, 'utf8')));
+    await waitForRelease('storefront', ns, { status: 'pending-upgrade' }, { run, also: webUnschedulable(ns) });
+    const helmPids = childPids(run.child.pid!).filter((pid) => /^helm/.test(readFileSync(`/proc/${pid}/comm`, 'utf8')));
     expect(helmPids).toHaveLength(1);
     process.kill(helmPids[0]!, 'SIGKILL');
-    const r = await run;
+    const r = await run.child;
     expect(r.exitCode, String(r.stderr)).toBe(5);
     expect(String(r.stderr)).toMatch(
       /^cause: install\/upgrade of release storefront stopped: helm was killed by SIGKILL \(in a pod, usually the out-of-memory killer at the container memory limit\)$/m,

@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { applyYaml, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { cliPath, helm3, helm4, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { cliResult, helm3, helm4, repoRoot, runCli, tempDir, type CliResult } from '../helpers.js';
 import { history, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
 
 const CHART = join(repoRoot, 'test/fixtures/charts/refused');
@@ -207,16 +207,13 @@ interface Timed {
   seconds: number;
 }
 
-async function timed(bin: string, args: string[], env: Record<string, string> = {}): Promise<Timed> {
+async function timed(run: () => Promise<CliResult>): Promise<Timed> {
   const started = Date.now();
-  const r = await execa(bin, args, { env: { KUBECONFIG: kubeconfig(), ...env }, reject: false, timeout: 600_000 });
-  return {
-    exitCode: r.exitCode ?? -1,
-    stdout: String(r.stdout),
-    stderr: String(r.stderr),
-    seconds: (Date.now() - started) / 1000,
-  };
+  const r = await run();
+  return { ...r, seconds: (Date.now() - started) / 1000 };
 }
+
+const cli = (args: string[]) => timed(() => runCli(args, { env: { KUBECONFIG: kubeconfig() }, timeoutMs: 600_000 }));
 
 function valuesFile(values: object): string {
   const file = join(tempDir('refused'), 'values.yaml');
@@ -225,46 +222,46 @@ function valuesFile(values: object): string {
 }
 
 const installer = (ns: string, values: string, bin: string) =>
-  timed(
-    process.execPath,
-    [
-      ...installerNodeArgs,
-      cliPath,
-      'install',
-      '--chart',
-      CHART,
-      '--release',
-      RELEASE,
-      '--namespace',
-      ns,
-      '-f',
-      values,
-      '--timeout',
-      '300s',
-      '--fail-fast-after',
-      `${FAIL_FAST_S}s`,
-      '--helm-bin',
-      bin,
-    ],
-    {
-      HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
-    },
-  );
-
-const plainHelm = (ns: string, values: string, bin: string) =>
-  timed(bin, [
-    'upgrade',
-    '--install',
-    RELEASE,
+  cli([
+    'install',
+    '--chart',
     CHART,
+    '--release',
+    RELEASE,
     '--namespace',
     ns,
     '-f',
     values,
-    '--wait',
     '--timeout',
-    `${PLAIN_TIMEOUT_S}s`,
+    '300s',
+    '--fail-fast-after',
+    `${FAIL_FAST_S}s`,
+    '--helm-bin',
+    bin,
   ]);
+
+const plainHelm = (ns: string, values: string, bin: string) =>
+  timed(async () =>
+    cliResult(
+      await execa(
+        bin,
+        [
+          'upgrade',
+          '--install',
+          RELEASE,
+          CHART,
+          '--namespace',
+          ns,
+          '-f',
+          values,
+          '--wait',
+          '--timeout',
+          `${PLAIN_TIMEOUT_S}s`,
+        ],
+        { env: { KUBECONFIG: kubeconfig() }, reject: false, timeout: 600_000 },
+      ),
+    ),
+  );
 
 const logLines = (stdout: string) =>
   stdout
@@ -279,27 +276,19 @@ describe('plan: what the cluster says before any change', () => {
     const ns = await namespace('refusedplan');
     await CASES[0]!.setUp(ns);
     const values = valuesFile({ storageClass: 'no-such-class' });
-    const r = await timed(
-      process.execPath,
-      [
-        ...installerNodeArgs,
-        cliPath,
-        'plan',
-        '--chart',
-        CHART,
-        '--release',
-        RELEASE,
-        '--namespace',
-        ns,
-        '-f',
-        values,
-        '-o',
-        'json',
-      ],
-      {
-        HELM_INSTALLER_TERMINATION_LOG: '/nonexistent/termination-log',
-      },
-    );
+    const r = await cli([
+      'plan',
+      '--chart',
+      CHART,
+      '--release',
+      RELEASE,
+      '--namespace',
+      ns,
+      '-f',
+      values,
+      '-o',
+      'json',
+    ]);
     expect(r.exitCode, r.stderr).toBe(10); // the install would change something
     const refusals = JSON.parse(r.stdout).refusals as {
       object: string;

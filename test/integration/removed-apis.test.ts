@@ -15,6 +15,7 @@ import {
   installerEvents,
   kubeconfig,
   markPending,
+  killMidRun,
   namespacesDeletedAfterAll,
   spawnCli,
 } from './cluster-helpers.js';
@@ -238,9 +239,7 @@ describe.each([
       },
     );
     const killed = spawnCli(args, { HELM_BIN: bin });
-    await new Promise<void>((resolve) => watch.stdout!.on('data', () => resolve()));
-    killed.killGroup('SIGKILL');
-    await killed.child;
+    await killMidRun(killed, new Promise<void>((resolve) => watch.stdout!.on('data', () => resolve())));
     watch.kill();
     // The kill left the record either as it was or rewritten (each write is one request), and no revision.
     const left = (await readRecord(ns, `sh.helm.release.v1.${release}.v1`)).record.manifest;

@@ -3,27 +3,34 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createNamespace, getJson, kubectl, waitFor } from '../cluster/kube.js';
-import { chartDir, helm4, tempDir } from '../helpers.js';
-import { copyChart, history, install, kubeconfig, spawnCli } from './cluster-helpers.js';
+import { createNamespace, getJson, kubectl } from '../cluster/kube.js';
+import { helm4, tempDir } from '../helpers.js';
+import {
+  copyChart,
+  history,
+  install,
+  killMidRun,
+  kubeconfig,
+  spawnStorefront,
+  waitForRelease,
+  webUnschedulable,
+} from './cluster-helpers.js';
 
 describe('signals', () => {
   it('SIGTERM mid-upgrade: a concurrent run is refused as busy (7); helm stops cleanly, the release is not left pending, exit 5', async () => {
     const ns = await createNamespace('sigterm', { kubeconfig: kubeconfig() });
     expect((await install('storefront', ns)).exitCode).toBe(0);
     // No SIGKILL after the SIGTERM: the rollback helm then does may take longer than execa's default 5 s.
-    const { child } = startInstaller(ns, ['--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere']);
+    const run = startInstaller(ns, ['--timeout', '5m', '--set', 'web.nodeSelector.zone=nowhere']);
+    const { child } = run;
     // SIGTERM while helm waits for the unready Deployment (its change applied). Earlier, helm 4
     // can race its own cancelled apply against the rollback (the rollback then waits out the
     // timeout), which is helm's behaviour, not the installer's.
-    await waitFor(
-      'the upgrade to be applied and waiting',
-      async () => {
-        if ((await history('storefront', ns)).at(-1)?.status !== 'pending-upgrade') return false;
-        const web = await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, kubeconfig: kubeconfig() });
-        return web.spec.template.spec.nodeSelector?.zone === 'nowhere';
-      },
-      { timeoutMs: 60_000, intervalMs: 200 },
+    await waitForRelease(
+      'storefront',
+      ns,
+      { status: 'pending-upgrade' },
+      { run, also: webUnschedulable(ns), timeoutMs: 60_000 },
     );
     // Meanwhile a second installer finds the release's Lease held: exit 7 after its short wait,
     // and it touches nothing.
@@ -54,13 +61,7 @@ describe('signals', () => {
 
 /** The storefront chart alone (the bundled app is a release plan); a case's --chart wins. */
 function startInstaller(ns: string, args: string[], env: Record<string, string> = {}) {
-  // No fail-fast: the runs here hang on pods no node takes (nodeSelector zone=nowhere) until signalled.
-  return spawnCli(['install', '--release', 'storefront', '--namespace', ns, ...args], {
-    HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'),
-    HELM_INSTALLER_CHART: chartDir,
-    HELM_INSTALLER_FAIL_FAST_AFTER: '0',
-    ...env,
-  });
+  return spawnStorefront(ns, args, { HELM_INSTALLER_TERMINATION_LOG: join(ns, 'none'), ...env });
 }
 
 describe('signals at every stage', () => {
@@ -77,12 +78,13 @@ describe('signals at every stage', () => {
         '{{- range until 36000 }}{{- range until 36000 }}{{- end }}{{- end }}\n',
       ),
     );
-    const { child, logged } = startInstaller(ns, ['--chart', slow, '--log-level', 'debug']);
+    const run = startInstaller(ns, ['--chart', slow, '--log-level', 'debug']);
     // The render check's helm call (the values probe before it renders another chart).
-    await logged(`"argv":["template","storefront","${slow}"`);
-    const sent = Date.now();
-    child.kill('SIGTERM');
-    const r = await child;
+    const { seen: sent, result: r } = await killMidRun(
+      run,
+      run.logged(`"argv":["template","storefront","${slow}"`).then(() => Date.now()),
+      'SIGTERM',
+    );
     expect(r.exitCode, String(r.stderr)).toBe(5);
     // Not a speed figure: far below the minute the render would take, with room for a loaded machine.
     expect(Date.now() - sent).toBeLessThan(20_000);
@@ -117,15 +119,16 @@ describe('signals at every stage', () => {
         },
       }),
     });
-    const { child, logged } = startInstaller(ns, ['--set', 'web.replicaCount=3'], {
+    const run = startInstaller(ns, ['--set', 'web.replicaCount=3'], {
       HELM_INSTALLER_LOCK_TIMEOUT: '5m',
     });
-    await logged('another installer holds this release: waiting for it');
+    await run.logged('another installer holds this release: waiting for it');
     // The render and the RBAC preflight run beside the wait: done, so the wait is all that is left.
-    await logged('"msg":"rbac preflight"');
-    const sent = Date.now();
-    child.kill('SIGTERM');
-    const r = await child;
+    const { seen: sent, result: r } = await killMidRun(
+      run,
+      run.logged('"msg":"rbac preflight"').then(() => Date.now()),
+      'SIGTERM',
+    );
     expect(r.exitCode, String(r.stderr)).toBe(5);
     // Far below the 5 minutes of --lock-timeout it would otherwise wait.
     expect(Date.now() - sent).toBeLessThan(20_000);
@@ -150,17 +153,13 @@ describe('signals at every stage', () => {
     );
     chmodSync(wrapper, 0o755);
     const termination = join(dir, 'termination-log');
-    const { child, logged, killGroup } = startInstaller(
-      ns,
-      ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'],
-      { HELM_BIN: wrapper, HELM_INSTALLER_TERMINATION_LOG: termination },
-    );
+    const run = startInstaller(ns, ['--set', 'web.nodeSelector.zone=nowhere', '--timeout', '5m'], {
+      HELM_BIN: wrapper,
+      HELM_INSTALLER_TERMINATION_LOG: termination,
+    });
+    const { child, logged, killGroup } = run;
     await logged('running helm upgrade --install');
-    await waitFor(
-      'the upgrade to be pending',
-      async () => (await history('storefront', ns)).at(-1)?.status === 'pending-upgrade',
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
+    await waitForRelease('storefront', ns, { status: 'pending-upgrade' }, { run, timeoutMs: 60_000 });
     child.kill('SIGTERM');
     await logged('signal received: stopping cleanly (a second signal forces exit)');
     const sent = Date.now();

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { getJson, kubectl } from '../cluster/kube.js';
 import { helm3, helm4, runCli, tempDir } from '../helpers.js';
 import { type WidgetChart, writeWidgetChart } from '../fixtures/upgrade-paths/widget-charts.js';
-import { history, install, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
+import { history, install, killMidRun, kubeconfig, namespacesDeletedAfterAll, spawnCli } from './cluster-helpers.js';
 import { serviceAccountsDeletedAfterAll, shippedRole } from './service-account.js';
 
 const newNamespace = namespacesDeletedAfterAll();
@@ -264,18 +264,8 @@ describe('upgrade paths: CRDs', () => {
     });
     expect((await run(ns, both, helm4)).exitCode).toBe(0);
 
-    const { child, logged, killGroup } = spawnCli([
-      'install',
-      '--release',
-      'widgets',
-      '--namespace',
-      ns,
-      '--chart',
-      stable,
-    ]);
-    await logged('rewriting its objects in v1', 120_000);
-    killGroup('SIGKILL');
-    await child;
+    const killed = spawnCli(['install', '--release', 'widgets', '--namespace', ns, '--chart', stable]);
+    await killMidRun(killed, killed.logged('rewriting its objects in v1', 120_000));
     expect((await crd(group)).stored).toEqual(['v1alpha1', 'v1']);
 
     const next = await run(ns, stable, helm4);

@@ -3,11 +3,10 @@
 // the namespace's pods itself (their names and states, to compare the installer's words with).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { stringify } from 'yaml';
 import { getJson } from '../cluster/kube.js';
 import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
-import { cliPath, installerNodeArgs, repoRoot, tempDir } from '../helpers.js';
+import { repoRoot, runCli, tempDir } from '../helpers.js';
 import { kubeconfig } from './cluster-helpers.js';
 
 const WAIT_CAUSES_CHART = join(repoRoot, 'test/fixtures/charts/wait-causes');
@@ -51,24 +50,11 @@ export async function observedInstall(release: string, namespace: string, args: 
   const termination = join(dir, 'termination-log');
   writeFileSync(termination, '');
   const started = Date.now();
-  const child = execa(
-    process.execPath,
-    [
-      ...installerNodeArgs,
-      cliPath,
-      'install',
-      '--chart',
-      WAIT_CAUSES_CHART,
-      '--release',
-      release,
-      '--namespace',
-      namespace,
-      ...args,
-    ],
+  const child = runCli(
+    ['install', '--chart', WAIT_CAUSES_CHART, '--release', release, '--namespace', namespace, ...args],
     {
       env: { KUBECONFIG: kubeconfig(), HELM_INSTALLER_TERMINATION_LOG: termination },
-      reject: false,
-      timeout: 900_000,
+      timeoutMs: 900_000,
     },
   );
   const pods = new Map<string, any>();
@@ -86,15 +72,15 @@ export async function observedInstall(release: string, namespace: string, args: 
   const seconds = (Date.now() - started) / 1000;
   running = false;
   await watching;
-  const stdout = String(r.stdout);
+  const { stdout } = r;
   const logs = stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as ObservedRun['logs'][number]);
   return {
-    exitCode: r.exitCode ?? -1,
+    exitCode: r.exitCode,
     stdout,
-    stderr: String(r.stderr),
+    stderr: r.stderr,
     termination: readFileSync(termination, 'utf8'),
     seconds,
     pods,
