@@ -221,17 +221,22 @@ function valuesFile(values: object): string {
   return file;
 }
 
+/** The fixture chart's release in `ns` with `values`: what install and plan are given alike. */
+const target = (ns: string, values: string) => [
+  '--chart',
+  CHART,
+  '--release',
+  RELEASE,
+  '--namespace',
+  ns,
+  '-f',
+  values,
+];
+
 const installer = (ns: string, values: string, bin: string) =>
   cli([
     'install',
-    '--chart',
-    CHART,
-    '--release',
-    RELEASE,
-    '--namespace',
-    ns,
-    '-f',
-    values,
+    ...target(ns, values),
     '--timeout',
     '300s',
     '--fail-fast-after',
@@ -276,19 +281,7 @@ describe('plan: what the cluster says before any change', () => {
     const ns = await namespace('refusedplan');
     await CASES[0]!.setUp(ns);
     const values = valuesFile({ storageClass: 'no-such-class' });
-    const r = await cli([
-      'plan',
-      '--chart',
-      CHART,
-      '--release',
-      RELEASE,
-      '--namespace',
-      ns,
-      '-f',
-      values,
-      '-o',
-      'json',
-    ]);
+    const r = await cli(['plan', ...target(ns, values), '-o', 'json']);
     expect(r.exitCode, r.stderr).toBe(10); // the install would change something
     const refusals = JSON.parse(r.stdout).refusals as {
       object: string;
