@@ -25,7 +25,7 @@ import { REAL_NODE_NAME } from '../cluster/real-node.js';
 import { buildImage } from '../image/image-build.js';
 import { helm4, repoRoot } from '../helpers.js';
 import { leaseName, LEASE_DURATION_SECONDS } from '../../src/cluster/lease-decision.js';
-import { history, releaseRecord } from './cluster-helpers.js';
+import { history, releaseRecord, waitForRelease } from './cluster-helpers.js';
 import { kotsRender, type ConfigValue } from './kots-render.js';
 import {
   finishedJob,
@@ -599,16 +599,24 @@ describe('the installer Job on the real node', () => {
     await reset();
     // Values that keep helm waiting (pods that cannot be scheduled), so the kill lands mid-install.
     await apply(oneChart(forRealNode(shipped, image, 'web:\n  replicaCount: 2\n  nodeSelector:\n    zone: nowhere\n')));
-    const [first] = await waitFor(
-      'the installer holding the Lease with the release pending',
-      async () => {
-        const pods = await installerPods();
-        const l = await kubectl(['get', 'lease', leaseName(release), '-o', 'json'], { ...ns, reject: false });
-        if (l.exitCode !== 0 || (await history(release, namespace)).at(-1)?.status !== 'pending-install')
-          return undefined;
-        return pods.length === 1 ? pods : undefined;
+    let first: any;
+    await waitForRelease(
+      release,
+      namespace,
+      { status: 'pending-install' },
+      {
+        also: {
+          what: 'its one installer pod holding the Lease',
+          probe: async () => {
+            const pods = await installerPods();
+            const l = await kubectl(['get', 'lease', leaseName(release), '-o', 'json'], { ...ns, reject: false });
+            [first] = pods;
+            return l.exitCode === 0 && pods.length === 1;
+          },
+        },
+        timeoutMs: 180_000,
+        intervalMs: 500,
       },
-      { timeoutMs: 180_000, intervalMs: 500 },
     );
     const held = JSON.parse((await kubectl(['get', 'lease', leaseName(release), '-o', 'json'], ns)).stdout);
     // The holder names its pod (downward API), as the next run needs to find it.
