@@ -147,6 +147,7 @@ async function connectCluster(run: InstallRun, connected: Promise<KubeClients>):
   });
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);
   run.state.progress.namespace = namespace;
+  run.state.kube = kube;
   return { kube, namespace, records: new ReleaseRecords(kube, namespace, run.release) };
 }
 
