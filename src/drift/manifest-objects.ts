@@ -19,8 +19,32 @@ export interface PlacedObject {
   path?: string;
 }
 
-/** The manifest's objects, in order; documents without a kind (empty, comments only) skipped. */
-export function manifestObjects(manifest: string): Obj[] {
+/**
+ * The manifests parsed last, newest first. One run reads the same two manifests several times
+ * (the render: cluster fit, claims, fields that cannot change; the deployed record: drift,
+ * claims): each is parsed once. Frozen, so that a caller changing what another one reads fails
+ * loudly instead (placeObjects works on copies).
+ */
+const parsed: { manifest: string; objects: readonly Obj[] }[] = [];
+const KEPT = 2;
+
+/** The manifest's objects, in order; documents without a kind (empty, comments only) skipped. Read-only. */
+export function manifestObjects(manifest: string): readonly Obj[] {
+  const hit = parsed.find((p) => p.manifest === manifest);
+  if (hit) return hit.objects;
+  const objects = deepFreeze(parseObjects(manifest));
+  parsed.unshift({ manifest, objects });
+  parsed.length = Math.min(parsed.length, KEPT);
+  return objects;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  for (const v of Object.values(value)) deepFreeze(v);
+  return Object.freeze(value);
+}
+
+function parseObjects(manifest: string): Obj[] {
   const out: Obj[] = [];
   // The installer's own reader of helm's YAML (a fast path for what helm emits, the library for
   // the rest): the library alone took 80-110 ms for the bundled chart's manifest in a cold run.

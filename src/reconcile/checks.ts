@@ -82,17 +82,24 @@ export function rbacCheck(
             import('../rbac/required-permissions.js'),
             query(),
           ]);
-          await untilAborted(
-            rbacPreflight(
-              { manifests, releaseNamespace: cluster.namespace, optional: [eventPermission(events)] },
-              run.logger,
-              cluster.kube.config,
-              q,
-            ),
-            run.signal,
-            'rbac preflight',
-          );
-          await untilAborted(fitCheck(run, cluster, manifests), run.signal, 'cluster fit check');
+          // The fit check's reads and dry runs go beside the preflight's reviews; a denial is still
+          // the one named when both fail (the fit check's calls fail too without the access).
+          await awaitInOrder(run.state.progress, [
+            [
+              'rbac preflight',
+              untilAborted(
+                rbacPreflight(
+                  { manifests, releaseNamespace: cluster.namespace, optional: [eventPermission(events)] },
+                  run.logger,
+                  cluster.kube.config,
+                  q,
+                ),
+                run.signal,
+                'rbac preflight',
+              ),
+            ],
+            ['cluster fit check', untilAborted(fitCheck(run, cluster, manifests), run.signal, 'cluster fit check')],
+          ] as const);
         })());
 }
 

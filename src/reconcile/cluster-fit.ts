@@ -47,7 +47,7 @@ export async function readClusterFit(
 /** The namespace's quotas the chart's pods do not fit in all (a dry run of one pod sees one pod). */
 async function readQuotaFit(
   client: ObjectClient,
-  objects: Obj[],
+  objects: readonly Obj[],
   namespace: string,
   logger: Logger,
 ): Promise<PodRefusal[]> {
@@ -79,7 +79,11 @@ async function readQuotaFit(
   }));
 }
 
-async function readMissingClasses(client: ObjectClient, objects: Obj[], logger: Logger): Promise<MissingClass[]> {
+async function readMissingClasses(
+  client: ObjectClient,
+  objects: readonly Obj[],
+  logger: Logger,
+): Promise<MissingClass[]> {
   const refs = classReferences(objects);
   const kinds = [...new Set(refs.map((r) => r.kind))];
   const existing: Partial<Record<ClassKind, string[]>> = {};

@@ -7,7 +7,7 @@
 // which writes the summary and the exit code; a signal stops the run between stages, or is
 // forwarded to helm.
 import { clusterDiscovery, clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
-import { connectKube, helmDefaultNamespace, preloadKubeClient } from '../cluster/kube-client.js';
+import { connectKube, helmDefaultNamespace, preloadKubeClient, type KubeClients } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { TransientError, UsageError } from '../common/errors.js';
@@ -30,6 +30,22 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
   // The cluster client's module (the largest we load) loads while the chart, values and helm are
   // read (helm's own `version` runs meanwhile): every install connects.
   preloadKubeClient();
+  // Every install but a dry run connects: the kubeconfig and discovery's round trips start now,
+  // beside the chart, values and helm's `version`, instead of after them.
+  const connecting = o.dryRun ? undefined : startConnecting();
+  try {
+    return await installWith(o, state, member, connecting);
+  } finally {
+    connecting?.stop();
+  }
+}
+
+async function installWith(
+  o: InstallOptions,
+  state: RunState,
+  member: PlanMember | undefined,
+  connecting: Connecting | undefined,
+): Promise<number> {
   // The chart's defaults are read only where a step needs them: an unchanged redeploy needs none.
   const run = installRun(await startRun(o, state, 1, { deferChartValues: true }), member);
   const { logger, release, resolved, helm } = run;
@@ -44,14 +60,14 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
     },
     'starting',
   );
-  if (o.dryRun) return dryRun(run);
+  if (o.dryRun || !connecting) return dryRun(run);
   const inputs = runInputs(run);
   if (o.forceUpgrade) void inputs.digests();
   run.stage('connecting to the cluster');
-  const cluster = await connectCluster(run);
+  const cluster = await connectCluster(run, connecting.kube);
   // Discovery (the cluster's Capabilities for the render, each kind's resource for the RBAC
-  // preflight) is asked now, so its round trips overlap the release read; given up by a skip.
-  const discovering = readClusterDiscovery(cluster.kube.config);
+  // preflight), asked since the start, overlaps the release read; given up by a skip.
+  const discovering = (await connecting.discovery)!;
   const reader: StateReader = {
     ...cluster,
     inputs,
@@ -100,9 +116,30 @@ export async function installRelease(o: InstallOptions, state: RunState, member?
   }
 }
 
+interface Connecting {
+  /** Rejects with connectKube's UsageError when the kubeconfig cannot be loaded. */
+  kube: Promise<KubeClients>;
+  /** Undefined when the kubeconfig could not be loaded. */
+  discovery: Promise<Discovering | undefined>;
+  /** Gives up discovery's requests: a run that ended early (bad values) never waits for a slow server. */
+  stop(): void;
+}
+
+type Discovering = ReturnType<typeof readClusterDiscovery>;
+
+function startConnecting(): Connecting {
+  const kube = connectKube();
+  const discovery = kube.then(
+    (k) => readClusterDiscovery(k.config),
+    () => undefined,
+  );
+  kube.catch(() => undefined);
+  return { kube, discovery, stop: () => void discovery.then((d) => d?.stop()) };
+}
+
 /** Connected clients, or (a kubeconfig that cannot be loaded) the checks that need no cluster first. */
-async function connectCluster(run: InstallRun): Promise<ClusterRun> {
-  const kube = await connectKube().catch(async (error: unknown) => {
+async function connectCluster(run: InstallRun, connected: Promise<KubeClients>): Promise<ClusterRun> {
+  const kube = await connected.catch(async (error: unknown) => {
     // Bad values (3) and missing images (6) are named before a kubeconfig problem.
     if (error instanceof UsageError)
       await withRenderSetup(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
@@ -110,6 +147,7 @@ async function connectCluster(run: InstallRun): Promise<ClusterRun> {
   });
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);
   run.state.progress.namespace = namespace;
+  run.state.kube = kube;
   return { kube, namespace, records: new ReleaseRecords(kube, namespace, run.release) };
 }
 

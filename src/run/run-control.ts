@@ -16,6 +16,8 @@ export function stageGate(state: RunState): (name: string) => void {
       });
     }
     state.progress.action = name;
+    // Each stage's start in the debug log: where a run's time goes (the bench's phases read it).
+    state.logger?.debug({ stage: name }, 'stage');
   };
 }
 

@@ -1,6 +1,7 @@
 // What the one process-ending place (main.ts) needs to know about a command in flight: where
 // it got to (for the failure summary), which secrets to mask, and how to cancel it.
 import type { Logger } from 'pino';
+import type { KubeClients } from '../cluster/kube-client.js';
 import type { SecretRegistry } from '../common/secrets.js';
 import type { Outcome } from './outcome.js';
 
@@ -26,6 +27,8 @@ export interface RunState {
   bindings?: Record<string, string>;
   /** What happened to each release (src/run/record.ts); shared by a plan's releases. */
   outcomes?: Outcome[];
+  /** The run's cluster connection, once made: the Events after the run reuse it (no second TLS handshake). */
+  kube?: KubeClients;
   /** Set by `install`: writes the outcomes (Events, notifications) once the command has ended; never throws. */
   tell?: (outcomes: Outcome[]) => Promise<void>;
 }

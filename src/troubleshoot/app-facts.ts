@@ -9,7 +9,7 @@ export interface ReleaseRender {
   release: string;
   namespace: string;
   chart: { name: string; version: string; kubeVersion?: string };
-  objects: Obj[];
+  objects: readonly Obj[];
 }
 
 export type ClassKind = 'StorageClass' | 'IngressClass' | 'PriorityClass' | 'RuntimeClass';

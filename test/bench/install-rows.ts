@@ -206,7 +206,8 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
     const runEnv = goal.scale ? { ...env, ...SCALE_HELM_ENV } : env;
     const oursNs = await ns(`noop-ours-${label.replace(/[^a-z0-9]+/g, '-')}`);
     const helmNs = await ns(`noop-helm-${label.replace(/[^a-z0-9]+/g, '-')}`);
-    const ourArgs = [...installerNodeArgs, cliPath, ...benchArgv.install(oursNs, source)];
+    const ourArgs = [...installerNodeArgs, cliPath, ...benchArgv.install(oursNs, source, ['--log-level', 'debug'])];
+    const noopPhases: Phases[] = [];
     await timed(node, ourArgs, { env: runEnv });
     await timed(helm4, withNamespace(argv, helmNs), { env: runEnv });
     const [oursBefore, helmBefore] = [
@@ -219,6 +220,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
         const s = await timed(node, ourArgs, { env: runEnv });
         if (!/unchanged release bench/.test(s.stderr))
           throw new Error(`the redeploy was not skipped:\n${s.stderr.slice(-2000)}`);
+        noopPhases.push(phasesOf(s.stdout, s.startedAt, s.wall));
         return s;
       },
       () => timed(helm4, withNamespace(argv, helmNs), { env: runEnv }),
@@ -236,6 +238,7 @@ export async function installRows(options: InstallBenchOptions): Promise<Row[]> 
       maxSeconds: goal.maxSeconds,
       goal: `${goal.goal}, 0 new revisions`,
       note: `new revisions: ours ${oursAdded}, helm ${helmAdded}`,
+      explain: describePhases(noopPhases),
     };
   }
 
