@@ -10,6 +10,8 @@ export interface Phases {
   beforeHelm: number;
   /** The render check's `helm template`, part of beforeHelm. */
   renderCheck: number;
+  /** The CRD step (src/crds/upgrade-crds.ts), part of beforeHelm; 0 for a chart without CRDs. */
+  crdStep: number;
   /** `helm upgrade` as the installer ran it. */
   helm: number;
   /** `helm upgrade` ended to the process's exit: the drift named, the summary, the Events. */
@@ -20,6 +22,7 @@ interface LogLine {
   time: number;
   msg?: string;
   helm?: string;
+  phase?: string;
 }
 
 /** `startedAt`: Date.now() at the spawn; `wall`: seconds until the process ended. */
@@ -36,11 +39,14 @@ export function phasesOf(log: string, startedAt: number, wall: number): Phases {
       'the debug log has no first line or no helm upgrade start and end (is --log-level debug honoured?)',
     );
   const [tplStart, tplEnd] = [at('template', 'running helm'), at('template', 'helm ended')];
+  const crdLines = lines.filter((l) => l.phase === 'crd step');
+  const [crdStart, crdEnd] = [crdLines[0]?.time, crdLines.at(-1)?.time];
   const end = startedAt + wall * 1000;
   return {
     startup: (first - startedAt) / 1000,
     beforeHelm: (upStart - first) / 1000,
     renderCheck: tplStart !== undefined && tplEnd !== undefined ? (tplEnd - tplStart) / 1000 : 0,
+    crdStep: crdStart !== undefined && crdEnd !== undefined ? (crdEnd - crdStart) / 1000 : 0,
     helm: (upEnd - upStart) / 1000,
     afterHelm: (end - upEnd) / 1000,
   };
@@ -49,5 +55,6 @@ export function phasesOf(log: string, startedAt: number, wall: number): Phases {
 /** The medians, as one line beside plain helm's median wall time. */
 export function describePhases(all: Phases[], plainHelm: number): string {
   const m = (k: keyof Phases) => median(all.map((p) => p[k])).toFixed(2);
-  return `where ours goes (medians): start-up ${m('startup')} s; before helm ${m('beforeHelm')} s (the render check's helm template ${m('renderCheck')} s); helm upgrade ${m('helm')} s against ${plainHelm.toFixed(2)} s alone; after helm ${m('afterHelm')} s`;
+  const crds = all.some((p) => p.crdStep > 0) ? `, the CRD step ${m('crdStep')} s` : '';
+  return `where ours goes (medians): start-up ${m('startup')} s; before helm ${m('beforeHelm')} s (the render check's helm template ${m('renderCheck')} s${crds}); helm upgrade ${m('helm')} s against ${plainHelm.toFixed(2)} s alone; after helm ${m('afterHelm')} s`;
 }

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { describePhases, phasesOf } from '../bench/phases.js';
 
-const line = (time: number, msg: string, helm?: string) =>
-  JSON.stringify({ level: 20, time, msg, ...(helm ? { helm } : {}) });
+const line = (time: number, msg: string, helm?: string, phase?: string) =>
+  JSON.stringify({ level: 20, time, msg, ...(helm ? { helm } : {}), ...(phase ? { phase } : {}) });
 
 describe('phasesOf', () => {
   const log = [
@@ -23,9 +23,22 @@ describe('phasesOf', () => {
       startup: 0.15,
       beforeHelm: 0.5,
       renderCheck: 0.22,
+      crdStep: 0,
       helm: 2.6,
       afterHelm: 0.05,
     });
+  });
+
+  it('gives the CRD step from its first line to its last', () => {
+    const withCrds = [
+      line(1_000_150, 'starting'),
+      line(1_000_540, 'CRD step: reading the live CRDs', undefined, 'crd step'),
+      line(1_000_600, 'CRD x updated'),
+      line(1_000_630, 'CRD step ended', undefined, 'crd step'),
+      line(1_000_650, 'running helm', 'upgrade'),
+      line(1_003_250, 'helm ended', 'upgrade'),
+    ].join('\n');
+    expect(phasesOf(withCrds, 1_000_000, 3.3).crdStep).toBe(0.09);
   });
 
   it('refuses a log without helm upgrade (no debug level)', () => {
@@ -33,9 +46,12 @@ describe('phasesOf', () => {
   });
 
   it('describes the medians beside plain helm', () => {
-    const p = { startup: 0.1, beforeHelm: 0.4, renderCheck: 0.2, helm: 2.5, afterHelm: 0.05 };
+    const p = { startup: 0.1, beforeHelm: 0.4, renderCheck: 0.2, crdStep: 0, helm: 2.5, afterHelm: 0.05 };
     expect(describePhases([p, { ...p, helm: 2.7 }, { ...p, helm: 2.6 }], 2.4)).toBe(
       "where ours goes (medians): start-up 0.10 s; before helm 0.40 s (the render check's helm template 0.20 s); helm upgrade 2.60 s against 2.40 s alone; after helm 0.05 s",
+    );
+    expect(describePhases([{ ...p, crdStep: 0.3 }], 2.4)).toContain(
+      "(the render check's helm template 0.20 s, the CRD step 0.30 s)",
     );
   });
 });
