@@ -104,6 +104,10 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
     const settled: string[] = [];
     input.logger.debug({ phase: 'crd step' }, 'CRD step: reading the live CRDs');
     const plan = await planCrds(client, input, { settled });
+    input.logger.debug(
+      { phase: 'crd step', read: plan.live.size, settled: settled.length },
+      `CRD step: ${plan.live.size} CRDs read whole and decided, ${settled.length} settled from their metadata`,
+    );
     const refused = plan.decisions.filter((d) => d.refused);
     if (refused.length > 0)
       throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: REFUSED_HINT });
@@ -203,39 +207,14 @@ async function applyCrds(
         live !== undefined &&
         recordsDigest((live.metadata ?? {}) as Obj, crd.digest);
       if (d.apply === 'none' && !record) return;
-      const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
       try {
-        if (crd.origin === 'templates') {
-          // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
-          applied.set(
-            crd.name,
-            await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), {
-              fieldManager: HELM_FIELD_MANAGER,
-              dryRun: false,
-            }),
-          );
-        } else {
-          if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
-          const body = live ? withDroppedVersions(crd.body, live) : crd.body;
-          if (body !== crd.body) bridged.push(crd);
-          // The chart's CRD carries its digest; an intermediate one none (applied-digest.ts).
-          applied.set(
-            crd.name,
-            await client.apply(path, body === crd.body ? withDigest(crd) : body, {
-              fieldManager: INSTALLER_FIELD_MANAGER,
-              dryRun: false,
-            }),
-          );
-        }
+        applied.set(crd.name, await applyOne(client, crd, live, input, bridged));
       } catch (error) {
-        const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;
-        // The API server refused the chart's CRD itself (it is invalid): the chart must change.
-        if (error instanceof ObjectApiError && (error.code === 400 || error.code === 422)) {
-          throw new InvalidInputError(`${what} was refused: ${refusal(error)}`, {
-            hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed.",
-          });
-        }
-        throw toInstallerApiError(error, what, input.kube.server);
+        throw applyError(
+          error,
+          `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`,
+          input,
+        );
       }
       if (record) {
         input.logger.debug({ crd: crd.name }, `CRD ${crd.name}: unchanged; applied again to record it as applied`);
@@ -251,6 +230,42 @@ async function applyCrds(
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   return bridged;
+}
+
+/** One CRD applied; returns what the API server answered. `bridged` gets it when applied as an intermediate CRD. */
+async function applyOne(
+  client: ObjectClient,
+  crd: ChartCrd,
+  live: Obj | undefined,
+  input: CrdStepInput,
+  bridged: ChartCrd[],
+): Promise<Obj> {
+  const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
+  if (crd.origin === 'templates') {
+    // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
+    return client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), {
+      fieldManager: HELM_FIELD_MANAGER,
+      dryRun: false,
+    });
+  }
+  if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
+  const body = live ? withDroppedVersions(crd.body, live) : crd.body;
+  if (body !== crd.body) bridged.push(crd);
+  // The chart's CRD carries its digest; an intermediate one none (applied-digest.ts).
+  return client.apply(path, body === crd.body ? withDigest(crd) : body, {
+    fieldManager: INSTALLER_FIELD_MANAGER,
+    dryRun: false,
+  });
+}
+
+function applyError(error: unknown, what: string, input: CrdStepInput): Error {
+  // The API server refused the chart's CRD itself (it is invalid): the chart must change.
+  if (error instanceof ObjectApiError && (error.code === 400 || error.code === 422)) {
+    return new InvalidInputError(`${what} was refused: ${refusal(error)}`, {
+      hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed.",
+    });
+  }
+  return toInstallerApiError(error, what, input.kube.server);
 }
 
 /** The CRD with the ownership metadata helm sets on every object it applies. */
