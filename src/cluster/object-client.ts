@@ -15,8 +15,12 @@ interface ApplyOptions {
 }
 
 export interface ObjectClient {
-  /** The live object, or undefined when it does not exist (404). */
-  get(path: string): Promise<Obj | undefined>;
+  /**
+   * The live object, or undefined when it does not exist (404). `metadataOnly`: its metadata alone
+   * (the API server's PartialObjectMetadata), for a look at its annotations and field managers
+   * without reading a big object whole.
+   */
+  get(path: string, o?: { metadataOnly?: boolean }): Promise<Obj | undefined>;
   /** A collection (a List: its `items` carry neither kind nor apiVersion), one page of it. */
   list(path: string, query: Record<string, string>): Promise<Obj>;
   /**
@@ -78,6 +82,8 @@ export function collectionPath(apiVersion: string, info: ResourceInfo, namespace
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
+const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
@@ -87,9 +93,10 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       path: string,
       query: Record<string, string>,
       body?: { type: string; text: string },
+      accept = 'application/json',
     ): Promise<{ status: number; text: string; warning?: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
-      context.setHeaderParam('Accept', 'application/json');
+      context.setHeaderParam('Accept', accept);
       for (const [k, v] of Object.entries(query)) context.setQueryParam(k, v);
       if (body !== undefined) {
         context.setHeaderParam('Content-Type', body.type);
@@ -108,8 +115,9 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     path: string,
     query: Record<string, string>,
     body?: { type: string; text: string },
+    accept?: string,
   ) => {
-    const r = await withCallTimeout(api.send(method, path, query, body));
+    const r = await withCallTimeout(api.send(method, path, query, body, accept));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
     return { object: JSON.parse(r.text) as Obj, warnings: parseWarnings(r.warning) };
   };
@@ -118,11 +126,12 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     path: string,
     query: Record<string, string>,
     body?: { type: string; text: string },
-  ) => (await send(method, path, query, body)).object;
+    accept?: string,
+  ) => (await send(method, path, query, body, accept)).object;
   return {
-    async get(path) {
+    async get(path, o = {}) {
       try {
-        return await call('GET', path, {});
+        return await call('GET', path, {}, undefined, o.metadataOnly ? METADATA_ONLY : undefined);
       } catch (error) {
         if (error instanceof ObjectApiError && error.code === 404) return undefined;
         throw error;

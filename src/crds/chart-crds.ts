@@ -3,7 +3,9 @@
 // out) in the stream with `# Source: <chart>/crds/<file>` (`<chart>/charts/<sub>/crds/<file>`);
 // a CRD a template renders has `<chart>/templates/...`. Helm installs the first kind once and
 // never again; the second it applies like any object of the release.
-import { type ManifestPiece, parsePiece, sourceComment, splitManifestStream } from '../rendered/manifest-stream.js';
+import { createHash } from 'node:crypto';
+import { crdPieceValues } from '../rendered/crd-values.js';
+import { type ManifestPiece, sourceComment, splitManifestStream } from '../rendered/manifest-stream.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -14,20 +16,31 @@ export interface ChartCrd {
   /** The file, as helm names it in `# Source:`. */
   source: string;
   body: Obj;
+  /**
+   * `sha256:<hex>` of the text of the document it was read from (applied-digest.ts): the same
+   * text reads as the same CRD, so equal digests say the CRD is the same without reading it.
+   */
+  digest: string;
 }
 
 export function chartCrds(manifests: string): ChartCrd[] {
   const out: ChartCrd[] = [];
   for (const { piece, source } of piecesWithSource(manifests)) {
     if (!piece.text.includes('CustomResourceDefinition')) continue;
-    for (const doc of parsePiece(piece).docs) {
-      const body = doc.toJS({ maxAliasCount: -1 }) as unknown;
+    let digest: string | undefined;
+    // Read once a run: the RBAC preflight read them already (crd-values.ts).
+    for (const body of crdPieceValues(piece)) {
       if (!isCrd(body)) continue;
       const name = String((body.metadata as Obj | undefined)?.name ?? '');
-      out.push({ name, origin: inCrdsFolder(source) ? 'crds' : 'templates', source, body });
+      digest ??= textDigest(piece.text);
+      out.push({ name, origin: inCrdsFolder(source) ? 'crds' : 'templates', source, body, digest });
     }
   }
   return out;
+}
+
+function textDigest(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
 /**

@@ -21,6 +21,11 @@ const PREVIOUS_INSTALLERS = new Set([
   INSTALLER_FIELD_MANAGER,
 ]);
 
+/** Whether a field manager is one whose fields the installer takes over (takeOverFields). */
+export function isPreviousInstaller(manager: string | undefined): boolean {
+  return PREVIOUS_INSTALLERS.has(manager ?? '');
+}
+
 export interface ManagedFieldsEntry {
   manager?: string;
   operation?: string;

@@ -22,6 +22,7 @@ import { INSTALLER_FIELD_MANAGER, type ManagedFieldsEntry, takeOverFields } from
 import { CRD_PATH, migrateStorage, type MigrationSurvey, prunedRefusal, surveyMigration } from './migrate-storage.js';
 import { waitServed } from './wait-served.js';
 import { withDroppedVersions } from './bridged.js';
+import { recordsDigest, unchangedSinceApplied, withDigest } from './applied-digest.js';
 
 export interface CrdStepInput {
   kube: KubeClients;
@@ -55,20 +56,43 @@ export interface CrdOutcome {
   finish(): Promise<void>;
 }
 
-/** Reads and decides; changes nothing (install's step and the plan share it). */
+/**
+ * Reads and decides; changes nothing (install's step and the plan share it). `settled`: install's
+ * step first reads each crds/ CRD's metadata alone, and one the installer leaves as it is (it
+ * exists, and the policy never updates it or it is unchanged since applied: applied-digest.ts) is
+ * neither read whole nor compared. The plan reads every CRD whole, to show what differs.
+ */
 export async function planCrds(
   client: ObjectClient,
   input: Pick<CrdStepInput, 'manifests' | 'policy' | 'release'>,
+  o: { settled?: string[] } = {},
 ): Promise<CrdPlan> {
   const crds = chartCrds(input.manifests);
   const live = new Map<string, Obj>();
+  const settled = new Set<string>();
   await Promise.all(
     crds.map(async (c) => {
-      const found = await client.get(`${CRD_PATH}/${encodeURIComponent(c.name)}`);
+      const path = `${CRD_PATH}/${encodeURIComponent(c.name)}`;
+      if (o.settled && c.origin === 'crds') {
+        const head = await client.get(path, { metadataOnly: true });
+        if (!head) return;
+        const metadata = (head.metadata ?? {}) as Obj;
+        if (input.policy !== 'create-replace' || unchangedSinceApplied(metadata, c.digest)) {
+          settled.add(c.name);
+          return;
+        }
+      }
+      const found = await client.get(path);
       if (found) live.set(c.name, found);
     }),
   );
-  return { crds, live, decisions: crds.map((c) => decideCrd(c, live.get(c.name), input.policy, input.release)) };
+  o.settled?.push(...settled);
+  const decisions = crds.map((c): CrdDecision =>
+    settled.has(c.name)
+      ? { name: c.name, origin: c.origin, apply: 'none', adopt: false }
+      : decideCrd(c, live.get(c.name), input.policy, input.release),
+  );
+  return { crds, live, decisions };
 }
 
 export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
@@ -77,7 +101,13 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
   const what = (verb: string) => `${verb} the chart's CRDs`;
   try {
     const client = await objectClient(input.kube, input.signal);
-    const plan = await planCrds(client, input);
+    const settled: string[] = [];
+    input.logger.debug({ phase: 'crd step' }, 'CRD step: reading the live CRDs');
+    const plan = await planCrds(client, input, { settled });
+    input.logger.debug(
+      { phase: 'crd step', read: plan.live.size, settled: settled.length },
+      `CRD step: ${plan.live.size} CRDs read whole and decided, ${settled.length} settled from their metadata`,
+    );
     const refused = plan.decisions.filter((d) => d.refused);
     if (refused.length > 0)
       throw new InvalidInputError(refused.map((d) => d.refused).join('\n'), { hint: REFUSED_HINT });
@@ -89,6 +119,10 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
     const changed = plan.crds.filter((c) => outcome.created.includes(c.name) || outcome.updated.includes(c.name));
     await waitServed(client, changed, input.signal, undefined, applied);
     await migrate(client, plan, outcome, input);
+    input.logger.debug(
+      { phase: 'crd step', crds: plan.crds.length, settled: settled.length },
+      `CRD step ended: ${plan.crds.length} CRDs, ${settled.length} left as they are unread (unchanged since applied, or a policy that never updates them)`,
+    );
     return { ...outcome, finish: () => finishBridged(client, bridged, input) };
   } catch (error) {
     throw toInstallerApiError(error, what('updating'), input.kube.server);
@@ -164,37 +198,27 @@ async function applyCrds(
   const results = await Promise.allSettled(
     plan.crds.map(async (crd, i) => {
       const d = plan.decisions[i]!;
-      if (d.apply === 'none') return;
-      const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
+      const live = plan.live.get(crd.name);
+      // Equal to the chart's, but not marked as the installer's apply: applied once, unchanged, to record it.
+      const record =
+        d.apply === 'none' &&
+        crd.origin === 'crds' &&
+        input.policy === 'create-replace' &&
+        live !== undefined &&
+        recordsDigest((live.metadata ?? {}) as Obj, crd.digest);
+      if (d.apply === 'none' && !record) return;
       try {
-        const live = plan.live.get(crd.name);
-        if (crd.origin === 'templates') {
-          // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
-          applied.set(
-            crd.name,
-            await client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), {
-              fieldManager: HELM_FIELD_MANAGER,
-              dryRun: false,
-            }),
-          );
-        } else {
-          if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
-          const body = live ? withDroppedVersions(crd.body, live) : crd.body;
-          if (body !== crd.body) bridged.push(crd);
-          applied.set(
-            crd.name,
-            await client.apply(path, body, { fieldManager: INSTALLER_FIELD_MANAGER, dryRun: false }),
-          );
-        }
+        applied.set(crd.name, await applyOne(client, crd, live, input, bridged));
       } catch (error) {
-        const what = `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`;
-        // The API server refused the chart's CRD itself (it is invalid): the chart must change.
-        if (error instanceof ObjectApiError && (error.code === 400 || error.code === 422)) {
-          throw new InvalidInputError(`${what} was refused: ${refusal(error)}`, {
-            hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed.",
-          });
-        }
-        throw toInstallerApiError(error, what, input.kube.server);
+        throw applyError(
+          error,
+          `${d.apply === 'create' ? 'creating' : 'updating'} CRD ${crd.name} (${crd.source})`,
+          input,
+        );
+      }
+      if (record) {
+        input.logger.debug({ crd: crd.name }, `CRD ${crd.name}: unchanged; applied again to record it as applied`);
+        return;
       }
       (d.apply === 'create' ? outcome.created : outcome.updated).push(crd.name);
       input.logger.info(
@@ -206,6 +230,42 @@ async function applyCrds(
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   return bridged;
+}
+
+/** One CRD applied; returns what the API server answered. `bridged` gets it when applied as an intermediate CRD. */
+async function applyOne(
+  client: ObjectClient,
+  crd: ChartCrd,
+  live: Obj | undefined,
+  input: CrdStepInput,
+  bridged: ChartCrd[],
+): Promise<Obj> {
+  const path = `${CRD_PATH}/${encodeURIComponent(crd.name)}`;
+  if (crd.origin === 'templates') {
+    // As helm applies it (its manager and ownership metadata); helm's own upgrade drops what it drops.
+    return client.apply(path, asHelmApplies(withDroppedVersions(crd.body, live!), input.release), {
+      fieldManager: HELM_FIELD_MANAGER,
+      dryRun: false,
+    });
+  }
+  if (live) await takeOver(client, path, live, String(crd.body.apiVersion));
+  const body = live ? withDroppedVersions(crd.body, live) : crd.body;
+  if (body !== crd.body) bridged.push(crd);
+  // The chart's CRD carries its digest; an intermediate one none (applied-digest.ts).
+  return client.apply(path, body === crd.body ? withDigest(crd) : body, {
+    fieldManager: INSTALLER_FIELD_MANAGER,
+    dryRun: false,
+  });
+}
+
+function applyError(error: unknown, what: string, input: CrdStepInput): Error {
+  // The API server refused the chart's CRD itself (it is invalid): the chart must change.
+  if (error instanceof ObjectApiError && (error.code === 400 || error.code === 422)) {
+    return new InvalidInputError(`${what} was refused: ${refusal(error)}`, {
+      hint: "The chart's CRD is not valid for this cluster: tell the vendor; nothing else of the release was changed.",
+    });
+  }
+  return toInstallerApiError(error, what, input.kube.server);
 }
 
 /** The CRD with the ownership metadata helm sets on every object it applies. */
@@ -229,7 +289,7 @@ function asHelmApplies(crd: Obj, release: Release): Obj {
 async function finishBridged(client: ObjectClient, bridged: readonly ChartCrd[], input: CrdStepInput): Promise<void> {
   for (const crd of bridged) {
     try {
-      await client.apply(`${CRD_PATH}/${encodeURIComponent(crd.name)}`, crd.body, {
+      await client.apply(`${CRD_PATH}/${encodeURIComponent(crd.name)}`, withDigest(crd), {
         fieldManager: INSTALLER_FIELD_MANAGER,
         dryRun: false,
       });

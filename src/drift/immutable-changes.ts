@@ -39,8 +39,12 @@ const HOOK = 'helm.sh/hook';
 
 /** Changes the API server would refuse, each confirmed; [] without any request when the manifests differ in no immutable field. */
 export async function findImmutableChanges(kube: KubeClients, i: ImmutableInput): Promise<ImmutableChange[]> {
+  // No CRD field is immutable (IMMUTABLE_SPEC): the CRDs are not read.
   const place = (text: string) =>
-    placeObjects(manifestObjects(text), i.resources, { releaseNamespace: i.releaseNamespace, release: i.release });
+    placeObjects(manifestObjects(text, { withoutCrds: true }), i.resources, {
+      releaseNamespace: i.releaseNamespace,
+      release: i.release,
+    });
   const next = place(i.manifests).filter((p) => !annotation(p.body, HOOK));
   const candidates = immutableCandidates(place(i.previousManifest), next);
   if (candidates.length === 0) return [];

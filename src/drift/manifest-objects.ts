@@ -5,7 +5,7 @@
 // re-applying the object changes nothing the release itself set.
 import { parseDocument } from 'yaml';
 import type { ResourceIndex } from '../cluster/capabilities.js';
-import { parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
+import { isCustomResourceDefinition, parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
 import { objectPath, type Obj } from '../cluster/object-client.js';
 
 export interface PlacedObject {
@@ -20,20 +20,29 @@ export interface PlacedObject {
 }
 
 /**
+/**
  * The manifests parsed last, newest first. One run reads the same two manifests several times
  * (the render: cluster fit, claims, fields that cannot change; the deployed record: drift,
  * claims): each is parsed once. Frozen, so that a caller changing what another one reads fails
  * loudly instead (placeObjects works on copies).
  */
-const parsed: { manifest: string; objects: readonly Obj[] }[] = [];
-const KEPT = 2;
+const parsed: { manifest: string; withoutCrds: boolean; objects: readonly Obj[] }[] = [];
+const KEPT = 4;
 
-/** The manifest's objects, in order; documents without a kind (empty, comments only) skipped. Read-only. */
-export function manifestObjects(manifest: string): readonly Obj[] {
-  const hit = parsed.find((p) => p.manifest === manifest);
+/**
+ * The manifest's objects, in order; documents without a kind (empty, comments only) skipped. Read-only.
+ * `withoutCrds`: a document that is surely one CustomResourceDefinition (told from its head,
+ * isCustomResourceDefinition) is left out unread, for the passes that judge nothing of a CRD (the
+ * immutable fields, the pods' fit): CRDs are most of the bytes of an operator's chart, and reading
+ * 10 CRDs of 2 MB took each pass about 0.5 s. Its YAML is still read whole before anything changes
+ * (the RBAC preflight, the CRD step).
+ */
+export function manifestObjects(manifest: string, o: { withoutCrds?: boolean } = {}): readonly Obj[] {
+  const withoutCrds = o.withoutCrds === true;
+  const hit = parsed.find((p) => p.manifest === manifest && p.withoutCrds === withoutCrds);
   if (hit) return hit.objects;
-  const objects = deepFreeze(parseObjects(manifest));
-  parsed.unshift({ manifest, objects });
+  const objects = deepFreeze(parseObjects(manifest, withoutCrds));
+  parsed.unshift({ manifest, withoutCrds, objects });
   parsed.length = Math.min(parsed.length, KEPT);
   return objects;
 }
@@ -44,11 +53,12 @@ function deepFreeze<T>(value: T): T {
   return Object.freeze(value);
 }
 
-function parseObjects(manifest: string): Obj[] {
+function parseObjects(manifest: string, withoutCrds: boolean): Obj[] {
   const out: Obj[] = [];
   // The installer's own reader of helm's YAML (a fast path for what helm emits, the library for
   // the rest): the library alone took 80-110 ms for the bundled chart's manifest in a cold run.
   for (const piece of splitManifestStream(manifest)) {
+    if (withoutCrds && isCustomResourceDefinition(piece.text)) continue;
     for (const doc of parsePiece(piece).docs) {
       let value = doc.toJS({ maxAliasCount: -1 }) as unknown;
       // YAML 1.1 reads an unquoted 2026-11-24 as a timestamp; helm's go-yaml sent it as text.

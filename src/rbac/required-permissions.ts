@@ -11,8 +11,8 @@
 // or upgraded by helm, but helm 4 installs them by server-side apply (patch), helm 3 by create.
 // The installer passes --create-namespace, so the release namespace itself is read and applied.
 // The installer's own Lease and health reads come on top, whatever the chart.
-import type { Document } from 'yaml';
-import { parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
+import { crdPieceValues } from '../rendered/crd-values.js';
+import { isCustomResourceDefinition, parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
 
 const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
 const RELEASE_STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
@@ -81,22 +81,25 @@ export function renderedObjects(manifests: string): RenderedObject[] {
   // Only the head of each object is read (a List's items and a CRD whole): the whole tree of
   // every document (toJS, and the library's parser where the post-render's fast reader suffices)
   // took 0.7-2 s for a chart of 1000 Deployments, before helm could start; this takes about 0.1 s.
-  for (const doc of manifestDocuments(manifests)) {
-    const kind = doc.get('kind');
-    if (typeof kind === 'string' && (kind.endsWith('List') || kind === 'CustomResourceDefinition')) add(doc.toJS());
-    else
-      add({
-        apiVersion: doc.get('apiVersion'),
-        kind,
-        metadata: { name: doc.getIn(['metadata', 'name']), namespace: doc.getIn(['metadata', 'namespace']) },
-      });
+  for (const piece of splitManifestStream(manifests)) {
+    // A CRD is read whole once a run, the CRD step reading the same values (crd-values.ts).
+    if (isCustomResourceDefinition(piece.text)) {
+      crdPieceValues(piece).forEach(add);
+      continue;
+    }
+    // The stream's documents, read as the post-renderer reads them (helm's YAML, go-yaml's rules).
+    for (const doc of parsePiece(piece).docs) {
+      const kind = doc.get('kind');
+      if (typeof kind === 'string' && (kind.endsWith('List') || kind === 'CustomResourceDefinition')) add(doc.toJS());
+      else
+        add({
+          apiVersion: doc.get('apiVersion'),
+          kind,
+          metadata: { name: doc.getIn(['metadata', 'name']), namespace: doc.getIn(['metadata', 'namespace']) },
+        });
+    }
   }
   return out;
-}
-
-/** The stream's documents, read as the post-renderer reads them (helm's YAML, go-yaml's rules). */
-function* manifestDocuments(manifests: string): Generator<Document.Parsed> {
-  for (const piece of splitManifestStream(manifests)) yield* parsePiece(piece).docs;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed CRD, its fields read optionally

@@ -35,7 +35,8 @@ export async function readClusterFit(
   namespace: string,
   logger: Logger,
 ): Promise<ClusterFit> {
-  const objects = manifestObjects(manifests);
+  // A CRD has no pods and names no class: the CRDs are not read.
+  const objects = manifestObjects(manifests, { withoutCrds: true });
   const [missing, refusals, quotas] = await Promise.all([
     readMissingClasses(client, objects, logger),
     dryRunPods(client, podTemplates(objects), namespace, logger),

@@ -542,8 +542,8 @@ class Reader {
     let close = this.closingQuote(p);
     if (close === -1) {
       // go-yaml's rule: a quoted scalar runs to its closing quote, whatever the indentation of its
-      // continuation lines (helm 4 writes the closing quote at column 0). Single quotes only.
-      if (s[p] !== "'") throw UNSUPPORTED;
+      // continuation lines (helm 4 writes the closing quote at column 0).
+      if (s[p] === '"') return this.multiLineDoubleQuoted(p);
       for (close = s.indexOf("'", p + 1); close !== -1 && s[close + 1] === "'"; close = s.indexOf("'", close + 2));
       if (close === -1) throw UNSUPPORTED;
       const value = foldQuoted(s.slice(p + 1, close)).replaceAll("''", "'");
@@ -564,6 +564,21 @@ class Reader {
         throw UNSUPPORTED;
       }
     }
+    return scalar(value, 'QUOTE_DOUBLE', p, close + 1, value);
+  }
+
+  /**
+   * A double-quoted scalar over several lines (long descriptions, as CRDs have them): folded as a
+   * single-quoted one is when it holds no backslash; an escape (`\` at a line's end joins lines
+   * without a blank) is left to the library.
+   */
+  private multiLineDoubleQuoted(p: number): Scalar {
+    const { s } = this;
+    const close = s.indexOf('"', p + 1);
+    if (close === -1) throw UNSUPPORTED;
+    const raw = s.slice(p + 1, close);
+    if (raw.includes('\\')) throw UNSUPPORTED;
+    const value = foldQuoted(raw);
     return scalar(value, 'QUOTE_DOUBLE', p, close + 1, value);
   }
 

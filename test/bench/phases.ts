@@ -15,6 +15,8 @@ export interface Phases {
   preflights: number;
   /** The Lease, and the reads and checks under it, to `helm upgrade` starting. */
   underLease: number;
+  /** The CRD step (src/crds/upgrade-crds.ts), part of underLease; 0 for a chart without CRDs. */
+  crdStep: number;
   /** First line to `helm upgrade` starting: all of the above but start-up. */
   beforeHelm: number;
   /** `helm upgrade` as the installer ran it; 0 for a no-op. */
@@ -28,6 +30,7 @@ interface LogLine {
   msg?: string;
   helm?: string;
   stage?: string;
+  phase?: string;
 }
 
 /** `startedAt`: Date.now() at the spawn; `wall`: seconds until the process ended. */
@@ -52,6 +55,7 @@ export function phasesOf(log: string, startedAt: number, wall: number): Phases {
     stage('rbac preflight'),
     stage('waiting for the release lease'),
   ];
+  const crdLines = lines.filter((l) => l.phase === 'crd step');
   const gap = (from: number | undefined, to: number | undefined) =>
     from !== undefined && to !== undefined ? (to - from) / 1000 : 0;
   const end = startedAt + wall * 1000;
@@ -61,6 +65,7 @@ export function phasesOf(log: string, startedAt: number, wall: number): Phases {
     renderCheck: gap(tplStart, tplEnd),
     preflights: gap(rbacAt, leaseAt),
     underLease: gap(leaseAt, upStart),
+    crdStep: gap(crdLines[0]?.time, crdLines.at(-1)?.time),
     beforeHelm: upStart !== undefined ? gap(first, upStart) : 0,
     helm: gap(upStart, upEnd),
     afterHelm: (end - (upEnd ?? decided)) / 1000,
@@ -72,9 +77,10 @@ export function describePhases(all: Phases[], plainHelm?: number): string {
   const m = (k: keyof Phases) => `${median(all.map((p) => p[k])).toFixed(2)} s`;
   if (median(all.map((p) => p.helm)) === 0)
     return `where ours goes (medians): start-up ${m('startup')}; connect, release read and decide ${m('readAndDecide')}; after the decision ${m('afterHelm')}`;
+  const crds = all.some((p) => p.crdStep > 0) ? `, of which the CRD step ${m('crdStep')}` : '';
   return [
     `where ours goes (medians): start-up ${m('startup')}`,
-    `before helm ${m('beforeHelm')} (connect, release read and decide ${m('readAndDecide')}; the render check's helm template ${m('renderCheck')}; RBAC and fit preflights ${m('preflights')}; the Lease and the checks under it ${m('underLease')})`,
+    `before helm ${m('beforeHelm')} (connect, release read and decide ${m('readAndDecide')}; the render check's helm template ${m('renderCheck')}; RBAC and fit preflights ${m('preflights')}; the Lease and the checks under it ${m('underLease')}${crds})`,
     `helm upgrade ${m('helm')}${plainHelm !== undefined ? ` against ${plainHelm.toFixed(2)} s alone` : ''}`,
     `after helm ${m('afterHelm')}`,
   ].join('; ');

@@ -69,6 +69,27 @@ describe('the manifest as helm applied it', () => {
     expect((objects[0] as { data: unknown }).data).toEqual({ since: '2026-11-24', enabled: 'true' });
   });
 
+  it('withoutCrds: a document that is surely one CRD is left out unread, anything less sure is read', () => {
+    const crd = `---
+# Source: shop/crds/widgets.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  versions: [broken
+`;
+    // Not valid YAML: it is left unread (the RBAC preflight and the CRD step read it, and refuse it).
+    expect(
+      manifestObjects(`${manifest}${crd}`, { withoutCrds: true }).map((o) => (o.metadata as { name: string }).name),
+    ).toEqual(['settings', 'remote', 'shop-reader', 'worker']);
+    // `kind` twice at column 0: not surely a CRD, so it is read (and refused here).
+    expect(() => manifestObjects(`${crd}kind: CustomResourceDefinition\n`, { withoutCrds: true })).toThrow(
+      /not valid YAML/,
+    );
+  });
+
   it("places each object in helm's namespace with helm's metadata, and names its REST path", () => {
     const placed = placeObjects(manifestObjects(manifest), resources, { releaseNamespace: 'shop', release: 'web' });
     expect(placed.map((p) => [p.kind, p.namespace, p.path])).toEqual([

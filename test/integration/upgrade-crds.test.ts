@@ -355,6 +355,60 @@ describe('upgrade paths: CRDs', () => {
       expect((await widget(ns, group, 'v1')).spec).toEqual({ size: 's', color: 'blue' });
     });
   }
+
+  it('helm4: an upgrade that changes no CRD leaves them unread and unwritten (their digests), and a CRD edited by hand since is still corrected', async () => {
+    const { ns, group, dir } = await setup('crd-digest');
+    const v1 = chart(dir, 'v1', {
+      version: '1.0.0',
+      group,
+      crdIn: 'crds',
+      versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }],
+      widget: { version: 'v1', spec: { size: 's', color: 'red' } },
+    });
+    const first = await run(ns, v1, helm4);
+    expect(first.exitCode, first.stderr).toBe(0);
+    // Helm 4's install applied crds/ again as its own field manager: the next upgrade applies the
+    // unchanged CRD once to record it (its digest annotated, helm's fields taken over); no update.
+    const recorded = await run(ns, v1, helm4, ['--set', 'note=b', '--log-level', 'debug']);
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    expect(recorded.stdout).toContain(`CRD widgets.${group}: unchanged; applied again to record it as applied`);
+    expect(recorded.stdout).not.toContain(`CRD widgets.${group} updated`);
+    const applied = await getJson(['get', 'crd', `widgets.${group}`, '--show-managed-fields'], {
+      kubeconfig: kubeconfig(),
+    });
+    expect(applied.metadata.annotations['helm-installer/applied-crd-digest']).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(
+      applied.metadata.managedFields.filter((m: any) => !m.subresource).map((m: any) => `${m.manager} ${m.operation}`),
+    ).toEqual(['helm-installer Apply']);
+    // A value changes, no CRD: the CRD is neither read whole nor written.
+    const unchanged = await run(ns, v1, helm4, ['--set', 'note=c', '--log-level', 'debug']);
+    expect(unchanged.exitCode, unchanged.stderr).toBe(0);
+    expect(unchanged.stdout).toContain('CRD step ended: 1 CRDs, 1 left as they are unread');
+    expect(unchanged.stdout).not.toContain(`CRD widgets.${group} updated`);
+    const after = await getJson(['get', 'crd', `widgets.${group}`], { kubeconfig: kubeconfig() });
+    expect(after.metadata.resourceVersion).toBe(applied.metadata.resourceVersion);
+    // By hand, as an operator's admin might: a schema field removed (kubectl patch, its own field manager).
+    await kubectl(
+      [
+        'patch',
+        'crd',
+        `widgets.${group}`,
+        '--type=json',
+        '-p',
+        '[{"op":"remove","path":"/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/color"}]',
+      ],
+      { kubeconfig: kubeconfig() },
+    );
+    expect((await crd(group)).versions).toEqual([{ name: 'v1', storage: true, fields: ['size'] }]);
+    // The digest annotation is untouched by the edit, yet the next upgrade reads the CRD and puts the field back.
+    const corrected = await run(ns, v1, helm4, ['--set', 'note=d', '--log-level', 'debug']);
+    expect(corrected.exitCode, corrected.stderr).toBe(0);
+    expect(corrected.stdout).toContain(`CRD widgets.${group} updated: fields +v1: spec.color`);
+    expect((await crd(group)).versions).toEqual([{ name: 'v1', storage: true, fields: ['color', 'size'] }]);
+    const again = await run(ns, v1, helm4, ['--set', 'note=e', '--log-level', 'debug']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toContain('CRD step ended: 1 CRDs, 1 left as they are unread');
+  });
 });
 
 describe('upgrade paths: a release helm 3 made', () => {

@@ -154,6 +154,26 @@ kw: {a: 1, "b": [c, d], e: {}}
 `);
   });
 
+  it('multi-line double-quoted strings without escapes, as long CRD descriptions are written', () => {
+    const doc = expectSame(`spec:
+  properties:
+    field0:
+      type: string
+      description: "A field as real operators document theirs, with a description long
+        enough to weigh what theirs weigh.
+
+        A second paragraph: # not a comment, it's text
+          more indented   
+"
+    field1:
+      description: "one
+  two"
+`);
+    expect(doc.toJS().spec.properties.field0.description).toBe(
+      "A field as real operators document theirs, with a description long enough to weigh what theirs weigh.\nA second paragraph: # not a comment, it's text more indented ",
+    );
+  });
+
   it('literal block scalars with clip and strip, indented lines and blank lines inside', () => {
     expectSame(`data:
   script: |
@@ -187,7 +207,8 @@ kw: {a: 1, "b": [c, d], e: {}}
       'k: 2001-12-14\n', // a timestamp: the library makes a Date of it
       'yes: 1\n',
       'n: 1\n', // `n` is false in YAML 1.1
-      'a: "multi\n  line"\n',
+      'a: "multi\\\n  line"\n', // an escaped line break joins the lines without a blank
+      'a: "multi\n  line \\"quoted\\""\n', // escapes over several lines
       'a: "\\x41"\n',
       'a: 1\n...\n',
       'a: 1\r\nb: 2\r\n',

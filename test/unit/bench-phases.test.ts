@@ -30,6 +30,7 @@ describe('phasesOf', () => {
       renderCheck: 0.12,
       preflights: 0.05,
       underLease: 0.17,
+      crdStep: 0,
       beforeHelm: 0.5,
       helm: 2.6,
       afterHelm: 0.05,
@@ -49,10 +50,28 @@ describe('phasesOf', () => {
       renderCheck: 0,
       preflights: 0,
       underLease: 0,
+      crdStep: 0,
       beforeHelm: 0,
       helm: 0,
       afterHelm: 0.05,
     });
+  });
+
+  it('gives the CRD step from its first line to its last', () => {
+    const withCrds = [
+      line(1_000_150, 'starting'),
+      stage(1_000_500, 'waiting for the release lease'),
+      line(1_000_540, 'CRD step: reading the live CRDs', { phase: 'crd step' }),
+      line(1_000_600, 'CRD x updated'),
+      line(1_000_630, 'CRD step ended', { phase: 'crd step' }),
+      line(1_000_650, 'running helm', { helm: 'upgrade' }),
+      line(1_003_250, 'helm ended', { helm: 'upgrade' }),
+    ].join('\n');
+    const p = phasesOf(withCrds, 1_000_000, 3.3);
+    expect(p.crdStep).toBe(0.09);
+    expect(describePhases([p], 0.9)).toContain(
+      'the Lease and the checks under it 0.15 s, of which the CRD step 0.09 s)',
+    );
   });
 
   it('refuses a log with neither helm upgrade nor a skip (no debug level)', () => {
@@ -66,6 +85,7 @@ describe('phasesOf', () => {
       renderCheck: 0.1,
       preflights: 0.05,
       underLease: 0.08,
+      crdStep: 0,
       beforeHelm: 0.4,
       helm: 2.5,
       afterHelm: 0.05,
@@ -82,6 +102,7 @@ describe('phasesOf', () => {
       renderCheck: 0,
       preflights: 0,
       underLease: 0,
+      crdStep: 0,
       beforeHelm: 0,
       helm: 0,
       afterHelm: 0.05,
