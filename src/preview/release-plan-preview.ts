@@ -18,9 +18,9 @@ import type { RunState } from '../run/run-state.js';
 import type { AppRollback } from '../reconcile/install-options.js';
 import { lastGood, nextRevision, type AppRevision } from '../releases/app-revision.js';
 import { pruneOrder, readInventory, type InventoryEntry } from '../releases/inventory.js';
-import type { OpenedPlan } from '../inputs/app-input.js';
+import type { AppInput } from '../inputs/app-input.js';
 import { planInCluster } from '../releases/open-plan.js';
-import type { PlanGraph } from '../releases/plan-graph.js';
+import type { PlanGraph } from '../inputs/plan-graph.js';
 import { ownership } from '../releases/prune-releases.js';
 import { releaseOptions } from '../releases/release-options.js';
 import { memberState, Slots } from '../releases/run-graph.js';
@@ -35,23 +35,20 @@ export interface Removal {
 export async function writeReleasesPlan(
   o: PlanCommandOptions,
   state: RunState,
-  { plan, shared }: OpenedPlan,
+  input: AppInput,
   mode: { planOnly: boolean },
 ): Promise<number> {
   createBaseContext(o, mode.planOnly ? 1 : 2, state);
-  const { kube, namespace, graph } = await planInCluster(o, state, plan);
+  const { kube, namespace, graph, releases } = await planInCluster(o, state, input);
   const slots = new Slots(o.maxParallel);
   const reports = await Promise.all(
-    graph.enabled.map(async (r) => {
+    releases.map(async (r) => {
       await slots.acquire();
       try {
         const run = installRun(
-          await startRun(
-            { ...releaseOptions(o, r, shared), output: o.output, showSecrets: o.showSecrets },
-            memberState(state, r.key),
-            mode.planOnly ? 1 : 2,
-            { deferChartValues: true },
-          ),
+          await startRun(releaseOptions(r), memberState(state, r.key!), mode.planOnly ? 1 : 2, {
+            deferChartValues: true,
+          }),
         );
         return await buildPlanReport(run, { showSecrets: o.showSecrets });
       } finally {

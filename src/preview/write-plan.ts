@@ -7,7 +7,7 @@ import { ExitCode } from '../common/exit-codes.js';
 import { installRun } from '../reconcile/install-run.js';
 import type { RunState } from '../run/run-state.js';
 import { startRun } from '../run/run-context.js';
-import type { AppInput } from '../inputs/app-input.js';
+import { appScope, type AppInput } from '../inputs/app-input.js';
 import { writeSummary } from '../run/report.js';
 import { formatJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
@@ -22,8 +22,8 @@ export async function writePlan(
   mode: { planOnly: boolean },
   input: AppInput,
 ): Promise<number> {
-  // Several charts: every release's plan (release-plan-preview.ts).
-  if (input.plan) return (await import('./release-plan-preview.js')).writeReleasesPlan(o, state, input, mode);
+  // A release plan: every release's plan and the app revision it would make (release-plan-preview.ts).
+  if (appScope(input)) return (await import('./release-plan-preview.js')).writeReleasesPlan(o, state, input, mode);
   // The cluster client's module loads while the chart and helm are found: a plan always needs it.
   void kubeModule().catch(() => undefined);
   // Logs on stderr where stdout is the plan; on stdout in a Job, where the plan is the log.
