@@ -12,7 +12,7 @@ import { appGraph, type AppInput } from '../inputs/app-input.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
 import type { InstallOptions } from '../reconcile/install-options.js';
-import { suspendedNext, suspendedNote } from '../reconcile/pause-preview.js';
+import { suspendedNext, suspendedNote } from './pause-preview.js';
 
 export async function suspendedRun(o: InstallOptions, state: RunState, input: AppInput): Promise<number> {
   const started = Date.now();

@@ -1,4 +1,4 @@
-// `helm-installer install`: the CLI's wiring only. The options live in reconcile/install-options.ts,
+// `helm-installer install`: the CLI's wiring only. The options' table is install-options.ts (beside it),
 // the run in reconcile/install.ts (read state -> decide -> act -> report).
 import { defineCommand } from '../command.js';
 import { toCommonOptions } from '../../options/config.js';
@@ -6,8 +6,8 @@ import { UsageError } from '../../common/errors.js';
 import { checkInstallHelmArgs } from '../../helm/render-flags.js';
 import { installRelease } from '../../reconcile/install.js';
 import { installApp } from '../../releases/install-app.js';
-import { installOptionTable } from '../../reconcile/install-options.js';
-import { tellsOutcomes } from '../../reconcile/pause-preview.js';
+import { installOptionTable } from './install-options.js';
+import { tellsOutcomes } from '../../releases/pause-preview.js';
 import { resolveInput } from '../../inputs/app-input.js';
 import { notifyUrlOf } from '../../options/notify-options.js';
 import { tell } from '../../tell/tell.js';
