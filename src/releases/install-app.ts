@@ -6,7 +6,6 @@
 import { appGraph, appScope, type AppInput } from '../inputs/app-input.js';
 import type { InstallOptions } from '../reconcile/install-options.js';
 import type { RunState } from '../run/run-state.js';
-import { OWNER_LABEL } from './inventory.js';
 import { runGraph, type InstallOne } from './run-graph.js';
 
 export async function installApp(
@@ -20,12 +19,7 @@ export async function installApp(
   const planSteps = appScope(input) ? await import('./install-plan.js') : undefined;
   const plan = await planSteps?.openAppRun(o, state, input);
   const releases = plan?.releases ?? appGraph(o, input, o.namespace ?? 'default', process.env).releases;
-  const outcomes = await runGraph(releases, {
-    maxParallel: o.maxParallel,
-    state,
-    install,
-    ...(plan ? { labels: { [OWNER_LABEL]: plan.graph.app }, stopOnFailure: o.appRollback === 'on-failure' } : {}),
-  });
+  const outcomes = await runGraph(releases, { maxParallel: o.maxParallel, state, install, ...plan?.schedule });
   if (planSteps && plan) return planSteps.finishAppRun(plan, outcomes);
   // One chart: the release's own exit code (had it failed, runGraph would have thrown its error).
   const [own] = outcomes;

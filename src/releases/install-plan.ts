@@ -32,6 +32,7 @@ import type { PlanGraph } from '../inputs/plan-graph.js';
 import { planSummary } from './plan-summary.js';
 import { type ReleaseOutcome } from './release-outcome.js';
 import { pruneRelease } from './prune-releases.js';
+import type { GraphRun } from './run-graph.js';
 
 /** A release plan's run, before its releases: what the app revision is made from afterwards. */
 export interface AppRun {
@@ -42,6 +43,8 @@ export interface AppRun {
   graph: PlanGraph;
   logger: Logger;
   releases: ScheduledRelease<InstallOptions>[];
+  /** How the scheduler runs them: each labelled as the app's; one failure stops the rest with --app-rollback on-failure. */
+  schedule: Pick<GraphRun, 'labels' | 'stopOnFailure'>;
   started: number;
 }
 
@@ -70,7 +73,8 @@ export async function openAppRun(o: InstallOptions, state: RunState, input: AppI
     `release plan: ${graph.enabled.length} release(s) to install`,
   );
   state.progress.action = 'installing the releases of the plan';
-  return { o, state, kube, namespace, graph, logger, releases, started };
+  const schedule = { labels: { [OWNER_LABEL]: graph.app }, stopOnFailure: o.appRollback === 'on-failure' };
+  return { o, state, kube, namespace, graph, logger, releases, schedule, started };
 }
 
 /**
