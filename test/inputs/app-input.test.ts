@@ -1,12 +1,12 @@
 // The app's input as every command sees it (issue 39): one chart is a list of one release, its
 // options untouched and no scope (no inventory, app revision, rollback, prune or last-run); a
 // release plan is its enabled releases in dependency order, each with its own options, and a scope.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appChartPaths, appGraph, appReleases, appScope, resolveInput } from '../../src/inputs/app-input.js';
 import type { CommonOptions } from '../../src/options/config.js';
-import { tempDir } from '../helpers.js';
+import { repoRoot, tempDir } from '../helpers.js';
 
 const PLAN = `apiVersion: helm-installer/v1
 kind: ReleasePlan
@@ -74,5 +74,15 @@ describe('a release plan', () => {
   it('lists every release, switched on or not, for images and specs', () => {
     expect(appReleases(o, input, 'default').map((r) => r.name)).toEqual(['web', 'db', 'extra']);
     expect(appChartPaths(o, input)).toEqual(['b', 'a', 'a'].map((c) => join(dir, 'charts', c)));
+  });
+});
+
+describe('one path (issue 39)', () => {
+  it('app-input.ts is the only source file that tells one chart from a release plan', () => {
+    const src = join(repoRoot, 'src');
+    const asking = (readdirSync(src, { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .filter((f) => /\binput\.plan\b/.test(readFileSync(join(src, f), 'utf8')));
+    expect(asking).toEqual([join('inputs', 'app-input.ts')]);
   });
 });
