@@ -1,5 +1,6 @@
-// `helm-installer install`: the CLI's wiring only. The options' table is install-options.ts (beside it),
-// the run in reconcile/install.ts (read state -> decide -> act -> report).
+// `helm-installer install`: the CLI's wiring only. The options' table is install-options.ts (beside
+// it); the run is releases/install-app.ts (the app's releases, one chart a list of one), each
+// release by reconcile/install.ts (read state -> decide -> act -> report).
 import { defineCommand } from '../command.js';
 import { toCommonOptions } from '../../options/config.js';
 import { UsageError } from '../../common/errors.js';
