@@ -2,8 +2,7 @@
 // release), or every release the plan installs, its `enabled` evaluated as install evaluates it,
 // in the plan's order. No cluster: a release without a namespace gets --namespace, else `default`.
 import type { CommonOptions } from '../options/config.js';
-import { chartOptions, type AppInput, type OpenedPlan } from '../inputs/app-input.js';
-import { planGraph } from '../releases/plan-graph.js';
+import { appGraph, type AppInput } from '../inputs/app-input.js';
 import type { ReleasePlace } from './render-release.js';
 
 interface PlacedRelease<O> {
@@ -21,41 +20,27 @@ export interface ExportScope<O> {
 
 /** The app's releases as the export places them: one chart, or the plan's enabled releases. */
 export function exportScope<O extends CommonOptions & { timeout: string }>(o: O, input: AppInput): ExportScope<O> {
-  return input.plan ? planReleases(o, input) : singleChart(o);
-}
-
-function singleChart<O extends CommonOptions & { timeout: string }>(o: O): ExportScope<O> {
-  const namespace = o.namespace ?? 'default';
-  // The folder '' is the release's name, settled once the chart is read (render-release.ts).
-  return {
-    releases: [{ options: o, place: { folder: o.release ?? '', namespace, dependsOn: [], timeout: o.timeout } }],
-  };
-}
-
-function planReleases<O extends CommonOptions & { timeout: string }>(
-  o: O,
-  { plan, shared }: OpenedPlan,
-): ExportScope<O> {
-  const graph = planGraph(plan, o.namespace ?? 'default', process.env);
-  // A folder is the release's name, or namespace-name where two namespaces share a name.
-  const names = graph.enabled.map((r) => r.name);
+  const { releases, scope } = appGraph(o, input, o.namespace ?? 'default', process.env);
+  // A folder is the release's name, or namespace-name where two namespaces share a name; one
+  // chart's '' is its release's name, settled once the chart is read (render-release.ts).
+  const names = releases.map((r) => r.name);
   const folderOf = new Map(
-    graph.enabled.map((r) => [
+    releases.map((r) => [
       r.key,
-      names.filter((n) => n === r.name).length > 1 ? `${r.namespace}-${r.name}` : r.name,
+      names.filter((n) => n === r.name).length > 1 ? `${r.namespace}-${r.name}` : (r.name ?? ''),
     ]),
   );
   return {
-    app: graph.app,
-    releases: graph.enabled.map((r) => ({
-      options: { ...chartOptions(o, r, shared), namespace: r.namespace },
+    ...(scope ? { app: scope.graph.app } : {}),
+    releases: releases.map((r) => ({
+      options: r.options,
       place: {
         folder: folderOf.get(r.key)!,
         namespace: r.namespace,
         dependsOn: r.deps.map((d) => folderOf.get(d)!),
         timeout: r.timeout ?? o.timeout,
       },
-      key: r.key,
+      ...(r.key ? { key: r.key } : {}),
     })),
   };
 }

@@ -1,16 +1,20 @@
 // The app's input, resolved once per run by the command that runs (src/cli/commands/): one chart, an
 // app of one release, or a release plan file with its releases and the customer's values shared
 // out by release name. This is the only place that looks for a plan file; every command and step
-// below works on what it returns, so none asks again and none is entered twice.
+// below works on what it returns, so none asks again and none is entered twice. It is also the
+// only place that tells one chart from a release plan: every command runs the app's list of
+// releases (one chart is a list of one), and what only a release plan file has (its app name,
+// inventory, app revisions, app rollback, prune, last-run ConfigMap) hangs off `scope`.
 import { basename } from 'node:path';
 import { InvalidInputError, UsageError } from '../common/errors.js';
 import { defaultBaseValues, type CommonOptions } from '../options/config.js';
 import { findPlanFile, readPlanFile, type PlannedRelease, type ReleasePlan } from './plan-file.js';
+import { planGraph, type PlanGraph } from './plan-graph.js';
 import type { SetArgument } from '../helm/helm-args.js';
 import { expandValuesPath } from './values.js';
 
 /** A release plan as read and checked (exit 3 before anything is touched). */
-export interface OpenedPlan {
+interface OpenedPlan {
   plan: ReleasePlan;
   shared: SharedValues;
 }
@@ -34,20 +38,85 @@ export function resolveInput(o: InputOptions, progress?: { action: string }): Ap
   };
 }
 
+/** What only a release plan file gives an app: its file and its name (which names the inventory, the app revisions and the release labels). */
+export interface AppScope {
+  file: string;
+  app: string;
+}
+
+/** Undefined for one chart: it has no inventory, app revision, app rollback, prune or last-run ConfigMap. */
+export function appScope(input: AppInput): AppScope | undefined {
+  return input.plan && { file: input.plan.file, app: input.plan.app };
+}
+
+/** The chart of each release the app lists; one chart's is --chart (undefined: the one under the app directory). */
+export function appChartPaths(o: { chart?: string }, input: AppInput): (string | undefined)[] {
+  return input.plan ? input.plan.releases.map((r) => r.chart) : [o.chart];
+}
+
 /** One release of the app: its command options, and its name in the release plan (none for one chart). */
 export interface AppRelease<O> {
   options: O;
   name?: string;
 }
 
-/** Every release the app lists, switched on or not, each with the command's options for it: one chart is a list of one. */
-export function appReleases<O extends CommonOptions>(o: O, input: AppInput): AppRelease<O>[] {
+/**
+ * Every release the app lists, switched on or not, each with the command's options for it: one
+ * chart is a list of one. `namespace`: where a release without its own goes, for the plan's
+ * checks (cycles, unknown dependencies, duplicates: exit 3).
+ */
+export function appReleases<O extends CommonOptions>(o: O, input: AppInput, namespace: string): AppRelease<O>[] {
   if (!input.plan) return [{ options: o }];
+  planGraph(input.plan, namespace, {});
   return input.plan.releases.map((r) => ({ options: chartOptions(o, r, input.shared), name: r.name }));
 }
 
+/** One release the app installs, as the scheduler runs it. */
+export interface ScheduledRelease<O> {
+  options: O;
+  /**
+   * `namespace/name` of a release plan's release: its log key, what its dependents name. None for
+   * one chart: the run is the release's own (its name is --release, else the chart's, once read).
+   */
+  key?: string;
+  /** --release for one chart (undefined: the chart's name). */
+  name?: string;
+  namespace: string;
+  /** Keys of the releases it waits for. */
+  deps: string[];
+  /** The release's own --timeout, when the plan gives one. */
+  timeout?: string;
+}
+
+export interface AppGraph<O> {
+  /** The releases switched on, each after its dependencies. */
+  releases: ScheduledRelease<O>[];
+  /** A release plan's file and graph; undefined for one chart. */
+  scope?: { file: string; graph: PlanGraph };
+}
+
+/** The releases the app installs in the run's `namespace`, their `enabled` read from `env`; one chart is a list of one, its options as given. */
+export function appGraph<O extends CommonOptions>(
+  o: O,
+  input: AppInput,
+  namespace: string,
+  env: NodeJS.ProcessEnv,
+): AppGraph<O> {
+  if (!input.plan) return { releases: [{ options: o, name: o.release, namespace, deps: [] }] };
+  const graph = planGraph(input.plan, namespace, env);
+  const releases = graph.enabled.map((r) => ({
+    options: chartOptions(o, r, input.shared),
+    key: r.key,
+    name: r.name,
+    namespace: r.namespace,
+    deps: r.deps,
+    timeout: r.timeout,
+  }));
+  return { releases, scope: { file: input.plan.file, graph } };
+}
+
 /** Any command's options for one release of the plan: its chart, name, namespace and values. */
-export function chartOptions<O extends CommonOptions>(
+function chartOptions<O extends CommonOptions>(
   o: O,
   r: Pick<PlannedRelease, 'name' | 'chart' | 'values' | 'namespace'>,
   shared: SharedValues,

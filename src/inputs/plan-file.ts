@@ -2,7 +2,7 @@
 // charts to install as releases, in dependency order. Read and checked here, before anything
 // touches the cluster: a malformed file, an unknown key, a chart outside the app directory is
 // exit 3 naming the file and the line. The graph checks (cycles, unknown dependencies,
-// duplicates) are plan-graph.ts's. Schema: src/releases/release-plan.schema.json.
+// duplicates) are plan-graph.ts's (beside it). Schema: src/releases/release-plan.schema.json.
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';

@@ -1,26 +1,9 @@
-// The plan command's options: install's own (a plan answers "what would this install do", so it
-// takes exactly install's inputs, env vars included) and how to print the answer.
-import { oneOf } from '../options/config.js';
-import { installOptionTable, type InstallOptions } from '../reconcile/install-options.js';
-import { switchOption, value } from '../options/options.js';
+// What the plan's run reads: install's options (a plan answers "what would this install do") and
+// how to print the answer. The table that parses them lives with the command,
+// src/cli/commands/plan-options.ts.
+import type { InstallOptions } from '../reconcile/install-options.js';
 
 export type PlanFormat = 'text' | 'json' | 'markdown';
-
-export const planOptionTable = {
-  ...installOptionTable,
-  output: value(
-    '-o, --output <format>',
-    'OUTPUT',
-    'text, json (schema in src/preview/README.md) or markdown (for a pull request)',
-    oneOf('text', 'json', 'markdown'),
-    'text' as PlanFormat,
-  ),
-  showSecrets: switchOption(
-    '--show-secrets',
-    'SHOW_SECRETS',
-    'show Secret data and secret-looking values in the diffs (masked: changed or unchanged only)',
-  ),
-};
 
 export interface PlanCommandOptions extends InstallOptions {
   output: PlanFormat;

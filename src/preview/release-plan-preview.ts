@@ -1,29 +1,25 @@
-// `plan` (and `install --plan-only`) with a release plan: each enabled release's plan, as `plan`
-// gives it for one chart (src/preview/), and the releases the next install would uninstall. The
-// exit code is 10 when any release would change or go, 0 when nothing would.
+// `plan` (and `install --plan-only`) with a release plan, around the releases' plans (each as
+// `plan` gives it for one chart: plan-reports.ts): the plan's graph in the cluster before them;
+// after them, the releases the next install would uninstall and the app revision it would make.
+// The exit code is 10 when any release would change or go, 0 when nothing would.
 import type { KubeClients } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../common/exit-codes.js';
-import { installRun } from '../reconcile/install-run.js';
 import { planJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatText, useColor } from './format-text.js';
 import type { PlanCommandOptions } from './plan-options.js';
 import type { PlanReport } from './plan-types.js';
-import { buildPlanReport } from './preview.js';
 import { countLine } from './summary.js';
 import { fitSummary, writeSummary } from '../run/report.js';
-import { startRun } from '../run/run-context.js';
 import type { RunState } from '../run/run-state.js';
 import type { AppRollback } from '../reconcile/install-options.js';
 import { lastGood, nextRevision, type AppRevision } from '../releases/app-revision.js';
 import { pruneOrder, readInventory, type InventoryEntry } from '../releases/inventory.js';
-import type { OpenedPlan } from '../inputs/app-input.js';
-import { planInCluster } from '../releases/open-plan.js';
-import type { PlanGraph } from '../releases/plan-graph.js';
+import type { AppInput } from '../inputs/app-input.js';
+import { planInCluster, type PlanInCluster } from '../releases/open-plan.js';
+import type { PlanGraph } from '../inputs/plan-graph.js';
 import { ownership } from '../releases/prune-releases.js';
-import { releaseOptions } from '../releases/release-options.js';
-import { memberState, Slots } from '../releases/run-graph.js';
 
 export interface Removal {
   namespace: string;
@@ -32,33 +28,25 @@ export interface Removal {
   action: 'uninstall' | 'left alone';
 }
 
+/** Before the releases' plans: the plan's graph in the cluster (exit 3 on a bad plan). */
+export async function openPlanPreview(
+  o: PlanCommandOptions,
+  state: RunState,
+  input: AppInput,
+  destination: 1 | 2,
+): Promise<PlanInCluster<PlanCommandOptions>> {
+  createBaseContext(o, destination, state);
+  return planInCluster(o, state, input);
+}
+
+/** After them: what the next install would uninstall, the app revision it would make, all printed. */
 export async function writeReleasesPlan(
   o: PlanCommandOptions,
   state: RunState,
-  { plan, shared }: OpenedPlan,
+  { kube, namespace, graph }: PlanInCluster<PlanCommandOptions>,
+  reports: PlanReport[],
   mode: { planOnly: boolean },
 ): Promise<number> {
-  createBaseContext(o, mode.planOnly ? 1 : 2, state);
-  const { kube, namespace, graph } = await planInCluster(o, state, plan);
-  const slots = new Slots(o.maxParallel);
-  const reports = await Promise.all(
-    graph.enabled.map(async (r) => {
-      await slots.acquire();
-      try {
-        const run = installRun(
-          await startRun(
-            { ...releaseOptions(o, r, shared), output: o.output, showSecrets: o.showSecrets },
-            memberState(state, r.key),
-            mode.planOnly ? 1 : 2,
-            { deferChartValues: true },
-          ),
-        );
-        return await buildPlanReport(run, { showSecrets: o.showSecrets });
-      } finally {
-        slots.release();
-      }
-    }),
-  );
   const inventory = await readInventory(kube, namespace, graph.app);
   const removals = o.pruneReleases ? await plannedRemovals(kube, inventory.releases, graph) : [];
   const changes =

@@ -4,16 +4,16 @@
 // termination message, and exits 0: a preview is not a failed Job.
 import { kubeModule } from '../cluster/kube-client.js';
 import { ExitCode } from '../common/exit-codes.js';
-import { installRun } from '../reconcile/install-run.js';
+import type { InstallRun } from '../reconcile/install-run.js';
 import type { RunState } from '../run/run-state.js';
-import { startRun } from '../run/run-context.js';
-import type { AppInput } from '../inputs/app-input.js';
+import { appGraph, appScope, type AppInput } from '../inputs/app-input.js';
 import { writeSummary } from '../run/report.js';
 import { formatJson } from './format-json.js';
 import { formatMarkdown } from './format-markdown.js';
 import { formatText, useColor } from './format-text.js';
 import type { PlanCommandOptions } from './plan-options.js';
-import { buildPlanReport } from './preview.js';
+import { planReports } from './plan-reports.js';
+import type { PlanReport } from './plan-types.js';
 import { countLine, decisionLine } from './summary.js';
 
 export async function writePlan(
@@ -22,13 +22,39 @@ export async function writePlan(
   mode: { planOnly: boolean },
   input: AppInput,
 ): Promise<number> {
-  // Several charts: every release's plan (release-plan-preview.ts).
-  if (input.plan) return (await import('./release-plan-preview.js')).writeReleasesPlan(o, state, input, mode);
   // The cluster client's module loads while the chart and helm are found: a plan always needs it.
   void kubeModule().catch(() => undefined);
   // Logs on stderr where stdout is the plan; on stdout in a Job, where the plan is the log.
-  const run = installRun(await startRun(o, state, mode.planOnly ? 1 : 2, { deferChartValues: true }));
-  const report = await buildPlanReport(run, { showSecrets: o.showSecrets });
+  const destination = mode.planOnly ? 1 : 2;
+  // A release plan: its graph in the cluster first, and after every release's plan the app
+  // revision it would make and what it would uninstall (release-plan-preview.ts).
+  const app = appScope(input) ? await import('./release-plan-preview.js') : undefined;
+  const plan = await app?.openPlanPreview(o, state, input, destination);
+  const releases = plan?.releases ?? appGraph(o, input, o.namespace ?? 'default', process.env).releases;
+  const reports = await planReports(releases, {
+    state,
+    maxParallel: o.maxParallel,
+    showSecrets: o.showSecrets,
+    destination,
+  });
+  if (app && plan)
+    return app.writeReleasesPlan(
+      o,
+      state,
+      plan,
+      reports.map((r) => r.report),
+      mode,
+    );
+  return writeOnePlan(o, state, reports[0]!, mode);
+}
+
+/** One chart's plan: printed as it is, the log line, and the count line for a Job. */
+async function writeOnePlan(
+  o: PlanCommandOptions,
+  state: RunState,
+  { report, run }: { report: PlanReport; run: InstallRun },
+  mode: { planOnly: boolean },
+): Promise<number> {
   const text =
     o.output === 'json'
       ? formatJson(report)

@@ -6,7 +6,6 @@ import type { ImageCatalogInput } from '../images/image-catalog.js';
 import { appReleases, type AppInput } from '../inputs/app-input.js';
 import type { CommonOptions } from '../options/config.js';
 import type { RunState } from '../run/run-state.js';
-import { planGraph } from './plan-graph.js';
 import { memberState } from './run-graph.js';
 
 export async function appImageInput<O extends CommonOptions>(
@@ -15,11 +14,10 @@ export async function appImageInput<O extends CommonOptions>(
   input: AppInput,
   imagesOf: (o: O, state: RunState) => Promise<ImageCatalogInput>,
 ): Promise<ImageCatalogInput> {
+  const inputs: ImageCatalogInput[] = [];
   // The graph's checks (cycles, unknown dependencies, duplicates) hold here too; no cluster is
   // asked, so a release without a namespace of its own is placed in 'default' for them.
-  if (input.plan) planGraph(input.plan, o.namespace ?? 'default', {});
-  const inputs: ImageCatalogInput[] = [];
-  for (const { options, name } of appReleases(o, input)) {
+  for (const { options, name } of appReleases(o, input, o.namespace ?? 'default')) {
     const found = await imagesOf(options, name ? memberState(state, name) : state);
     inputs.push(name ? { ...found, occurrences: found.occurrences.map((x) => ({ ...x, release: name })) } : found);
   }

@@ -1,5 +1,5 @@
-// `install` with a release plan (releases.yaml): read and check the plan (exit 3 before anything
-// is touched), install its releases in dependency order (run-graph.ts), and treat the run as one
+// What only `install` with a release plan (releases.yaml) does around its releases (install-app.ts
+// runs them): read and check the plan (exit 3 before anything is touched), and treat the run as one
 // app revision (app-revision.ts): when a release fails, the app goes back to its last good
 // revision (--app-rollback on-failure), else what the plan no longer installs is uninstalled
 // (only this app's releases; --prune-releases false keeps them). The inventory remembers what
@@ -26,37 +26,37 @@ import {
   type Inventory,
   type InventoryEntry,
 } from './inventory.js';
-import type { OpenedPlan } from '../inputs/app-input.js';
+import type { AppInput, ScheduledRelease } from '../inputs/app-input.js';
 import { planInCluster } from './open-plan.js';
-import type { PlanGraph } from './plan-graph.js';
+import type { PlanGraph } from '../inputs/plan-graph.js';
 import { planSummary } from './plan-summary.js';
 import { type ReleaseOutcome } from './release-outcome.js';
 import { pruneRelease } from './prune-releases.js';
-import { runGraph, type InstallOne } from './run-graph.js';
+import type { GraphRun } from './run-graph.js';
 
-interface AppRun {
+/** A release plan's run, before its releases: what the app revision is made from afterwards. */
+export interface AppRun {
   o: InstallOptions;
   state: RunState;
   kube: KubeClients;
   namespace: string;
   graph: PlanGraph;
   logger: Logger;
+  releases: ScheduledRelease<InstallOptions>[];
+  /** How the scheduler runs them: each labelled as the app's; one failure stops the rest with --app-rollback on-failure. */
+  schedule: Pick<GraphRun, 'labels' | 'stopOnFailure'>;
+  started: number;
 }
 
-export async function installPlan(
-  o: InstallOptions,
-  state: RunState,
-  { plan, shared }: OpenedPlan,
-  install: InstallOne,
-): Promise<number> {
+/** Reads the plan's graph in the cluster (exit 3 on a bad plan, before anything is touched) and says what the run installs. */
+export async function openAppRun(o: InstallOptions, state: RunState, input: AppInput): Promise<AppRun> {
   const started = Date.now();
   const { logger } = createBaseContext(o, 1, state);
   if (o.dryRun)
     throw new UsageError('--dry-run is not supported with a release plan yet', {
       hint: 'Run `plan` (every release of the plan), or `install --dry-run` with --chart for one release.',
     });
-  const { kube, namespace, graph } = await planInCluster(o, state, plan);
-  const run: AppRun = { o, state, kube, namespace, graph, logger };
+  const { kube, namespace, graph, releases, file } = await planInCluster(o, state, input);
   for (const d of graph.ignoredDeps)
     logger.info(
       d,
@@ -64,7 +64,7 @@ export async function installPlan(
     );
   logger.info(
     {
-      plan: plan.file,
+      plan: file,
       app: graph.app,
       order: graph.enabled.map((r) => r.key),
       disabled: graph.disabled.map((r) => r.key),
@@ -73,10 +73,18 @@ export async function installPlan(
     `release plan: ${graph.enabled.length} release(s) to install`,
   );
   state.progress.action = 'installing the releases of the plan';
-  const outcomes = await runGraph(graph, { o, state, shared, install, stopOnFailure: o.appRollback === 'on-failure' });
-  // Only plan runs write the inventory, at their end: read now, it is what it was before this run
-  // (the last good app revision, what a failure goes back to). Read after the releases, so a
-  // release's own failure (helm missing, bad input) is the one reported.
+  const schedule = { labels: { [OWNER_LABEL]: graph.app }, stopOnFailure: o.appRollback === 'on-failure' };
+  return { o, state, kube, namespace, graph, logger, releases, schedule, started };
+}
+
+/**
+ * After the releases: the run as one app revision. Only plan runs write the inventory, at their
+ * end: read now, it is what it was before this run (the last good app revision, what a failure
+ * goes back to). Read after the releases, so a release's own failure (helm missing, bad input)
+ * is the one reported.
+ */
+export async function finishAppRun(run: AppRun, outcomes: ReleaseOutcome[]): Promise<number> {
+  const { o, state, kube, namespace, graph, logger } = run;
   // The releases are done whatever happens here: a failure to read the inventory, roll back, prune
   // or write the inventory is reported beside them, not instead of them. Without the inventory
   // the last good app revision is unknown: nothing is rolled back, pruned or recorded.
@@ -99,7 +107,7 @@ export async function installPlan(
     after = { outcomes: inventoryFailed(error) };
   }
   const app = after.inventory ? { revision: after.inventory.revisions.at(-1)!, rollback: after.rollback } : undefined;
-  const { text, exitCode } = planSummary(after.outcomes, (Date.now() - started) / 1000, state.secrets, app);
+  const { text, exitCode } = planSummary(after.outcomes, (Date.now() - run.started) / 1000, state.secrets, app);
   logger.info(
     {
       exitCode,

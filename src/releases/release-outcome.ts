@@ -3,7 +3,16 @@
 import type { InstallerError } from '../common/errors.js';
 
 export type ReleaseOutcome =
-  | { key: string; status: 'done'; action: string; revision?: number; chart?: string; seconds: number }
+  | {
+      key: string;
+      status: 'done';
+      action: string;
+      revision?: number;
+      chart?: string;
+      seconds: number;
+      /** What the release's run returned (0: done). */
+      exitCode?: number;
+    }
   | { key: string; status: 'failed'; error: InstallerError; seconds: number }
   | { key: string; status: 'not attempted'; because: string }
   | { key: string; status: 'pruned'; result: string }

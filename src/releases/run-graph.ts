@@ -1,19 +1,19 @@
-// Runs a plan's releases, each as a single chart is installed (install.ts), side by side where
-// the graph allows. Every release first reads its state and runs its checks (render, registry,
+// Runs the app's releases (one chart is a list of one), each installed by install.ts, side by
+// side where the graph allows. Every release first reads its state and runs its checks (render, registry,
 // RBAC) at once; then it waits at its gate (install.ts calls PlanMember.gate before the Lease):
 // until every release of the plan has passed its checks (bad input anywhere: nothing starts),
 // and until each of its dependencies is deployed and ready (helm --wait, or unchanged and
 // healthy). A release whose dependency failed is not attempted; unrelated ones go on.
 // `maxParallel` bounds both the releases checking at once and those changing the cluster.
+// A release without a key (one chart) is the run's own: its state, and its failure, are the
+// run's, which main.ts reports as it always has.
 import type { InstallOptions } from '../reconcile/install-options.js';
 import type { PlanMember } from '../run/run-context.js';
 import { failureSummary, toInstallerError, writeSummary } from '../run/report.js';
 import type { RunState } from '../run/run-state.js';
 import { recordFailure } from '../run/record.js';
-import { OWNER_LABEL } from './inventory.js';
-import type { PlanGraph } from './plan-graph.js';
+import type { ScheduledRelease } from '../inputs/app-input.js';
 import type { ReleaseOutcome } from './release-outcome.js';
-import type { SharedValues } from '../inputs/app-input.js';
 import { releaseOptions } from './release-options.js';
 
 /** Thrown at a gate: the release was never started, through no fault of its own. */
@@ -21,19 +21,26 @@ class NotAttempted extends Error {}
 
 export type InstallOne = (o: InstallOptions, state: RunState, member: PlanMember) => Promise<number>;
 
-/** `stopOnFailure`: a release that fails stops every release not started yet (the app goes back as one). */
-export async function runGraph(
-  graph: PlanGraph,
-  c: { o: InstallOptions; state: RunState; shared: SharedValues; install: InstallOne; stopOnFailure?: boolean },
-): Promise<ReleaseOutcome[]> {
-  const start = new Slots(c.o.maxParallel);
-  const act = new Slots(c.o.maxParallel);
-  const deployed = new Map(graph.enabled.map((r) => [r.key, deferred<boolean>()]));
+export interface GraphRun {
+  maxParallel: number;
+  state: RunState;
+  install: InstallOne;
+  /** Release labels that mark each release as the app's (a release plan's); none for one chart. */
+  labels?: Record<string, string>;
+  /** A release that fails stops every release not started yet (the app goes back as one). */
+  stopOnFailure?: boolean;
+}
+
+/** `releases`: each after its dependencies. */
+export async function runGraph(releases: ScheduledRelease<InstallOptions>[], c: GraphRun): Promise<ReleaseOutcome[]> {
+  const start = new Slots(c.maxParallel);
+  const act = new Slots(c.maxParallel);
+  const deployed = new Map(releases.map((r) => [r.key, deferred<boolean>()]));
   const allChecked = deferred<void>();
-  let unchecked = graph.enabled.length;
+  let unchecked = releases.length;
   let stopAll: string | undefined;
 
-  const one = async (r: PlanGraph['enabled'][number]): Promise<ReleaseOutcome> => {
+  const one = async (r: ScheduledRelease<InstallOptions>): Promise<ReleaseOutcome> => {
     const started = Date.now();
     let checked = false;
     let passedGate = false;
@@ -45,7 +52,7 @@ export async function runGraph(
       if (--unchecked === 0) allChecked.resolve();
     };
     const member: PlanMember = {
-      labels: { [OWNER_LABEL]: graph.app },
+      labels: c.labels ?? {},
       gate: async () => {
         start.release();
         held.start = false;
@@ -61,23 +68,26 @@ export async function runGraph(
         passedGate = true;
       },
     };
-    const state = memberState(c.state, r.key);
+    const state = r.key ? memberState(c.state, r.key) : c.state;
     await start.acquire();
     held.start = true;
     try {
-      await c.install(releaseOptions(c.o, r, c.shared), state, member);
+      const exitCode = await c.install(releaseOptions(r), state, member);
       deployed.get(r.key)!.resolve(true);
       const outcome = member.outcome;
       return {
-        key: r.key,
+        key: r.key ?? '',
         status: 'done',
         action: outcome?.action ?? 'done',
         revision: outcome?.revision,
         ...(outcome?.chart ? { chart: outcome.chart } : {}),
         seconds: (Date.now() - started) / 1000,
+        exitCode,
       };
     } catch (error) {
       deployed.get(r.key)!.resolve(false);
+      // One chart: main.ts writes the failure summary, the Event and the exit code, as always.
+      if (!r.key) throw error;
       if (error instanceof NotAttempted) return { key: r.key, status: 'not attempted', because: error.message };
       // A failure before the gate is a failed check: nothing of the plan may start.
       if (!passedGate) stopAll ??= `${r.key} failed its checks, so no release was started`;
@@ -93,7 +103,7 @@ export async function runGraph(
       if (held.act) act.release();
     }
   };
-  return Promise.all(graph.enabled.map(one));
+  return Promise.all(releases.map(one));
 }
 
 /** Each release's own progress and log bindings; the signal and the secrets are the run's. */

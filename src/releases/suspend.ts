@@ -8,12 +8,11 @@ import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { createBaseContext } from '../run/base-context.js';
 import { ExitCode } from '../common/exit-codes.js';
 import { writeSummary } from '../run/report.js';
-import type { AppInput } from '../inputs/app-input.js';
-import { planGraph } from './plan-graph.js';
+import { appGraph, type AppInput } from '../inputs/app-input.js';
 import type { RunState } from '../run/run-state.js';
 import { recordOutcome } from '../run/record.js';
 import type { InstallOptions } from '../reconcile/install-options.js';
-import { suspendedNext, suspendedNote } from '../reconcile/pause-preview.js';
+import { suspendedNext, suspendedNote } from './pause-preview.js';
 
 export async function suspendedRun(o: InstallOptions, state: RunState, input: AppInput): Promise<number> {
   const started = Date.now();
@@ -21,14 +20,13 @@ export async function suspendedRun(o: InstallOptions, state: RunState, input: Ap
   state.progress.action = 'suspended';
   // The kubeconfig is only read (helm's default namespace): no request is made here.
   const namespace = o.namespace ?? helmDefaultNamespace((await connectKube()).config);
-  const releases = input.plan
-    ? planGraph(input.plan, namespace, process.env).enabled.map((r) => ({ release: r.name, namespace: r.namespace }))
-    : [
-        {
-          release: o.release ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name,
-          namespace,
-        },
-      ];
+  const releases: { release: string; namespace: string }[] = [];
+  for (const r of appGraph(o, input, namespace, process.env).releases)
+    releases.push({
+      // One chart without --release is named by its chart.
+      release: r.name ?? (await loadChart({ chart: o.chart, appDir: o.appDir }, { deferValues: true })).name,
+      namespace: r.namespace,
+    });
   for (const r of releases) {
     logger.info({ release: r.release, namespace: r.namespace }, `suspended: ${r.namespace}/${r.release} left as it is`);
     recordOutcome(state, { reason: 'Suspended', ...r, note: suspendedNote(o), started });

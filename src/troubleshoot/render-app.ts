@@ -4,9 +4,8 @@
 // (as `images` does: a customer may switch one on later).
 import { manifestObjects } from '../drift/manifest-objects.js';
 import { buildImageCatalog, listedImages, sourceImages, type ImageCatalogInput } from '../images/image-catalog.js';
-import { appReleases, type AppInput } from '../inputs/app-input.js';
+import { appReleases, appScope, type AppInput } from '../inputs/app-input.js';
 import type { CommonOptions } from '../options/config.js';
-import { planGraph } from '../releases/plan-graph.js';
 import { memberState } from '../releases/run-graph.js';
 import { withRenderSetup } from '../run/render-setup.js';
 import { startRun } from '../run/run-context.js';
@@ -26,10 +25,9 @@ export async function renderApp<O extends CommonOptions & { helmArgs: string[] }
   input: AppInput,
 ): Promise<RenderedApp> {
   const installNamespace = o.namespace ?? 'default';
-  if (input.plan) planGraph(input.plan, installNamespace, {});
   const releases: ReleaseRender[] = [];
   const catalogs: ImageCatalogInput[] = [];
-  for (const { options, name } of appReleases(o, input)) {
+  for (const { options, name } of appReleases(o, input, installNamespace)) {
     const run = await startRun(
       { ...options, namespace: options.namespace ?? installNamespace },
       name ? memberState(state, name) : state,
@@ -56,7 +54,7 @@ export async function renderApp<O extends CommonOptions & { helmArgs: string[] }
     annotated: catalogs.flatMap((c) => c.annotated ?? []),
     registry: catalogs[0]?.registry,
   });
-  const app = input.plan?.app ?? releases[0]!.release;
+  const app = appScope(input)?.app ?? releases[0]!.release;
   return {
     app,
     releases,

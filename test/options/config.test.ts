@@ -10,7 +10,7 @@ import {
   splitLines,
   splitPathList,
 } from '../../src/options/config.js';
-import { installOptionTable } from '../../src/reconcile/install-options.js';
+import { installOptionTable } from '../../src/cli/commands/install-options.js';
 import { OptionValueError } from '../../src/common/errors.js';
 import { ExitCode } from '../../src/common/exit-codes.js';
 import { clientRateArgs, upgradeInstallArgs } from '../../src/helm/helm-args.js';

@@ -2,7 +2,7 @@
 // print it (captured from both against the local cluster), the options, the revision a failed
 // test rolls back to, and why a test pod did not succeed.
 import { describe, expect, it } from 'vitest';
-import { installOptionTable } from '../../src/reconcile/install-options.js';
+import { installOptionTable } from '../../src/cli/commands/install-options.js';
 import { ExitCode } from '../../src/common/exit-codes.js';
 import { testArgs } from '../../src/helm/helm-args.js';
 import { parseTestSuite } from '../../src/helm/helm-results.js';

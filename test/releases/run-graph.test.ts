@@ -7,21 +7,19 @@ import { describe, expect, it } from 'vitest';
 import { HelmOperationError, PreflightError } from '../../src/common/errors.js';
 import type { InstallOptions } from '../../src/reconcile/install-options.js';
 import type { PlanMember } from '../../src/run/run-context.js';
-import type { GraphRelease, PlanGraph } from '../../src/releases/plan-graph.js';
+import type { ScheduledRelease } from '../../src/inputs/app-input.js';
 import { runGraph } from '../../src/releases/run-graph.js';
 import type { RunState } from '../../src/run/run-state.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 
-const release = (name: string, deps: string[] = []): GraphRelease => ({
+const o = { maxParallel: 4, values: [], sets: [], timeout: '1m' } as unknown as InstallOptions;
+
+const release = (name: string, deps: string[] = []): ScheduledRelease<InstallOptions> => ({
+  options: { ...o, release: name },
   name,
   namespace: 's',
   key: `s/${name}`,
-  chart: '/c',
-  values: [],
-  dependsOn: deps,
   deps: deps.map((d) => `s/${d}`),
-  enabled: true,
-  line: 1,
 });
 
 interface Script {
@@ -31,7 +29,7 @@ interface Script {
   failAct?: boolean;
 }
 
-async function run(releases: GraphRelease[], scripts: Record<string, Script>, maxParallel = 4) {
+async function run(releases: ScheduledRelease<InstallOptions>[], scripts: Record<string, Script>, maxParallel = 4) {
   const events: string[] = [];
   let acting = 0;
   let mostActing = 0;
@@ -52,14 +50,12 @@ async function run(releases: GraphRelease[], scripts: Record<string, Script>, ma
     member.outcome = { action: 'installed', revision: 1 };
     return 0;
   };
-  const graph: PlanGraph = { app: 'shop', enabled: releases, disabled: [], ignoredDeps: [] };
-  const o = { maxParallel, values: [], sets: [], timeout: '1m' } as unknown as InstallOptions;
   const state: RunState = {
     signal: new AbortController().signal,
     secrets: new SecretRegistry(),
     progress: { action: 'x' },
   };
-  const outcomes = await runGraph(graph, { o, state, shared: { files: new Map(), sets: new Map() }, install });
+  const outcomes = await runGraph(releases, { maxParallel, state, install, labels: { app: 'shop' } });
   return {
     events,
     mostActing,
@@ -113,5 +109,42 @@ describe('runGraph', () => {
       's/cache done',
     ]);
     expect(r.events).not.toContain('act jobs');
+  });
+});
+
+describe('runGraph with one chart (a release without a key)', () => {
+  const state: RunState = {
+    signal: new AbortController().signal,
+    secrets: new SecretRegistry(),
+    progress: { action: 'x' },
+  };
+  const own: ScheduledRelease<InstallOptions> = { options: { ...o, release: 'mine' }, namespace: 'n', deps: [] };
+
+  it("runs it in the run's own state, without app labels, and returns its exit code", async () => {
+    const seen: { state?: RunState; labels?: Record<string, string> } = {};
+    const outcomes = await runGraph([own], {
+      maxParallel: 1,
+      state,
+      install: async (_o, s, member) => {
+        seen.state = s;
+        seen.labels = member.labels;
+        await member.gate();
+        return 7;
+      },
+    });
+    expect(seen.state).toBe(state);
+    expect(seen.labels).toEqual({});
+    expect(outcomes).toMatchObject([{ status: 'done', exitCode: 7 }]);
+  });
+
+  it('throws its failure as it is: the run reports it as a single chart', async () => {
+    const failure = new HelmOperationError('mine: timed out');
+    await expect(
+      runGraph([own], {
+        maxParallel: 1,
+        state,
+        install: () => Promise.reject(failure),
+      }),
+    ).rejects.toBe(failure);
   });
 });

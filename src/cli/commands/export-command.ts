@@ -14,7 +14,7 @@ import {
 import { OptionValueError, UsageError } from '../../common/errors.js';
 import { switchOption, value } from '../../options/options.js';
 import type { RunState } from '../../run/run-state.js';
-import { installOptionTable } from '../../reconcile/install-options.js';
+import { installOptionTable } from './install-options.js';
 import { resolveInput } from '../../inputs/app-input.js';
 import { maskGitUrl, parseGitBranch, parseGitPath, parseGitUrl } from '../../export/git-options.js';
 

@@ -1,12 +1,14 @@
-// `helm-installer install`: the CLI's wiring only. The options live in reconcile/install-options.ts,
-// the run in reconcile/install.ts (read state -> decide -> act -> report).
+// `helm-installer install`: the CLI's wiring only. The options' table is install-options.ts (beside
+// it); the run is releases/install-app.ts (the app's releases, one chart a list of one), each
+// release by reconcile/install.ts (read state -> decide -> act -> report).
 import { defineCommand } from '../command.js';
 import { toCommonOptions } from '../../options/config.js';
 import { UsageError } from '../../common/errors.js';
 import { checkInstallHelmArgs } from '../../helm/render-flags.js';
 import { installRelease } from '../../reconcile/install.js';
-import { installOptionTable } from '../../reconcile/install-options.js';
-import { tellsOutcomes } from '../../reconcile/pause-preview.js';
+import { installApp } from '../../releases/install-app.js';
+import { installOptionTable } from './install-options.js';
+import { tellsOutcomes } from '../../releases/pause-preview.js';
 import { resolveInput } from '../../inputs/app-input.js';
 import { notifyUrlOf } from '../../options/notify-options.js';
 import { tell } from '../../tell/tell.js';
@@ -28,7 +30,7 @@ export const installDefinition = defineCommand({
     // dry run or a plan changes nothing, so it has nothing to tell; a pause tells, also beside a
     // preview (which it wins over: pause-preview.ts).
     if (tellsOutcomes(options)) state.tell = (outcomes) => tell(outcomes, { o: options, state });
-    // The app's input, once: one chart, or the release plan whose releases are each installed by installRelease.
+    // The app's input, once: one chart, or a release plan; each release is installed by installRelease.
     const input = resolveInput(options, state.progress);
     // A maintenance window: nothing at all is done, for one chart or a whole release plan.
     if (options.suspend) return (await import('../../releases/suspend.js')).suspendedRun(options, state, input);
@@ -40,10 +42,9 @@ export const installDefinition = defineCommand({
         { planOnly: true },
         input,
       );
-    if (input.plan)
-      return (await import('../../releases/install-plan.js')).installPlan(options, state, input, installRelease);
-    // One chart leaves no last-run ConfigMap (yet): written on every failure it broke the promise that
+    // One path: the app's releases through the scheduler (one chart is a list of one). One chart
+    // leaves no inventory or last-run ConfigMap: written on every failure it broke the promise that
     // bad input, a refused preflight or a usage error leave the cluster untouched (issue 37's note).
-    return installRelease(options, state);
+    return installApp(options, state, input, installRelease);
   },
 });

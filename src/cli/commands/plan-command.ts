@@ -2,7 +2,7 @@
 import { defineCommand } from '../command.js';
 import { toCommonOptions } from '../../options/config.js';
 import { writePlan } from '../../preview/write-plan.js';
-import { planOptionTable } from '../../preview/plan-options.js';
+import { planOptionTable } from './plan-options.js';
 import { resolveInput } from '../../inputs/app-input.js';
 
 export const planDefinition = defineCommand({

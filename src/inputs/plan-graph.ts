@@ -4,9 +4,9 @@
 // exit 3 naming the file and line, before anything is touched.
 import { InvalidInputError, OptionValueError } from '../common/errors.js';
 import { parseBoolean } from '../options/options.js';
-import type { PlannedRelease, ReleasePlan } from '../inputs/plan-file.js';
+import type { PlannedRelease, ReleasePlan } from './plan-file.js';
 
-export interface GraphRelease extends PlannedRelease {
+interface GraphRelease extends PlannedRelease {
   namespace: string;
   /** `namespace/name`: unique in the plan. */
   key: string;

@@ -1,6 +1,6 @@
 // "Pause automatic changes" and "Preview only" both ticked: the pause wins, and it is told.
 import { describe, expect, it } from 'vitest';
-import { suspendedNext, suspendedNote, tellsOutcomes } from '../../src/reconcile/pause-preview.js';
+import { suspendedNext, suspendedNote, tellsOutcomes } from '../../src/releases/pause-preview.js';
 
 describe('pause and preview', () => {
   it('a pause always writes its Events, beside a preview too; a preview or a dry run alone tells nothing', () => {

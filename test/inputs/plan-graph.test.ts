@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/common/errors.js';
 import { listedAfterFailure, pruneOrder } from '../../src/releases/inventory.js';
 import { parsePlan, readPlanFile } from '../../src/inputs/plan-file.js';
-import { planGraph } from '../../src/releases/plan-graph.js';
+import { planGraph } from '../../src/inputs/plan-graph.js';
 import { planExitCode, planSummary } from '../../src/releases/plan-summary.js';
 import { shareValues } from '../../src/inputs/app-input.js';
 import { HelmOperationError, PreflightError, TransientError } from '../../src/common/errors.js';
