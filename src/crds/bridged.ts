@@ -11,6 +11,22 @@
 // nothing; the next run applies the intermediate CRD again and goes on.
 import { crdVersions, type Obj, storedVersions } from './chart-crds.js';
 
+/**
+ * On a crds/ CRD applied as an intermediate CRD, naming the release. The chart's CRD applied after
+ * helm's upgrade has no such label, so the installer's own apply (its field manager owns the label)
+ * takes it away: a CRD still wearing it is a migration whose last step did not run.
+ */
+export const BRIDGED_LABEL = 'helm-installer/crd-bridged';
+
+/** Pure: the intermediate CRD `body` with the label naming the release that bridged it. */
+export function withBridgedLabel(body: Obj, release: string): Obj {
+  const metadata = (body.metadata ?? {}) as Obj;
+  return {
+    ...body,
+    metadata: { ...metadata, labels: { ...((metadata.labels ?? {}) as Obj), [BRIDGED_LABEL]: release } },
+  };
+}
+
 /** Pure: `desired` with the versions `live` serves or stores and `desired` lacks appended (served, not storage); `desired` itself when none. */
 export function withDroppedVersions(desired: Obj, live: Obj): Obj {
   const kept = new Set(crdVersions(desired).map((v) => v.name));

@@ -21,7 +21,7 @@ import { type CrdDecision, type CrdPolicy, decideCrd, type Release } from './crd
 import { INSTALLER_FIELD_MANAGER, type ManagedFieldsEntry, takeOverFields } from './field-owners.js';
 import { CRD_PATH, migrateStorage, type MigrationSurvey, prunedRefusal, surveyMigration } from './migrate-storage.js';
 import { waitServed } from './wait-served.js';
-import { withDroppedVersions } from './bridged.js';
+import { withBridgedLabel, withDroppedVersions } from './bridged.js';
 import { recordsDigest, unchangedSinceApplied, withDigest } from './applied-digest.js';
 
 export interface CrdStepInput {
@@ -49,6 +49,8 @@ export interface CrdOutcome {
   updated: string[];
   migrated: { name: string; objects: number; dropped: string[] }[];
   adopted: string[];
+  /** The crds/ CRDs applied as intermediate CRDs (bridged.ts): finish() applies them as the chart has them. */
+  bridged: string[];
   /**
    * Called once helm's upgrade succeeded: the CRDs whose new version drops versions are applied
    * as the chart has them only now (see bridged.ts); until then the dropped versions stay served.
@@ -96,7 +98,14 @@ export async function planCrds(
 }
 
 export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
-  const outcome: CrdOutcome = { created: [], updated: [], migrated: [], adopted: [], finish: async () => undefined };
+  const outcome: CrdOutcome = {
+    created: [],
+    updated: [],
+    migrated: [],
+    adopted: [],
+    bridged: [],
+    finish: async () => undefined,
+  };
   if (!input.manifests.includes('CustomResourceDefinition')) return outcome;
   const what = (verb: string) => `${verb} the chart's CRDs`;
   try {
@@ -123,7 +132,7 @@ export async function upgradeCrds(input: CrdStepInput): Promise<CrdOutcome> {
       { phase: 'crd step', crds: plan.crds.length, settled: settled.length },
       `CRD step ended: ${plan.crds.length} CRDs, ${settled.length} left as they are unread (unchanged since applied, or a policy that never updates them)`,
     );
-    return { ...outcome, finish: () => finishBridged(client, bridged, input) };
+    return { ...outcome, bridged: bridged.map((c) => c.name), finish: () => finishBridged(client, bridged, input) };
   } catch (error) {
     throw toInstallerApiError(error, what('updating'), input.kube.server);
   }
@@ -252,7 +261,7 @@ async function applyOne(
   const body = live ? withDroppedVersions(crd.body, live) : crd.body;
   if (body !== crd.body) bridged.push(crd);
   // The chart's CRD carries its digest; an intermediate one none (applied-digest.ts).
-  return client.apply(path, body === crd.body ? withDigest(crd) : body, {
+  return client.apply(path, body === crd.body ? withDigest(crd) : withBridgedLabel(body, input.release.name), {
     fieldManager: INSTALLER_FIELD_MANAGER,
     dryRun: false,
   });

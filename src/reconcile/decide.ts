@@ -40,7 +40,7 @@ export interface ReleaseState {
   records: RevisionLabels[];
   /** Read only when the last revision is deployed. */
   inputs?: InputsCompared;
-  /** Unready workloads (`Kind/name: why`); read only when the inputs are equal. */
+  /** Unready workloads (`Kind/name: why`), and CRDs a killed run left mid-migration (crds/read-bridged.ts); read only when the inputs are equal. */
   unready?: string[];
   /** Drifted objects of the last deployed manifest; undefined when not read (--drift off, or an upgrade ahead). */
   drift?: ObjectDrift[];
@@ -71,8 +71,11 @@ export type Action =
   | { kind: 'skip'; status: 'in-sync' | 'drifted'; revision: number; drift: ObjectDrift[] }
   | { kind: 'recover'; revision: number; pendingStatus: string }
   | { kind: 'correct-drift'; revision: number; drift: ObjectDrift[] }
-  | { kind: 'install'; reason: string }
-  | { kind: 'upgrade'; status: ReleaseStatus; reason: string; drift: ObjectDrift[] };
+  | ({ kind: 'install'; reason: string } & Bridging)
+  | ({ kind: 'upgrade'; status: ReleaseStatus; reason: string; drift: ObjectDrift[] } & Bridging);
+
+/** The loop's helm step, when this run's CRD step left intermediate CRDs: its revision says so (actions/upgrade.ts). */
+type Bridging = { crdsBridged?: true };
 
 export interface DecideOptions {
   drift: DriftMode;
@@ -259,7 +262,7 @@ export function nextStep(s: ReleaseState, so: SoFar, o: LoopOptions): Step {
   if (goal.kind === 'upgrade' && previous !== undefined && !so.orphaned) return { kind: 'claims', previous };
   if (!so.crds) return { kind: 'crds', goal };
   if (goal.kind === 'upgrade' && previous !== undefined && !so.recreated) return { kind: 'recreate', previous };
-  return goal;
+  return so.crds.outcome?.bridged.length ? { ...goal, crdsBridged: true } : goal;
 }
 
 function afterUpgrade(s: ReleaseState, so: SoFar, goal: Goal, o: LoopOptions): Step {

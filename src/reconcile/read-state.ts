@@ -17,6 +17,7 @@ import { PreflightError, TransientError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import type { DriftMode, ReleaseState, RecordApis } from './decide.js';
 import { compareInputs, type InstallInputs } from './install-inputs.js';
+import { bridgedCrds, CRDS_BRIDGED_RELEASE_LABEL, unfinishedCrd } from '../crds/read-bridged.js';
 
 export interface StateReader {
   kube: KubeClients;
@@ -47,9 +48,20 @@ export async function readReleaseState(r: StateReader, records?: RevisionLabels[
   // An upgrade puts drift back whatever it is: the decision does not wait for the drift check,
   // which goes on beside the render and only names, after the upgrade, what had drifted.
   if (!inputs.equal || r.forceUpgrade) return { records: now, inputs, driftNamed: drift, ...mapped(removed) };
-  // Readiness only matters to a run that would otherwise skip.
-  const [unready, found] = await Promise.all([unreadyWorkloads(r.kube, r.records.namespace, r.records.release), drift]);
-  return { records: now, inputs, unready, drift: found, ...mapped(removed) };
+  // Readiness only matters to a run that would otherwise skip; so do CRDs a killed run left
+  // mid-migration, asked only after a revision whose upgrade bridged them.
+  const [unready, bridged, found] = await Promise.all([
+    unreadyWorkloads(r.kube, r.records.namespace, r.records.release),
+    last.labels[CRDS_BRIDGED_RELEASE_LABEL] ? bridgedCrds(r.kube, r.records.release, r.signal) : [],
+    drift,
+  ]);
+  return {
+    records: now,
+    inputs,
+    unready: [...unready, ...bridged.map(unfinishedCrd)],
+    drift: found,
+    ...mapped(removed),
+  };
 }
 
 /**

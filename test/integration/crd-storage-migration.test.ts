@@ -239,6 +239,8 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
       { name: 'v1alpha1', served: true, storage: false },
     ]);
     expect(widgets.stored).toContain('v1alpha1');
+    const labels = (await getJson(['get', 'crd', `widgets.${k.s.group}`], opts())).metadata.labels;
+    expect(labels['helm-installer/crd-bridged']).toBe('operator');
     await finished(k);
   });
 
@@ -261,6 +263,55 @@ describe('a storage migration killed (SIGKILL) at each point: the next run finis
     expect(await gadgetVersion(firstGadget, k.s.group)).not.toBe(first);
     expect((await crd(k.s.group, 'Gadget')).stored).toContain('v1alpha1');
     await finished(k);
+  });
+
+  it("left after helm's upgrade with the CRDs not finished (a kill between the two): the next same-input run finishes it, the one after is unchanged", async () => {
+    const s = await setup('stor-kill-after');
+    const { old, next } = charts(s.dir, s.group);
+    expect((await run(s.ns, old, helm4)).exitCode).toBe(0);
+    await createObjects(s.group, [s.ns, s.ns2], 3);
+    const before = await uids(s.group);
+    expect((await run(s.ns, next, helm4)).exitCode).toBe(0);
+    // The upgrade that bridged the CRDs marked its revision, and its last step took the CRDs' marks away.
+    const revision = (await history('operator', s.ns)).at(-1)!.revision;
+    const record = await getJson(['get', 'secret', `sh.helm.release.v1.operator.v${revision}`], {
+      ...opts(),
+      namespace: s.ns,
+    });
+    expect(record.metadata.labels['helm-installer/crds-bridged']).toBe('true');
+    const bridged = () => getJson(['get', 'crd', '-l', 'helm-installer/crd-bridged'], opts());
+    expect((await bridged()).items).toEqual([]);
+    // What a kill after helm's upgrade and before the CRDs' last step leaves, built from there: the
+    // Gadget CRD as its intermediate (v1alpha1 served beside v1, the label naming the release,
+    // applied by the installer's field manager).
+    const live = await getJson(['get', 'crd', `gadgets.${s.group}`], opts());
+    const v1 = live.spec.versions[0];
+    const intermediate = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: live.metadata.name, labels: { 'helm-installer/crd-bridged': 'operator' } },
+      spec: { ...live.spec, versions: [v1, { ...v1, name: 'v1alpha1', served: true, storage: false }] },
+    };
+    const applied = await kubectl(
+      ['apply', '--server-side', '--field-manager=helm-installer', '--force-conflicts', '-f', '-'],
+      { ...opts(), input: JSON.stringify(intermediate) },
+    );
+    expect(applied.exitCode, applied.stderr).toBe(0);
+    expect((await crd(s.group, 'Gadget')).versions.map((v) => v.name)).toEqual(['v1', 'v1alpha1']);
+
+    const again = await run(s.ns, next, helm4);
+    expect(again.exitCode, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toContain(
+      `CustomResourceDefinition/gadgets.${s.group}: still serves the versions its chart drops`,
+    );
+    await expectMigrated(s, 3, before);
+    expect((await bridged()).items).toEqual([]);
+    const last = (await history('operator', s.ns)).at(-1)!.revision;
+    expect(last).toBe(revision + 1);
+    const third = await run(s.ns, next, helm4);
+    expect(third.exitCode, third.stdout + third.stderr).toBe(0);
+    expect(third.stderr).toContain('unchanged release operator');
+    expect((await history('operator', s.ns)).at(-1)!.revision).toBe(last);
   });
 
   it('killed before the final CRD', async () => {

@@ -192,6 +192,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
     updated: [],
     migrated: [],
     adopted: [],
+    bridged: [],
     finish: async () => undefined,
   };
   const outOfDate: ReleaseState = {
@@ -431,6 +432,18 @@ describe('nextStep: the loop, one step per round from the state and what the run
       { recoveries: 0, orphaned: [], crds: { outcome: undefined, finished: false }, recreated: [] },
       loop,
       upgradeGoal,
+    ],
+    [
+      'upgrade, CRDs applied as intermediate CRDs: helm, its revision marked so',
+      outOfDate,
+      {
+        recoveries: 0,
+        orphaned: [],
+        crds: { outcome: { ...crds, bridged: ['widgets.example.com'] }, finished: false },
+        recreated: [],
+      },
+      loop,
+      { ...upgradeGoal, crdsBridged: true },
     ],
     [
       'upgraded, CRDs held back: finish them',

@@ -6,6 +6,7 @@
 // stage's name and --take-ownership's first-install differ.
 import { describeProblems, type Problem, type WaitWatch } from '../../cluster/wait-diagnosis.js';
 import { HelmOperationError } from '../../common/errors.js';
+import { CRDS_BRIDGED_RELEASE_LABEL } from '../../crds/read-bridged.js';
 import { adoption } from '../decide.js';
 import type { ActionRun, Narration, Stoppable } from './action.js';
 
@@ -33,7 +34,8 @@ export const upgradeRelease: ActionRun<'install' | 'upgrade', UpgradePort> = asy
   const { logger, release } = p;
   // The owners step (check-owners.ts) has refused another release's objects when this is true.
   const takeOwnership = adoption(step, p.takeOwnership) !== undefined;
-  const labels = await p.labels();
+  // A killed run between helm and the CRDs' last step leaves this label for the next run to see.
+  const labels = { ...(await p.labels()), ...(step.crdsBridged ? { [CRDS_BRIDGED_RELEASE_LABEL]: 'true' } : {}) };
   p.stage(step.kind);
   logger.info({ release, action: step.kind, takeOwnership }, 'running helm upgrade --install');
   const failFast = new AbortController();

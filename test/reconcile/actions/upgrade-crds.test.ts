@@ -16,6 +16,7 @@ function outcome(r: Recorder): CrdOutcome {
     updated: [],
     migrated: [],
     adopted: [],
+    bridged: [],
     finish: async () => r.call('finish CRDs', undefined),
   };
 }
