@@ -6,13 +6,19 @@
 // release is recovered, then decided again). Failures propagate as typed errors to main.ts,
 // which writes the summary and the exit code; a signal stops the run between stages, or is
 // forwarded to helm.
-import { clusterDiscovery, clusterRenderFlags, readClusterDiscovery } from '../cluster/capabilities.js';
+import {
+  clusterDiscovery,
+  clusterRenderFlags,
+  readClusterDiscovery,
+  type ClusterDiscovery,
+} from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace, preloadKubeClient, type KubeClients } from '../cluster/kube-client.js';
 import { ReleaseLease } from '../cluster/release-lease.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { TransientError, UsageError } from '../common/errors.js';
 import type { RunState } from '../run/run-state.js';
 import { actUnderLease } from './act.js';
+import type { UnderLease } from './act-ports.js';
 import { checkWithoutCluster, rbacCheck, unservedApisCheck } from './checks.js';
 import { decide, type ReleaseState } from './decide.js';
 import { dryRun } from './dry-run.js';
@@ -78,42 +84,51 @@ async function installWith(
     logger,
     signal: run.signal,
   };
-  let lease: ReleaseLease | undefined;
-  try {
-    run.stage('reading release state');
-    const before = await readBeforeLease(run, reader);
-    const first = before && decide(before, o);
-    // A record naming removed APIs is mapped under the Lease even when nothing else is to do.
-    if (first?.kind === 'skip' && !before?.removedApis?.length) {
-      discovering.stop();
-      inputs.stop();
-      return reportSkip(run, cluster, first, inputs.recorded());
-    }
-    // A cluster that did not answer the release read is not waited for by the render.
-    const discovery = before ? discovering.read() : (discovering.stop(), undefined);
-    discovery?.catch(() => undefined);
-    helm.setRenderFlags(clusterRenderFlags(discovery, logger));
-    const pins = await ignoredFieldPins(run, cluster, before, discovery);
-    return await withRenderSetup(
-      run,
-      async (plan) => {
-        const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
-        if (discovery) await unservedApisCheck(manifests, discovery);
-        const rbac = rbacCheck(run, cluster, discovery);
-        // Before the Lease when the cluster answered; else once the Lease has waited for it, and
-        // before it creates a namespace: bad input never leaves a namespace behind.
-        if (before) await rbac(manifests);
-        await run.member?.gate();
-        lease = await takeLease(run, cluster, () => rbac(manifests));
+  run.stage('reading release state');
+  const before = await readBeforeLease(run, reader);
+  const first = before && decide(before, o);
+  // A record naming removed APIs is mapped under the Lease even when nothing else is to do.
+  if (first?.kind === 'skip' && !before?.removedApis?.length) {
+    discovering.stop();
+    inputs.stop();
+    return reportSkip(run, cluster, first, inputs.recorded());
+  }
+  // A cluster that did not answer the release read is not waited for by the render.
+  const discovery = before ? discovering.read() : (discovering.stop(), undefined);
+  discovery?.catch(() => undefined);
+  helm.setRenderFlags(clusterRenderFlags(discovery, logger));
+  return checkThenAct({ run, cluster, reader, inputs }, before, discovery);
+}
+
+/** The checks on one render (nothing changes on bad input), then the Lease, let go whatever happens, and the loop under it. */
+async function checkThenAct(
+  c: Pick<UnderLease, 'run' | 'cluster' | 'reader' | 'inputs'>,
+  before: ReleaseState | undefined,
+  discovery: Promise<ClusterDiscovery> | undefined,
+): Promise<number> {
+  const { run, cluster } = c;
+  const pins = await ignoredFieldPins(run, cluster, before, discovery);
+  return withRenderSetup(
+    run,
+    async (plan) => {
+      const manifests = await checkWithoutCluster(run, plan, cluster.namespace);
+      if (discovery) await unservedApisCheck(manifests, discovery);
+      const rbac = rbacCheck(run, cluster, discovery);
+      // Before the Lease when the cluster answered; else once the Lease has waited for it, and
+      // before it creates a namespace: bad input never leaves a namespace behind.
+      if (before) await rbac(manifests);
+      await run.member?.gate();
+      const lease = await takeLease(run, cluster, () => rbac(manifests));
+      try {
         await rbac(manifests);
         if (!discovery) await unservedApisCheck(manifests, clusterDiscovery(cluster.kube.config));
-        return await actUnderLease({ run, cluster, plan, lease, reader, inputs, manifests }, before);
-      },
-      { pins, apply: applySettings(run), runsTests: o.test },
-    );
-  } finally {
-    await lease?.release();
-  }
+        return await actUnderLease({ ...c, plan, lease, manifests }, before);
+      } finally {
+        await lease.release();
+      }
+    },
+    { pins, apply: applySettings(run), runsTests: run.o.test },
+  );
 }
 
 interface Connecting {
