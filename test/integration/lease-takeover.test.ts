@@ -21,6 +21,20 @@ function logLines(stdout: string): { msg: string; [k: string]: unknown }[] {
     .map((l) => JSON.parse(l));
 }
 
+/**
+ * The steps the run logged while getting the Lease, in order (acquired, waiting, taken over). A
+ * takeover at once is that one line, with no "waiting for it" before it: the Lease is renewed
+ * throughout, so a run that waited would wait to its --lock-timeout. What the run did, not how
+ * long it took: a timing asserted here is flaky under load (speed is measured in benchmarks).
+ */
+function leaseSteps(stdout: string): string[] {
+  return logLines(stdout)
+    .map((l) => l.msg)
+    .filter((m) =>
+      /^lease acquired|^another installer holds this release|^lease taken over|taking the Lease over$/.test(m),
+    );
+}
+
 /** A Lease held by an installer in pod `pod`, renewed every second until the returned stop. */
 async function heldFromPod(ns: string, pod: string): Promise<{ holder: string; stop: () => Promise<void> }> {
   const holder = `${pod}/7/abcdef`;
@@ -80,20 +94,11 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
     const ns = await createNamespace('lease-pod-gone');
     const { holder, stop } = await heldFromPod(ns, 'storefront-installer-dead1');
     try {
-      const started = Date.now();
       const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
       expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
-      const takeover = logLines(r.stdout).find(
-        (l) =>
-          l.msg ===
-          `holder ${holder} is gone: its pod ${ns}/storefront-installer-dead1 no longer exists; taking the Lease over`,
-      );
-      expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
-      const tookMs = Number(takeover!.time) - started;
-      expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
-      console.log(
-        `pod gone: the Lease (renewed ${takeover!.renewedSecondsAgo} s before) was taken over ${(tookMs / 1000).toFixed(2)} s after the run started`,
-      );
+      expect(leaseSteps(r.stdout), r.stdout.slice(0, 3000)).toEqual([
+        `holder ${holder} is gone: its pod ${ns}/storefront-installer-dead1 no longer exists; taking the Lease over`,
+      ]);
       expect((await history('storefront', ns)).map((h) => h.status)).toEqual(['deployed']);
     } finally {
       await stop();
@@ -135,18 +140,11 @@ describe('a Lease held from a pod: taken over at once when that pod is gone or e
     );
     const again = await heldFromPod(ns, 'storefront-installer-live1');
     try {
-      const started = Date.now();
       const r = await install('storefront', ns, [], { HELM_INSTALLER_LOCK_TIMEOUT: '60s' });
       expect(r.exitCode, `${r.stdout.slice(-3000)}\n${r.stderr}`).toBe(0);
-      const takeover = logLines(r.stdout).find(
-        (l) =>
-          l.msg ===
-          `holder ${holder} is gone: its pod ${ns}/storefront-installer-live1 has ended (Failed); taking the Lease over`,
-      );
-      expect(takeover, r.stdout.slice(0, 3000)).toBeDefined();
-      const tookMs = Number(takeover!.time) - started;
-      expect(tookMs).toBeLessThan(LEASE_DURATION_SECONDS * 1000);
-      console.log(`pod Failed: the Lease was taken over ${(tookMs / 1000).toFixed(2)} s after the run started`);
+      expect(leaseSteps(r.stdout), r.stdout.slice(0, 3000)).toEqual([
+        `holder ${holder} is gone: its pod ${ns}/storefront-installer-live1 has ended (Failed); taking the Lease over`,
+      ]);
     } finally {
       await again.stop();
     }
