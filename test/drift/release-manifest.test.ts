@@ -10,6 +10,7 @@ import { mapBounded } from '../../src/drift/detect-drift.js';
 import { manifestObjects, placeObjects } from '../../src/drift/manifest-objects.js';
 import { ObjectApiError } from '../../src/cluster/object-client.js';
 import { releaseFromRecord } from '../../src/drift/release-manifest.js';
+import { widgetCrdYaml } from '../fixtures/widget-crd.js';
 
 const manifest = `---
 # Source: shop/templates/cm.yaml
@@ -70,16 +71,7 @@ describe('the manifest as helm applied it', () => {
   });
 
   it('withoutCrds: a document that is surely one CRD is left out unread, anything less sure is read', () => {
-    const crd = `---
-# Source: shop/crds/widgets.yaml
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  versions: [broken
-`;
+    const crd = widgetCrdYaml({ source: 'shop/crds/widgets.yaml', rest: '  versions: [broken\n' });
     // Not valid YAML: it is left unread (the RBAC preflight and the CRD step read it, and refuse it).
     expect(
       manifestObjects(`${manifest}${crd}`, { withoutCrds: true }).map((o) => (o.metadata as { name: string }).name),

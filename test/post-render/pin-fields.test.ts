@@ -22,6 +22,7 @@ import type { CommonOptions } from '../../src/options/config.js';
 import { createLogger } from '../../src/common/logger.js';
 import { SecretRegistry } from '../../src/common/secrets.js';
 import { helm3, helm4 } from '../helpers.js';
+import { widgetCrdYaml } from '../fixtures/widget-crd.js';
 import { helmTraits } from '../../src/helm/helm-traits.js';
 
 const DEPLOYMENT = `---
@@ -352,19 +353,14 @@ describe('pins in the post-render rewrite', () => {
   });
 
   it('pins a CustomResourceDefinition that the spill file would otherwise hand out as bytes', async () => {
-    const crd = `---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  conversion:
+    const crd = widgetCrdYaml({
+      rest: `  conversion:
     strategy: Webhook
     webhook:
       clientConfig:
         service: {name: conv, namespace: shop}
-`;
+`,
+    });
     const plan: PinPlan = {
       releaseNamespace: 'shop',
       objects: [

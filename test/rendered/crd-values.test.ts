@@ -4,17 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { crdPieceValues } from '../../src/rendered/crd-values.js';
 import { InvalidInputError } from '../../src/common/errors.js';
+import { widgetCrdYaml } from '../fixtures/widget-crd.js';
 
-const text = `---
-# Source: app/crds/widgets.yaml
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets}
-`;
+const text = widgetCrdYaml({ source: 'app/crds/widgets.yaml', rest: '  names: {kind: Widget, plural: widgets}\n' });
 
 describe('crdPieceValues', () => {
   it('reads a piece once: the same text gives the very same values, wherever it stands', () => {
