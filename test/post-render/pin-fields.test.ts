@@ -150,6 +150,18 @@ const PINNED_CLUSTER_ROLE = CLUSTER_ROLE.replace(
   '  name: web\n  annotations:\n    rbac.example.com/aggregated: "yes"\n',
 );
 
+type PinnedObject = PinPlan['objects'][number];
+/** A plan for the release namespace shop that pins `fields` of one object there. */
+const pinOne = (
+  kind: string,
+  name: string,
+  fields: PinnedObject['fields'],
+  more: Partial<PinnedObject> = {},
+): PinPlan => ({
+  releaseNamespace: 'shop',
+  objects: [{ kind, name, namespace: 'shop', fields, ...more }],
+});
+
 describe('pinFields', () => {
   it('sets, adds and removes the pinned fields of matching documents; every other document is copied byte for byte', () => {
     const out = pinFields(splitManifestStream(STREAM), PLAN);
@@ -168,10 +180,8 @@ describe('pinFields', () => {
   });
 
   it('matches a document without a namespace through the release namespace, and only there', () => {
-    const pin = (namespace: string): PinPlan => ({
-      releaseNamespace: 'shop',
-      objects: [{ kind: 'Deployment', namespace, name: 'web', fields: [{ path: '/spec/replicas', value: 3 }] }],
-    });
+    const pin = (namespace: string) =>
+      pinOne('Deployment', 'web', [{ path: '/spec/replicas', value: 3 }], { namespace });
     const stream = DEPLOYMENT + OTHER_NAMESPACE;
     expect(pinFields(splitManifestStream(stream), pin('shop'))).toBe(
       DEPLOYMENT.replace('replicas: 1', 'replicas: 3').replace(/\{app: web\}/g, '{ app: web }') + OTHER_NAMESPACE,
@@ -179,43 +189,23 @@ describe('pinFields', () => {
     // The other namespace's Deployment is matched by its own namespace, and keeps its comment.
     expect(pinFields(splitManifestStream(stream), pin('elsewhere'))).toBe(
       DEPLOYMENT +
-        `---
-# Source: demo/templates/other.yaml
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: elsewhere
-spec:
-  replicas: 3 # spacing and comment kept: an unmatched document is copied
-  template:
-    spec:
-      containers:
-        - { name: web, image: "nginx:1.27" }
-`,
+        OTHER_NAMESPACE.replace('replicas:   1   #', 'replicas: 3 #').replace(
+          '{name: web, image: "nginx:1.27"}',
+          '{ name: web, image: "nginx:1.27" }',
+        ),
     );
     expect(pinFields(splitManifestStream(stream), pin('nowhere'))).toBe(stream);
   });
 
   it('leaves a path that cannot be reached: a list item that does not exist, a scalar on the way, a field to remove that is not there', () => {
-    const plan: PinPlan = {
-      releaseNamespace: 'shop',
-      objects: [
-        {
-          kind: 'Deployment',
-          name: 'web',
-          namespace: 'shop',
-          fields: [
-            { path: '/spec/template/spec/containers/1/image', value: 'x' },
-            { path: '/spec/template/spec/containers/-', value: 'x' },
-            { path: '/spec/replicas/deeper', value: 'x' },
-            { path: '/spec/paused', absent: true },
-            { path: '/spec/strategy/rollingUpdate/maxSurge', absent: true },
-            { path: '/spec/template/spec/containers/0/image', value: 'nginx:1.28' },
-          ],
-        },
-      ],
-    };
+    const plan = pinOne('Deployment', 'web', [
+      { path: '/spec/template/spec/containers/1/image', value: 'x' },
+      { path: '/spec/template/spec/containers/-', value: 'x' },
+      { path: '/spec/replicas/deeper', value: 'x' },
+      { path: '/spec/paused', absent: true },
+      { path: '/spec/strategy/rollingUpdate/maxSurge', absent: true },
+      { path: '/spec/template/spec/containers/0/image', value: 'nginx:1.28' },
+    ]);
     const out = pinFields(splitManifestStream(DEPLOYMENT), plan);
     const [deployment] = parseAllDocuments(out, { version: '1.1' }).map((d) => d.toJS());
     expect(deployment.spec.template.spec.containers).toEqual([{ name: 'web', image: 'nginx:1.28' }]);
@@ -233,21 +223,11 @@ metadata:
 spec:
   ports: []
 `;
-    const plan: PinPlan = {
-      releaseNamespace: 'shop',
-      objects: [
-        {
-          kind: 'Service',
-          name: 'web',
-          namespace: 'shop',
-          fields: [
-            { path: '/metadata/annotations/a', value: 'b' },
-            { path: '/spec/ipFamilies', value: ['IPv4'] },
-            { path: '/spec/sessionAffinityConfig/clientIP/timeoutSeconds', value: 10800 },
-          ],
-        },
-      ],
-    };
+    const plan = pinOne('Service', 'web', [
+      { path: '/metadata/annotations/a', value: 'b' },
+      { path: '/spec/ipFamilies', value: ['IPv4'] },
+      { path: '/spec/sessionAffinityConfig/clientIP/timeoutSeconds', value: 10800 },
+    ]);
     expect(pinFields(splitManifestStream(text), plan)).toBe(`---
 kind: Service
 metadata:
@@ -273,17 +253,7 @@ metadata:
   name: settings
 data: {}
 `;
-    const plan: PinPlan = {
-      releaseNamespace: 'shop',
-      objects: [
-        {
-          kind: 'ConfigMap',
-          name: 'settings',
-          namespace: 'shop',
-          fields: [{ path: '/metadata/annotations', value: { live: 'x' } }],
-        },
-      ],
-    };
+    const plan = pinOne('ConfigMap', 'settings', [{ path: '/metadata/annotations', value: { live: 'x' } }]);
     const [cm] = parseAllDocuments(pinFields(splitManifestStream(text), plan)).map((d) => d.toJS());
     expect(cm.metadata.annotations).toEqual({
       live: 'x',
@@ -292,18 +262,8 @@ data: {}
   });
 
   it('an apiVersion in the pin must name the same group', () => {
-    const plan = (apiVersion: string): PinPlan => ({
-      releaseNamespace: 'shop',
-      objects: [
-        {
-          apiVersion,
-          kind: 'Deployment',
-          name: 'web',
-          namespace: 'shop',
-          fields: [{ path: '/spec/replicas', value: 2 }],
-        },
-      ],
-    });
+    const plan = (apiVersion: string) =>
+      pinOne('Deployment', 'web', [{ path: '/spec/replicas', value: 2 }], { apiVersion });
     expect(pinFields(splitManifestStream(DEPLOYMENT), plan('apps/v1beta2'))).toContain('replicas: 2');
     expect(pinFields(splitManifestStream(DEPLOYMENT), plan('example.com/v1'))).toBe(DEPLOYMENT);
   });
@@ -401,25 +361,8 @@ async function writeChart(dir: string): Promise<void> {
   await writeFile(join(dir, 'values.yaml'), 'replicas: 1\n');
   await writeFile(
     join(dir, 'templates/deployment.yaml'),
-    `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  annotations:
-    example.com/owner: team-a
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      terminationGracePeriodSeconds: 30
-      containers:
-        - name: web
-          image: nginx:1.27
----
+    // The stream's Deployment, its replicas from the values; then one in another namespace.
+    `${asTemplate(DEPLOYMENT).replace('replicas: 1', 'replicas: {{ .Values.replicas }}')}---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -533,21 +476,8 @@ it('withRenderSetup with a registry: the pins join the image rewrite (helm 4)', 
 });
 
 it('withRenderSetup refuses a pin that is not a JSON pointer before helm runs', async () => {
-  const o: CommonOptions = {
-    chart,
-    appDir: '/nonexistent',
-    baseValues: [],
-    values: [],
-    sets: [],
-    namespace: 'shop',
-    imagePaths: [],
-    helmBin: helm4,
-    logFormat: 'json',
-    logLevel: 'silent',
-  };
-  const secrets = new SecretRegistry();
-  const logger = createLogger({ format: 'json', level: 'silent', secrets, destination: 2 });
-  const helm = await createHelmClient(o, { secrets, logger });
+  const o = demoOptions(helm4);
+  const { helm, logger } = await silentHelm(o);
   let called = false;
   const bad: PinPlan = {
     releaseNamespace: 'shop',
@@ -565,22 +495,8 @@ it('withRenderSetup refuses a pin that is not a JSON pointer before helm runs', 
 
 async function templateThroughWithAirgap(major: 3 | 4, dir: string, extra: Partial<CommonOptions>) {
   await mkdir(dir, { recursive: true });
-  const o: CommonOptions = {
-    chart,
-    appDir: '/nonexistent',
-    baseValues: [],
-    values: [],
-    sets: [],
-    namespace: 'shop',
-    imagePaths: [],
-    helmBin: HELM[major],
-    logFormat: 'json',
-    logLevel: 'silent',
-    ...extra,
-  };
-  const secrets = new SecretRegistry();
-  const logger = createLogger({ format: 'json', level: 'silent', secrets, destination: 2 });
-  const helm = await createHelmClient(o, { secrets, logger });
+  const o = demoOptions(HELM[major], extra);
+  const { helm, logger } = await silentHelm(o);
   const loaded = await loadChart({ chart, appDir: o.appDir });
   const values = { files: [], sets: [] };
   const homes = helmHomes(dir);
@@ -602,6 +518,30 @@ async function templateThroughWithAirgap(major: 3 | 4, dir: string, extra: Parti
     }),
     { pins: PLAN },
   );
+}
+
+/** The options of a run of the demo chart into namespace shop, with no app dir or values. */
+function demoOptions(helmBin: string, extra: Partial<CommonOptions> = {}): CommonOptions {
+  return {
+    chart,
+    appDir: '/nonexistent',
+    baseValues: [],
+    values: [],
+    sets: [],
+    namespace: 'shop',
+    imagePaths: [],
+    helmBin,
+    logFormat: 'json',
+    logLevel: 'silent',
+    ...extra,
+  };
+}
+
+/** A helm client for `o`, and the silent logger it logs to. */
+async function silentHelm(o: CommonOptions) {
+  const secrets = new SecretRegistry();
+  const logger = createLogger({ format: 'json', level: 'silent', secrets, destination: 2 });
+  return { helm: await createHelmClient(o, { secrets, logger }), logger };
 }
 
 /** What the run plan reads of a run: the options, chart, helm and logger, and no value layers. */
