@@ -208,8 +208,12 @@ describe('a chart that needs a customer value (required) to render at all', () =
   });
 });
 
-describe('the release-plan fixture', () => {
-  const customer = join(dir, 'plan-values');
+/**
+ * The release-plan fixture as a customer runs it, their report values in the folder `name`: the
+ * plan's arguments, and each enabled release's own chart and values arguments (for render/values).
+ */
+function releasePlanRun(name: string): { planArgs: string[]; perRelease: Record<string, string[]> } {
+  const customer = join(dir, name);
   mkdirSync(customer, { recursive: true });
   writeFileSync(join(customer, 'report.yaml'), 'message: bye\n');
   const planArgs = [
@@ -223,12 +227,19 @@ describe('the release-plan fixture', () => {
     customer,
     ...registry,
   ];
-  const renderArgs: Record<string, string[]> = {
-    operator: ['--chart', join(planDir, 'charts', 'operator')],
-    web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
-    report: ['--chart', join(planDir, 'charts', 'part'), '-f', join(customer, 'report.yaml')],
-    cache: ['--chart', join(planDir, 'charts', 'part')],
+  return {
+    planArgs,
+    perRelease: {
+      operator: ['--chart', join(planDir, 'charts', 'operator')],
+      web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
+      report: ['--chart', join(planDir, 'charts', 'part'), '-f', join(customer, 'report.yaml')],
+      cache: ['--chart', join(planDir, 'charts', 'part')],
+    },
   };
+}
+
+describe('the release-plan fixture', () => {
+  const { planArgs, perRelease: renderArgs } = releasePlanRun('plan-values');
 
   it("each enabled release's overlay equals render's output for it; Flux files in the plan's order", async () => {
     const out = join(dir, 'plan');
@@ -551,26 +562,7 @@ describe('--format helmrelease, the bundled chart', () => {
 });
 
 describe('--format helmrelease, the release-plan fixture', () => {
-  const customer = join(dir, 'hr-plan-values');
-  mkdirSync(customer, { recursive: true });
-  writeFileSync(join(customer, 'report.yaml'), 'message: bye\n');
-  const planArgs = [
-    '--app-dir',
-    planDir,
-    '--releases-file',
-    join(planDir, 'releases.yaml'),
-    '-n',
-    'shop',
-    '-f',
-    customer,
-    ...registry,
-  ];
-  const valuesArgs: Record<string, string[]> = {
-    operator: ['--chart', join(planDir, 'charts', 'operator')],
-    web: ['--chart', join(planDir, 'charts', 'part'), '--base-values', join(planDir, 'values', 'web.yaml')],
-    report: ['--chart', join(planDir, 'charts', 'part'), '-f', join(customer, 'report.yaml')],
-    cache: ['--chart', join(planDir, 'charts', 'part')],
-  };
+  const { planArgs, perRelease: valuesArgs } = releasePlanRun('hr-plan-values');
   const out = join(dir, 'hr-plan');
 
   it('a folder per enabled release, dependsOn from the plan, values equal to `values` for each', async () => {
