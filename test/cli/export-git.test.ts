@@ -49,8 +49,12 @@ async function workTree(name: string): Promise<string> {
   return root;
 }
 
+/** `export --source git` to URL_, with `args`. */
+const exportGit = (args: string[], env?: Record<string, string>) =>
+  runCli(['export', '--source', 'git', '--git-url', URL_, ...args], { env });
+
 async function exportOk(args: string[], env?: Record<string, string>): Promise<string> {
-  const r = await runCli(['export', '--source', 'git', '--git-url', URL_, ...args], { env });
+  const r = await exportGit(args, env);
   expect(r.exitCode, r.stderr).toBe(0);
   return r.stderr;
 }
@@ -321,34 +325,12 @@ describe('bad input: exit code, the option named, nothing written', () => {
   it("in a work tree: a branch it does not have (exit 3), a --git-path that is not --out's place (exit 2), uncommitted changes (exit 2)", async () => {
     const root = await workTree('checks');
     const out = join(root, 'clusters', 'prod');
-    const branch = await runCli([
-      'export',
-      '--out',
-      out,
-      '--source',
-      'git',
-      '--git-url',
-      URL_,
-      '--git-branch',
-      'production',
-      ...planArgs,
-    ]);
+    const branch = await exportGit(['--out', out, '--git-branch', 'production', ...planArgs]);
     expect(branch.exitCode, branch.stderr).toBe(3);
     expect(branch.stderr).toContain(
       `--git-branch (HELM_INSTALLER_GIT_BRANCH) production is not a branch of the git work tree ${root}`,
     );
-    const path = await runCli([
-      'export',
-      '--out',
-      out,
-      '--source',
-      'git',
-      '--git-url',
-      URL_,
-      '--git-path',
-      'clusters/staging',
-      ...planArgs,
-    ]);
+    const path = await exportGit(['--out', out, '--git-path', 'clusters/staging', ...planArgs]);
     expect(path.exitCode, path.stderr).toBe(2);
     expect(path.stderr).toContain(
       `--git-path (HELM_INSTALLER_GIT_PATH) is clusters/staging, but --out is at clusters/prod in the git work tree ${root}`,
@@ -360,18 +342,7 @@ describe('bad input: exit code, the option named, nothing written', () => {
     await exportOk(['--out', out, '--git-branch', 'production', ...planArgs]);
     await commitAll(root);
     writeFileSync(join(out, 'web', 'overlay', 'kustomization.yaml'), 'edited by hand\n');
-    const dirty = await runCli([
-      'export',
-      '--out',
-      out,
-      '--source',
-      'git',
-      '--git-url',
-      URL_,
-      '--git-branch',
-      'production',
-      ...planArgs,
-    ]);
+    const dirty = await exportGit(['--out', out, '--git-branch', 'production', ...planArgs]);
     expect(dirty.exitCode, dirty.stderr).toBe(2);
     expect(dirty.stderr).toContain(
       'has uncommitted changes the export would overwrite: clusters/prod/web/overlay/kustomization.yaml',
