@@ -124,6 +124,19 @@ Hooks (helm deletes and re-creates them on every install):
 2 to create, 1 to change, 1 to delete
 `;
 
+/** A change to StatefulSet shop/db that the API server refused in the dry run, with `why`. */
+const refusedChange = (why: string): PlanEntry => ({
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  name: 'db',
+  namespace: 'shop',
+  action: 'change',
+  fields: [],
+  changedBy: [],
+  diff: '',
+  refused: why,
+});
+
 describe('formatText', () => {
   it('gives the decision, each object that changes with its fields, hand editors and diff, hooks apart, then the count', () => {
     expect(formatText(report, { color: false })).toBe(plainText);
@@ -145,17 +158,7 @@ describe('formatText', () => {
   });
 
   it('writes a refusal on one line, its control characters escaped, and says nothing would change when nothing would', () => {
-    const refused: PlanEntry = {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      name: 'db',
-      namespace: 'shop',
-      action: 'change',
-      fields: [],
-      changedBy: [],
-      diff: '',
-      refused: 'spec: Forbidden:\n  field is immutable \u001b[2J',
-    };
+    const refused = refusedChange('spec: Forbidden:\n  field is immutable \u001b[2J');
     const nothing: PlanReport = {
       ...report,
       decision: { action: 'nothing', reason: 'chart and values equal revision 3' },
@@ -256,70 +259,10 @@ describe('formatJson', () => {
       chart: 'shop-1.2.0',
       decision: { action: 'upgrade', reason: 'the values differ from revision 3' },
       summary: { create: 2, change: 1, delete: 1, unchanged: 1 },
-      objects: [
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          namespace: 'shop',
-          name: 'settings',
-          action: 'create',
-          fields: [],
-          changedBy: [],
-          diff: report.entries[0]!.diff,
-        },
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          namespace: 'shop',
-          name: 'web',
-          action: 'change',
-          fields: ['/spec/replicas'],
-          changedBy: ['kubectl-scale'],
-          diff: report.entries[1]!.diff,
-        },
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          namespace: 'shop',
-          name: 'legacy',
-          action: 'delete',
-          fields: [],
-          changedBy: [],
-          diff: report.entries[2]!.diff,
-        },
-        {
-          apiVersion: 'v1',
-          kind: 'Service',
-          namespace: 'shop',
-          name: 'web',
-          action: 'unchanged',
-          fields: [],
-          changedBy: [],
-          diff: '',
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRole',
-          name: 'shop-reader',
-          action: 'create',
-          fields: [],
-          changedBy: [],
-          diff: report.entries[4]!.diff,
-        },
-      ],
-      hooks: [
-        {
-          apiVersion: 'batch/v1',
-          kind: 'Job',
-          namespace: 'shop',
-          name: 'migrate',
-          action: 'create',
-          fields: [],
-          changedBy: [],
-          hook: 'pre-upgrade',
-          diff: report.hooks[0]!.diff,
-        },
-      ],
+      // Each object and hook with the facts the report gives it (written out above), no more and
+      // no fewer; the order of its keys is checked below.
+      objects: report.entries,
+      hooks: report.hooks,
     });
     expect(Object.keys(json)).toEqual([
       'schemaVersion',
@@ -355,17 +298,7 @@ describe('formatJson', () => {
   });
 
   it('adds refused when the API server refused the dry run', () => {
-    const refused: PlanEntry = {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      name: 'db',
-      namespace: 'shop',
-      action: 'change',
-      fields: [],
-      changedBy: [],
-      diff: '',
-      refused: 'immutable',
-    };
+    const refused = refusedChange('immutable');
     const json = JSON.parse(formatJson({ ...report, entries: [refused], hooks: [] }));
     expect(json.objects).toEqual([
       {
@@ -396,27 +329,9 @@ describe('formatMarkdown', () => {
       changedBy: ['kubectl-edit'],
       diff: diff('ConfigMap settings (shop)', '@@ -1,1 +1,1 @@', '-  a|b: "```"', '+  a|b: x'),
     };
-    const unchanged: PlanEntry = {
-      apiVersion: 'v1',
-      kind: 'Service',
-      name: 'web',
-      namespace: 'shop',
-      action: 'unchanged',
-      fields: [],
-      changedBy: [],
-      diff: '',
-    };
-    const hook: PlanEntry = {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      name: 'migrate',
-      namespace: 'shop',
-      action: 'create',
-      hook: 'pre-install,pre-upgrade',
-      fields: [],
-      changedBy: [],
-      diff: diff('Job migrate (shop)', '@@ -0,0 +1,1 @@', '+kind: Job'),
-    };
+    // The report's unchanged Service web, and its hook Job migrate under two hook events.
+    const unchanged = report.entries[3]!;
+    const hook: PlanEntry = { ...report.hooks[0]!, hook: 'pre-install,pre-upgrade' };
     const md = formatMarkdown({
       ...report,
       decision: { action: 'upgrade', reason: 'values <changed> by *you*' },
