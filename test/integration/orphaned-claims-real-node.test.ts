@@ -4,30 +4,16 @@
 // the data at risk); with the chart's existing-claim value the renamed StatefulSet mounts the old
 // claim and its new pod reads the file; with --orphaned-claims allow the upgrade goes in and the
 // old claim still exists. On helm 4 and helm 3.
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { getJson, kubectl, waitFor } from '../cluster/kube.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
-import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
-import { helm3, helm4, repoRoot, runCli } from '../helpers.js';
+import { helm3, helm4, runCli } from '../helpers.js';
 import { history, install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
-import { MARKER_SOURCE } from './pvc-marker.js';
+import { markerDatabase, markerLog as logsOf } from './pvc-marker.js';
 
-const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'immutable');
 const registry = inject('registry');
 const newNamespace = namespacesDeletedAfterAll();
 const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
-
-async function logsOf(ns: string, pod: string, want: RegExp): Promise<string> {
-  for (let i = 0; i < 60; i++) {
-    const r = await kubectl(['logs', pod], { ...opts(ns), reject: false });
-    if (want.test(r.stdout)) return r.stdout;
-    await sleep(1000);
-  }
-  return (await kubectl(['logs', pod], { ...opts(ns), reject: false })).stdout;
-}
 
 const claimOf = async (ns: string, name: string) => {
   const pvc = await getJson(['get', 'pvc', name], opts(ns));
@@ -41,21 +27,7 @@ describe.concurrent('a StatefulSet renamed by the new chart version, on the real
   ] as const) {
     it(`${name}: refused with the claim and its file intact; the existing-claim value reuses it; allow upgrades and leaves it`, async () => {
       const ns = await newNamespace(`claims-${name}`);
-      const token = randomBytes(6).toString('hex');
-      const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE)))
-        .reference;
-      const base = [
-        '--chart',
-        chart,
-        '--helm-bin',
-        bin,
-        '--set',
-        'realNode=true',
-        '--set',
-        `image=${image}`,
-        '--set',
-        `args={marker-${token},written-by-v1-${token}}`,
-      ];
+      const { token, base } = await markerDatabase(registry, ['--helm-bin', bin]);
       const first = await install('db', ns, base);
       expect(first.exitCode, first.stderr).toBe(0);
       expect((await getJson(['get', 'pod', 'db-0'], opts(ns))).spec.nodeName).toBe(REAL_NODE_NAME);
@@ -100,19 +72,7 @@ describe.concurrent('a StatefulSet renamed by the new chart version, on the real
 
   it('helm4: --orphaned-claims allow upgrades, and the old claim is still there', async () => {
     const ns = await newNamespace('claims-allow');
-    const token = randomBytes(6).toString('hex');
-    const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE)))
-      .reference;
-    const base = [
-      '--chart',
-      chart,
-      '--set',
-      'realNode=true',
-      '--set',
-      `image=${image}`,
-      '--set',
-      `args={marker-${token},written-by-v1-${token}}`,
-    ];
+    const { token, base } = await markerDatabase(registry);
     expect((await install('db', ns, base)).exitCode).toBe(0);
     expect(await logsOf(ns, 'db-0', /wrote: /)).toBe(`wrote: written-by-v1-${token}\n`);
     const claim = await claimOf(ns, 'data-db-0');

@@ -4,31 +4,16 @@
 // deleted with the old StatefulSet, a new pod made by the new one), or its serviceName with a new
 // version (the pod orphaned, adopted, then replaced): the new pod reads the file the first one
 // wrote, from the same claim.
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
-import { getJson, kubectl } from '../cluster/kube.js';
+import { getJson } from '../cluster/kube.js';
 import { REAL_NODE_NAME } from '../cluster/real-node.js';
-import { pushStaticImage, staticBinary } from '../cluster/static-image.js';
-import { repoRoot } from '../helpers.js';
 import { install, kubeconfig, namespacesDeletedAfterAll } from './cluster-helpers.js';
-import { MARKER_SOURCE } from './pvc-marker.js';
+import { markerDatabase, markerLog as logsOf } from './pvc-marker.js';
 
-const chart = join(repoRoot, 'test', 'fixtures', 'charts', 'immutable');
 const registry = inject('registry');
 const newNamespace = namespacesDeletedAfterAll();
 
 const opts = (ns: string) => ({ kubeconfig: kubeconfig(), namespace: ns });
-
-async function logsOf(ns: string, pod: string, want: RegExp): Promise<string> {
-  for (let i = 0; i < 60; i++) {
-    const r = await kubectl(['logs', pod], { ...opts(ns), reject: false });
-    if (want.test(r.stdout)) return r.stdout;
-    await sleep(1000);
-  }
-  return (await kubectl(['logs', pod], { ...opts(ns), reject: false })).stdout;
-}
 
 const cases = [
   {
@@ -49,19 +34,7 @@ describe.concurrent('recreate on the real node', () => {
   for (const c of cases)
     it(`${c.name}; the new pod reads the file the old one wrote into the same PVC`, async () => {
       const ns = await newNamespace('immutable-real');
-      const token = randomBytes(6).toString('hex');
-      const image = (await pushStaticImage(registry, 'test/pvc-marker', token, await staticBinary(MARKER_SOURCE)))
-        .reference;
-      const base = [
-        '--chart',
-        chart,
-        '--set',
-        'realNode=true',
-        '--set',
-        `image=${image}`,
-        '--set',
-        `args={marker-${token},written-by-v1-${token}}`,
-      ];
+      const { token, base } = await markerDatabase(registry);
       const first = await install('db', ns, base);
       expect(first.exitCode, first.stderr).toBe(0);
       const pod1 = await getJson(['get', 'pod', 'db-0'], opts(ns));
