@@ -221,6 +221,21 @@ describe('nextStep: the loop, one step per round from the state and what the run
     drift: [changedImage, missingService],
   };
 
+  // So far: revision 3 upgraded (no CRD step, nothing recreated) and its tests failed.
+  const testsFailedOn3: SoFar = {
+    recoveries: 0,
+    crds: { outcome: undefined, finished: false },
+    recreated: [],
+    upgraded: { revision: 3 },
+    tests: failedTests,
+  };
+  // Drift corrected but for the image, whose field the API server refused to change.
+  const partlyRefused = {
+    revision: 3,
+    drift: [changedImage, missingService],
+    corrected: [missingService],
+    notPutBack: [{ drift: changedImage, reason: 'field is immutable' }],
+  };
   const pdb = { kind: 'PodDisruptionBudget', name: 'web', from: 'policy/v1beta1', to: 'policy/v1', removedIn: '1.25' };
   const stale = [{ revision: 3, mappings: [pdb] }];
   const rows: [string, ReleaseState, SoFar, LoopOptions, Step][] = [
@@ -321,12 +336,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
       drifted,
       {
         recoveries: 0,
-        correction: {
-          revision: 3,
-          drift: [changedImage, missingService],
-          corrected: [missingService],
-          notPutBack: [{ drift: changedImage, reason: 'field is immutable' }],
-        },
+        correction: partlyRefused,
       },
       loop,
       { kind: 'claims', previous: 3 },
@@ -337,12 +347,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
       {
         recoveries: 0,
         orphaned: [],
-        correction: {
-          revision: 3,
-          drift: [changedImage, missingService],
-          corrected: [missingService],
-          notPutBack: [{ drift: changedImage, reason: 'field is immutable' }],
-        },
+        correction: partlyRefused,
       },
       loop,
       {
@@ -481,13 +486,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
     [
       'tests failed on revision 3: remediate, back to revision 2',
       outOfDate,
-      {
-        recoveries: 0,
-        crds: { outcome: undefined, finished: false },
-        recreated: [],
-        upgraded: { revision: 3 },
-        tests: failedTests,
-      },
+      testsFailedOn3,
       tested,
       { kind: 'remediate', revision: 3, remedy: { how: 'rollback', to: 2 } },
     ],
@@ -502,11 +501,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
       'tests failed, remediated: exit 4 saying what was done',
       outOfDate,
       {
-        recoveries: 0,
-        crds: { outcome: undefined, finished: false },
-        recreated: [],
-        upgraded: { revision: 3 },
-        tests: failedTests,
+        ...testsFailedOn3,
         remediation: { done: 'rolled back to revision 2' },
       },
       tested,
@@ -515,13 +510,7 @@ describe('nextStep: the loop, one step per round from the state and what the run
     [
       'tests failed, --test-failure keep: exit 4, kept',
       outOfDate,
-      {
-        recoveries: 0,
-        crds: { outcome: undefined, finished: false },
-        recreated: [],
-        upgraded: { revision: 3 },
-        tests: failedTests,
-      },
+      testsFailedOn3,
       { ...tested, testFailure: 'keep' },
       {
         kind: 'tests-failed',
