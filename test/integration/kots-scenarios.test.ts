@@ -105,6 +105,20 @@ const required = (extra: Record<string, ConfigValue> = {}): Record<string, Confi
   ...extra,
 });
 
+/**
+ * The app installed as KOTS runs it, then rendered again with the config `box` ticked and the
+ * storefront's web replicas changed to 3 (a change the box must keep from the cluster).
+ */
+async function installedThenTicked(ns: string, box: string): Promise<KotsRenderResult> {
+  const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
+  expect(installed.exitCode, installed.stderr).toBe(0);
+  return renderAndDryRun({ namespace: ns, values: required({ [box]: { value: '1' }, web_replicas: { value: '3' } }) });
+}
+
+/** The storefront's web Deployment's resourceVersion: unchanged when nothing wrote to it. */
+const webVersion = async (ns: string): Promise<string> =>
+  (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion;
+
 describe('kots/ rendered by KOTS, applied and installed', () => {
   it('online defaults: the Job as shipped, a PVC of the default size, status informers that name real workloads', async () => {
     const ns = await namespace('kots-online');
@@ -314,18 +328,12 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
 
   it('preview only: the Job KOTS renders with the box ticked prints the plan, reports its count, and changes nothing', async () => {
     const ns = await namespace('kots-preview');
-    const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
-    expect(installed.exitCode, installed.stderr).toBe(0);
-    const r = await renderAndDryRun({
-      namespace: ns,
-      values: required({ preview_only: { value: '1' }, web_replicas: { value: '3' } }),
-    });
+    const r = await installedThenTicked(ns, 'preview_only');
     expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({
       name: 'HELM_INSTALLER_PLAN_ONLY',
       value: 'true',
     });
-    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata
-      .resourceVersion;
+    const before = await webVersion(ns);
     const termination = join(tempDir('kots-preview'), 'termination-log');
     const preview = await runAsJob(r, 'install', { HELM_INSTALLER_TERMINATION_LOG: termination });
     expect(preview.exitCode, preview.stderr).toBe(0);
@@ -334,47 +342,25 @@ describe('kots/ rendered by KOTS, applied and installed', () => {
     expect(readFileSync(termination, 'utf8')).toBe(
       `plan only: release plan of 3 release(s); the install would make app revision 2 (from app revision 1); a failure takes every release back to app revision 1\n  ${ns}/promotions-operator: nothing; 0 to create, 0 to change, 0 to delete\n  ${ns}/storefront: upgrade; 0 to create, 1 to change, 0 to delete\n  ${ns}/storefront-cache: nothing; 0 to create, 0 to change, 0 to delete\n`,
     );
-    expect(
-      (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion,
-    ).toBe(before);
-    expect(
-      JSON.parse(
-        execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], {
-          env: { ...process.env, KUBECONFIG: kubeconfig() },
-        }).toString(),
-      ),
-    ).toHaveLength(1);
+    expect(await webVersion(ns)).toBe(before);
+    expect(await history('storefront', ns)).toHaveLength(1);
   });
 
   it('pause automatic changes: the Job KOTS renders with the box ticked changes nothing and records a Suspended Event', async () => {
     const ns = await namespace('kots-pause');
-    const installed = await runAsJob(await renderAndDryRun({ namespace: ns, values: required() }), 'install');
-    expect(installed.exitCode, installed.stderr).toBe(0);
-    const r = await renderAndDryRun({
-      namespace: ns,
-      values: required({ pause_changes: { value: '1' }, web_replicas: { value: '3' } }),
-    });
+    const r = await installedThenTicked(ns, 'pause_changes');
     expect(find(r, 'Job').spec.template.spec.containers[0].env).toContainEqual({
       name: 'HELM_INSTALLER_SUSPEND',
       value: 'true',
     });
-    const before = (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata
-      .resourceVersion;
+    const before = await webVersion(ns);
     const paused = await runAsJob(r, 'install');
     expect(paused.exitCode, paused.stderr).toBe(0);
     expect(paused.stderr).toContain(
       `helm-installer: suspended; nothing changed (${ns}/promotions-operator, ${ns}/storefront, ${ns}/storefront-cache)`,
     );
-    expect(
-      (await getJson(['get', 'deployment', 'storefront-web'], { namespace: ns, ...opts() })).metadata.resourceVersion,
-    ).toBe(before);
-    expect(
-      JSON.parse(
-        execFileSync(helm4, ['history', 'storefront', '--namespace', ns, '-o', 'json'], {
-          env: { ...process.env, KUBECONFIG: kubeconfig() },
-        }).toString(),
-      ),
-    ).toHaveLength(1);
+    expect(await webVersion(ns)).toBe(before);
+    expect(await history('storefront', ns)).toHaveLength(1);
     // Per release of the plan: installed, then suspended.
     const reasons = (await installerEvents(ns)).map((e) => e.reason);
     expect(reasons.slice(0, 3)).toEqual(['Installed', 'Installed', 'Installed']);
