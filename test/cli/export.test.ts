@@ -177,18 +177,29 @@ describe('objects the customer removes', () => {
   });
 });
 
+/** A chart `name` of one ConfigMap template, with its values.yaml `defaults`; and a customer's values file beside it. */
+function configMapChart(
+  name: string,
+  o: { defaults: string; template: string; customer: string },
+): { chart: string; values: string } {
+  const chart = join(dir, name);
+  mkdirSync(join(chart, 'templates'), { recursive: true });
+  writeFileSync(join(chart, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: 0.1.0\n`);
+  writeFileSync(join(chart, 'values.yaml'), o.defaults);
+  writeFileSync(join(chart, 'templates', 'cm.yaml'), o.template);
+  const values = join(dir, `${name}-values.yaml`);
+  writeFileSync(values, o.customer);
+  return { chart, values };
+}
+
 describe('a chart that needs a customer value (required) to render at all', () => {
   it("has an empty base and every object in its overlay in full, named in base/'s README", async () => {
-    const chart = join(dir, 'needy');
-    mkdirSync(join(chart, 'templates'), { recursive: true });
-    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: needy\nversion: 0.1.0\n');
-    writeFileSync(join(chart, 'values.yaml'), 'hostname: ""\n');
-    writeFileSync(
-      join(chart, 'templates', 'cm.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: needy\ndata:\n  host: {{ required "hostname is required" .Values.hostname | quote }}\n',
-    );
-    const values = join(dir, 'needy-values.yaml');
-    writeFileSync(values, 'hostname: shop.example\n');
+    const { chart, values } = configMapChart('needy', {
+      defaults: 'hostname: ""\n',
+      template:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: needy\ndata:\n  host: {{ required "hostname is required" .Values.hostname | quote }}\n',
+      customer: 'hostname: shop.example\n',
+    });
     const out = join(dir, 'needy-out');
     await exportTo(out, ['--chart', chart, '-f', values, ...oci]);
     expect(readFileSync(join(out, 'needy', 'base', 'kustomization.yaml'), 'utf8')).toBe(
@@ -357,16 +368,12 @@ describe('bad input', () => {
   });
 
   it('a secret value that would sit in a ConfigMap is named (exit 3) and nothing is written', async () => {
-    const chart = join(dir, 'leaky');
-    mkdirSync(join(chart, 'templates'), { recursive: true });
-    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: leaky\nversion: 0.1.0\n');
-    writeFileSync(join(chart, 'values.yaml'), 'apiToken: ""\n');
-    writeFileSync(
-      join(chart, 'templates', 'cm.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaky-settings\ndata:\n  token: {{ .Values.apiToken | quote }}\n',
-    );
-    const values = join(dir, 'leaky-values.yaml');
-    writeFileSync(values, 'apiToken: tok-9f8e7d6c5b\n');
+    const { chart, values } = configMapChart('leaky', {
+      defaults: 'apiToken: ""\n',
+      template:
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaky-settings\ndata:\n  token: {{ .Values.apiToken | quote }}\n',
+      customer: 'apiToken: tok-9f8e7d6c5b\n',
+    });
     const out = join(dir, 'leaky-out');
     const r = await runCli(['export', '--out', out, '--chart', chart, '-f', values, ...oci]);
     expect(r.exitCode, r.stderr).toBe(3);
