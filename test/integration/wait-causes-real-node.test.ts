@@ -16,29 +16,54 @@ const TIMEOUT_S = 600;
 
 const namespace = namespacesDeletedAfterAll();
 
+/**
+ * An install on the real node with these values that should fail fast: helm given TIMEOUT_S,
+ * the fail-fast bound 15 s. Its time is printed as a figure.
+ */
+async function failingFast(what: string, ns: string, values: string) {
+  const run = await observedInstall('shop', ns, [
+    '-f',
+    values,
+    '--timeout',
+    `${TIMEOUT_S}s`,
+    '--fail-fast-after',
+    '15s',
+    '--progress-interval',
+    '5s',
+  ]);
+  process.stderr.write(
+    `[figure] ${what}: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`,
+  );
+  return run;
+}
+
+/** The one pod the run saw whose name begins with `prefix`. */
+function onePod(run: Awaited<ReturnType<typeof observedInstall>>, prefix: string) {
+  const pods = seenPods(run, prefix);
+  expect(pods).toHaveLength(1);
+  return pods[0];
+}
+
+/** The log lines the summary shows under its line that begins with `head`, each without its `indent` + '| '. */
+function logTail(stderr: string, head: string, indent: string): string[] {
+  const lines = stderr.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(head));
+  return lines
+    .slice(at + 1)
+    .filter((l) => l.startsWith(`${indent}| `))
+    .map((l) => l.slice(indent.length + 2));
+}
+
 describe.concurrent('causes named on the real node', () => {
   it('an image missing from the registry: exit 4 long before --timeout; the summary names the pod, the pull failure and the exact image', async () => {
     const ns = await namespace('wait-pull');
     const image = `${registry}/test/not-pushed:${tag()}`;
-    const run = await observedInstall('shop', ns, [
-      '-f',
-      valuesFile({ image, realNode: true }),
-      '--timeout',
-      `${TIMEOUT_S}s`,
-      '--fail-fast-after',
-      '15s',
-      '--progress-interval',
-      '5s',
-    ]);
-    process.stderr.write(
-      `[figure] missing image: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`,
-    );
+    const run = await failingFast('missing image', ns, valuesFile({ image, realNode: true }));
     expect(run.exitCode, run.stderr).toBe(4);
     expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
-    const pods = seenPods(run, 'shop-app-');
-    expect(pods).toHaveLength(1);
-    const pod = pods[0].metadata.name as string;
-    expect(pods[0].spec.containers[0].image).toBe(image);
+    const seen = onePod(run, 'shop-app-');
+    const pod = seen.metadata.name as string;
+    expect(seen.spec.containers[0].image).toBe(image);
     expect(run.stderr).toMatch(/^helm-installer FAILED \(exit 4: helm operation failed\)$/m);
     expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed (ErrImagePull|ImagePullBackOff)`));
     expect(run.stderr).toMatch(
@@ -55,8 +80,9 @@ describe.concurrent('causes named on the real node', () => {
     const ns = await namespace('wait-crash');
     const image = await sayAndExitImage(registry, tag());
     const said = ['starting shop', 'reading /etc/shop/config.yaml', 'fatal: database host not set'];
-    const run = await observedInstall('shop', ns, [
-      '-f',
+    const run = await failingFast(
+      'crash loop',
+      ns,
       // With a readiness probe, as real workloads have: without one, a container that exits at
       // once is Ready for a moment between its back-offs, and helm 4's wait may then call the
       // Deployment ready and succeed (seen on a loaded machine).
@@ -66,33 +92,16 @@ describe.concurrent('causes named on the real node', () => {
         realNode: true,
         readinessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1 },
       }),
-      '--timeout',
-      `${TIMEOUT_S}s`,
-      '--fail-fast-after',
-      '15s',
-      '--progress-interval',
-      '5s',
-    ]);
-    process.stderr.write(
-      `[figure] crash loop: failed after ${run.seconds.toFixed(1)} s (fail-fast 15 s, timeout ${TIMEOUT_S} s)\n`,
     );
     expect(run.exitCode, run.stderr).toBe(4);
     expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
-    const pods = seenPods(run, 'shop-app-');
-    expect(pods).toHaveLength(1);
-    const pod = pods[0].metadata.name as string;
+    const pod = onePod(run, 'shop-app-').metadata.name as string;
     expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed CrashLoopBackOff`));
     expect(run.stderr).toMatch(
       new RegExp(`^Pod/${pod}: CrashLoopBackOff: container app exited 1 \\(Error\\), restarted [1-9]\\d* times?$`, 'm'),
     );
     // The container's last log lines, in order, right under it.
-    const lines = run.stderr.split('\n');
-    const at = lines.findIndex((l) => l.startsWith(`Pod/${pod}: CrashLoopBackOff`));
-    const tail = lines
-      .slice(at + 1)
-      .filter((l) => l.startsWith('  | '))
-      .map((l) => l.slice(4));
-    expect(tail).toEqual(said);
+    expect(logTail(run.stderr, `Pod/${pod}: CrashLoopBackOff`, '  ')).toEqual(said);
     expect(run.termination).toContain(`Pod/${pod}: CrashLoopBackOff: container app exited 1`);
     expect(run.termination).toContain(`  | ${said[2]}`);
     expect(await history('shop', ns)).toEqual([]);
@@ -111,18 +120,10 @@ describe.concurrent('causes named on the real node', () => {
       '5s',
     ]);
     expect(run.exitCode, run.stderr).toBe(4);
-    const pods = seenPods(run, 'shop-migrate-');
-    expect(pods).toHaveLength(1);
-    const pod = pods[0].metadata.name as string;
+    const pod = onePod(run, 'shop-migrate-').metadata.name as string;
     expect(run.stderr).toMatch(/^ {2}Job\/shop-migrate: BackoffLimitExceeded: /m);
     expect(run.stderr).toMatch(new RegExp(`^ {2}Pod/${pod}: Error: container migrate exited 3$`, 'm'));
-    const lines = run.stderr.split('\n');
-    const at = lines.findIndex((l) => l.startsWith(`  Pod/${pod}: Error`));
-    const tail = lines
-      .slice(at + 1)
-      .filter((l) => l.startsWith('    | '))
-      .map((l) => l.slice(6));
-    expect(tail).toEqual(said);
+    expect(logTail(run.stderr, `  Pod/${pod}: Error`, '    ')).toEqual(said);
     expect(run.termination).toContain(`  | ${said[1]}`);
   });
 });
