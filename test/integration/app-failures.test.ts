@@ -143,6 +143,21 @@ function figure(what: string, r: CliResult, failed: string): void {
   );
 }
 
+/** The three-release app in a folder of its own, installed (app revision 1) with `extra`: its folder. */
+async function abcInstalled(ns: string, extra: string[] = []): Promise<string> {
+  const dir = appDir(ABC);
+  await installed(dir, ns, extra);
+  return dir;
+}
+
+/** The fixed version (no release failing) installed with `bin`: exit 0, every release at v2 in one app revision. */
+async function fixedVersionInstalled(dir: string, ns: string, bin = helm4, extra: string[] = []): Promise<CliResult> {
+  const fixed = await install(dir, ns, [...v2(['a', 'b', 'c'], undefined, bin), ...extra]);
+  expect(fixed.exitCode, fixed.stderr).toBe(0);
+  await expectOneAppRevision(ns, ['a', 'b', 'c'], 'v2', bin);
+  return fixed;
+}
+
 const head = (done: number, failed: string, tail: string) =>
   `helm-installer FAILED (exit 4: helm operation failed): ${done} of 3 releases done, 1 failed${failed}; ${tail}`;
 const BACK_TO_1 = 'app revision 2 failed; every release it changed went back: the app is at app revision 1';
@@ -157,8 +172,7 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
   ] as const) {
     it(`helm ${major}: b, the middle of the chain, fails: a and c go back, exit 4; the fixed version is app revision 3`, async () => {
       const ns = await namespace(`abc-b-h${major}`);
-      const dir = appDir(ABC);
-      await installed(dir, ns, ['--helm-bin', bin]);
+      const dir = await abcInstalled(ns, ['--helm-bin', bin]);
       const run = await install(dir, ns, v2(['a', 'b', 'c'], 'b', bin));
       expect(run.exitCode, run.stderr).toBe(4);
       const lines = summary(run);
@@ -175,19 +189,16 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
       ]);
       figure(`helm ${major}, b fails, a and c rolled back`, run, `${ns}/b`);
 
-      const fixed = await install(dir, ns, v2(['a', 'b', 'c'], undefined, bin));
-      expect(fixed.exitCode, fixed.stderr).toBe(0);
+      const fixed = await fixedVersionInstalled(dir, ns, bin);
       expect(summary(fixed)[0]).toMatch(
         /^helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\d.]+s$/,
       );
-      await expectOneAppRevision(ns, ['a', 'b', 'c'], 'v2', bin);
     });
   }
 
   it('helm 4: a, the first release, fails: b never starts, c goes back; the fixed version is deployed', async () => {
     const ns = await namespace('abc-a');
-    const dir = appDir(ABC);
-    await installed(dir, ns, []);
+    const dir = await abcInstalled(ns);
     const run = await install(dir, ns, v2(['a', 'b', 'c'], 'a'));
     expect(run.exitCode, run.stderr).toBe(4);
     const lines = summary(run);
@@ -198,15 +209,12 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
     expect((await history('b', ns)).length).toBe(1);
     figure('helm 4, a fails, c rolled back', run, `${ns}/a`);
 
-    const fixed = await install(dir, ns, v2(['a', 'b', 'c']));
-    expect(fixed.exitCode, fixed.stderr).toBe(0);
-    await expectOneAppRevision(ns, ['a', 'b', 'c'], 'v2');
+    await fixedVersionInstalled(dir, ns);
   });
 
   it('helm 4: c, the independent release, fails: b then a go back, dependents first', async () => {
     const ns = await namespace('abc-c');
-    const dir = appDir(ABC);
-    await installed(dir, ns, []);
+    const dir = await abcInstalled(ns);
     const run = await install(dir, ns, v2(['a', 'b', 'c'], 'c'));
     expect(run.exitCode, run.stderr).toBe(4);
     const lines = summary(run);
@@ -215,15 +223,12 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
     await expectOneAppRevision(ns, ['a', 'b', 'c'], 'hello');
     figure('helm 4, c fails, b and a rolled back', run, `${ns}/c`);
 
-    const fixed = await install(dir, ns, v2(['a', 'b', 'c']));
-    expect(fixed.exitCode, fixed.stderr).toBe(0);
-    await expectOneAppRevision(ns, ['a', 'b', 'c'], 'v2');
+    await fixedVersionInstalled(dir, ns);
   });
 
   it("helm 4: the rollback itself fails (c's Lease held by another installer): exit 4 naming c and what is left to do; a later run takes c back from the inventory", async () => {
     const ns = await namespace('abc-lease');
-    const dir = appDir(ABC);
-    await installed(dir, ns, []);
+    const dir = await abcInstalled(ns);
     const failing = [...v2(['a', 'b', 'c'], 'b'), '--lock-timeout', '3s'];
     const running = install(dir, ns, failing);
     // Once c is upgraded and this run let go of its Lease (b waits out its 10 s), another
@@ -336,20 +341,17 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
     figure('helm 3, b fails, a rolled back, c cannot be', run, `${ns}/b`);
 
     // The old version cannot come back; the next one, fixed, goes forward from the inventory.
-    const fixed = await install(dir, ns, [...v2(['a', 'b', 'c'], undefined, helm3), '--set', 'c:frozen=true']);
-    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    const fixed = await fixedVersionInstalled(dir, ns, helm3, ['--set', 'c:frozen=true']);
     expect(summary(fixed)[0]).toMatch(
       /^helm-installer: release plan done, app revision 3 deployed: 3 of 3 releases done, [\d.]+s$/,
     );
-    await expectOneAppRevision(ns, ['a', 'b', 'c'], 'v2', helm3);
     expect((await getJson(['get', 'configmap', 'c-frozen'], opts(ns))).data.message).toBe('v2');
   });
 
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     it(`helm 4: ${signal} during the app rollback: the next run ends with every release at one app revision, none lost`, async () => {
       const ns = await namespace(`abc-${signal.toLowerCase()}`);
-      const dir = appDir(ABC);
-      await installed(dir, ns, []);
+      const dir = await abcInstalled(ns);
       const failing = v2(['a', 'b', 'c'], 'b');
       const run = spawnCli(['install', '--app-dir', dir, '--namespace', ns, ...failing]);
       // The first step of the rollback has begun (c's helm rollback is running or about to).
@@ -405,8 +407,7 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
 
   it("helm 4: a plan edited between runs (c renamed c2, d added, e someone else's): the failed revision records the plan as it is, the rollback touches only what the plan owns", async () => {
     const ns = await namespace('abc-edit');
-    const dir = appDir(ABC);
-    await installed(dir, ns, []);
+    const dir = await abcInstalled(ns);
     // e: a release someone made with plain helm, which the edited plan now lists after b.
     const plain = await execa(
       helm4,
@@ -494,8 +495,7 @@ describe.concurrent('the app as one unit: a three-release app (b depends on a, c
 
   it('helm 4: --app-rollback never keeps each release where the run left it; a later run (on-failure) takes the app back from the inventory', async () => {
     const ns = await namespace('abc-never');
-    const dir = appDir(ABC);
-    await installed(dir, ns, []);
+    const dir = await abcInstalled(ns);
     const failing = v2(['a', 'b', 'c'], 'b');
     const run = await install(dir, ns, [...failing, '--app-rollback', 'never']);
     expect(run.exitCode, run.stderr).toBe(4);
