@@ -40,29 +40,34 @@ function chart(dir: string, name: string, c: WidgetChart): string {
   return writeWidgetChart(join(dir, name), c);
 }
 
+/**
+ * A chart version `version` (written to `dir`/`name`) whose crds/ CRD has `versions`, its Widget
+ * at the last served version (the stored one, last in every chart here) with `spec`.
+ */
+function crdsChart(
+  dir: string,
+  name: string,
+  group: string,
+  version: string,
+  versions: WidgetChart['versions'],
+  spec: Record<string, string>,
+): string {
+  const widget = { version: versions.at(-1)!.name, spec };
+  return chart(dir, name, { version, group, crdIn: 'crds', versions, widget });
+}
+
 /** Chart 1.0.0 with a crds/ CRD whose only version v1 has `fields`, and a Widget with `spec`. */
 const oneVersion = (dir: string, name: string, group: string, fields: string[], spec: Record<string, string>) =>
-  chart(dir, name, {
-    version: '1.0.0',
-    group,
-    crdIn: 'crds',
-    versions: [{ name: 'v1', storage: true, fields }],
-    widget: { version: 'v1', spec },
-  });
+  crdsChart(dir, name, group, '1.0.0', [{ name: 'v1', storage: true, fields }], spec);
 
 /** 1.0.0 -> 2.0.0: the crds/ CRD's v1 gains the field color, which the Widget then sets. */
-function colorAdded(dir: string, group: string): { v1: string; v2: string } {
-  return {
-    v1: oneVersion(dir, 'v1', group, ['size'], { size: 's' }),
-    v2: chart(dir, 'v2', {
-      version: '2.0.0',
-      group,
-      crdIn: 'crds',
-      versions: [{ name: 'v1', storage: true, fields: ['size', 'color'] }],
-      widget: { version: 'v1', spec: { size: 's', color: 'red' } },
-    }),
-  };
-}
+const colorAdded = (dir: string, group: string): { v1: string; v2: string } => ({
+  v1: oneVersion(dir, 'v1', group, ['size'], { size: 's' }),
+  v2: crdsChart(dir, 'v2', group, '2.0.0', [{ name: 'v1', storage: true, fields: ['size', 'color'] }], {
+    size: 's',
+    color: 'red',
+  }),
+});
 
 /**
  * The storage-version path (1.0.0 -> 2.0.0 -> 3.0.0): v1alpha1 stored alone, then served beside
@@ -73,31 +78,13 @@ function storageMoved(
   group: string,
   sizes: [string, string, string] = ['s', 's', 's'],
 ): { alpha: string; both: string; stable: string } {
-  const alpha = chart(dir, 'a', {
-    version: '1.0.0',
-    group,
-    crdIn: 'crds',
-    versions: [{ name: 'v1alpha1', storage: true, fields: ['size'] }],
-    widget: { version: 'v1alpha1', spec: { size: sizes[0] } },
-  });
-  const both = chart(dir, 'b', {
-    version: '2.0.0',
-    group,
-    crdIn: 'crds',
-    versions: [
-      { name: 'v1alpha1', fields: ['size'] },
-      { name: 'v1', storage: true, fields: ['size'] },
-    ],
-    widget: { version: 'v1', spec: { size: sizes[1] } },
-  });
-  const stable = chart(dir, 'c', {
-    version: '3.0.0',
-    group,
-    crdIn: 'crds',
-    versions: [{ name: 'v1', storage: true, fields: ['size'] }],
-    widget: { version: 'v1', spec: { size: sizes[2] } },
-  });
-  return { alpha, both, stable };
+  const alpha = { name: 'v1alpha1', storage: true, fields: ['size'] };
+  const stored = { name: 'v1', storage: true, fields: ['size'] };
+  return {
+    alpha: crdsChart(dir, 'a', group, '1.0.0', [alpha], { size: sizes[0] }),
+    both: crdsChart(dir, 'b', group, '2.0.0', [{ ...alpha, storage: false }, stored], { size: sizes[1] }),
+    stable: crdsChart(dir, 'c', group, '3.0.0', [stored], { size: sizes[2] }),
+  };
 }
 
 const run = (ns: string, chartDir: string, bin: string, extra: string[] = []) =>
