@@ -13,6 +13,11 @@ const tag = () => randomBytes(4).toString('hex');
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 /** The bound the runs give helm: failing fast means ending far below it. */
 const TIMEOUT_S = 600;
+/**
+ * What a run stopped by its fail-fast bound says, where one that ran into helm's --timeout would
+ * not: checked instead of its time (a timing asserted in a test is flaky under load).
+ */
+const STOPPED_BY_FAIL_FAST = 'helm was stopped and rolled the release back (a first install is removed).';
 
 const namespace = namespacesDeletedAfterAll();
 
@@ -60,12 +65,12 @@ describe.concurrent('causes named on the real node', () => {
     const image = `${registry}/test/not-pushed:${tag()}`;
     const run = await failingFast('missing image', ns, valuesFile({ image, realNode: true }));
     expect(run.exitCode, run.stderr).toBe(4);
-    expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
+    expect(run.stderr).toContain(STOPPED_BY_FAIL_FAST);
     const seen = onePod(run, 'shop-app-');
     const pod = seen.metadata.name as string;
     expect(seen.spec.containers[0].image).toBe(image);
     expect(run.stderr).toMatch(/^helm-installer FAILED \(exit 4: helm operation failed\)$/m);
-    expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed (ErrImagePull|ImagePullBackOff)`));
+    expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed (ErrImagePull|ImagePullBackOff) for 15s`));
     expect(run.stderr).toMatch(
       new RegExp(`^Pod/${pod}: (ErrImagePull|ImagePullBackOff): image ${escape(image)}(:|$)`, 'm'),
     );
@@ -94,9 +99,9 @@ describe.concurrent('causes named on the real node', () => {
       }),
     );
     expect(run.exitCode, run.stderr).toBe(4);
-    expect(run.seconds).toBeLessThan(TIMEOUT_S / 2);
+    expect(run.stderr).toContain(STOPPED_BY_FAIL_FAST);
     const pod = onePod(run, 'shop-app-').metadata.name as string;
-    expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed CrashLoopBackOff`));
+    expect(run.stderr).toMatch(new RegExp(`failed fast: Pod/${pod} stayed CrashLoopBackOff for 15s`));
     expect(run.stderr).toMatch(
       new RegExp(`^Pod/${pod}: CrashLoopBackOff: container app exited 1 \\(Error\\), restarted [1-9]\\d* times?$`, 'm'),
     );
