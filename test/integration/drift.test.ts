@@ -107,6 +107,20 @@ async function managers(kind: string, name: string, ns: string): Promise<{ manag
   }));
 }
 
+/** The fixture installed as release shop with `bin` into two new namespaces, `prefix` and `prefix`-other. */
+async function installedFixture(bin: string, prefix: string): Promise<[string, string]> {
+  const [ns, other] = [await newNamespace(prefix), await newNamespace(`${prefix}-other`)];
+  await installFixture(bin, 'shop', ns, other);
+  return [ns, other];
+}
+
+/** No drift in release shop as installed; then its detection timed and printed (a figure, never asserted). */
+async function noDriftYet(ns: string, helmName: string): Promise<void> {
+  expect(await detect('shop', ns)).toEqual([]);
+  const times = await timeDetection('shop', ns);
+  console.log(`detectDrift, 8 objects unchanged, ${helmName} release: ${times.join(', ')} ms`);
+}
+
 /** Times n detections of an unchanged release, in ms: measured, reported, never asserted. */
 async function timeDetection(release: string, ns: string, n = 5): Promise<number[]> {
   const manifest = await lastManifest(release, ns);
@@ -121,13 +135,10 @@ async function timeDetection(release: string, ns: string, n = 5): Promise<number
 
 describe('drift with helm 4 (server-side apply)', () => {
   it('finds each change by path and manager in both namespaces, puts it back, and helm upgrades afterwards without a conflict', async () => {
-    const [ns, other] = [await newNamespace('drift4'), await newNamespace('drift4-other')];
-    await installFixture(helm4, 'shop', ns, other);
+    const [ns, other] = await installedFixture(helm4, 'drift4');
     // helm 4 applies server-side as the field manager "helm" (whatever its executable is called).
     expect(await managers('deployment', 'web', ns)).toContainEqual({ manager: 'helm', operation: 'Apply' });
-    expect(await detect('shop', ns)).toEqual([]);
-    const times = await timeDetection('shop', ns);
-    console.log(`detectDrift, 8 objects unchanged, helm 4 release: ${times.join(', ')} ms`);
+    await noDriftYet(ns, 'helm 4');
 
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:2.0'], opts(ns));
     await kubectl(['set', 'env', 'deployment/web', 'MODE=debug'], opts(ns));
@@ -243,8 +254,7 @@ describe('drift with helm 4 (server-side apply)', () => {
   });
 
   it('an ignore rule keeps a scale through detection and correction; an immutable field is named and refused', async () => {
-    const [ns, other] = [await newNamespace('drift4-ignore'), await newNamespace('drift4-ignore-other')];
-    await installFixture(helm4, 'shop', ns, other);
+    const [ns] = await installedFixture(helm4, 'drift4-ignore');
     await kubectl(['scale', 'deployment/web', '--replicas=5'], opts(ns));
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:3.0'], opts(ns));
     const image = {
@@ -305,8 +315,7 @@ describe('drift with helm 4 (server-side apply)', () => {
   });
 
   it('missing RBAC to read or to dry-run a kind is exit 6 naming the kind, namespace and verb', async () => {
-    const [ns, other] = [await newNamespace('drift4-rbac'), await newNamespace('drift4-rbac-other')];
-    await installFixture(helm4, 'shop', ns, other);
+    const [ns, other] = await installedFixture(helm4, 'drift4-rbac');
     const manifest = await lastManifest('shop', ns);
     const everything = ['configmaps', 'secrets', 'services'];
     const noDeploymentGet = await identity(ns, other, [
@@ -345,13 +354,10 @@ describe('drift with helm 4 (server-side apply)', () => {
 
 describe('drift with helm 3 (client-side apply)', () => {
   it('no false drift on objects helm 3 created; changes found, put back, and helm 3 upgrades afterwards', async () => {
-    const [ns, other] = [await newNamespace('drift3'), await newNamespace('drift3-other')];
-    await installFixture(helm3, 'shop', ns, other);
+    const [ns, other] = await installedFixture(helm3, 'drift3');
     // helm 3 writes with updates (create and patch, no apply), as the same manager "helm".
     expect(await managers('deployment', 'web', ns)).toContainEqual({ manager: 'helm', operation: 'Update' });
-    expect(await detect('shop', ns)).toEqual([]);
-    const times = await timeDetection('shop', ns);
-    console.log(`detectDrift, 8 objects unchanged, helm 3 release: ${times.join(', ')} ms`);
+    await noDriftYet(ns, 'helm 3');
 
     await kubectl(['set', 'image', 'deployment/web', 'web=example.invalid/web:2.0'], opts(ns));
     await kubectl(['delete', 'configmap/cache'], opts(ns));
