@@ -4,44 +4,11 @@
 import { describe, it, expect } from 'vitest';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
+import type { Document, Node } from 'yaml';
 import { fastParseDocument } from '../../src/rendered/fast-yaml.js';
 import { parseWithLibrary, splitManifestStream } from '../../src/rendered/manifest-stream.js';
 import { chartDir, helm3, helm4, repoRoot, tempDir } from '../helpers.js';
-
-/** Every difference between two trees that the rewriter or a finder could notice. */
-function differences(a: unknown, b: unknown, path = '$', out: string[] = []): string[] {
-  if (a === null || a === undefined || b === null || b === undefined) {
-    if ((a ?? null) !== (b ?? null)) out.push(`${path}: ${String(a)} vs ${String(b)}`);
-    return out;
-  }
-  if (isScalar(a)) {
-    if (!isScalar(b)) return [...out, `${path}: scalar vs ${String(b)}`];
-    if (a.type !== b.type) out.push(`${path}: type ${a.type} vs ${b.type}`);
-    if (a.range![0] !== b.range![0] || a.range![1] !== b.range![1]) out.push(`${path}: range ${a.range} vs ${b.range}`);
-    if (!Object.is(a.value, b.value))
-      out.push(`${path}: value ${JSON.stringify(a.value)} vs ${JSON.stringify(b.value)}`);
-    if (a.source !== b.source) out.push(`${path}: source ${JSON.stringify(a.source)} vs ${JSON.stringify(b.source)}`);
-    return out;
-  }
-  if (isMap(a) || isSeq(a)) {
-    if (isMap(a) !== isMap(b) || isSeq(a) !== isSeq(b)) return [...out, `${path}: collection kind`];
-    const other = b as typeof a;
-    if (a.range![0] !== other.range![0]) out.push(`${path}: starts at ${a.range![0]} vs ${other.range![0]}`);
-    if (Boolean(a.flow) !== Boolean(other.flow)) out.push(`${path}: flow ${a.flow} vs ${other.flow}`);
-    if (a.items.length !== other.items.length)
-      return [...out, `${path}: ${a.items.length} vs ${other.items.length} items`];
-    a.items.forEach((item: unknown, i: number) => {
-      const twin = other.items[i] as unknown;
-      if (isPair(item) && isPair(twin)) {
-        differences(item.key, twin.key, `${path}.<key ${i}>`, out);
-        differences(item.value, twin.value, `${path}.${String((item.key as { value?: unknown }).value)}`, out);
-      } else differences(item, twin, `${path}[${i}]`, out);
-    });
-    return out;
-  }
-  return [...out, `${path}: unexpected node`];
-}
+import { differences } from './yaml-oracle.js';
 
 function library(text: string): Document.Parsed {
   const { docs } = parseWithLibrary({ index: 0, text, line: 1 });
@@ -174,6 +141,129 @@ kw: {a: 1, "b": [c, d], e: {}}
     );
   });
 
+  it('multi-line plain scalars, as go-yaml folds long CRD descriptions', () => {
+    const doc = expectSame(`spec:
+  properties:
+    value:
+      description: value defines the argument value, e.g. 30s. Can
+        be empty for name-only arguments (e.g. --storage.tsdb.no-lockfile)
+
+          and a paragraph, more indented, with 'quotes' "doubles" [brackets] {braces} a:b
+      type: string
+    list:
+    - first item of a list
+      continued
+    - second
+    onItsOwnLine:
+      text that starts on
+      the next line
+  next: 1
+`);
+    expect(doc.toJS().spec.properties.value.description).toBe(
+      `value defines the argument value, e.g. 30s. Can be empty for name-only arguments (e.g. --storage.tsdb.no-lockfile)\nand a paragraph, more indented, with 'quotes' "doubles" [brackets] {braces} a:b`,
+    );
+  });
+
+  it('every shape of a plain continuation line is read as the library reads it, or handed back', () => {
+    // Where the scalar sits (its parent's column decides which lines continue it), what a
+    // continuation line holds and how far it is indented, with or without empty lines before it.
+    const contexts: [string, string][] = [
+      ['k: first', 'z: 1'],
+      ['a:\n  k: first', 'z: 1'],
+      ['- first', '- z'],
+      ['- k: first', '- z'],
+      ['a:\n- k: first', 'z: 1'],
+      ['k:\n  first', 'z: 1'],
+      ['a:\n  - first', 'z: 1'],
+      ['k: 2001-12-14', 'z: 1'],
+      ['k: first # a comment', 'z: 1'],
+    ];
+    const lines = ['two', 'two  ', '--flag=x', '- x', '-x', '? x', ': x', '"q"', "'q'", '[x]', '{x}', '&a', '*a', '!t'];
+    lines.push(
+      '|',
+      '>',
+      '% x',
+      '@x',
+      '`x',
+      'a:b',
+      'a: b',
+      'x:',
+      'a #c',
+      '#c',
+      'x\ty',
+      '\tx',
+      '1',
+      'yes',
+      '21:59:43.10',
+    );
+    lines.push('---', '...', 'k: v', 'http://x/#y');
+    const gaps = ['', '\n', '\n  \n'];
+    let taken = 0;
+    let folded = 0;
+    let total = 0;
+    for (const [head, tail] of contexts)
+      for (const line of lines)
+        for (let indent = 0; indent <= 6; indent++)
+          for (const gap of gaps)
+            for (const end of ['', `\n${tail}`]) {
+              const text = `${head}\n${gap}${' '.repeat(indent)}${line}${end}\n`;
+              total++;
+              const fast = fastParseDocument(text);
+              if (!fast) continue;
+              taken++;
+              if (/first[ \n]/.test(JSON.stringify(fast.toJS()).replaceAll('\\n', '\n'))) folded++;
+              const lib = library(text);
+              expect(differences(fast.contents as Node, lib.contents as Node), JSON.stringify(text)).toEqual([]);
+            }
+    // The oracle must have seen many taken cases, not only hand-backs.
+    expect(total).toBe(contexts.length * lines.length * 7 * gaps.length * 2);
+    expect(taken).toBeGreaterThan(total / 3);
+    expect(folded).toBeGreaterThan(total / 4);
+  });
+
+  it('multi-line double-quoted strings with escapes inside their lines, as CRDs written with \\n have them', () => {
+    const doc = expectSame(`spec:
+  properties:
+    roundRobin:
+      description: "roundRobin decides how a writer resolves its peers.\\nWhen on:\\n  - each
+        write resolves the \\"host\\" name again.\\n  - a tab\\there, a slash \\/ and \\u00e9.
+
+        A paragraph; a backslash \\\\ and \\"quotes\\" at a line's end: \\"
+        end"
+      type: string
+`);
+    expect(doc.toJS().spec.properties.roundRobin.description).toBe(
+      'roundRobin decides how a writer resolves its peers.\nWhen on:\n  - each write resolves the "host" name again.\n  - a tab\there, a slash / and \u00e9.\nA paragraph; a backslash \\ and "quotes" at a line\'s end: " end',
+    );
+  });
+
+  it('every shape of a double-quoted continuation line with escapes is read as the library reads it, or handed back', () => {
+    const pieces = ['x', '\\n', '\\"', '\\\\', '\\t', '\\u00e9', '\\x41', '\\ ', '\\', ' ', '\t', '"', "'", '#', ': '];
+    let taken = 0;
+    let total = 0;
+    for (const first of pieces)
+      for (const second of pieces)
+        for (const gap of ['\n', '\n\n', '\n  \n'])
+          for (const indent of ['', '  ', '    ']) {
+            const text = `a:\n  k: "one${first}${gap}${indent}${second}two${second}"\nz: 1\n`;
+            total++;
+            const fast = fastParseDocument(text);
+            if (!fast) continue;
+            taken++;
+            let lib: Document.Parsed;
+            try {
+              lib = library(text);
+            } catch (error) {
+              throw new Error(`the fast reader took what the library refuses: ${JSON.stringify(text)}`, {
+                cause: error,
+              });
+            }
+            expect(differences(fast.contents as Node, lib.contents as Node), JSON.stringify(text)).toEqual([]);
+          }
+    expect(total).toBe(pieces.length ** 2 * 9);
+    expect(taken).toBeGreaterThan(total / 3);
+  });
+
   it('literal block scalars with clip and strip, indented lines and blank lines inside', () => {
     expectSame(`data:
   script: |
@@ -197,7 +287,11 @@ kw: {a: 1, "b": [c, d], e: {}}
       'a: {x: 1}\nb:\n  <<: {y: 2}\n',
       'a: !!str 1\n',
       'a: >\n  folded\n',
-      'a: plain\n  continued\n',
+      'a: plain # comment\n  continued\n',
+      'a: 2001-12-14\n  21:59:43.10\n', // a timestamp again, once folded
+      'a: plain\n  # comment\n  continued\n',
+      'a: plain\n  continued: key\n',
+      'plain\n  root scalar\n',
       'a: [1,\n  2]\n',
       '? complex\n: key\n',
       'a: |+\n  keep\n\n',
@@ -208,7 +302,9 @@ kw: {a: 1, "b": [c, d], e: {}}
       'yes: 1\n',
       'n: 1\n', // `n` is false in YAML 1.1
       'a: "multi\\\n  line"\n', // an escaped line break joins the lines without a blank
-      'a: "multi\n  line \\"quoted\\""\n', // escapes over several lines
+      'a: "multi \\\n  line"\n', // an escaped blank before a line break is kept by the fold
+      'a: "multi\n  \\ line"\n',
+      'a: "multi\n  line \\x41"\n', // an escape outside JSON's, over several lines
       'a: "\\x41"\n',
       'a: 1\n...\n',
       'a: 1\r\nb: 2\r\n',
@@ -221,7 +317,10 @@ kw: {a: 1, "b": [c, d], e: {}}
 });
 
 describe('on real helm output', () => {
-  const charts = [join(repoRoot, 'test/fixtures/charts/go-yaml-strings'), chartDir];
+  // crd-descriptions: a CRD written as generators write public charts' CRDs (under crds/, which
+  // both majors hand on as written), which the fast reader must take, not only survive.
+  const crdChart = join(repoRoot, 'test/fixtures/charts/crd-descriptions');
+  const charts = [join(repoRoot, 'test/fixtures/charts/go-yaml-strings'), chartDir, crdChart];
 
   it.each([
     ['helm 4, as handed to a post-renderer', 4],
@@ -229,8 +328,9 @@ describe('on real helm output', () => {
   ] as const)('%s: every document is read exactly as the library reads it, or handed back', async (_label, major) => {
     const dir = tempDir('fast-yaml');
     let fast = 0;
+    let crdsTaken = 0;
     for (const chart of charts) {
-      const args = ['template', 'r', chart];
+      const args = ['template', 'r', chart, '--include-crds'];
       let text: string;
       if (major === 4) {
         // What helm 4 hands a post-renderer is what it prints after a `cat` post-renderer.
@@ -252,10 +352,12 @@ describe('on real helm output', () => {
         const doc = fastParseDocument(piece.text);
         if (!doc) continue;
         fast++;
+        if (chart === crdChart && piece.text.includes('kind: CustomResourceDefinition')) crdsTaken++;
         const lib = library(piece.text);
         expect(differences(doc.contents as Node, lib.contents as Node), piece.text).toEqual([]);
       }
     }
     expect(fast).toBeGreaterThan(10);
+    expect(crdsTaken).toBe(1);
   });
 });
