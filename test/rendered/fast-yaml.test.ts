@@ -295,6 +295,11 @@ kw: {a: 1, "b": [c, d], e: {}}
       'a: [1,\n  2]\n',
       '? complex\n: key\n',
       'a: |+\n  keep\n\n',
+      // helm 3's ConfigMaps as public charts write them (helm 4 rewrites the empty one as ""):
+      // a keep-chomped config file, and an empty literal block where a value rendered nothing.
+      'data:\n  app.conf: |+\n    name = x\n\n  other: 1\n',
+      'data:\n  users.acl: |-\n',
+      'data:\n  users.acl: |-\n  other: 1\n',
       'a: |2\n    explicit\n',
       'a:\n\tb: 1\n',
       '80: http\n',
