@@ -516,8 +516,14 @@ class Reader {
       chomp = 'keep';
       h++;
     }
-    const d = s.charCodeAt(h);
-    if (d >= 48 && d <= 57) throw UNSUPPORTED; // an explicit indentation indicator
+    // An explicit indentation indicator (`|2`, `|2-`, `|-2`): go-yaml writes one when the text
+    // starts with a blank or an empty line (helm 4 re-serialising a chart's script).
+    const explicit = this.indentationIndicator(h);
+    if (explicit > 0) {
+      if (parent < 0) throw UNSUPPORTED; // at a document's root, the base indentation is the library's business
+      h++;
+      if (chomp === 'clip' && (s[h] === '-' || s[h] === '+')) chomp = s[h++] === '-' ? 'strip' : 'keep';
+    }
     this.expectLineRest(h);
     let p = this.lineAfter(w);
     // Content indentation: that of the first line with anything but spaces.
@@ -532,6 +538,11 @@ class Reader {
       q = r + 1;
     }
     if (indent <= parent || indent <= 0) throw UNSUPPORTED; // empty literal: rare, leave it to the library
+    if (explicit > 0) {
+      // The text is indented by the indicator from its parent; the first line may hold more blanks.
+      if (indent < parent + explicit) throw UNSUPPORTED;
+      indent = parent + explicit;
+    }
     const lines: string[] = [];
     let lastContentEnd = p; // end (after its line break) of the last line with content
     let trailingBreaks = 0;
@@ -559,6 +570,8 @@ class Reader {
       lastContentEnd = e < n ? e + 1 : e;
       p = e < n ? e + 1 : n;
     }
+    // At the very end of the text with no line break, the library still clips one onto the value.
+    if (p === n && s.charCodeAt(n - 1) !== NL) throw UNSUPPORTED;
     this.pos = p;
     // Lines after the last content line are empty lines: chomping decides what they give.
     const content = lines.slice(0, lines.length - trailingBreaks);
@@ -573,6 +586,13 @@ class Reader {
       throw UNSUPPORTED; // keep chomping: rare in manifests, its range rules are the library's
     }
     return scalar(value, 'BLOCK_LITERAL', w, lastContentEnd, value);
+  }
+
+  /** The digit of an indentation indicator at `h` (1 to 9), 0 when there is none. */
+  private indentationIndicator(h: number): number {
+    const d = this.s.charCodeAt(h);
+    if (d === 48) throw UNSUPPORTED; // `|0` is not YAML
+    return d >= 49 && d <= 57 ? d - 48 : 0;
   }
 
   // ---- scalars and flow collections ---------------------------------------------------------
