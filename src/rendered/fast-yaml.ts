@@ -507,24 +507,7 @@ class Reader {
   /** A `|` literal block scalar; its content is indented more than `parent`. */
   private literal(w: number, parent: number): Scalar {
     const { s, n } = this;
-    let h = w + 1;
-    let chomp: 'clip' | 'strip' | 'keep' = 'clip';
-    if (s[h] === '-') {
-      chomp = 'strip';
-      h++;
-    } else if (s[h] === '+') {
-      chomp = 'keep';
-      h++;
-    }
-    // An explicit indentation indicator (`|2`, `|2-`, `|-2`): go-yaml writes one when the text
-    // starts with a blank or an empty line (helm 4 re-serialising a chart's script).
-    const explicit = this.indentationIndicator(h);
-    if (explicit > 0) {
-      if (parent < 0) throw UNSUPPORTED; // at a document's root, the base indentation is the library's business
-      h++;
-      if (chomp === 'clip' && (s[h] === '-' || s[h] === '+')) chomp = s[h++] === '-' ? 'strip' : 'keep';
-    }
-    this.expectLineRest(h);
+    const { chomp, explicit } = this.literalHeader(w, parent);
     let p = this.lineAfter(w);
     // Content indentation: that of the first line with anything but spaces.
     let indent = -1;
@@ -588,11 +571,32 @@ class Reader {
     return scalar(value, 'BLOCK_LITERAL', w, lastContentEnd, value);
   }
 
-  /** The digit of an indentation indicator at `h` (1 to 9), 0 when there is none. */
-  private indentationIndicator(h: number): number {
-    const d = this.s.charCodeAt(h);
+  /**
+   * The header of a literal block at `w`: its chomping and its explicit indentation indicator
+   * (`|2`, `|2-`, `|-2`; 0 when none), which go-yaml writes when the text starts with a blank or an
+   * empty line (helm 4 re-serialising a chart's script). Only a comment may follow on the line.
+   */
+  private literalHeader(w: number, parent: number): { chomp: 'clip' | 'strip' | 'keep'; explicit: number } {
+    const { s } = this;
+    let h = w + 1;
+    const chompAt = (c: string | undefined): 'clip' | 'strip' | 'keep' =>
+      c === '-' ? 'strip' : c === '+' ? 'keep' : 'clip';
+    let chomp = chompAt(s[h]);
+    if (chomp !== 'clip') h++;
+    let explicit = 0;
+    const d = s.charCodeAt(h);
     if (d === 48) throw UNSUPPORTED; // `|0` is not YAML
-    return d >= 49 && d <= 57 ? d - 48 : 0;
+    if (d >= 49 && d <= 57) {
+      if (parent < 0) throw UNSUPPORTED; // at a document's root, the base indentation is the library's business
+      explicit = d - 48;
+      h++;
+      if (chomp === 'clip') {
+        chomp = chompAt(s[h]);
+        if (chomp !== 'clip') h++;
+      }
+    }
+    this.expectLineRest(h);
+    return { chomp, explicit };
   }
 
   // ---- scalars and flow collections ---------------------------------------------------------
