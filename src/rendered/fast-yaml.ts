@@ -4,11 +4,14 @@
 // Why: measured on the stream helm 4 hands a post-renderer, the library's parser (lexer, CST,
 // composer, and a defineProperty per node) made the post-render about 1.7x slower than yq doing
 // the same rewrite. Rendered manifests use a small part of YAML: block maps and sequences,
-// one-line flow collections, plain and quoted one-line scalars, literal block scalars, comments.
-// This reads exactly that part in one pass over the text. Anything else (anchors, aliases, tags,
-// merge keys, folded or multi-line scalars, multi-line flow collections, complex keys, tabs,
-// directives, non-string keys, anything it is unsure of) makes it return undefined, and the
-// caller parses that document with the library instead: the fast path never guesses.
+// one-line flow collections, plain and quoted scalars (one-line, or folded over lines as go-yaml
+// writes long text, as public charts' CRDs have it), literal block scalars, comments. This reads
+// exactly that part in one pass over the text. Anything else (anchors, aliases, tags, merge keys,
+// folded `>` or keep-chomped `|+` blocks, empty block scalars, escapes that touch a line break,
+// multi-line flow collections, complex keys, tabs, directives, non-string keys, anything it is
+// unsure of) makes it return undefined, and the caller parses that document with the library
+// instead: the fast path never guesses. test/tools/fast-yaml-charts.ts runs rendered charts
+// through both and counts what each took.
 import { Document, isScalar, Pair, Scalar, YAMLMap, YAMLSeq, type Node } from 'yaml';
 
 /** Thrown inside, caught at the top: "not in the subset this reader handles". */
@@ -120,6 +123,27 @@ function foldQuoted(raw: string): string {
     i = j + 1;
   }
   return out;
+}
+
+/** A line of a plain scalar holds no `: `, ` #` or final `:`, which would end it there. */
+function plainLineIsText(text: string): boolean {
+  return !(
+    text.includes(': ') ||
+    text.includes(':\t') ||
+    text.endsWith(':') ||
+    text.includes(' #') ||
+    text.includes('\t#')
+  );
+}
+
+/** The escapes of one line of a double-quoted scalar: JSON's are a subset of YAML's; others are the library's. */
+function decodeEscapes(raw: string): string {
+  if (/\\[^"/bfnrtu]/.test(raw.replaceAll('\\\\', '')) || /[\x00-\x1f]/.test(raw)) throw UNSUPPORTED;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    throw UNSUPPORTED;
+  }
 }
 
 /** The document of one piece of the stream, or undefined when it needs the library's parser. */
@@ -422,19 +446,53 @@ class Reader {
         }
       }
     }
+    const commented = end < lineEnd;
     while (end > w && (s.charCodeAt(end - 1) === SPACE || s.charCodeAt(end - 1) === TAB)) end--;
     const source = s.slice(w, end);
-    if (
-      source.includes(': ') ||
-      source.includes(':\t') ||
-      source.endsWith(':') ||
-      source.includes(' #') ||
-      source.includes('\t#')
-    )
-      throw UNSUPPORTED;
+    if (!plainLineIsText(source)) throw UNSUPPORTED;
     this.pos = lineEnd === this.n ? this.n : lineEnd + 1;
-    this.noContinuation(parent);
+    // After a comment, a more indented line is the library's error; at the root, its business.
+    if (commented || parent < 0) this.noContinuation(parent);
+    else {
+      const last = this.plainContinuation(parent);
+      if (last !== -1) {
+        const folded = foldQuoted(s.slice(w, last));
+        return scalar(resolvePlain(folded), 'PLAIN', w, last, folded);
+      }
+    }
     return scalar(resolvePlain(source), 'PLAIN', w, end, source);
+  }
+
+  /**
+   * The lines that continue a plain scalar, as go-yaml folds long text (controller-gen's CRD
+   * descriptions): each more indented than the parent, empty lines between them. Returns the end
+   * of the last one's text and moves past it, or -1 when no line continues the scalar. A comment,
+   * a tab, or text that could start a key or a comment there is left to the library.
+   */
+  private plainContinuation(parent: number): number {
+    const { s, n } = this;
+    let last = -1;
+    for (let p = this.pos; p < n;) {
+      let q = p;
+      while (q < n && s.charCodeAt(q) === SPACE) q++;
+      const e = this.lineEnd(q);
+      if (q === e) {
+        p = e < n ? e + 1 : n; // an empty line: a line break in the value if text follows
+        continue;
+      }
+      const c = s.charCodeAt(q);
+      if (c === TAB) throw UNSUPPORTED;
+      if (q - p <= parent) break;
+      if (c === HASH || ((c === DASH || c === 63 || c === COLON) && this.blankOrEnd(q + 1))) throw UNSUPPORTED;
+      let k = e;
+      while (k > q && s.charCodeAt(k - 1) === SPACE) k--;
+      const text = s.slice(q, k);
+      if (text.includes('\t') || !plainLineIsText(text)) throw UNSUPPORTED;
+      last = k;
+      p = e < n ? e + 1 : n;
+      this.pos = p;
+    }
+    return last;
   }
 
   /**
@@ -449,18 +507,7 @@ class Reader {
   /** A `|` literal block scalar; its content is indented more than `parent`. */
   private literal(w: number, parent: number): Scalar {
     const { s, n } = this;
-    let h = w + 1;
-    let chomp: 'clip' | 'strip' | 'keep' = 'clip';
-    if (s[h] === '-') {
-      chomp = 'strip';
-      h++;
-    } else if (s[h] === '+') {
-      chomp = 'keep';
-      h++;
-    }
-    const d = s.charCodeAt(h);
-    if (d >= 48 && d <= 57) throw UNSUPPORTED; // an explicit indentation indicator
-    this.expectLineRest(h);
+    const { chomp, explicit } = this.literalHeader(w, parent);
     let p = this.lineAfter(w);
     // Content indentation: that of the first line with anything but spaces.
     let indent = -1;
@@ -474,6 +521,11 @@ class Reader {
       q = r + 1;
     }
     if (indent <= parent || indent <= 0) throw UNSUPPORTED; // empty literal: rare, leave it to the library
+    if (explicit > 0) {
+      // The text is indented by the indicator from its parent; the first line may hold more blanks.
+      if (indent < parent + explicit) throw UNSUPPORTED;
+      indent = parent + explicit;
+    }
     const lines: string[] = [];
     let lastContentEnd = p; // end (after its line break) of the last line with content
     let trailingBreaks = 0;
@@ -501,6 +553,8 @@ class Reader {
       lastContentEnd = e < n ? e + 1 : e;
       p = e < n ? e + 1 : n;
     }
+    // At the very end of the text with no line break, the library still clips one onto the value.
+    if (p === n && s.charCodeAt(n - 1) !== NL) throw UNSUPPORTED;
     this.pos = p;
     // Lines after the last content line are empty lines: chomping decides what they give.
     const content = lines.slice(0, lines.length - trailingBreaks);
@@ -515,6 +569,34 @@ class Reader {
       throw UNSUPPORTED; // keep chomping: rare in manifests, its range rules are the library's
     }
     return scalar(value, 'BLOCK_LITERAL', w, lastContentEnd, value);
+  }
+
+  /**
+   * The header of a literal block at `w`: its chomping and its explicit indentation indicator
+   * (`|2`, `|2-`, `|-2`; 0 when none), which go-yaml writes when the text starts with a blank or an
+   * empty line (helm 4 re-serialising a chart's script). Only a comment may follow on the line.
+   */
+  private literalHeader(w: number, parent: number): { chomp: 'clip' | 'strip' | 'keep'; explicit: number } {
+    const { s } = this;
+    let h = w + 1;
+    const chompAt = (c: string | undefined): 'clip' | 'strip' | 'keep' =>
+      c === '-' ? 'strip' : c === '+' ? 'keep' : 'clip';
+    let chomp = chompAt(s[h]);
+    if (chomp !== 'clip') h++;
+    let explicit = 0;
+    const d = s.charCodeAt(h);
+    if (d === 48) throw UNSUPPORTED; // `|0` is not YAML
+    if (d >= 49 && d <= 57) {
+      if (parent < 0) throw UNSUPPORTED; // at a document's root, the base indentation is the library's business
+      explicit = d - 48;
+      h++;
+      if (chomp === 'clip') {
+        chomp = chompAt(s[h]);
+        if (chomp !== 'clip') h++;
+      }
+    }
+    this.expectLineRest(h);
+    return { chomp, explicit };
   }
 
   // ---- scalars and flow collections ---------------------------------------------------------
@@ -554,31 +636,31 @@ class Reader {
       const value = raw.includes("''") ? raw.replaceAll("''", "'") : raw;
       return scalar(value, 'QUOTE_SINGLE', p, close + 1, value);
     }
-    let value = raw;
-    if (raw.includes('\\')) {
-      // JSON's escapes are a subset of YAML's; anything else is left to the library.
-      if (/\\[^"\\/bfnrtu]/.test(raw) || /[\x00-\x1f]/.test(raw)) throw UNSUPPORTED;
-      try {
-        value = JSON.parse(`"${raw}"`) as string;
-      } catch {
-        throw UNSUPPORTED;
-      }
-    }
+    const value = raw.includes('\\') ? decodeEscapes(raw) : raw;
     return scalar(value, 'QUOTE_DOUBLE', p, close + 1, value);
   }
 
   /**
    * A double-quoted scalar over several lines (long descriptions, as CRDs have them): folded as a
-   * single-quoted one is when it holds no backslash; an escape (`\` at a line's end joins lines
-   * without a blank) is left to the library.
+   * single-quoted one is, then its escapes read line by line. An escape that touches the folding
+   * (a `\` before a line break or a blank, which joins lines or keeps a blank the fold would drop)
+   * is left to the library.
    */
   private multiLineDoubleQuoted(p: number): Scalar {
     const { s } = this;
-    const close = s.indexOf('"', p + 1);
+    let close = s.indexOf('"', p + 1);
+    for (; close !== -1; close = s.indexOf('"', close + 1)) {
+      let backslashes = 0;
+      while (s[close - 1 - backslashes] === '\\') backslashes++;
+      if (backslashes % 2 === 0) break;
+    }
     if (close === -1) throw UNSUPPORTED;
     const raw = s.slice(p + 1, close);
-    if (raw.includes('\\')) throw UNSUPPORTED;
-    const value = foldQuoted(raw);
+    let value = foldQuoted(raw);
+    if (raw.includes('\\')) {
+      if (/\\[ \t\n]/.test(raw.replaceAll('\\\\', ''))) throw UNSUPPORTED; // an escaped backslash is no escape
+      value = value.split('\n').map(decodeEscapes).join('\n');
+    }
     return scalar(value, 'QUOTE_DOUBLE', p, close + 1, value);
   }
 
