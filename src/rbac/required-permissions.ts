@@ -23,7 +23,7 @@ export const CRD_VERBS = ['get', 'list', 'watch', 'create', 'patch'] as const;
 /**
  * What the installer itself reads in the release namespace, whatever the chart: the workloads
  * (is an unchanged release healthy? what is helm waiting for?), hook Jobs, pods, their events and
- * a crashing container's log tail (src/cluster/workload-health.ts, wait-diagnosis.ts).
+ * a crashing container's log tail (src/cluster/workload-health.ts, read-problems.ts).
  */
 const INSTALLER_READS: readonly { group: string; resource: string; verb: string }[] = [
   ...['deployments', 'statefulsets', 'daemonsets'].map((resource) => ({ group: 'apps', resource, verb: 'list' })),
