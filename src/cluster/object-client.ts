@@ -84,7 +84,26 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
+interface Body {
+  type: string;
+  text: string;
+}
+
+/** One request, its answer parsed: throws an ObjectApiError on a status outside 2xx. */
+type Send = (
+  method: Method,
+  path: string,
+  query: Record<string, string>,
+  body?: Body,
+  accept?: string,
+) => Promise<{ object: Obj; warnings: string[] }>;
+
 export async function objectClient(kube: KubeClients, signal?: AbortSignal): Promise<ObjectClient> {
+  return verbs(await rawSend(kube, signal));
+}
+
+/** The transport: one request through the client's configuration, under the call timeout. */
+async function rawSend(kube: KubeClients, signal: AbortSignal | undefined): Promise<Send> {
   const k8s = await kubeModule();
   // The subclass only reaches the configuration (transport and auth) the client keeps protected.
   class RawApi extends k8s.KubernetesObjectApi {
@@ -92,7 +111,7 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
       method: Method,
       path: string,
       query: Record<string, string>,
-      body?: { type: string; text: string },
+      body?: Body,
       accept = 'application/json',
     ): Promise<{ status: number; text: string; warning?: string }> {
       const context = this.configuration.baseServer.makeRequestContext(path, method as never);
@@ -110,24 +129,17 @@ export async function objectClient(kube: KubeClients, signal?: AbortSignal): Pro
     }
   }
   const api = kube.config.makeApiClient(RawApi);
-  const send = async (
-    method: Method,
-    path: string,
-    query: Record<string, string>,
-    body?: { type: string; text: string },
-    accept?: string,
-  ) => {
+  return async (method, path, query, body, accept) => {
     const r = await withCallTimeout(api.send(method, path, query, body, accept));
     if (r.status < 200 || r.status > 299) throw new ObjectApiError(r.status, r.text);
     return { object: JSON.parse(r.text) as Obj, warnings: parseWarnings(r.warning) };
   };
-  const call = async (
-    method: Method,
-    path: string,
-    query: Record<string, string>,
-    body?: { type: string; text: string },
-    accept?: string,
-  ) => (await send(method, path, query, body, accept)).object;
+}
+
+/** The client's verbs over one transport: each its method, query and body type. */
+function verbs(send: Send): ObjectClient {
+  const call = async (method: Method, path: string, query: Record<string, string>, body?: Body, accept?: string) =>
+    (await send(method, path, query, body, accept)).object;
   return {
     async get(path, o = {}) {
       try {

@@ -1,27 +1,14 @@
-// What helm is waiting for, and why it is not ready: the release's pods (through the selectors of
-// its Deployments, StatefulSets, DaemonSets and hook Jobs) read while helm waits, for progress
+// What helm is waiting for, and why it is not ready: pure classification of the release's pods
+// (through the selectors of its Deployments, StatefulSets, DaemonSets and hook Jobs), for progress
 // lines at intervals, for failing fast when a pod stays in a state that waiting cannot fix
 // (ErrImagePull, ImagePullBackOff, CrashLoopBackOff, Unschedulable) or the cluster refuses to
 // create the pods at all (FailedCreate: Pod Security, a quota, a LimitRange, an admission policy),
 // and for the failure summary (each unready object, its reason, its latest Event, a crashing
-// container's last log lines, the way out of a refusal). Pure classification; the reads are a few
-// list calls per round.
-import type {
-  CoreV1Event,
-  V1DaemonSet,
-  V1Deployment,
-  V1Job,
-  V1LabelSelector,
-  V1Pod,
-  V1ReplicaSet,
-  V1StatefulSet,
-} from '@kubernetes/client-node';
-import type { Logger } from 'pino';
+// container's last log lines, the way out of a refusal). The reads (a few list calls per round)
+// are read-problems.ts; the rounds while helm waits, wait-watch.ts.
+import type { CoreV1Event, V1Job, V1LabelSelector, V1Pod } from '@kubernetes/client-node';
 import type { KubeClients } from './kube-client.js';
-import { withCallTimeout } from './kube-errors.js';
 import { classifyRefusal, type RefusalKind } from './refusal-cause.js';
-import { markScalingUp, refusedWorkloads } from './refused-workloads.js';
-import { ownedByRelease } from './workload-health.js';
 
 /**
  * Waiting reasons that more waiting does not fix. A pod no node can take (Unschedulable) and pods
@@ -199,137 +186,6 @@ export interface DiagnosisScope {
   since: number;
 }
 
-/** Reads the release's pods and hook Jobs now and classifies each unready one. */
-export async function readProblems(
-  s: DiagnosisScope,
-  o: { withEvents?: boolean; withLogs?: boolean } = {},
-  /** Filled with how many of the release's workloads and Jobs were found. */
-  found: { objects: number } = { objects: 0 },
-): Promise<Problem[]> {
-  const { apps, batch, core } = s.kube;
-  const namespace = s.namespace;
-  const [deployments, statefulSets, daemonSets, jobs, pods, replicaSets, failedCreates] = await withCallTimeout(
-    Promise.all([
-      apps.listNamespacedDeployment({ namespace }),
-      apps.listNamespacedStatefulSet({ namespace }),
-      apps.listNamespacedDaemonSet({ namespace }),
-      batch.listNamespacedJob({ namespace }),
-      core.listNamespacedPod({ namespace }),
-      // ReplicaSets and Events are optional reading (a Role may not grant them): without them the
-      // pods still say what they say; only the refusals before any pod exists go unseen.
-      apps.listNamespacedReplicaSet({ namespace }).catch(() => ({ items: [] as V1ReplicaSet[] })),
-      core
-        .listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedCreate' })
-        .catch(() => ({ items: [] as CoreV1Event[] })),
-    ]),
-  );
-  const selectors: V1LabelSelector[] = [];
-  for (const w of [...deployments.items, ...statefulSets.items, ...daemonSets.items]) {
-    if (ownedByRelease(w, s.release, namespace) && w.spec?.selector) selectors.push(w.spec.selector);
-  }
-  const ours = (j: V1Job) =>
-    ownedByRelease(j, s.release, namespace) ||
-    (j.metadata?.annotations?.['helm.sh/hook'] !== undefined &&
-      new Date(j.metadata?.creationTimestamp ?? 0).getTime() >= s.since - 5000);
-  const releaseJobs = jobs.items.filter(ours);
-  found.objects = selectors.length + releaseJobs.length;
-  const jobNames = new Set(releaseJobs.map((j) => j.metadata?.name));
-  let problems: Problem[] = releaseJobs.map(jobProblem).filter((p): p is Problem => p !== undefined);
-  const failedJobs = new Set(problems.map((p) => p.object.slice('Job/'.length)));
-  const mine = <T extends V1StatefulSet | V1DaemonSet | V1Deployment>(items: T[]) =>
-    items.filter((w) => ownedByRelease(w, s.release, namespace));
-  problems.push(
-    ...refusedWorkloads({
-      namespace,
-      deployments: new Set(mine(deployments.items).map((d) => d.metadata?.name ?? '')),
-      replicaSets: replicaSets.items,
-      statefulSets: mine(statefulSets.items),
-      daemonSets: mine(daemonSets.items),
-      jobs: releaseJobs.filter((j) => !failedJobs.has(j.metadata?.name ?? '')),
-      events: failedCreates.items,
-      since: s.since - 5000,
-    }),
-  );
-  const jobPods: V1Pod[] = [];
-  for (const pod of pods.items) {
-    const owner = pod.metadata?.ownerReferences?.find((r) => r.kind === 'Job')?.name;
-    if (owner && jobNames.has(owner)) {
-      jobPods.push(pod);
-      continue;
-    }
-    if (pod.metadata?.deletionTimestamp) continue;
-    if (!selectors.some((sel) => matches(sel, pod.metadata?.labels ?? {}))) continue;
-    const p = podProblem(pod);
-    if (p) problems.push(p);
-  }
-  // A Job's pods matter while the Job runs, and for a failed Job (its log says why).
-  for (const pod of jobPods) {
-    const owner = pod.metadata?.ownerReferences?.find((r) => r.kind === 'Job')?.name ?? '';
-    const p = podProblem(pod);
-    if (p && (p.reason !== 'NotReady' || failedJobs.has(owner))) problems.push(p);
-  }
-  if (problems.some((p) => p.reason === 'Unschedulable')) {
-    const scaling = await withCallTimeout(
-      core.listNamespacedEvent({ namespace, fieldSelector: 'reason=TriggeredScaleUp' }),
-    ).catch(() => ({ items: [] as CoreV1Event[] }));
-    problems = markScalingUp(problems, scaling.items, Date.now());
-  }
-  if (o.withEvents && problems.length > 0) {
-    const events = await withCallTimeout(core.listNamespacedEvent({ namespace })).catch(() => undefined);
-    const latest = latestEvents(events?.items ?? []);
-    // A refusal's Event repeats the message it already carries.
-    for (const p of problems) if (p.reason !== 'FailedCreate') p.event = latest.get(p.object);
-  }
-  if (o.withLogs) {
-    for (const p of problems.filter(
-      (x) =>
-        x.object.startsWith('Pod/') &&
-        x.container &&
-        !['ErrImagePull', 'ImagePullBackOff', 'Unschedulable'].includes(x.reason),
-    )) {
-      // The container's last run: the current one when it is shown terminated, else the previous
-      // (a crash loop waiting in its back-off). The kubelet garbage-collects all but the last dead
-      // container and then answers with a line of its own instead of the log: not a log line.
-      p.logTail =
-        (await tail(s, p.object.slice(4), p.container!, false)) ??
-        (await tail(s, p.object.slice(4), p.container!, true));
-    }
-  }
-  return problems;
-}
-
-/** A container's last log lines (at most 5), or undefined when there are none to read. */
-export async function tail(
-  s: Pick<DiagnosisScope, 'kube' | 'namespace'>,
-  pod: string,
-  container: string,
-  previous: boolean,
-): Promise<string[] | undefined> {
-  try {
-    const text = await withCallTimeout(
-      s.kube.core.readNamespacedPodLog({
-        name: pod,
-        namespace: s.namespace,
-        container,
-        previous,
-        tailLines: 5,
-        limitBytes: 4096,
-      }),
-      5000,
-    );
-    const lines = String(text)
-      .split('\n')
-      .map((l) => l.slice(0, 200))
-      .filter((l) => l.trim())
-      .slice(-5);
-    if (lines.length === 0 || (lines.length === 1 && /^unable to retrieve container logs for /.test(lines[0]!)))
-      return undefined;
-    return lines;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Pure: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist). */
 export function matches(selector: V1LabelSelector, labels: Record<string, string>): boolean {
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
@@ -341,100 +197,6 @@ export function matches(selector: V1LabelSelector, labels: Record<string, string
     if (e.operator === 'DoesNotExist' && has) return false;
   }
   return true;
-}
-
-export interface WaitWatch {
-  /** Set when a pod stayed hopeless past the bound: helm was asked to stop. */
-  readonly failedFast?: Problem[];
-  /** The latest problems seen with events and logs (helm's rollback may remove the pods). */
-  readonly lastSeen: Problem[];
-  stop(): void;
-}
-
-/**
- * While helm waits: every intervalMs logs what is not ready and why; when a pod stays in a
- * hopeless state for failFastMs, calls onHopeless (the caller stops helm, which rolls back).
- */
-export function watchWhileHelmWaits(
-  scope: DiagnosisScope,
-  o: { intervalMs: number; failFastMs: number; logger: Logger; onHopeless: (problems: Problem[]) => void },
-): WaitWatch {
-  const tracker = new HopelessTracker();
-  const state: { failedFast?: Problem[]; stopped: boolean; lastLog: number; lastSeen: Problem[] } = {
-    stopped: false,
-    lastLog: Date.now(),
-    lastSeen: [],
-  };
-  // Polls faster than it logs, so the fail-fast bound is kept to a few seconds; a whole number of
-  // polls per progress interval, so progress lines come at the interval asked for.
-  // Never more than a read per second, whatever was asked; an interval of 0 logs no progress.
-  const { pollMs, logEveryMs } = pollPlan(o.intervalMs, o.failFastMs);
-  let timer: NodeJS.Timeout | undefined;
-  const round = async () => {
-    if (state.stopped) return;
-    const began = Date.now();
-    try {
-      const found = { objects: 0 };
-      const problems = await readProblems(scope, {}, found);
-      const now = Date.now();
-      const hopeless = tracker.update(problems, now, o.failFastMs);
-      if (hopeless.length > 0 && !state.failedFast) {
-        // The hopeless state as seen, with the Events and log lines of a second read (by then a
-        // crash-looping container may show as terminated again: its reason stays the one seen).
-        const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
-        state.failedFast = hopeless.map((p) => {
-          const d =
-            detailed.find((x) => x.object === p.object && x.container === p.container) ??
-            detailed.find((x) => x.object === p.object);
-          return { ...p, event: d?.event, logTail: d?.logTail };
-        });
-        o.logger.error(
-          { notReady: describeProblems(state.failedFast) },
-          `failing fast: ${state.failedFast[0]!.object} stayed ${state.failedFast[0]!.reason} for ${Math.round(o.failFastMs / 1000)}s; stopping helm (it rolls back)`,
-        );
-        o.onHopeless(state.failedFast);
-        return;
-      }
-      // What was not ready is kept for the failure summary: helm's rollback removes the objects
-      // before helm exits, so a read after it (or a round in between) finds nothing. Cleared only
-      // when the release's objects are there and ready; refreshed every round, with the Events
-      // and log lines of the last detailed read kept for the same objects.
-      if (problems.length === 0 && found.objects > 0) state.lastSeen = [];
-      else if (problems.length > 0) {
-        const before = new Map(state.lastSeen.map((p) => [`${p.object}/${p.container ?? ''}`, p]));
-        state.lastSeen = problems.map((p) => {
-          const seen = before.get(`${p.object}/${p.container ?? ''}`);
-          return seen ? { ...p, event: seen.event, logTail: seen.logTail } : p;
-        });
-      }
-      if (now - state.lastLog >= logEveryMs) {
-        state.lastLog = now;
-        if (problems.length > 0) {
-          const detailed = await readProblems(scope, { withEvents: true, withLogs: true }).catch(() => [] as Problem[]);
-          if (detailed.length > 0) state.lastSeen = detailed;
-          o.logger.info({ notReady: describeProblems(state.lastSeen) }, `waiting: ${problems.length} not ready`);
-        } else o.logger.info('waiting: every pod of the release is ready; helm is finishing');
-      }
-    } catch (err) {
-      o.logger.debug({ cause: (err as Error).message?.split('\n')[0] }, 'progress read failed');
-    } finally {
-      if (!state.stopped && !state.failedFast)
-        timer = setTimeout(() => void round(), nextPollDelay(pollMs, Date.now() - began));
-    }
-  };
-  timer = setTimeout(() => void round(), pollMs);
-  return {
-    get failedFast() {
-      return state.failedFast;
-    },
-    get lastSeen() {
-      return state.lastSeen;
-    },
-    stop() {
-      state.stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
 }
 
 /** Pure: how often to read (fail fast within a few seconds) and to log (at the interval asked). */

@@ -4,7 +4,7 @@
 // a CRD a template renders has `<chart>/templates/...`. Helm installs the first kind once and
 // never again; the second it applies like any object of the release.
 import { createHash } from 'node:crypto';
-import { crdPieceValues } from '../rendered/crd-values.js';
+import { documentValues } from '../rendered/document-values.js';
 import { type ManifestPiece, sourceComment, splitManifestStream } from '../rendered/manifest-stream.js';
 
 export type Obj = Record<string, unknown>;
@@ -28,8 +28,8 @@ export function chartCrds(manifests: string): ChartCrd[] {
   for (const { piece, source } of piecesWithSource(manifests)) {
     if (!piece.text.includes('CustomResourceDefinition')) continue;
     let digest: string | undefined;
-    // Read once a run: the RBAC preflight read them already (crd-values.ts).
-    for (const body of crdPieceValues(piece)) {
+    // Read once a run: the RBAC preflight read them already (document-values.ts).
+    for (const body of documentValues(piece)) {
       if (!isCrd(body)) continue;
       const name = String((body.metadata as Obj | undefined)?.name ?? '');
       digest ??= textDigest(piece.text);

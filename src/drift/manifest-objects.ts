@@ -3,9 +3,9 @@
 // (the release namespace for a namespaced kind written without one; none for a cluster-scoped
 // kind) and the ownership metadata helm adds to every object it creates or upgrades, so that
 // re-applying the object changes nothing the release itself set.
-import { parseDocument } from 'yaml';
 import type { ResourceIndex } from '../cluster/capabilities.js';
-import { isCustomResourceDefinition, parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
+import { isCustomResourceDefinition, splitManifestStream } from '../rendered/manifest-stream.js';
+import { documentValues } from '../rendered/document-values.js';
 import { objectPath, type Obj } from '../cluster/object-client.js';
 
 export interface PlacedObject {
@@ -21,12 +21,13 @@ export interface PlacedObject {
 
 /**
 /**
- * The manifests parsed last, newest first. One run reads the same two manifests several times
- * (the render: cluster fit, claims, fields that cannot change; the deployed record: drift,
- * claims): each is parsed once. Frozen, so that a caller changing what another one reads fails
- * loudly instead (placeObjects works on copies).
+ * The object lists of the manifests read last, newest first: one run goes over the same two
+ * manifests several times (the render: cluster fit, claims, fields that cannot change; the deployed
+ * record: drift, claims). The values themselves come from the run's one cache of parsed documents
+ * (rendered/document-values.ts), frozen, so a caller changing what another one reads fails loudly
+ * (placeObjects works on copies); this only keeps which of them each manifest holds.
  */
-const parsed: { manifest: string; withoutCrds: boolean; objects: readonly Obj[] }[] = [];
+const listed: { manifest: string; withoutCrds: boolean; objects: readonly Obj[] }[] = [];
 const KEPT = 4;
 
 /**
@@ -39,33 +40,21 @@ const KEPT = 4;
  */
 export function manifestObjects(manifest: string, o: { withoutCrds?: boolean } = {}): readonly Obj[] {
   const withoutCrds = o.withoutCrds === true;
-  const hit = parsed.find((p) => p.manifest === manifest && p.withoutCrds === withoutCrds);
+  const hit = listed.find((p) => p.manifest === manifest && p.withoutCrds === withoutCrds);
   if (hit) return hit.objects;
-  const objects = deepFreeze(parseObjects(manifest, withoutCrds));
-  parsed.unshift({ manifest, withoutCrds, objects });
-  parsed.length = Math.min(parsed.length, KEPT);
+  const objects = Object.freeze(objectsOf(manifest, withoutCrds));
+  listed.unshift({ manifest, withoutCrds, objects });
+  listed.length = Math.min(listed.length, KEPT);
   return objects;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  for (const v of Object.values(value)) deepFreeze(v);
-  return Object.freeze(value);
-}
-
-function parseObjects(manifest: string, withoutCrds: boolean): Obj[] {
+function objectsOf(manifest: string, withoutCrds: boolean): Obj[] {
   const out: Obj[] = [];
   // The installer's own reader of helm's YAML (a fast path for what helm emits, the library for
   // the rest): the library alone took 80-110 ms for the bundled chart's manifest in a cold run.
   for (const piece of splitManifestStream(manifest)) {
     if (withoutCrds && isCustomResourceDefinition(piece.text)) continue;
-    for (const doc of parsePiece(piece).docs) {
-      let value = doc.toJS({ maxAliasCount: -1 }) as unknown;
-      // YAML 1.1 reads an unquoted 2026-11-24 as a timestamp; helm's go-yaml sent it as text.
-      if (hasDate(value))
-        value = parseDocument(piece.text, { version: '1.1', uniqueKeys: false, customTags: withoutTimestamp }).toJS({
-          maxAliasCount: -1,
-        });
+    for (const value of documentValues(piece)) {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) continue;
       const o = value as Obj;
       if (typeof o.kind !== 'string' || typeof o.apiVersion !== 'string') continue;
@@ -76,15 +65,6 @@ function parseObjects(manifest: string, withoutCrds: boolean): Obj[] {
     }
   }
   return out;
-}
-
-const withoutTimestamp = (tags: unknown[]) =>
-  tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp') as never;
-
-function hasDate(v: unknown): boolean {
-  if (v instanceof Date) return true;
-  if (v === null || typeof v !== 'object') return false;
-  return (Array.isArray(v) ? v : Object.values(v)).some(hasDate);
 }
 
 /** Each object with its namespace, helm's metadata and its REST path. */

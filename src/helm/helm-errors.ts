@@ -62,7 +62,12 @@ export function namedResources(text: string): string[] {
 }
 
 export function classifyHelmFailure(ctx: FailureContext): InstallerError {
-  const { release, action, stderr } = ctx;
+  return processFailure(ctx) ?? fromHelmWords(ctx);
+}
+
+/** Helm never ran to its own end (stopped by us, killed, or not started): its words say nothing. */
+function processFailure(ctx: FailureContext): InstallerError | undefined {
+  const { release, action } = ctx;
   if (ctx.canceled) {
     return new TransientError(
       `${action} of release ${release} was interrupted (SIGTERM/SIGINT); helm was stopped cleanly`,
@@ -87,6 +92,12 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
       hint: 'Install helm on PATH or set --helm-bin / HELM_BIN.',
     });
   }
+  return undefined;
+}
+
+/** Helm exited 1: the cause from its words, the first pattern that matches in this order. */
+function fromHelmWords(ctx: FailureContext): InstallerError {
+  const { release, action, stderr } = ctx;
   const { cause, details } = extractCause(stderr);
   const message = [`${action} of release ${release} failed: ${cause}`, ...details.map((d) => `  ${d}`)].join('\n');
   const has = (re: RegExp) => re.test(stderr);
@@ -137,7 +148,12 @@ export function classifyHelmFailure(ctx: FailureContext): InstallerError {
       hint: 'Fix the values named above (checked against the chart schema and templates); `helm-installer values --explain` shows which file or --set gave each key.',
     });
   }
-  const timedOut = has(/context deadline exceeded|timed out|timeout/);
+  return unclassifiedFailure(message, stderr);
+}
+
+/** No pattern matched: helm's own failure, with where it left the release and where to look. */
+function unclassifiedFailure(message: string, stderr: string): InstallerError {
+  const timedOut = /context deadline exceeded|timed out|timeout/.test(stderr);
   const state = releaseState(stderr);
   const resources = namedResources(stderr);
   const what = timedOut

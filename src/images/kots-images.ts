@@ -77,12 +77,15 @@ function covers(listed: ImageReference, image: ImageReference): boolean {
   return image.digest ? listed.digest === image.digest : listed.tag === image.tag;
 }
 
+/** A problem at a node of the file: its line, the key, and what to do. */
+type Fail = (message: string, node: Node | null | undefined, key?: string, hint?: string) => InvalidInputError;
+
 /** Validates the parts of the Application schema we rely on, with the line of each problem. */
 function readAdditionalImages(text: string, file: string): ImageReference[] {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter });
   const lineOf = (offset: number) => lineCounter.linePos(offset).line;
-  const fail = (message: string, node: Node | null | undefined, key?: string, hint?: string) =>
+  const fail: Fail = (message, node, key, hint) =>
     new InvalidInputError(message, {
       file,
       ...(node?.range ? { line: lineOf(node.range[0]) } : {}),
@@ -99,7 +102,12 @@ function readAdditionalImages(text: string, file: string): ImageReference[] {
       });
     }
   }
-  const objects = docs.filter((d): d is Document.Parsed => isMap(d.contents));
+  return specImages(application(docs, file, fail), file, fail);
+}
+
+/** The file's KOTS Application document (the first object when none is), its kind and apiVersion checked. */
+function application(docs: Document.Parsed[], file: string, fail: Fail): Document.Parsed {
+  const objects = docs.filter((d) => isMap(d.contents));
   if (objects.length === 0) throw fail(`${file} holds no YAML object`, undefined);
   const app =
     objects.find(
@@ -122,6 +130,11 @@ function readAdditionalImages(text: string, file: string): ImageReference[] {
       `Set apiVersion: ${KOTS_APPLICATION_API_VERSION} (app.k8s.io Application is a different resource).`,
     );
   }
+  return app;
+}
+
+/** spec.title (required by the schema) checked, then spec.additionalImages parsed one by one. */
+function specImages(app: Document.Parsed, file: string, fail: Fail): ImageReference[] {
   const spec = app.get('spec', true) as Node | undefined;
   if (!isMap(spec)) throw fail(`${file}: spec must be a map`, spec ?? app.contents, 'spec');
   const title = spec.get('title', true) as Node | undefined;

@@ -1,17 +1,15 @@
 // Finds every image in helm's rendered manifest stream (WHAT is an image and WHERE): the
 // containers of every pod template, of built-in and custom kinds alike (hooks are ordinary
 // documents here); references embedded in container args, command and env values and in
-// ConfigMap and Secret data (embedded-images.ts decides what a string holds; a Secret's `data` is
-// read decoded, secret-data.ts); `image` keys of custom
-// resources; user-configured paths. Works on the `yaml` Document tree of one document at a time
-// (see manifest-stream.ts for how the stream is split and parsed) so that the rewriter can edit
-// the exact source ranges of what it finds and leave every other byte alone.
+// ConfigMap and Secret data (data-images.ts; embedded-images.ts decides what a string holds);
+// `image` keys of custom resources (custom-resource-images.ts); user-configured paths. Works on
+// the `yaml` Document tree of one document at a time (see manifest-stream.ts for how the stream
+// is split and parsed) so that the rewriter can edit the exact source ranges of what it finds and
+// leave every other byte alone.
 import { isMap, isScalar, isSeq, type Document, type Scalar, type YAMLMap } from 'yaml';
 import { InvalidInputError, UsageError } from '../common/errors.js';
 import {
   findEmbeddedReferences,
-  isEmbeddedImage,
-  isRegistryOnly,
   type EmbeddedContext,
   type EmbeddedReference,
   type NamePart,
@@ -25,8 +23,9 @@ import {
   type ManifestPiece,
   type ParsedPiece,
 } from '../rendered/manifest-stream.js';
-import { decodeSecretValue, valuesFileProblem } from './secret-data.js';
-import { isSecretKey } from '../common/secrets.js';
+import { locateInCustomResource } from './custom-resource-images.js';
+import { locateInConfigMap, locateInSecret } from './data-images.js';
+import type { ObjectContext, ObjectSink } from './object-sink.js';
 
 /**
  * An extra place that holds an image, for custom resources. `path` is dot-separated keys from
@@ -179,19 +178,12 @@ export function locateAll(stream: ManifestStream, extraPaths: ExtraImagePath[] =
     const spec = podSpecOf(obj, ctx);
     if (spec) locateInPodSpec(spec, ctx, at);
     const core = ctx.apiVersion === undefined || ctx.apiVersion === 'v1';
-    if (ctx.kind === 'Secret' && core) locateInSecret(obj, ctx, stream, { found, registries });
+    if (ctx.kind === 'Secret' && core) locateInSecret(obj, ctx, at);
     if (ctx.kind === 'ConfigMap' && core) locateInConfigMap(obj, ctx, at);
     if (!WORKLOADS[ctx.kind] && !NO_IMAGE_KEYS.has(ctx.kind)) locateInCustomResource(obj, ctx, at);
     for (const extra of extras) locateExtraPath(extra, obj, ctx, stream, at);
   });
   return { images: found, registries };
-}
-
-/** What one object's finders add to: its image locations (each path once) and registry-only values. */
-interface ObjectSink {
-  add(node: Scalar, path: string): void;
-  addEmbedded(node: Scalar, path: string, context: EmbeddedContext): void;
-  addRegistry(node: Scalar, path: string, via: string, value: string): void;
 }
 
 function objectSink(
@@ -202,8 +194,13 @@ function objectSink(
   // A path reached twice (a custom resource's image key inside its pod template) is one
   // location; one scalar reached by two paths (an alias) is two.
   const seen = new Set<string>();
-  const addRegistry = (node: Scalar, path: string, via: string, value: string) =>
-    sink.registries.push({ ...occurrenceOf(node, path, ctx, stream), via, value });
+  const addRegistry = (node: Scalar, path: string, via: string, value: string, unreadable?: string) =>
+    sink.registries.push({
+      ...occurrenceOf(node, path, ctx, stream),
+      via,
+      value,
+      ...(unreadable !== undefined ? { unreadable } : {}),
+    });
   return {
     add: (node, path) => {
       if (seen.has(path)) return;
@@ -218,6 +215,8 @@ function objectSink(
       for (const ref of only) addRegistry(node, path, ref.via, ref.reference);
     },
     addRegistry,
+    addReference: (node, path, ref, where, decoded) =>
+      addEmbeddedImage(sink.found, node, path, ref, where, ctx, stream, decoded),
   };
 }
 
@@ -259,35 +258,6 @@ function locateInArgs(items: unknown, path: string, ctx: ObjectContext, at: Obje
   });
 }
 
-function locateInConfigMap(obj: YAMLMap, ctx: ObjectContext, at: ObjectSink): void {
-  const data = get(obj, 'data', ctx.doc);
-  if (!isMap(data)) return;
-  for (const pair of data.items) {
-    const key = isScalar(pair.key) ? pair.key.value : undefined;
-    const value = resolve(pair.value, ctx.doc);
-    if (typeof key === 'string' && isScalar(value)) at.addEmbedded(value, `data.${key}`, { where: 'data', key });
-  }
-}
-
-/**
- * Custom resources: any `image` (or `*Image`, `*_image`) key holding a reference (Zarf does the
- * same); and a `repository`/`registry` key naming only a registry, which an operator joins with
- * an image name and version of its own (gpu-operator's ClusterPolicy: reported).
- */
-function locateInCustomResource(obj: YAMLMap, ctx: ObjectContext, at: ObjectSink): void {
-  walkImageKeys(obj, ctx.prefix.replace(/\.$/, ''), ctx.doc, (node, key, path) => {
-    if (typeof node.value !== 'string') return;
-    if (!IMAGE_KEY.test(key)) {
-      if (isRegistryOnly(node.value, key)) at.addRegistry(node, path, key, node.value);
-      return;
-    }
-    if (
-      key === 'image' ? isEmbeddedImage(node.value, key) || isPlainImage(node.value) : isEmbeddedImage(node.value, key)
-    )
-      at.add(node, path);
-  });
-}
-
 /** An --image-path of this object's kind: the string it points at, or an error naming the path. */
 function locateExtraPath(
   extra: ExtraImagePath & { segments: ReturnType<typeof parseExtraImagePath> },
@@ -309,109 +279,6 @@ function locateExtraPath(
       );
     }
   });
-}
-
-/**
- * An app's own Secret (a notebook hub's values file naming the image of the pods it starts):
- * `stringData` read as ConfigMap data; `data` decoded, read the same way, and its edits encoded
- * again (rewrite-manifests.ts). What cannot be read is reported, never edited. Nothing under a
- * secret-looking key (`password`, `cookie_secret`, `api_token`: src/common/secrets.ts) is read or
- * listed: a token shaped like `host/x:y` must never be rewritten, nor printed by `images`.
- */
-function locateInSecret(
-  obj: YAMLMap,
-  ctx: ObjectContext,
-  stream: ManifestStream,
-  sink: { found: ImageLocation[]; registries: RegistryOnlyOccurrence[] },
-): void {
-  if (isKubernetesSecretType(stringAt(obj, ['type'], ctx.doc))) return;
-  const read = (value: Scalar, path: string, key: string, text: string, decoded?: string) => {
-    const { images, registries } = findEmbeddedReferences(text, { where: 'data', key });
-    for (const ref of images)
-      if (!isSecretKey(ref.via)) addEmbeddedImage(sink.found, value, path, ref, 'data', ctx, stream, decoded);
-    for (const ref of registries)
-      if (!isSecretKey(ref.via))
-        sink.registries.push({ ...occurrenceOf(value, path, ctx, stream), via: ref.via, value: ref.reference });
-  };
-  forEachDataValue(obj, 'stringData', ctx.doc, (key, value) => {
-    if (!isSecretKey(key)) read(value, `stringData.${key}`, key, String(value.value));
-  });
-  forEachDataValue(obj, 'data', ctx.doc, (key, value) => {
-    if (isSecretKey(key)) return;
-    const path = `data.${key}`;
-    const text = readSecretValue(value, key);
-    if ('problem' in text)
-      sink.registries.push({
-        ...occurrenceOf(value, path, ctx, stream),
-        via: key,
-        value: '',
-        unreadable: text.problem,
-      });
-    if ('text' in text) read(value, path, key, text.text, text.text);
-  });
-}
-
-/** Each `key: <string>` of a map of string values (a ConfigMap's or a Secret's data). */
-function forEachDataValue(
-  obj: YAMLMap,
-  field: string,
-  doc: Document.Parsed,
-  fn: (key: string, value: Scalar) => void,
-): void {
-  const data = get(obj, field, doc);
-  if (!isMap(data)) return;
-  for (const pair of data.items) {
-    const key = isScalar(pair.key) ? pair.key.value : undefined;
-    const value = resolve(pair.value, doc);
-    if (typeof key === 'string' && isScalar(value) && typeof value.value === 'string') fn(key, value);
-  }
-}
-
-/** The Secret types Kubernetes defines (TLS, registry credentials, tokens) hold no image. */
-function isKubernetesSecretType(type: string | undefined): boolean {
-  return type !== undefined && type.startsWith('kubernetes.io/');
-}
-
-/** A Secret's `data` value as text, or why it is left untouched (secret-data.ts). */
-function readSecretValue(value: Scalar, key: string): { text: string } | { problem: string } | { binary: true } {
-  const decoded = decodeSecretValue(String(value.value));
-  if (!('text' in decoded)) return decoded;
-  const problem = valuesFileProblem(key, decoded.text);
-  return problem ? { problem } : decoded;
-}
-
-/** `image: nginx:1.27` in a custom resource: a plain name with a tag is an image too. */
-function isPlainImage(value: string): boolean {
-  return /^[a-z0-9][a-z0-9._/-]*:[\w][\w.-]*$/.test(value) && !value.includes('://');
-}
-
-// `image`, `sidecarImage`, `docker_image`, `logical-backup-image`: keys a custom resource names
-// an image with (an operator's configuration: postgres-operator's OperatorConfiguration).
-const IMAGE_KEY = /^(?:image|[a-z][A-Za-z0-9]*Image|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-]image)$/;
-// `repository`, `registry`, `imageRegistry`, `hub`: keys that may name only where images come from.
-const REGISTRY_KEY =
-  /^(?:repository|registry|hub|[a-z][A-Za-z0-9]*(?:Repository|Registry|Hub)|[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*[_-](?:repository|registry|hub))$/;
-
-function walkImageKeys(
-  node: unknown,
-  path: string,
-  doc: Document.Parsed,
-  fn: (node: Scalar, key: string, path: string) => void,
-  depth = 0,
-): void {
-  const current = resolve(node, doc);
-  if (depth > 64) return;
-  if (isSeq(current)) current.items.forEach((item, i) => walkImageKeys(item, `${path}[${i}]`, doc, fn, depth + 1));
-  else if (isMap(current)) {
-    for (const pair of current.items) {
-      if (!isScalar(pair.key) || typeof pair.key.value !== 'string') continue;
-      const key = pair.key.value;
-      const child = resolve(pair.value, doc);
-      const childPath = path ? `${path}.${key}` : key;
-      if (isScalar(child) && (IMAGE_KEY.test(key) || REGISTRY_KEY.test(key))) fn(child, key, childPath);
-      else walkImageKeys(child, childPath, doc, fn, depth + 1);
-    }
-  }
 }
 
 export function locatePodSpecs(stream: ManifestStream): PodSpecLocation[] {
@@ -453,19 +320,6 @@ export function collectAll(
     registries.push(...located.registries);
   }
   return { images, registries };
-}
-
-export interface ObjectContext {
-  doc: Document.Parsed;
-  document: number;
-  kind: string;
-  apiVersion?: string;
-  name: string;
-  namespace?: string;
-  hook?: string;
-  source?: string;
-  /** Path prefix of this object inside its document (`items[2].` in a List). */
-  prefix: string;
 }
 
 export function visitObjects(stream: ManifestStream, fn: (obj: YAMLMap, ctx: ObjectContext) => void): void {

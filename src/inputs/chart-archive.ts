@@ -43,14 +43,8 @@ export async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
   const { Parser } = await import('tar');
   const source = open();
   return new Promise((resolvePromise, reject) => {
-    const files = new Map<string, Buffer>();
-    const problems: string[] = [];
-    let entries = 0;
-    let declared = 0;
-    let unpacked = 0;
-    // Bytes the headers seen so far account for (header + padded body); anything well past that
-    // is data outside any entry: zeros after the end marker, or not a tar at all.
-    let accounted = 0;
+    const scan: ArchiveScan = { files: new Map<string, Buffer>(), problems: [] };
+    const tally: Tally = { entries: 0, declared: 0, unpacked: 0, accounted: 0 };
     let finished = false;
     const gunzip = createGunzip();
     const parser = new Parser({ strict: true, maxMetaEntrySize: 64 * 1024 });
@@ -59,33 +53,16 @@ export async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
       finished = true;
       source.destroy();
       gunzip.destroy();
-      if (err && problems.length === 0) reject(err);
-      else resolvePromise({ files, problems });
+      if (err && scan.problems.length === 0) reject(err);
+      else resolvePromise(scan);
     };
     const stop = (problem: string) => {
-      problems.push(problem);
+      scan.problems.push(problem);
       finish();
     };
     parser.on('entry', (entry: tar.ReadEntry) => {
-      entries += 1;
-      const size = entry.size ?? 0;
-      declared += size;
-      accounted += 512 + Math.ceil(size / 512) * 512;
-      const raw = entry.header?.path ?? entry.path;
-      const problem = archiveEntryProblem(raw, entry.type, entry.linkpath, size);
-      if (size > MAX_FILE_BYTES) return stop(problem!);
-      if (problem) problems.push(problem);
-      if (entries > MAX_ENTRIES) return stop(`more than ${MAX_ENTRIES} entries`);
-      if (declared > MAX_TOTAL_BYTES) return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
-      // Paths below the top folder (the chart's name).
-      const below = posix.normalize(raw).split('/').slice(1).join('/');
-      if (KEPT_FILE.test(below) && (entry.type === 'File' || entry.type === 'OldFile')) {
-        const chunks: Buffer[] = [];
-        entry.on('data', (c: Buffer) => chunks.push(c));
-        entry.on('end', () => files.set(below, Buffer.concat(chunks)));
-      } else {
-        entry.resume();
-      }
+      const reason = readEntry(entry, tally, scan);
+      if (reason) stop(reason);
     });
     parser.on('error', (err: Error) => finish(err));
     parser.on('end', () => finish());
@@ -93,14 +70,9 @@ export async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
     gunzip.on('error', (err) => finish(err));
     gunzip.on('data', (chunk: Buffer) => {
       if (finished) return;
-      unpacked += chunk.length;
-      if (unpacked > MAX_TOTAL_BYTES + TAR_OVERHEAD)
-        return stop(`more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`);
-      if (unpacked - accounted > OUTSIDE_ENTRIES_BYTES) {
-        return stop(
-          `more than ${formatBytes(OUTSIDE_ENTRIES_BYTES)} of data outside any tar entry (not an archive made by \`helm package\`)`,
-        );
-      }
+      tally.unpacked += chunk.length;
+      const reason = unpackedProblem(tally);
+      if (reason) return stop(reason);
       if (!parser.write(chunk)) {
         gunzip.pause();
         parser.once('drain', () => gunzip.resume());
@@ -111,6 +83,55 @@ export async function scanArchive(open: () => Readable): Promise<ArchiveScan> {
     });
     source.pipe(gunzip);
   });
+}
+
+/** What the stream has shown so far, checked against the limits as it goes. */
+interface Tally {
+  entries: number;
+  /** The entries' sizes as their headers declare them. */
+  declared: number;
+  /** Bytes out of gunzip. */
+  unpacked: number;
+  // Bytes the headers seen so far account for (header + padded body); anything well past that
+  // is data outside any entry: zeros after the end marker, or not a tar at all.
+  accounted: number;
+}
+
+/**
+ * One tar header: counted, checked, and its body kept when a chart's tree needs it (else
+ * skipped). The reason to stop the scan here, if any (the entry then is neither read nor skipped).
+ */
+function readEntry(entry: tar.ReadEntry, tally: Tally, scan: ArchiveScan): string | undefined {
+  tally.entries += 1;
+  const size = entry.size ?? 0;
+  tally.declared += size;
+  tally.accounted += 512 + Math.ceil(size / 512) * 512;
+  const raw = entry.header?.path ?? entry.path;
+  const problem = archiveEntryProblem(raw, entry.type, entry.linkpath, size);
+  if (size > MAX_FILE_BYTES) return problem!;
+  if (problem) scan.problems.push(problem);
+  if (tally.entries > MAX_ENTRIES) return `more than ${MAX_ENTRIES} entries`;
+  if (tally.declared > MAX_TOTAL_BYTES) return `more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`;
+  // Paths below the top folder (the chart's name).
+  const below = posix.normalize(raw).split('/').slice(1).join('/');
+  if (KEPT_FILE.test(below) && (entry.type === 'File' || entry.type === 'OldFile')) {
+    const chunks: Buffer[] = [];
+    entry.on('data', (c: Buffer) => chunks.push(c));
+    entry.on('end', () => scan.files.set(below, Buffer.concat(chunks)));
+  } else {
+    entry.resume();
+  }
+  return undefined;
+}
+
+/** The reason to stop once this many bytes are unpacked, if any: a gzip bomb, or data outside the tar. */
+function unpackedProblem(tally: Tally): string | undefined {
+  if (tally.unpacked > MAX_TOTAL_BYTES + TAR_OVERHEAD)
+    return `more than ${formatBytes(MAX_TOTAL_BYTES)} unpacked (helm's limit)`;
+  if (tally.unpacked - tally.accounted > OUTSIDE_ENTRIES_BYTES) {
+    return `more than ${formatBytes(OUTSIDE_ENTRIES_BYTES)} of data outside any tar entry (not an archive made by \`helm package\`)`;
+  }
+  return undefined;
 }
 
 /** Why one archive entry is unsafe, or undefined when it is fine. Pure, for unit tests. */

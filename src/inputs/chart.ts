@@ -196,6 +196,11 @@ async function loadArchiveTree(open: () => Readable, label: string, depth: numbe
       hint: 'Fix the chart.',
     });
   }
+  return archivedChart((await scanChartArchive(open, label)).files, label, '', depth);
+}
+
+/** The archive's kept files, or the error naming why it cannot be a chart: not gzip, unsafe, no Chart.yaml. */
+async function scanChartArchive(open: () => Readable, label: string): Promise<ArchiveScan> {
   let scan: ArchiveScan;
   try {
     scan = await scanArchive(open);
@@ -222,37 +227,47 @@ async function loadArchiveTree(open: () => Readable, label: string, depth: numbe
       hint: 'Package the chart with `helm package`.',
     });
   }
-  const fromFiles = async (prefix: string, d: number): Promise<LoadedChart> => {
-    const subcharts: LoadedChart[] = [];
-    const names = new Set<string>();
-    for (const path of scan.files.keys()) {
-      const m = path.startsWith(`${prefix}charts/`)
-        ? /^([^/]+)(\/Chart\.yaml)?$/.exec(path.slice(prefix.length + 'charts/'.length))
-        : null;
-      if (m && (m[2] || m[1]!.endsWith('.tgz')) && !ignoredByHelm(m[1]!)) names.add(m[1]!);
-    }
-    for (const name of [...names].sort()) {
-      const inner = `${prefix}charts/${name}`;
-      subcharts.push(
-        name.endsWith('.tgz') && !scan.files.has(`${inner}/Chart.yaml`)
-          ? await loadArchiveTree(() => Readable.from([scan.files.get(inner)!]), `${label}:${inner}`, depth + d + 1)
-          : await fromFiles(`${inner}/`, d + 1),
-      );
-    }
-    const text = (name: string) => scan.files.get(`${prefix}${name}`)?.toString('utf8');
-    const chartFile = `${label}:${prefix}Chart.yaml`;
-    const valuesText = text('values.yaml');
-    const dependencyFiles = readDependencyFiles(
-      `${label}:${prefix}`,
-      (file) => text(file.slice(`${label}:${prefix}`.length)),
-      (at, name) => `${at}${name}`,
+  return scan;
+}
+
+/**
+ * The chart at `prefix` in an archive's files, its subcharts first: unpacked ones from the same
+ * files, archived ones read again from memory one level deeper.
+ */
+async function archivedChart(
+  files: Map<string, Buffer>,
+  label: string,
+  prefix: string,
+  depth: number,
+): Promise<LoadedChart> {
+  const subcharts: LoadedChart[] = [];
+  const names = new Set<string>();
+  for (const path of files.keys()) {
+    const m = path.startsWith(`${prefix}charts/`)
+      ? /^([^/]+)(\/Chart\.yaml)?$/.exec(path.slice(prefix.length + 'charts/'.length))
+      : null;
+    if (m && (m[2] || m[1]!.endsWith('.tgz')) && !ignoredByHelm(m[1]!)) names.add(m[1]!);
+  }
+  for (const name of [...names].sort()) {
+    const inner = `${prefix}charts/${name}`;
+    subcharts.push(
+      name.endsWith('.tgz') && !files.has(`${inner}/Chart.yaml`)
+        ? await loadArchiveTree(() => Readable.from([files.get(inner)!]), `${label}:${inner}`, depth + 1)
+        : await archivedChart(files, label, `${inner}/`, depth + 1),
     );
-    return withLazyValues(
-      { chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts, dependencyFiles },
-      () => (valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`)),
-    );
-  };
-  return fromFiles('', 0);
+  }
+  const text = (name: string) => files.get(`${prefix}${name}`)?.toString('utf8');
+  const chartFile = `${label}:${prefix}Chart.yaml`;
+  const valuesText = text('values.yaml');
+  const dependencyFiles = readDependencyFiles(
+    `${label}:${prefix}`,
+    (file) => text(file.slice(`${label}:${prefix}`.length)),
+    (at, name) => `${at}${name}`,
+  );
+  return withLazyValues(
+    { chartFile, meta: parseYamlMap(text('Chart.yaml') ?? '', chartFile), subcharts, dependencyFiles },
+    () => (valuesText === undefined ? {} : parseYamlMap(valuesText, `${label}:${prefix}values.yaml`)),
+  );
 }
 
 /** Symlinks inside a chart directory must stay inside it (helm follows them). */

@@ -183,77 +183,93 @@ export interface ResolveInput {
 export function resolveOptions<S extends OptionTable>(table: S, input: ResolveInput): OptionsOf<S> {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
-  const keys = Object.keys(table);
-  for (const key of keys) {
-    const spec = table[key]!;
-    const given = input.given[key];
-    const envRaw = input.env[spec.env];
-    // An empty env value is "not set" for values and lists: KOTS renders an unset config item as "".
-    const fromEnv = envRaw !== undefined && (spec.kind === 'switch' || envRaw.trim() !== '');
-    const flag = longFlag(spec);
-    const name = (raw: string, source: 'flag' | 'env') => {
-      const shown = echo(spec, raw, input.ctx);
-      return source === 'env'
-        ? `invalid ${spec.env}=${shown} (env for ${flag})`
-        : `invalid ${flag} ${shown} (or env ${spec.env})`;
-    };
-    const attempt = <T>(raw: string, source: 'flag' | 'env', parse: () => T): T | undefined => {
-      try {
-        return parse();
-      } catch (err) {
-        problems.push(`${name(raw, source)}: ${reason(err)}`);
-        return undefined;
-      }
-    };
-    switch (spec.kind) {
-      case 'switch':
-        out[key] = given === true ? true : fromEnv ? attempt(envRaw!, 'env', () => parseBoolean(envRaw!)) : false;
-        break;
-      case 'value': {
-        const raw = typeof given === 'string' ? given : fromEnv ? envRaw! : undefined;
-        const source = typeof given === 'string' ? 'flag' : 'env';
-        out[key] = raw === undefined ? spec.fallback() : attempt(raw, source, () => spec.parse(raw, input.ctx));
-        break;
-      }
-      case 'list': {
-        const raws = Array.isArray(given) && given.length > 0 ? given : fromEnv ? [envRaw!] : undefined;
-        const source = Array.isArray(given) && given.length > 0 ? 'flag' : 'env';
-        if (raws === undefined) {
-          out[key] = spec.fallback();
-          break;
-        }
-        const items = raws.flatMap((r) => spec.split(r));
-        if (items.length > spec.max) {
-          problems.push(
-            `${source === 'env' ? `${spec.env} (env for ${flag})` : `${flag} (or env ${spec.env})`} has ${items.length} items; at most ${spec.max} are accepted`,
-          );
-          out[key] = [];
-          break;
-        }
-        out[key] = items.map((item) => attempt(item, source, () => spec.parse(item, input.ctx)));
-        break;
-      }
-      case 'rest': {
-        const fromArgv = Array.isArray(given) && given.length > 0;
-        const args = fromArgv ? given : fromEnv ? splitWords(envRaw!) : [];
-        try {
-          out[key] = spec.parse ? spec.parse(args) : args;
-        } catch (err) {
-          problems.push(
-            `${fromArgv ? `invalid helm arguments after -- (or env ${spec.env})` : `invalid ${spec.env}=${echo(spec, envRaw!, input.ctx)}`}: ${reason(err)}`,
-          );
-          out[key] = [];
-        }
-        break;
-      }
-    }
-  }
+  for (const key of Object.keys(table)) out[key] = resolveOne(table[key]!, input.given[key], input, problems);
   if (problems.length > 0) {
     throw new UsageError(problems.join('\n'), {
       hint: 'Fix the flag on the command line, or the environment variable in the Job (`helm-installer <command> --help` lists both).',
     });
   }
   return out as OptionsOf<S>;
+}
+
+/** Where one option's value may come from, and where its problems go. */
+interface Reading {
+  given: GivenValue;
+  envRaw: string | undefined;
+  /** The env var counts as given: an empty one does only for a switch. */
+  fromEnv: boolean;
+  flag: string;
+  ctx: ParseContext;
+  problems: string[];
+  /** The parsed value, or undefined with the problem (naming the flag or env var) recorded. */
+  attempt: <T>(raw: string, source: 'flag' | 'env', parse: () => T) => T | undefined;
+}
+
+/** One option: its flag, else its env var, else its default. */
+function resolveOne(spec: OptionSpec, given: GivenValue, input: ResolveInput, problems: string[]): unknown {
+  const envRaw = input.env[spec.env];
+  // An empty env value is "not set" for values and lists: KOTS renders an unset config item as "".
+  const fromEnv = envRaw !== undefined && (spec.kind === 'switch' || envRaw.trim() !== '');
+  const flag = longFlag(spec);
+  const name = (raw: string, source: 'flag' | 'env') => {
+    const shown = echo(spec, raw, input.ctx);
+    return source === 'env'
+      ? `invalid ${spec.env}=${shown} (env for ${flag})`
+      : `invalid ${flag} ${shown} (or env ${spec.env})`;
+  };
+  const attempt = <T>(raw: string, source: 'flag' | 'env', parse: () => T): T | undefined => {
+    try {
+      return parse();
+    } catch (err) {
+      problems.push(`${name(raw, source)}: ${reason(err)}`);
+      return undefined;
+    }
+  };
+  const reading: Reading = { given, envRaw, fromEnv, flag, ctx: input.ctx, problems, attempt };
+  switch (spec.kind) {
+    case 'switch':
+      return given === true ? true : fromEnv ? attempt(envRaw!, 'env', () => parseBoolean(envRaw!)) : false;
+    case 'value': {
+      const raw = typeof given === 'string' ? given : fromEnv ? envRaw! : undefined;
+      const source = typeof given === 'string' ? 'flag' : 'env';
+      return raw === undefined ? spec.fallback() : attempt(raw, source, () => spec.parse(raw, input.ctx));
+    }
+    case 'list':
+      return resolveList(spec, reading);
+    case 'rest':
+      return resolveRest(spec, reading);
+  }
+}
+
+/** A list: the flag's values, else the env var's one string, split; each item parsed, their number bounded. */
+function resolveList(spec: Extract<OptionSpec, { kind: 'list' }>, r: Reading): unknown {
+  const { given, envRaw, fromEnv, flag } = r;
+  const raws = Array.isArray(given) && given.length > 0 ? given : fromEnv ? [envRaw!] : undefined;
+  const source = Array.isArray(given) && given.length > 0 ? 'flag' : 'env';
+  if (raws === undefined) return spec.fallback();
+  const items = raws.flatMap((raw) => spec.split(raw));
+  if (items.length > spec.max) {
+    r.problems.push(
+      `${source === 'env' ? `${spec.env} (env for ${flag})` : `${flag} (or env ${spec.env})`} has ${items.length} items; at most ${spec.max} are accepted`,
+    );
+    return [];
+  }
+  return items.map((item) => r.attempt(item, source, () => spec.parse(item, r.ctx)));
+}
+
+/** Helm's own arguments: those after --, else the env var split on white space; checked whole. */
+function resolveRest(spec: RestSpec, r: Reading): string[] {
+  const { given, envRaw, fromEnv } = r;
+  const fromArgv = Array.isArray(given) && given.length > 0;
+  const args = fromArgv ? given : fromEnv ? splitWords(envRaw!) : [];
+  try {
+    return spec.parse ? spec.parse(args) : args;
+  } catch (err) {
+    r.problems.push(
+      `${fromArgv ? `invalid helm arguments after -- (or env ${spec.env})` : `invalid ${spec.env}=${echo(spec, envRaw!, r.ctx)}`}: ${reason(err)}`,
+    );
+    return [];
+  }
 }
 
 function reason(err: unknown): string {

@@ -151,9 +151,6 @@ export async function prepareAirgap(
   };
 
   const generated: AirgapSetup['generated'] = [];
-  let plan: ImageCatalog | undefined;
-  let rendered: AirgapSetup['rendered'];
-  let unrewrittenHooks: ImageOccurrence[] = [];
   if (registry && options.imagesOnly) {
     // `images` lists the plan: no hints to choose, nothing to apply, its own report of the plan.
     const planned = await planChartImages(o, ctx, userValues, registry);
@@ -166,24 +163,13 @@ export async function prepareAirgap(
       plan: planned.plan,
       rendered: { manifests: planned.manifests },
       rewrite,
-      unrewrittenHooks,
+      unrewrittenHooks: [],
     };
   }
-  if (registry) {
-    const chosen = await planWithHints(o, ctx, userValues, registry, workDir);
-    plan = chosen.plan;
-    if (chosen.hintsFile) generated.push({ file: chosen.hintsFile, label: 'registry hints' });
-    rendered = { manifests: chosen.manifests };
-    // `helm test` hooks do not run at install unless --test asks; every other hook does,
-    // un-post-rendered on helm 3 (helm test then runs the hook as the release stored it).
-    const runsAtInstall = (hook: string) =>
-      hook.split(',').some((h) => options.runsTests || !h.trim().startsWith('test'));
-    if (!helm.traits.postRendersHooks) {
-      unrewrittenHooks = chosen.occurrences.filter(
-        (h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry),
-      );
-    }
-  }
+  const hinted = registry ? await hintedPlan(o, ctx, userValues, registry, workDir, options.runsTests) : undefined;
+  if (hinted?.hintsFile) generated.push({ file: hinted.hintsFile, label: 'registry hints' });
+  const plan = hinted?.plan;
+  const unrewrittenHooks = hinted?.unrewrittenHooks ?? [];
   const postRenderer = await preparePostRenderer({ workDir, plan: rewrite, helm: helm.traits });
   return {
     registry,
@@ -194,7 +180,7 @@ export async function prepareAirgap(
     postRenderFailure: postRenderer.failure,
     dispose: postRenderer.dispose,
     ...(plan ? { plan } : {}),
-    ...(rendered ? { rendered } : {}),
+    ...(hinted ? { rendered: { manifests: hinted.manifests } } : {}),
     rewrite,
     unrewrittenHooks,
     preflight:
@@ -202,6 +188,30 @@ export async function prepareAirgap(
         ? (logger, settings) => checkRegistry(plan, unrewrittenHooks, registry, logger, settings)
         : undefined,
   };
+}
+
+/**
+ * The plan with registry hints chosen, and the hook images helm 3 will not rewrite: it does not
+ * post-render hooks, and every hook but `helm test`'s (unless --test asks) runs at install.
+ */
+async function hintedPlan(
+  o: AirgapOptions,
+  ctx: AirgapContext,
+  userValues: ValuesArguments,
+  registry: LocalRegistry,
+  workDir: string,
+  runsTests: boolean | undefined,
+): Promise<{ plan: ImageCatalog; manifests: string; hintsFile?: string; unrewrittenHooks: ImageOccurrence[] }> {
+  const chosen = await planWithHints(o, ctx, userValues, registry, workDir);
+  // `helm test` hooks do not run at install unless --test asks; every other hook does,
+  // un-post-rendered on helm 3 (helm test then runs the hook as the release stored it).
+  const runsAtInstall = (hook: string) => hook.split(',').some((h) => runsTests || !h.trim().startsWith('test'));
+  const unrewrittenHooks = ctx.helm.traits.postRendersHooks
+    ? []
+    : chosen.occurrences.filter(
+        (h) => h.hook !== undefined && runsAtInstall(h.hook) && !pullsKotsImage(parseImageReference(h.image), registry),
+      );
+  return { plan: chosen.plan, manifests: chosen.manifests, hintsFile: chosen.hintsFile, unrewrittenHooks };
 }
 
 /**

@@ -3,7 +3,12 @@
 // only: the render setup's render (render-setup.ts), the release state and the decision table
 // (reconcile/read-state.ts, reconcile/decide.ts), the live objects compared as the drift check
 // compares them (compare-live.ts). No Lease, no write: the dry runs persist nothing.
-import { clusterRenderFlags, readClusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
+import {
+  clusterRenderFlags,
+  readClusterDiscovery,
+  type ClusterDiscovery,
+  type ResourceIndex,
+} from '../cluster/capabilities.js';
 import { connectKube, helmDefaultNamespace } from '../cluster/kube-client.js';
 import { ReleaseRecords } from '../cluster/release-secrets.js';
 import { findOrphanedClaims } from '../drift/find-orphaned-claims.js';
@@ -18,7 +23,7 @@ import { runInputs } from '../reconcile/install-inputs.js';
 import { readReleaseState, revisionManifest } from '../reconcile/read-state.js';
 import { applySettings, ignoreRules, type InstallRun } from '../reconcile/install-run.js';
 import { chartLabel, type ClusterRun } from '../run/run-context.js';
-import { withRenderSetup } from '../run/render-setup.js';
+import { withRenderSetup, type RenderSetup } from '../run/render-setup.js';
 import { compareWithLive } from './compare-live.js';
 import { planCrdSection } from './plan-crds.js';
 import { planRefusals } from './plan-refusals.js';
@@ -60,73 +65,98 @@ export async function buildPlanReport(run: InstallRun, p: PreviewOptions): Promi
   );
   // Without ignore rules the render needs nothing of the release: it runs beside the read.
   const pins = ignoreRules(run).length > 0 ? await ignoredFieldPins(run, cluster, await reading, discovery) : undefined;
-  return withRenderSetup(
-    run,
-    async (plan) => {
-      const [state, checked] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
-      // What install would refuse before helm, plan refuses the same way.
-      await unservedApisCheck(checked, discovery);
-      const { manifests, output } = await plan.render(namespace);
-      const rendered = [...output].join('');
-      run.stage('comparing with the cluster');
-      const base = lastApplied(state);
-      const { resources, capabilities } = await discovery;
-      // Compared as install will have mapped it: the removed APIs of the record are named apart.
-      const stored = base === undefined ? undefined : await revisionManifest(kube, cluster.records, base);
-      const lastManifest =
-        stored === undefined ? undefined : mapRemovedApis(stored, servedFrom(capabilities.apiVersions)).manifest;
-      const client = await objectClient(kube, run.signal);
-      const compared = await compareWithLive(kube, client, {
-        rendered,
-        lastManifest,
-        firstInstall: !everDeployed(state.records),
-        resources,
-        releaseNamespace: namespace,
-        release,
-        rules: ignoreRules(run),
-      });
-      // The drift the decision needs is what the comparison found, when install would look for it.
-      const withDrift: ReleaseState =
-        state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
-      const objects = recreated(compared.objects, {
-        lastManifest,
-        rendered,
-        resources,
-        release,
-        releaseNamespace: namespace,
-        recreate: o.recreateImmutable === 'auto' && everDeployed(state.records),
-      });
-      const planned = planEntries(objects, { showSecrets: p.showSecrets });
-      const action = decide(withDrift, o);
-      const decision = planDecision(action);
-      // Whose objects helm would adopt, as install's owners step judges them.
-      const mode =
-        action.kind === 'install' || action.kind === 'upgrade' ? adoption(action, o.takeOwnership) : undefined;
-      const entries = markOwnership(planned.entries, objects, { release, namespace }, mode);
-      const hooks = planned.hooks;
-      const [crds, refusals, dataAtRisk] = runsHooks(decision)
-        ? await Promise.all([
-            planCrdSection(client, manifests, o.crds, { name: release, namespace }),
-            planRefusals(client, manifests, namespace, logger),
-            everDeployed(state.records) ? claimsAtRisk(run, cluster, { lastManifest, rendered, resources }) : [],
-          ])
-        : [undefined, [], []];
-      const removedApis = planMappings(state);
-      return {
-        release,
-        namespace,
-        chart: chartLabel(run),
-        decision,
-        entries,
-        hooks: runsHooks(decision) ? hooks : [],
-        ...(crds ? { crds } : {}),
-        ...(removedApis.length > 0 ? { removedApis } : {}),
-        ...(refusals.length > 0 ? { refusals } : {}),
-        ...(dataAtRisk.length > 0 ? { dataAtRisk } : {}),
-      };
-    },
-    { pins, apply: applySettings(run) },
-  );
+  return withRenderSetup(run, (plan) => planFromRender(run, p, { cluster, reading, discovery }, plan), {
+    pins,
+    apply: applySettings(run),
+  });
+}
+
+/** What the plan reads before the render, started at once: the release state and the discovery. */
+interface PlanReads {
+  cluster: ClusterRun;
+  reading: Promise<ReleaseState>;
+  discovery: Promise<ClusterDiscovery>;
+}
+
+/** The render compared with the live objects, then what install would do with them and why. */
+async function planFromRender(
+  run: InstallRun,
+  p: PreviewOptions,
+  reads: PlanReads,
+  plan: RenderSetup,
+): Promise<PlanReport> {
+  const { o, logger, release } = run;
+  const { cluster, reading, discovery } = reads;
+  const namespace = cluster.namespace;
+  const [state, checked] = await Promise.all([reading, checkWithoutCluster(run, plan, namespace)]);
+  // What install would refuse before helm, plan refuses the same way.
+  await unservedApisCheck(checked, discovery);
+  const { manifests, output } = await plan.render(namespace);
+  const rendered = [...output].join('');
+  run.stage('comparing with the cluster');
+  const { resources, lastManifest, client, compared } = await compareRendered(run, reads, state, rendered);
+  // The drift the decision needs is what the comparison found, when install would look for it.
+  const withDrift: ReleaseState =
+    state.inputs?.equal && o.drift !== 'off' ? { ...state, drift: compared.drift } : state;
+  const objects = recreated(compared.objects, {
+    lastManifest,
+    rendered,
+    resources,
+    release,
+    releaseNamespace: namespace,
+    recreate: o.recreateImmutable === 'auto' && everDeployed(state.records),
+  });
+  const planned = planEntries(objects, { showSecrets: p.showSecrets });
+  const action = decide(withDrift, o);
+  const decision = planDecision(action);
+  // Whose objects helm would adopt, as install's owners step judges them.
+  const mode = action.kind === 'install' || action.kind === 'upgrade' ? adoption(action, o.takeOwnership) : undefined;
+  const entries = markOwnership(planned.entries, objects, { release, namespace }, mode);
+  const hooks = planned.hooks;
+  const [crds, refusals, dataAtRisk] = runsHooks(decision)
+    ? await Promise.all([
+        planCrdSection(client, manifests, o.crds, { name: release, namespace }),
+        planRefusals(client, manifests, namespace, logger),
+        everDeployed(state.records) ? claimsAtRisk(run, cluster, { lastManifest, rendered, resources }) : [],
+      ])
+    : [undefined, [], []];
+  const removedApis = planMappings(state);
+  return {
+    release,
+    namespace,
+    chart: chartLabel(run),
+    decision,
+    entries,
+    hooks: runsHooks(decision) ? hooks : [],
+    ...(crds ? { crds } : {}),
+    ...(removedApis.length > 0 ? { removedApis } : {}),
+    ...(refusals.length > 0 ? { refusals } : {}),
+    ...(dataAtRisk.length > 0 ? { dataAtRisk } : {}),
+  };
+}
+
+/**
+ * The render against the live objects and the last applied revision's manifest, as install will
+ * have mapped it: the removed APIs of the record are named apart.
+ */
+async function compareRendered(run: InstallRun, reads: PlanReads, state: ReleaseState, rendered: string) {
+  const { kube, namespace, records } = reads.cluster;
+  const base = lastApplied(state);
+  const { resources, capabilities } = await reads.discovery;
+  const stored = base === undefined ? undefined : await revisionManifest(kube, records, base);
+  const lastManifest =
+    stored === undefined ? undefined : mapRemovedApis(stored, servedFrom(capabilities.apiVersions)).manifest;
+  const client = await objectClient(kube, run.signal);
+  const compared = await compareWithLive(kube, client, {
+    rendered,
+    lastManifest,
+    firstInstall: !everDeployed(state.records),
+    resources,
+    releaseNamespace: namespace,
+    release: run.release,
+    rules: ignoreRules(run),
+  });
+  return { resources, lastManifest, client, compared };
 }
 
 /** The objects install recreates before the upgrade marked (with auto, on a release deployed before). */

@@ -11,7 +11,7 @@
 // or upgraded by helm, but helm 4 installs them by server-side apply (patch), helm 3 by create.
 // The installer passes --create-namespace, so the release namespace itself is read and applied.
 // The installer's own Lease and health reads come on top, whatever the chart.
-import { crdPieceValues } from '../rendered/crd-values.js';
+import { documentValues } from '../rendered/document-values.js';
 import { isCustomResourceDefinition, parsePiece, splitManifestStream } from '../rendered/manifest-stream.js';
 
 const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'] as const;
@@ -23,7 +23,7 @@ export const CRD_VERBS = ['get', 'list', 'watch', 'create', 'patch'] as const;
 /**
  * What the installer itself reads in the release namespace, whatever the chart: the workloads
  * (is an unchanged release healthy? what is helm waiting for?), hook Jobs, pods, their events and
- * a crashing container's log tail (src/cluster/workload-health.ts, wait-diagnosis.ts).
+ * a crashing container's log tail (src/cluster/workload-health.ts, read-problems.ts).
  */
 const INSTALLER_READS: readonly { group: string; resource: string; verb: string }[] = [
   ...['deployments', 'statefulsets', 'daemonsets'].map((resource) => ({ group: 'apps', resource, verb: 'list' })),
@@ -82,9 +82,9 @@ export function renderedObjects(manifests: string): RenderedObject[] {
   // every document (toJS, and the library's parser where the post-render's fast reader suffices)
   // took 0.7-2 s for a chart of 1000 Deployments, before helm could start; this takes about 0.1 s.
   for (const piece of splitManifestStream(manifests)) {
-    // A CRD is read whole once a run, the CRD step reading the same values (crd-values.ts).
+    // A CRD is read whole once a run, the CRD step reading the same values (document-values.ts).
     if (isCustomResourceDefinition(piece.text)) {
-      crdPieceValues(piece).forEach(add);
+      documentValues(piece).forEach(add);
       continue;
     }
     // The stream's documents, read as the post-renderer reads them (helm's YAML, go-yaml's rules).

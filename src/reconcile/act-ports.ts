@@ -4,13 +4,9 @@
 import { clusterDiscovery, type ResourceIndex } from '../cluster/capabilities.js';
 import { toInstallerApiError } from '../cluster/kube-errors.js';
 import type { ReleaseLease } from '../cluster/release-lease.js';
-import {
-  describeProblems,
-  readProblems,
-  watchWhileHelmWaits,
-  type DiagnosisScope,
-  type Problem,
-} from '../cluster/wait-diagnosis.js';
+import { readProblems } from '../cluster/read-problems.js';
+import { describeProblems, type DiagnosisScope, type Problem } from '../cluster/wait-diagnosis.js';
+import { watchWhileHelmWaits } from '../cluster/wait-watch.js';
 import { durationMs } from '../options/config.js';
 import { correctDrift } from '../drift/correct-drift.js';
 import { findImmutableChanges } from '../drift/immutable-changes.js';

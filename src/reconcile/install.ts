@@ -70,10 +70,9 @@ async function installWith(
   const inputs = runInputs(run);
   if (o.forceUpgrade) void inputs.digests();
   run.stage('connecting to the cluster');
-  const cluster = await connectCluster(run, connecting.kube);
   // Discovery (the cluster's Capabilities for the render, each kind's resource for the RBAC
   // preflight), asked since the start, overlaps the release read; given up by a skip.
-  const discovering = (await connecting.discovery)!;
+  const { cluster, discovering } = await connectCluster(run, connecting.connected);
   const reader: StateReader = {
     ...cluster,
     inputs,
@@ -131,30 +130,38 @@ async function checkThenAct(
   );
 }
 
+interface Connected {
+  kube: KubeClients;
+  /** Discovery's reads, begun as soon as the kubeconfig was loaded. */
+  discovering: ReturnType<typeof readClusterDiscovery>;
+}
+
 interface Connecting {
   /** Rejects with connectKube's UsageError when the kubeconfig cannot be loaded. */
-  kube: Promise<KubeClients>;
-  /** Undefined when the kubeconfig could not be loaded. */
-  discovery: Promise<Discovering | undefined>;
+  connected: Promise<Connected>;
   /** Gives up discovery's requests: a run that ended early (bad values) never waits for a slow server. */
   stop(): void;
 }
 
-type Discovering = ReturnType<typeof readClusterDiscovery>;
-
 function startConnecting(): Connecting {
-  const kube = connectKube();
-  const discovery = kube.then(
-    (k) => readClusterDiscovery(k.config),
-    () => undefined,
-  );
-  kube.catch(() => undefined);
-  return { kube, discovery, stop: () => void discovery.then((d) => d?.stop()) };
+  const connected = connectKube().then((kube) => ({ kube, discovering: readClusterDiscovery(kube.config) }));
+  connected.catch(() => undefined);
+  return {
+    connected,
+    stop: () =>
+      void connected.then(
+        (c) => c.discovering.stop(),
+        () => undefined,
+      ),
+  };
 }
 
 /** Connected clients, or (a kubeconfig that cannot be loaded) the checks that need no cluster first. */
-async function connectCluster(run: InstallRun, connected: Promise<KubeClients>): Promise<ClusterRun> {
-  const kube = await connected.catch(async (error: unknown) => {
+async function connectCluster(
+  run: InstallRun,
+  connecting: Promise<Connected>,
+): Promise<{ cluster: ClusterRun; discovering: Connected['discovering'] }> {
+  const { kube, discovering } = await connecting.catch(async (error: unknown) => {
     // Bad values (3) and missing images (6) are named before a kubeconfig problem.
     if (error instanceof UsageError)
       await withRenderSetup(run, (plan) => checkWithoutCluster(run, plan, run.o.namespace), { runsTests: run.o.test });
@@ -163,7 +170,7 @@ async function connectCluster(run: InstallRun, connected: Promise<KubeClients>):
   const namespace = run.o.namespace ?? helmDefaultNamespace(kube.config);
   run.state.progress.namespace = namespace;
   run.state.kube = kube;
-  return { kube, namespace, records: new ReleaseRecords(kube, namespace, run.release) };
+  return { cluster: { kube, namespace, records: new ReleaseRecords(kube, namespace, run.release) }, discovering };
 }
 
 /**

@@ -74,29 +74,14 @@ export async function runGraph(releases: ScheduledRelease<InstallOptions>[], c: 
     try {
       const exitCode = await c.install(releaseOptions(r), state, member);
       deployed.get(r.key)!.resolve(true);
-      const outcome = member.outcome;
-      return {
-        key: r.key ?? '',
-        status: 'done',
-        action: outcome?.action ?? 'done',
-        revision: outcome?.revision,
-        ...(outcome?.chart ? { chart: outcome.chart } : {}),
-        seconds: (Date.now() - started) / 1000,
-        exitCode,
-      };
+      return doneOutcome(r.key ?? '', member, exitCode, started);
     } catch (error) {
       deployed.get(r.key)!.resolve(false);
       // One chart: main.ts writes the failure summary, the Event and the exit code, as always.
       if (!r.key) throw error;
       if (error instanceof NotAttempted) return { key: r.key, status: 'not attempted', because: error.message };
-      // A failure before the gate is a failed check: nothing of the plan may start.
-      if (!passedGate) stopAll ??= `${r.key} failed its checks, so no release was started`;
-      else if (c.stopOnFailure) stopAll ??= `${r.key} failed, so the app goes back to its last good revision`;
-      // The release's whole failure summary (helm's details, the pods that were not ready) goes
-      // to the log as a single chart's would; the plan's summary keeps one line of it.
-      writeSummary(undefined, { summary: failureSummary(error, { ...state.progress, release: r.key }, state.secrets) });
-      recordFailure(state, error, state.progress, started);
-      return { key: r.key, status: 'failed', error: toInstallerError(error), seconds: (Date.now() - started) / 1000 };
+      stopAll ??= stopReason(r.key, passedGate, c.stopOnFailure);
+      return failedOutcome(r.key, error, state, started);
     } finally {
       markChecked();
       if (held.start) start.release();
@@ -104,6 +89,37 @@ export async function runGraph(releases: ScheduledRelease<InstallOptions>[], c: 
     }
   };
   return Promise.all(releases.map(one));
+}
+
+/** A release install finished: what it did (as install.ts left it on the member) and how long it took. */
+function doneOutcome(key: string, member: PlanMember, exitCode: number, started: number): ReleaseOutcome {
+  const outcome = member.outcome;
+  return {
+    key,
+    status: 'done',
+    action: outcome?.action ?? 'done',
+    revision: outcome?.revision,
+    ...(outcome?.chart ? { chart: outcome.chart } : {}),
+    seconds: (Date.now() - started) / 1000,
+    exitCode,
+  };
+}
+
+/** Why the releases not started yet are not attempted after this one failed, if they are not. */
+function stopReason(key: string, passedGate: boolean, stopOnFailure: boolean | undefined): string | undefined {
+  // A failure before the gate is a failed check: nothing of the plan may start.
+  if (!passedGate) return `${key} failed its checks, so no release was started`;
+  return stopOnFailure ? `${key} failed, so the app goes back to its last good revision` : undefined;
+}
+
+/**
+ * The release's whole failure summary (helm's details, the pods that were not ready) goes to the
+ * log as a single chart's would, and its failure is recorded; the plan's summary keeps one line of it.
+ */
+function failedOutcome(key: string, error: unknown, state: RunState, started: number): ReleaseOutcome {
+  writeSummary(undefined, { summary: failureSummary(error, { ...state.progress, release: key }, state.secrets) });
+  recordFailure(state, error, state.progress, started);
+  return { key, status: 'failed', error: toInstallerError(error), seconds: (Date.now() - started) / 1000 };
 }
 
 /** Each release's own progress and log bindings; the signal and the secrets are the run's. */

@@ -267,55 +267,59 @@ const API_VERSION_LINES = /^(?![ \t\r\n#])[^\r\n]*\bapiVersion\b/gm;
 export function isCustomResourceDefinition(text: string): boolean {
   if (!text.includes('CustomResourceDefinition')) return false;
   if (countMatches(text, KIND_LINES) !== 1 || countMatches(text, API_VERSION_LINES) !== 1) return false;
+  const keys = headKeys(text);
+  return (
+    keys !== undefined &&
+    keys.get('kind') === 'CustomResourceDefinition' &&
+    /^apiextensions\.k8s\.io\/[^/\s]+$/.test(keys.get('apiVersion') ?? '')
+  );
+}
+
+/** Where the head's lexer tokens are: at a line's start, in a block scalar's text, past content. */
+interface HeadLine {
+  lineStart: boolean;
+  /** A key at column 0 was read (a `---` after it starts a second document). */
+  content: boolean;
+  blockHeader: boolean;
+  blockContent: boolean;
+}
+
+/**
+ * The plain values of `kind` and `apiVersion` at column 0, read from the lexer's tokens up to
+ * both; undefined when the head holds anything at column 0 that is not plainly understood.
+ */
+function headKeys(text: string): Map<string, string> | undefined {
   const keys = new Map<string, string>();
-  let lineStart = true;
-  let content = false;
-  let blockHeader = false;
-  let blockContent = false;
+  const at: HeadLine = { lineStart: true, content: false, blockHeader: false, blockContent: false };
   let key: string | undefined;
   let expect: 'key' | 'colon' | 'value' | 'rest' = 'rest';
   for (const token of new GoYamlLexer().lex(text)) {
     if (token === '\n' || token === '\r\n') {
-      if (expect !== 'rest') return false; // a key without a plain value on its line
-      lineStart = true;
-      blockContent = blockHeader;
-      blockHeader = false;
+      if (expect !== 'rest') return undefined; // a key without a plain value on its line
+      at.lineStart = true;
+      at.blockContent = at.blockHeader;
+      at.blockHeader = false;
       continue;
     }
-    if (blockContent) {
+    if (at.blockContent) {
       // A block scalar's text comes as one plain token (its indentation included), and the next
       // line's tokens follow it without a line break.
-      blockContent = false;
-      if (token === SCALAR_MARK) {
-        blockContent = true;
-        continue;
-      }
-      lineStart = true;
+      at.blockContent = token === SCALAR_MARK;
+      if (!at.blockContent) at.lineStart = true;
       continue;
     }
-    if (lineStart) {
-      lineStart = false;
-      if (token === DOCUMENT_MARK || token === '\ufeff') {
-        lineStart = true;
-        continue;
-      }
-      if (token === '---') {
-        if (content) return false;
-        continue;
-      }
-      const c = token[0];
-      if (c === '#' || c === ' ' || c === '\t') continue; // a comment, or an indented line
-      if (token !== SCALAR_MARK) return false; // `...`, `-`, `?`, `{`, `[`, `&`, `!`, a quoted key
-      content = true;
-      expect = 'key';
+    if (at.lineStart) {
+      const line = lineStartToken(at, token);
+      if (line === 'refuse') return undefined;
+      if (line === 'key') expect = 'key';
       continue;
     }
-    if (token[0] === '|' || token[0] === '>') blockHeader = true;
+    if (token[0] === '|' || token[0] === '>') at.blockHeader = true;
     if (expect === 'key') {
       key = token;
       expect = 'colon';
     } else if (expect === 'colon') {
-      if (token !== ':') return false;
+      if (token !== ':') return undefined;
       expect = key === 'kind' || key === 'apiVersion' ? 'value' : 'rest';
     } else if (expect === 'value') {
       if (token === ' ' || token === SCALAR_MARK) continue;
@@ -324,10 +328,22 @@ export function isCustomResourceDefinition(text: string): boolean {
       if (keys.size === 2) break;
     }
   }
-  return (
-    keys.get('kind') === 'CustomResourceDefinition' &&
-    /^apiextensions\.k8s\.io\/[^/\s]+$/.test(keys.get('apiVersion') ?? '')
-  );
+  return keys;
+}
+
+/** A line's first token: skipped (a mark, a comment, an indented line), a plain key's start, or a refusal. */
+function lineStartToken(at: HeadLine, token: string): 'skip' | 'key' | 'refuse' {
+  at.lineStart = false;
+  if (token === DOCUMENT_MARK || token === '\ufeff') {
+    at.lineStart = true;
+    return 'skip';
+  }
+  if (token === '---') return at.content ? 'refuse' : 'skip';
+  const c = token[0];
+  if (c === '#' || c === ' ' || c === '\t') return 'skip'; // a comment, or an indented line
+  if (token !== SCALAR_MARK) return 'refuse'; // `...`, `-`, `?`, `{`, `[`, `&`, `!`, a quoted key
+  at.content = true;
+  return 'key';
 }
 
 function countMatches(text: string, re: RegExp): number {

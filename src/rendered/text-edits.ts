@@ -10,7 +10,7 @@
 import type { Scalar } from 'yaml';
 import { InstallerError } from '../common/errors.js';
 import { ExitCode } from '../common/exit-codes.js';
-import { readsAsString } from './fast-yaml.js';
+import { readsAsString } from './fast-yaml-nodes.js';
 
 export interface TextEdit {
   /** Offsets into the text the node ranges index (one document's text). */

@@ -4,7 +4,8 @@
 // and it would go on testing a release that may be rolled back under it.
 import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, withCallTimeout } from '../../cluster/kube-errors.js';
-import { podProblem, tail, type Problem } from '../../cluster/wait-diagnosis.js';
+import { tail } from '../../cluster/read-problems.js';
+import { podProblem, type Problem } from '../../cluster/wait-diagnosis.js';
 import type { TestRun } from '../../helm/helm-results.js';
 import type { InstallRun } from '../install-run.js';
 import type { ClusterRun } from '../../run/run-context.js';

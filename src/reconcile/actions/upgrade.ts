@@ -4,7 +4,8 @@
 // by hand (`kubectl set image`) would otherwise make every later upgrade, and its rollback, fail
 // on a server-side apply conflict. Install and upgrade are one helm call, so one file: only the
 // stage's name and --take-ownership's first-install differ.
-import { describeProblems, type Problem, type WaitWatch } from '../../cluster/wait-diagnosis.js';
+import { describeProblems, type Problem } from '../../cluster/wait-diagnosis.js';
+import type { WaitWatch } from '../../cluster/wait-watch.js';
 import { HelmOperationError } from '../../common/errors.js';
 import { CRDS_BRIDGED_RELEASE_LABEL } from '../../crds/read-bridged.js';
 import { adoption } from '../decide.js';
