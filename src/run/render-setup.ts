@@ -116,7 +116,7 @@ function planOf(
     imagesOf: async (wanted = userValues) => {
       if (wanted === userValues && airgap.plan)
         return { occurrences: airgap.plan.images.flatMap((i) => i.occurrences), registries: airgap.plan.registries };
-      const { planChartImages } = await import('../post-render/airgap.js');
+      const { planChartImages } = await import('../post-render/image-plan.js');
       const found = await planChartImages(o, run, wanted, undefined);
       return { occurrences: found.occurrences, registries: found.plan.registries };
     },
